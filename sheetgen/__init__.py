@@ -1,0 +1,5 @@
+"""sheetgen: roofline models of GPU matmuls as live-formula spreadsheets."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""GPU presets and sample inputs, shipped as package data (sheetgen.templates)."""
