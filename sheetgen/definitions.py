@@ -1,0 +1,174 @@
+"""The vocabulary every sheet is declared in: inputs, quantities, blocks and tables.
+
+A `Quantity` is the single source of truth for one derived value: its label, unit, number
+format, spreadsheet formula template and Python reference. Templates name other values by
+placeholder, never by cell address, so the planner can put them anywhere:
+
+    {x}      the value x: the same row of x's column when x is in the same table,
+             else x's named cell (or its absolute address)
+    {x[]}    the whole column (or span of columns) x, as a range
+    {x[:]}   x's column from its first row down to the current row (running totals)
+
+Reference functions take their arguments by name (the same names as the placeholders) and are
+written with NumPy so one call evaluates a whole column.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*)(\[\]|\[:\])?\}")
+
+RefKind = Literal["cell", "range", "running"]
+_KIND: dict[str | None, RefKind] = {None: "cell", "[]": "range", "[:]": "running"}
+
+
+@dataclass(frozen=True)
+class Validation:
+    """Data validation for an input cell: a dropdown over a named range, or a number rule."""
+
+    kind: Literal["list", "whole_min", "decimal_range"]
+    source: str | None = None  # list: the name of a range-valued column
+    minimum: float | None = None
+    maximum: float | None = None
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Input:
+    """A value the user may change: written as a constant in an input-styled cell."""
+
+    name: str
+    label: str
+    unit: str = ""
+    fmt: str = "general"
+    defined_name: str | None = None
+    validation: Validation | None = None
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A derived value: one formula template and the Python reference that must agree with it."""
+
+    name: str
+    label: str
+    unit: str
+    template: str
+    reference: Callable[..., Any]
+    fmt: str = "general"
+    defined_name: str | None = None
+    doc: str = ""
+
+    def refs(self) -> list[tuple[str, RefKind]]:
+        """Placeholders in template order, with how each is referenced."""
+        return [(m.group(1), _KIND[m.group(2)]) for m in PLACEHOLDER.finditer(self.template)]
+
+    def dependencies(self) -> set[str]:
+        return {name for name, _ in self.refs()}
+
+
+@dataclass(frozen=True)
+class Text:
+    """A title or a note: plain text at a fixed cell."""
+
+    row: int
+    col: int
+    text: str
+    style: Literal["title", "note", "subtitle"] = "note"
+
+
+@dataclass(frozen=True)
+class BlockRow:
+    """One row of a block: a label, value cells side by side, a unit and a note."""
+
+    label: str
+    cells: Sequence[Input | Quantity | None]
+    unit: str = ""
+    note: str = ""
+    suggestion: Quantity | None = None
+
+
+@dataclass(frozen=True)
+class Block:
+    """Scalar values laid out as rows of `label | value(s) | unit | [suggestion] | note`."""
+
+    row: int
+    col: int
+    header: Sequence[str]
+    rows: Sequence[BlockRow | str]  # a str is a sub-heading row
+
+    def items(self) -> list[Input | Quantity]:
+        return [c for r in self.rows if isinstance(r, BlockRow) for c in r.cells if c] + [
+            r.suggestion for r in self.rows if isinstance(r, BlockRow) and r.suggestion
+        ]
+
+
+@dataclass(frozen=True)
+class Span:
+    """Consecutive columns of a table addressed together as one 2-D range."""
+
+    name: str
+    first: str
+    last: str
+    defined_name: str | None = None
+
+
+@dataclass(frozen=True)
+class Table:
+    """Rows of the same formulas: input columns, then derived columns, one row per item.
+
+    `guard` is a derived column every other derived column waits on: while it is not "ok"
+    the row's formulas show "" (blank or bad inputs), which keeps spare rows clean.
+    """
+
+    name: str
+    header_row: int
+    col: int
+    inputs: Sequence[Input]
+    columns: Sequence[Quantity]
+    guard: str | None = None
+    spans: Sequence[Span] = field(default_factory=tuple)
+    range_names: dict[str, str] = field(default_factory=dict)  # column name -> defined name
+
+    @property
+    def first_row(self) -> int:
+        return self.header_row + 1
+
+    def all_columns(self) -> list[Input | Quantity]:
+        return [*self.inputs, *self.columns]
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A log-log roofline scatter: a ceiling series and a points series from table columns."""
+
+    title: str
+    row: int
+    col: int
+    ceiling_table: str
+    ceiling_x: str
+    ceiling_y: str
+    points_table: str
+    points_x: str
+    points_y: str
+    points_label: str
+    x_title: str
+    y_title: str
+
+
+@dataclass(frozen=True)
+class SheetSpec:
+    """Everything on one sheet, positioned by row/column (zero-based)."""
+
+    name: str
+    texts: Sequence[Text] = ()
+    blocks: Sequence[Block] = ()
+    tables: Sequence[Table] = ()
+    charts: Sequence[Chart] = ()
+    column_widths: dict[int, float] = field(default_factory=dict)
+    freeze: tuple[int, int] | None = None
+    regime_columns: Sequence[str] = ()  # columns that get the compute/memory colouring

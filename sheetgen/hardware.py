@@ -1,0 +1,190 @@
+"""GPU presets: loaded from TOML data files (templates/gpus.toml or a user's file) and validated.
+
+Every figure is SI (FLOP/s, byte/s, bytes, seconds) and carries its source, so a reader can
+audit a number without leaving the workbook. Validation happens once, on load, and names the
+file and field, because a wrong preset silently poisons every formula downstream.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from sheetgen.errors import InputError, PresetError
+
+#: Bytes per element of each dtype the model knows, in the order sheets list them.
+DTYPE_BYTES: dict[str, int] = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1}
+DTYPES: tuple[str, ...] = tuple(DTYPE_BYTES)
+DEFAULT_DTYPE = "bf16"
+
+#: Scalar figures each preset must give (besides peak_flops), with their units.
+FIGURES: dict[str, str] = {
+    "hbm_bandwidth": "B/s",
+    "memory_bytes": "B",
+    "link_bandwidth": "B/s",
+    "link_latency": "s",
+    "host_bandwidth": "B/s",
+    "measured_compute_efficiency": "fraction",
+    "measured_memory_efficiency": "fraction",
+    "measured_link_efficiency": "fraction",
+}
+_FRACTIONS = {k for k, unit in FIGURES.items() if unit == "fraction"}
+
+
+@dataclass(frozen=True)
+class GPU:
+    """One GPU preset: dense peaks per dtype plus memory and interconnect figures."""
+
+    name: str
+    peak_flops: dict[str, float]
+    hbm_bandwidth: float
+    memory_bytes: float
+    link_bandwidth: float
+    link_latency: float
+    host_bandwidth: float
+    measured_compute_efficiency: float
+    measured_memory_efficiency: float
+    measured_link_efficiency: float
+    sources: dict[str, str] = field(default_factory=dict, compare=False)
+
+    def supports(self, dtype: str) -> bool:
+        return dtype in self.peak_flops
+
+    def peak(self, dtype: str) -> float:
+        """Dense peak for dtype; a clear error when the GPU lacks it."""
+        if dtype not in self.peak_flops:
+            have = ", ".join(d for d in DTYPES if d in self.peak_flops)
+            raise InputError(f"GPU {self.name!r} has no {dtype} support (it has: {have})")
+        return self.peak_flops[dtype]
+
+
+@dataclass(frozen=True)
+class Presets:
+    """An ordered set of GPU presets and the default one."""
+
+    gpus: tuple[GPU, ...]
+    default: str
+
+    @property
+    def names(self) -> list[str]:
+        return [g.name for g in self.gpus]
+
+    def get(self, name: str) -> GPU:
+        """Look a GPU up by name (case- and space-insensitive)."""
+        want = _norm(name)
+        for gpu in self.gpus:
+            if _norm(gpu.name) == want:
+                return gpu
+        raise InputError(f"unknown GPU {name!r}; choose one of: {', '.join(self.names)}")
+
+    def merged(self, other: Presets) -> Presets:
+        """These presets plus other's; other's win on a name clash."""
+        theirs = {_norm(g.name) for g in other.gpus}
+        kept = tuple(g for g in self.gpus if _norm(g.name) not in theirs)
+        return Presets(gpus=kept + other.gpus, default=self.default)
+
+
+def _norm(name: str) -> str:
+    return " ".join(name.lower().split())
+
+
+def check_dtype(dtype: str) -> str:
+    """Normalise a dtype name, or raise listing the valid ones."""
+    d = dtype.strip().lower()
+    if d not in DTYPE_BYTES:
+        raise InputError(f"unknown dtype {dtype!r}; choose one of: {', '.join(DTYPES)}")
+    return d
+
+
+def _positive(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise PresetError(f"{where}: expected a positive number, got {value!r}")
+    v = float(value)
+    if not math.isfinite(v) or v <= 0:
+        raise PresetError(f"{where}: expected a positive number, got {value!r}")
+    return v
+
+
+def _parse_gpu(raw: Any, origin: str, index: int) -> GPU:
+    if not isinstance(raw, dict):
+        raise PresetError(f"{origin}: gpu #{index + 1} is not a table")
+    name = raw.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise PresetError(f"{origin}: gpu #{index + 1}: field 'name' must be a non-empty string")
+    where = f"{origin}: gpu {name!r}"
+    peaks_raw = raw.get("peak_flops")
+    if not isinstance(peaks_raw, dict) or not peaks_raw:
+        raise PresetError(f"{where}: field 'peak_flops' must be a table of dtype = FLOP/s")
+    peaks: dict[str, float] = {}
+    for dtype, value in peaks_raw.items():
+        if dtype not in DTYPE_BYTES:
+            raise PresetError(
+                f"{where}: field 'peak_flops.{dtype}': unknown dtype (known: {', '.join(DTYPES)})"
+            )
+        peaks[dtype] = _positive(value, f"{where}: field 'peak_flops.{dtype}'")
+    figures: dict[str, float] = {}
+    for key in FIGURES:
+        if key not in raw:
+            raise PresetError(f"{where}: missing field '{key}' ({FIGURES[key]})")
+        figures[key] = _positive(raw[key], f"{where}: field '{key}'")
+        if key in _FRACTIONS and figures[key] > 1:
+            raise PresetError(f"{where}: field '{key}' is a fraction and must be at most 1")
+    known = {"name", "peak_flops", *FIGURES}
+    sources: dict[str, str] = {}
+    for key, value in raw.items():
+        if key.endswith("_source"):
+            if key[: -len("_source")] not in known:
+                raise PresetError(f"{where}: field '{key}' is the source of an unknown field")
+            sources[key[: -len("_source")]] = str(value)
+        elif key not in known:
+            raise PresetError(f"{where}: unknown field '{key}'")
+    return GPU(name=name.strip(), peak_flops=peaks, sources=sources, **figures)
+
+
+def parse_presets(data: dict[str, Any], origin: str) -> Presets:
+    """Validate a decoded preset document; origin names it in errors."""
+    gpus_raw = data.get("gpu")
+    if not isinstance(gpus_raw, list) or not gpus_raw:
+        raise PresetError(f"{origin}: expected at least one [[gpu]] table")
+    gpus = tuple(_parse_gpu(raw, origin, i) for i, raw in enumerate(gpus_raw))
+    seen: set[str] = set()
+    for gpu in gpus:
+        if _norm(gpu.name) in seen:
+            raise PresetError(f"{origin}: GPU {gpu.name!r} is defined twice")
+        seen.add(_norm(gpu.name))
+    default = data.get("default", gpus[0].name)
+    if not isinstance(default, str) or _norm(default) not in seen:
+        raise PresetError(f"{origin}: field 'default' must name one of the GPUs in the file")
+    return Presets(gpus=gpus, default=default)
+
+
+def load_preset_file(path: str | Path) -> Presets:
+    """Load a user's preset TOML file, with errors naming the file."""
+    p = Path(path)
+    try:
+        text = p.read_bytes()
+    except OSError as exc:
+        raise PresetError(f"cannot read GPU preset file {p}: {exc.strerror or exc}") from None
+    try:
+        data = tomllib.loads(text.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise PresetError(f"{p}: not valid TOML: {exc}") from None
+    return parse_presets(data, str(p))
+
+
+def builtin_presets() -> Presets:
+    """The presets shipped in templates/gpus.toml."""
+    text = resources.files("sheetgen.templates").joinpath("gpus.toml").read_text("utf-8")
+    return parse_presets(tomllib.loads(text), "templates/gpus.toml")
+
+
+def load_presets(gpu_file: str | Path | None = None) -> Presets:
+    """Built-in presets, plus a user's file when given (theirs win on name clashes)."""
+    presets = builtin_presets()
+    if gpu_file is not None:
+        presets = presets.merged(load_preset_file(gpu_file))
+    return presets

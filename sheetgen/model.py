@@ -1,0 +1,165 @@
+"""The reference model: evaluates every quantity's Python reference over the same inputs the
+workbook holds. It never looks at a formula, so agreeing with a spreadsheet engine is evidence.
+"""
+
+from __future__ import annotations
+
+import graphlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from sheetgen.definitions import Input, Quantity, SheetSpec, Table
+
+
+@dataclass
+class Registry:
+    """Where every name lives: which table or block of which sheet."""
+
+    sheets: Sequence[SheetSpec]
+    table_of: dict[str, Table] = field(default_factory=dict)
+    sheet_of: dict[str, str] = field(default_factory=dict)
+    items: dict[str, Input | Quantity] = field(default_factory=dict)
+    spans: dict[str, tuple[Table, list[str]]] = field(default_factory=dict)
+    tables: dict[str, Table] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for sheet in self.sheets:
+            for table in sheet.tables:
+                self.tables[table.name] = table
+                for item in table.all_columns():
+                    self._add(item, sheet.name, table)
+                names = [c.name for c in table.all_columns()]
+                for span in table.spans:
+                    cols = names[names.index(span.first): names.index(span.last) + 1]
+                    self.spans[span.name] = (table, cols)
+                    self.sheet_of[span.name] = sheet.name
+            for block in sheet.blocks:
+                for item in block.items():
+                    self._add(item, sheet.name, None)
+
+    def _add(self, item: Input | Quantity, sheet: str, table: Table | None) -> None:
+        if item.name in self.items:
+            raise ValueError(f"{item.name!r} is declared twice")
+        self.items[item.name] = item
+        self.sheet_of[item.name] = sheet
+        if table is not None:
+            self.table_of[item.name] = table
+
+    def quantities(self) -> list[Quantity]:
+        return [q for q in self.items.values() if isinstance(q, Quantity)]
+
+    def order(self) -> list[Quantity]:
+        """Quantities in dependency order; a guarded table's columns wait on its guard."""
+        graph: dict[str, set[str]] = {}
+        for q in self.quantities():
+            deps = set()
+            for name in q.dependencies():
+                if name in self.spans:
+                    continue
+                if name not in self.items:
+                    raise ValueError(f"{q.name!r} refers to unknown {name!r}")
+                table = self.table_of.get(name)
+                if table is not None and table.guard and name != table.guard \
+                        and q.name != table.guard:
+                    deps.add(table.guard)
+                if isinstance(self.items[name], Quantity):
+                    deps.add(name)
+            own = self.table_of.get(q.name)
+            if own is not None and own.guard and q.name != own.guard:
+                deps.add(own.guard)
+            graph[q.name] = deps
+        return [self.items[n] for n in graphlib.TopologicalSorter(graph).static_order()
+                if isinstance(self.items[n], Quantity)]  # type: ignore[misc]
+
+
+def _as_numbers(values: np.ndarray) -> np.ndarray:
+    """A float array when every value is numeric (blanks become NaN), else the object array."""
+    try:
+        return np.asarray([np.nan if v is None else v for v in values], dtype=float)
+    except (TypeError, ValueError):
+        return values
+
+
+def _scalar(value: Any) -> Any:
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+@dataclass
+class ModelResult:
+    """Reference values: scalars by name, and each table column over all of its rows.
+
+    A column's rows whose guard is not "ok" hold "" (what the sheet shows there).
+    """
+
+    scalars: dict[str, Any]
+    columns: dict[str, np.ndarray]
+    ok: dict[str, np.ndarray]  # table name -> rows whose guard says ok (all True if unguarded)
+
+    def value(self, name: str, row: int | None = None) -> Any:
+        if row is None:
+            return self.scalars[name]
+        return self.columns[name][row]
+
+
+def evaluate(registry: Registry, values: Mapping[str, Any]) -> ModelResult:
+    """Run every reference function in dependency order over the given input values."""
+    env: dict[str, Any] = {}
+    columns: dict[str, np.ndarray] = {}
+    ok: dict[str, np.ndarray] = {}
+    raw: dict[str, np.ndarray] = {}
+    for name, item in registry.items.items():
+        if not isinstance(item, Input):
+            continue
+        if name not in values:
+            raise ValueError(f"no value given for input {name!r}")
+        if name in registry.table_of:
+            arr = np.empty(len(values[name]), dtype=object)
+            arr[:] = list(values[name])
+            raw[name] = arr
+            columns[name] = arr
+        else:
+            env[name] = values[name]
+    for table in registry.tables.values():
+        n = len(raw[table.inputs[0].name]) if table.inputs else 0
+        ok[table.name] = np.ones(n, dtype=bool)
+        if not table.guard:
+            _release_inputs(table, raw, ok[table.name], env)
+    for span, (_table, cols) in registry.spans.items():
+        env[span] = np.column_stack([raw[c] for c in cols]) if cols else np.empty((0, 0))
+
+    for q in registry.order():
+        table = registry.table_of.get(q.name)
+        if table is not None and q.name == table.guard:
+            status = np.asarray(q.reference(**{d: raw[d] for d in q.dependencies()}), dtype=object)
+            columns[q.name] = status
+            ok[table.name] = status == "ok"
+            _release_inputs(table, raw, ok[table.name], env)
+            continue
+        result = q.reference(**{d: env[d] for d in q.dependencies()})
+        if table is None:
+            env[q.name] = _scalar(result)
+            continue
+        mask = ok[table.name]
+        res = np.asarray(result)
+        if res.ndim == 0:
+            res = np.full(int(mask.sum()), res[()])
+        env[q.name] = res
+        full = np.full(len(mask), "", dtype=object)
+        full[mask] = res
+        columns[q.name] = full
+    scalars = {k: v for k, v in env.items() if k not in registry.table_of}
+    return ModelResult(scalars=scalars, columns=columns, ok=ok)
+
+
+def _release_inputs(table: Table, raw: dict[str, np.ndarray], mask: np.ndarray,
+                    env: dict[str, Any]) -> None:
+    """Expose a table's inputs to references, restricted to the rows its guard accepts."""
+    for item in table.inputs:
+        env[item.name] = _as_numbers(raw[item.name][mask])

@@ -1,0 +1,382 @@
+"""Planning: which value goes in which cell, with which formula. Pure: no I/O.
+
+The plan is what every writer consumes (xlsx, Google Sheets) and what the checker compares
+against, so cell placement and formula text are decided here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xlsxwriter.utility import quote_sheetname, xl_col_to_name, xl_rowcol_to_cell
+
+from sheetgen.definitions import (
+    PLACEHOLDER,
+    Block,
+    BlockRow,
+    Input,
+    Quantity,
+    SheetSpec,
+    Table,
+    Validation,
+)
+from sheetgen.model import ModelResult, Registry, evaluate
+
+ROW = "\x00"  # stands for the row number inside a column's formula template
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell outside the tables: text, an input constant, or a formula with its cached value."""
+
+    row: int
+    col: int
+    role: str  # title | subtitle | note | header | label | unit | input | formula
+    value: Any = None
+    formula: str | None = None
+    fmt: str = "general"
+    name: str | None = None
+
+
+@dataclass
+class ColumnPlan:
+    """One table column: constants (inputs) or one formula shifted down the rows."""
+
+    col: int
+    name: str
+    header: str
+    fmt: str
+    is_input: bool
+    parts: list[str] | None  # formula text split where the row number goes
+    values: np.ndarray  # inputs: the values; formulas: the cached (reference) results
+
+    def formula_at(self, row: int) -> str:
+        """The formula of zero-based sheet row `row`."""
+        assert self.parts is not None
+        return str(row + 1).join(self.parts)
+
+
+@dataclass
+class TablePlan:
+    name: str
+    header_row: int
+    first_row: int
+    n_rows: int
+    columns: list[ColumnPlan]
+
+    @property
+    def last_row(self) -> int:
+        return self.first_row + self.n_rows - 1
+
+    def column(self, name: str) -> ColumnPlan:
+        return next(c for c in self.columns if c.name == name)
+
+
+@dataclass(frozen=True)
+class ValidationPlan:
+    first_row: int
+    first_col: int
+    last_row: int
+    last_col: int
+    rule: Validation
+    source: str | None = None  # absolute range with sheet, for list rules
+    source_name: str | None = None  # the defined name of that range, if any
+
+
+@dataclass(frozen=True)
+class ConditionalPlan:
+    first_row: int
+    col: int
+    last_row: int
+    equals: str
+    color: str
+
+
+@dataclass(frozen=True)
+class SeriesPlan:
+    name: str
+    x: tuple[int, int, int]  # (col, first_row, last_row) on the chart's sheet
+    y: tuple[int, int, int]
+    labels: tuple[int, int, int] | None = None
+    line: bool = False
+
+
+@dataclass(frozen=True)
+class ChartPlan:
+    title: str
+    row: int
+    col: int
+    series: tuple[SeriesPlan, ...]
+    x_title: str
+    y_title: str
+
+
+@dataclass
+class SheetPlan:
+    name: str
+    cells: list[Cell] = field(default_factory=list)
+    tables: list[TablePlan] = field(default_factory=list)
+    validations: list[ValidationPlan] = field(default_factory=list)
+    conditionals: list[ConditionalPlan] = field(default_factory=list)
+    charts: list[ChartPlan] = field(default_factory=list)
+    widths: dict[int, float] = field(default_factory=dict)
+    freeze: tuple[int, int] | None = None
+
+    def table(self, name: str) -> TablePlan:
+        return next(t for t in self.tables if t.name == name)
+
+
+@dataclass
+class WorkbookPlan:
+    sheets: list[SheetPlan]
+    defined_names: dict[str, str]  # name -> absolute reference with sheet, no '='
+    model: ModelResult
+    registry: Registry
+    metadata: dict[str, str] = field(default_factory=dict)
+
+    def sheet(self, name: str) -> SheetPlan:
+        return next(s for s in self.sheets if s.name == name)
+
+    def table(self, name: str) -> TablePlan:
+        return next(t for s in self.sheets for t in s.tables if t.name == name)
+
+
+def header_text(item: Input | Quantity) -> str:
+    return f"{item.label} ({item.unit})" if item.unit else item.label
+
+
+def _abs_range(sheet: str, col1: int, row1: int, col2: int, row2: int) -> str:
+    a = xl_rowcol_to_cell(row1, col1, row_abs=True, col_abs=True)
+    b = xl_rowcol_to_cell(row2, col2, row_abs=True, col_abs=True)
+    return f"{quote_sheetname(sheet)}!{a}:{b}"
+
+
+@dataclass(frozen=True)
+class _Where:
+    sheet: str
+    row: int  # scalars: the row; columns: the first data row
+    col: int
+    last_row: int = -1  # columns only
+    last_col: int = -1  # spans only
+    table: str | None = None
+    defined_name: str | None = None
+
+
+class _Layout:
+    """Addresses of every name, and the resolution of templates into formula text."""
+
+    def __init__(self, registry: Registry, rows: Mapping[str, int]) -> None:
+        self.registry = registry
+        self.where: dict[str, _Where] = {}
+        for sheet in registry.sheets:
+            for block in sheet.blocks:
+                for r, item, c in _block_slots(block):
+                    self.where[item.name] = _Where(sheet.name, r, c,
+                                                   defined_name=item.defined_name)
+            for table in sheet.tables:
+                first, n = table.first_row, rows[table.name]
+                cols = {c.name: table.col + i for i, c in enumerate(table.all_columns())}
+                for name, c in cols.items():
+                    self.where[name] = _Where(sheet.name, first, c, first + n - 1,
+                                              table=table.name,
+                                              defined_name=table.range_names.get(name))
+                for span in table.spans:
+                    self.where[span.name] = _Where(sheet.name, first, cols[span.first],
+                                                   first + n - 1, cols[span.last],
+                                                   table=table.name,
+                                                   defined_name=span.defined_name)
+
+    def defined_names(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for w in self.where.values():
+            if w.defined_name:
+                out[w.defined_name] = self.absolute(w)
+        return out
+
+    def absolute(self, w: _Where) -> str:
+        if w.table is None:
+            cell = xl_rowcol_to_cell(w.row, w.col, row_abs=True, col_abs=True)
+            return f"{quote_sheetname(w.sheet)}!{cell}"
+        last_col = w.last_col if w.last_col >= 0 else w.col
+        return _abs_range(w.sheet, w.col, w.row, last_col, w.last_row)
+
+    def _ref(self, name: str, kind: str, sheet: str, table: str | None) -> str:
+        w = self.where[name]
+        prefix = "" if w.sheet == sheet else f"{quote_sheetname(w.sheet)}!"
+        if kind == "cell" and w.table is not None:
+            if w.table != table:
+                raise ValueError(f"{name!r} is a column of table {w.table!r}: use {{{name}[]}}")
+            return f"{xl_col_to_name(w.col)}{ROW}"
+        if kind == "running":
+            if w.table != table:
+                raise ValueError(f"running reference to {name!r} outside its table")
+            col = xl_col_to_name(w.col)
+            return f"${col}${w.row + 1}:{col}{ROW}"
+        if kind == "range" and w.table is None:
+            raise ValueError(f"{name!r} is a single cell: use {{{name}}}")
+        if w.defined_name:
+            return w.defined_name
+        if w.table is None:
+            return prefix + xl_rowcol_to_cell(w.row, w.col, row_abs=True, col_abs=True)
+        a = xl_rowcol_to_cell(w.row, w.col, row_abs=True, col_abs=True)
+        last_col = w.last_col if w.last_col >= 0 else w.col
+        b = xl_rowcol_to_cell(w.last_row, last_col, row_abs=True, col_abs=True)
+        return f"{prefix}{a}:{b}"
+
+    def formula(self, q: Quantity, sheet: str, table: Table | None) -> str:
+        """The formula text ('=...') of q placed on sheet (in table, if a column)."""
+        tname = table.name if table else None
+        body = PLACEHOLDER.sub(
+            lambda m: self._ref(m.group(1), {None: "cell", "[]": "range", "[:]": "running"}[
+                m.group(2)], sheet, tname),
+            q.template,
+        )
+        if table is not None and table.guard and q.name != table.guard:
+            guard = self._ref(table.guard, "cell", sheet, tname)
+            body = f'IF({guard}="ok",{body},"")'
+        return "=" + body
+
+
+def _block_slots(block: Block) -> list[tuple[int, Input | Quantity, int]]:
+    """(row, item, col) for every value cell and suggestion of a block."""
+    n_values = _block_width(block)
+    slots = []
+    for i, row in enumerate(block.rows):
+        r = block.row + 1 + i
+        if isinstance(row, str):
+            continue
+        for j, item in enumerate(row.cells):
+            if item is not None:
+                slots.append((r, item, block.col + 1 + j))
+        if row.suggestion is not None:
+            slots.append((r, row.suggestion, block.col + 2 + n_values))
+    return slots
+
+
+def _block_width(block: Block) -> int:
+    return max(len(r.cells) for r in block.rows if isinstance(r, BlockRow))
+
+
+def _has_suggestions(block: Block) -> bool:
+    return any(isinstance(r, BlockRow) and r.suggestion for r in block.rows)
+
+
+def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
+                  metadata: Mapping[str, str] | None = None) -> WorkbookPlan:
+    """Place every declared item, resolve every formula and attach the reference values."""
+    registry = Registry(sheets)
+    model = evaluate(registry, values)
+    rows = {name: len(model.ok[name]) for name in registry.tables}
+    layout = _Layout(registry, rows)
+    plans = []
+    for spec in sheets:
+        sp = SheetPlan(name=spec.name, widths=dict(spec.column_widths), freeze=spec.freeze)
+        for text in spec.texts:
+            sp.cells.append(Cell(text.row, text.col, text.style, text.text, fmt="text"))
+        for block in spec.blocks:
+            _plan_block(sp, block, spec, layout, model)
+        for table in spec.tables:
+            _plan_table(sp, table, spec, layout, model, rows[table.name])
+        _plan_validations(sp, spec, layout)
+        _plan_conditionals(sp, spec, layout)
+        for chart in spec.charts:
+            sp.charts.append(_plan_chart(chart, layout))
+        plans.append(sp)
+    return WorkbookPlan(plans, layout.defined_names(), model, registry, dict(metadata or {}))
+
+
+def _plan_block(sp: SheetPlan, block: Block, spec: SheetSpec, layout: _Layout,
+                model: ModelResult) -> None:
+    for j, text in enumerate(block.header):
+        sp.cells.append(Cell(block.row, block.col + j, "header", text, fmt="text"))
+    n_values = _block_width(block)
+    unit_col = block.col + 1 + n_values
+    note_col = unit_col + (2 if _has_suggestions(block) else 1)
+    for i, row in enumerate(block.rows):
+        r = block.row + 1 + i
+        if isinstance(row, str):
+            sp.cells.append(Cell(r, block.col, "subtitle", row, fmt="text"))
+            continue
+        sp.cells.append(Cell(r, block.col, "label", row.label, fmt="text"))
+        if row.unit:
+            sp.cells.append(Cell(r, unit_col, "unit", row.unit, fmt="text"))
+        if row.note:
+            sp.cells.append(Cell(r, note_col, "note", row.note, fmt="text"))
+    for r, item, c in _block_slots(block):
+        if isinstance(item, Input):
+            sp.cells.append(Cell(r, c, "input", model.scalars[item.name], fmt=item.fmt,
+                                 name=item.name))
+        else:
+            sp.cells.append(Cell(r, c, "formula", model.scalars[item.name],
+                                 layout.formula(item, spec.name, None), item.fmt, item.name))
+
+
+def _plan_table(sp: SheetPlan, table: Table, spec: SheetSpec, layout: _Layout,
+                model: ModelResult, n_rows: int) -> None:
+    columns = []
+    for i, item in enumerate(table.all_columns()):
+        c = table.col + i
+        sp.cells.append(Cell(table.header_row, c, "header", header_text(item), fmt="text"))
+        if isinstance(item, Input):
+            columns.append(ColumnPlan(c, item.name, header_text(item), item.fmt, True, None,
+                                      model.columns[item.name]))
+        else:
+            parts = layout.formula(item, spec.name, table).split(ROW)
+            columns.append(ColumnPlan(c, item.name, header_text(item), item.fmt, False, parts,
+                                      model.columns[item.name]))
+    sp.tables.append(TablePlan(table.name, table.header_row, table.first_row, n_rows, columns))
+
+
+def _plan_validations(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
+    def source(rule: Validation) -> tuple[str | None, str | None]:
+        if rule.source is None:
+            return None, None
+        w = layout.where[rule.source]
+        return layout.absolute(w), w.defined_name
+
+    for block in spec.blocks:
+        for r, item, c in _block_slots(block):
+            if isinstance(item, Input) and item.validation:
+                src, name = source(item.validation)
+                sp.validations.append(ValidationPlan(r, c, r, c, item.validation, src, name))
+    for table in spec.tables:
+        for item in table.inputs:
+            if item.validation:
+                w = layout.where[item.name]
+                if w.last_row < w.row:
+                    continue
+                src, name = source(item.validation)
+                sp.validations.append(ValidationPlan(w.row, w.col, w.last_row, w.col,
+                                                     item.validation, src, name))
+
+
+def _plan_conditionals(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
+    from sheetgen.styles import COMPUTE_BOUND, COMPUTE_FILL, MEMORY_BOUND, MEMORY_FILL
+
+    for name in spec.regime_columns:
+        w = layout.where[name]
+        if w.last_row < w.row:
+            continue
+        sp.conditionals.append(ConditionalPlan(w.row, w.col, w.last_row, COMPUTE_BOUND,
+                                               COMPUTE_FILL))
+        sp.conditionals.append(ConditionalPlan(w.row, w.col, w.last_row, MEMORY_BOUND,
+                                               MEMORY_FILL))
+
+
+def _plan_chart(chart: Any, layout: _Layout) -> ChartPlan:
+    def col(name: str) -> tuple[int, int, int]:
+        w = layout.where[name]
+        return (w.col, w.row, max(w.row, w.last_row))
+
+    return ChartPlan(
+        title=chart.title, row=chart.row, col=chart.col,
+        series=(
+            SeriesPlan("roofline ceiling", col(chart.ceiling_x), col(chart.ceiling_y), line=True),
+            SeriesPlan("matmuls", col(chart.points_x), col(chart.points_y),
+                       labels=col(chart.points_label)),
+        ),
+        x_title=chart.x_title, y_title=chart.y_title,
+    )

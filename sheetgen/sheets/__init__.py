@@ -1,0 +1,1 @@
+"""Sheet declarations: each module declares one sheet's quantities and where they sit."""

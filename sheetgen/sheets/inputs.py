@@ -1,0 +1,160 @@
+"""The "Inputs" sheet: the GPU and dtype dropdowns, efficiency inputs and the named figures
+(`PEAK_FLOPS`, `HBM_BW`, `DTYPE_BYTES`, `VRAM_BYTES`, `RIDGE`, ...) every other sheet reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sheetgen.definitions import Block, BlockRow, Input, Quantity, SheetSpec, Text, Validation
+from sheetgen.sheets.specs import lookup, match, number
+
+SHEET = "Inputs"
+
+GPU_NAME = Input(
+    "gpu_name", "GPU", fmt="text", defined_name="GPU_NAME",
+    validation=Validation("list", source="spec_name", message="Pick a GPU (GPU Specs sheet)"),
+    doc="Choose from the dropdown; the figures below follow.",
+)
+DTYPE = Input(
+    "dtype", "Data type", fmt="text", defined_name="DTYPE",
+    validation=Validation("list", source="dtype_name", message="Pick a dtype"),
+    doc="Sets bytes per element and which peak applies.",
+)
+
+
+def _efficiency(name: str, label: str, defined: str, doc: str) -> Input:
+    return Input(
+        name, label, "fraction", fmt="fraction", defined_name=defined, doc=doc,
+        validation=Validation("decimal_range", minimum=0.0001, maximum=1.0,
+                              message="A fraction in (0, 1]; 1 = pure roofline"),
+    )
+
+
+COMPUTE_EFF = _efficiency("compute_eff", "Compute efficiency", "COMPUTE_EFF",
+                          "Share of peak FLOP/s a matmul reaches; 1.0 = pure roofline.")
+MEMORY_EFF = _efficiency("memory_eff", "Memory efficiency", "MEMORY_EFF",
+                         "Share of HBM bandwidth reached; 1.0 = pure roofline.")
+LINK_EFF = _efficiency("link_eff", "Link efficiency", "LINK_EFF",
+                       "Share of GPU-to-GPU link bandwidth reached (parallelism sheet).")
+
+
+def _gpu_lookup(name: str, label: str, unit: str, column: str, defined: str | None,
+                fmt: str = "sci", doc: str = "") -> Quantity:
+    """A per-GPU figure looked up in the preset table by the selected GPU."""
+
+    def reference(**a: Any) -> float:
+        return lookup(a[column], a["spec_name"], a["gpu_name"])
+
+    return Quantity(
+        name, label, unit,
+        template=f"INDEX({{{column}[]}},MATCH({{gpu_name}},{{spec_name[]}},0))",
+        reference=reference, fmt=fmt, defined_name=defined, doc=doc,
+    )
+
+
+def _peak(gpu_name: Any, dtype: Any, spec_name: Any, spec_peaks: Any, dtype_name: Any) -> float:
+    row, col = match(spec_name, gpu_name), match(dtype_name, dtype)
+    if row is None or col is None:
+        return float("nan")
+    return number(spec_peaks[row][col])
+
+
+PEAK_FLOPS = Quantity(
+    "peak_flops", "Peak FLOP/s (dense)", "FLOP/s",
+    "INDEX({spec_peaks[]},MATCH({gpu_name},{spec_name[]},0),MATCH({dtype},{dtype_name[]},0))",
+    _peak, fmt="sci", defined_name="PEAK_FLOPS",
+    doc="Dense tensor peak of the GPU for the dtype ('n/a' when the GPU lacks it).",
+)
+HBM_BW = _gpu_lookup("hbm_bw", "HBM bandwidth", "B/s", "spec_hbm_bw", "HBM_BW")
+DTYPE_BYTES = Quantity(
+    "dtype_bytes_sel", "Bytes per element", "B",
+    "INDEX({dtype_bytes[]},MATCH({dtype},{dtype_name[]},0))",
+    lambda dtype, dtype_bytes, dtype_name: lookup(dtype_bytes, dtype_name, dtype),
+    fmt="int", defined_name="DTYPE_BYTES",
+)
+VRAM_BYTES = _gpu_lookup("vram_bytes", "GPU memory", "B", "spec_memory", "VRAM_BYTES",
+                         doc="Advertised capacity, decimal bytes.")
+RIDGE = Quantity(
+    "ridge", "Ridge point (peak / bandwidth)", "FLOP/B", "{peak_flops}/{hbm_bw}",
+    lambda peak_flops, hbm_bw: peak_flops / hbm_bw, fmt="ratio", defined_name="RIDGE",
+    doc="Intensity above which a matmul is compute-bound at spec figures.",
+)
+ATTAINABLE_FLOPS = Quantity(
+    "attainable_flops", "Attainable FLOP/s", "FLOP/s", "{peak_flops}*{compute_eff}",
+    lambda peak_flops, compute_eff: peak_flops * compute_eff, fmt="sci",
+    defined_name="ATTAINABLE_FLOPS", doc="Peak times compute efficiency: the flat roof.",
+)
+ATTAINABLE_BW = Quantity(
+    "attainable_bw", "Attainable bandwidth", "B/s", "{hbm_bw}*{memory_eff}",
+    lambda hbm_bw, memory_eff: hbm_bw * memory_eff, fmt="sci",
+    defined_name="ATTAINABLE_BW", doc="Bandwidth times memory efficiency: the slope.",
+)
+ATTAINABLE_RIDGE = Quantity(
+    "attainable_ridge", "Attainable ridge point", "FLOP/B",
+    "{attainable_flops}/{attainable_bw}",
+    lambda attainable_flops, attainable_bw: attainable_flops / attainable_bw,
+    fmt="ratio", defined_name="ATTAINABLE_RIDGE",
+    doc="Where the efficiency-adjusted roofs meet; decides the bound regime.",
+)
+LINK_BW = _gpu_lookup("link_bw", "GPU link bandwidth per direction", "B/s", "spec_link_bw",
+                      "LINK_BW")
+LINK_LATENCY = _gpu_lookup("link_latency", "GPU link latency", "s", "spec_link_latency",
+                           "LINK_LATENCY")
+HOST_BW = _gpu_lookup("host_bw", "Host link (PCIe) bandwidth per direction", "B/s",
+                      "spec_host_bw", "HOST_BW")
+SUGGEST_COMPUTE = _gpu_lookup("suggest_compute_eff", "measured compute efficiency",
+                              "fraction", "spec_meas_compute", None, fmt="fraction")
+SUGGEST_MEMORY = _gpu_lookup("suggest_memory_eff", "measured memory efficiency",
+                             "fraction", "spec_meas_memory", None, fmt="fraction")
+SUGGEST_LINK = _gpu_lookup("suggest_link_eff", "measured link efficiency",
+                           "fraction", "spec_meas_link", None, fmt="fraction")
+
+
+_NO_PEAK = "the selected GPU has no peak for this dtype: pick another dtype"
+
+STATUS = Quantity(
+    "input_status", "Status", "",
+    f'IF(ISNUMBER({{peak_flops}}),"ok","{_NO_PEAK}")',
+    lambda peak_flops: "ok" if peak_flops == peak_flops else _NO_PEAK,  # NaN marks a gap
+    fmt="text",
+    doc="Flags a GPU/dtype pair the preset table has no figure for.",
+)
+
+BLOCK = Block(
+    row=4, col=0,
+    header=("Input", "Value", "Unit", "Suggested (measured)", "Notes"),
+    rows=(
+        "Choose",
+        BlockRow(GPU_NAME.label, [GPU_NAME], note=GPU_NAME.doc),
+        BlockRow(DTYPE.label, [DTYPE], note=DTYPE.doc),
+        BlockRow(COMPUTE_EFF.label, [COMPUTE_EFF], "fraction", COMPUTE_EFF.doc, SUGGEST_COMPUTE),
+        BlockRow(MEMORY_EFF.label, [MEMORY_EFF], "fraction", MEMORY_EFF.doc, SUGGEST_MEMORY),
+        BlockRow(LINK_EFF.label, [LINK_EFF], "fraction", LINK_EFF.doc, SUGGEST_LINK),
+        "Derived (named cells used by every sheet)",
+        *(BlockRow(q.label, [q], q.unit, f"{q.defined_name}. {q.doc}".strip())
+          for q in (PEAK_FLOPS, HBM_BW, DTYPE_BYTES, VRAM_BYTES, RIDGE, ATTAINABLE_FLOPS,
+                    ATTAINABLE_BW, ATTAINABLE_RIDGE, LINK_BW, LINK_LATENCY, HOST_BW)),
+        BlockRow(STATUS.label, [STATUS], note=STATUS.doc),
+    ),
+)
+
+
+def sheet() -> SheetSpec:
+    return SheetSpec(
+        name=SHEET,
+        texts=(
+            Text(0, 0, "sheetgen: roofline model inputs", "title"),
+            Text(1, 0, "Yellow cells are inputs (dropdowns for GPU and dtype); grey cells are "
+                 "formulas. Change an input and every sheet recomputes."),
+            Text(2, 0, "Efficiencies of 1.0 give the pure roofline; the measured column "
+                 "suggests what real kernels reach on the selected GPU."),
+        ),
+        blocks=(BLOCK,),
+        column_widths={0: 34.0, 1: 18.0, 2: 10.0, 3: 20.0, 4: 70.0},
+    )
+
+
+def input_values(gpu: str, dtype: str) -> dict[str, Any]:
+    return {"gpu_name": gpu, "dtype": dtype, "compute_eff": 1.0, "memory_eff": 1.0,
+            "link_eff": 1.0}

@@ -1,0 +1,156 @@
+"""The "Matmul" sheet (Part 1): one roofline row per (m, k, n), plus spare rows to fill in.
+
+Column order follows how one reasons: work (FLOPs), traffic (bytes), intensity, the bound
+regime, and only then the times the regime explains.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sheetgen.definitions import Chart, Input, Quantity, SheetSpec, Table, Text, Validation
+from sheetgen.styles import COMPUTE_BOUND, MEMORY_BOUND
+
+SHEET = "Matmul"
+BAD_ROW = "check m,k,n"
+OK = "ok"
+MAX_DIM = 2**31 - 1  # cuBLAS takes 32-bit dimensions
+
+_DIM_RULE = Validation("whole_min", minimum=1, maximum=MAX_DIM,
+                       message="A positive whole number")
+M = Input("m", "m", "rows", fmt="int", validation=_DIM_RULE, doc="rows of A and C")
+K = Input("k", "k", "", fmt="int", validation=_DIM_RULE, doc="inner (reduction) dimension")
+N = Input("n", "n", "cols", fmt="int", validation=_DIM_RULE, doc="columns of B and C")
+
+
+def dim_ok(value: Any) -> bool:
+    """What the sheet's guard accepts: a positive whole number (booleans are not numbers)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        return False
+    return bool(np.isfinite(value)) and value >= 1 and float(value) % 1 == 0
+
+
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and np.isnan(value))
+
+
+def row_status(m: Any, k: Any, n: Any) -> np.ndarray:
+    """Per row: "" while any of m, k, n is blank, "ok" when all are valid, else BAD_ROW."""
+    rows = zip(np.asarray(m, dtype=object), np.asarray(k, dtype=object),
+               np.asarray(n, dtype=object), strict=True)
+    out = [
+        "" if any(_blank(v) for v in row) else OK if all(dim_ok(v) for v in row) else BAD_ROW
+        for row in rows
+    ]
+    return np.asarray(out, dtype=object)
+
+
+ROW_CHECK = Quantity(
+    "row_check", "check", "",
+    "IF(OR(ISBLANK({m}),ISBLANK({k}),ISBLANK({n})),\"\","
+    "IF(AND(ISNUMBER({m}),ISNUMBER({k}),ISNUMBER({n})),"
+    f"IF(AND({{m}}>=1,{{k}}>=1,{{n}}>=1,MOD({{m}},1)=0,MOD({{k}},1)=0,MOD({{n}},1)=0),"
+    f"\"{OK}\",\"{BAD_ROW}\"),\"{BAD_ROW}\"))",
+    row_status, fmt="text",
+    doc="Blank until m, k, n are all filled in; flags values that are not positive integers.",
+)
+FLOPS = Quantity("flops", "FLOPs", "FLOP", "2*{m}*{k}*{n}",
+                 lambda m, k, n: 2.0 * m * k * n, fmt="sci",
+                 doc="A multiply and an add per (row, col, inner) triple.")
+BYTES = Quantity(
+    "bytes_moved", "bytes moved", "B", "{dtype_bytes_sel}*({m}*{k}+{k}*{n}+{m}*{n})",
+    lambda m, k, n, dtype_bytes_sel: dtype_bytes_sel * (m * k + k * n + m * n), fmt="sci",
+    doc="Read A (m×k) and B (k×n) once, write C (m×n) once: the minimum HBM traffic.",
+)
+INTENSITY = Quantity("intensity", "arithmetic intensity", "FLOP/B", "{flops}/{bytes_moved}",
+                     lambda flops, bytes_moved: flops / bytes_moved, fmt="ratio")
+REGIME = Quantity(
+    "regime", "bound regime", "",
+    f'IF({{intensity}}>={{attainable_ridge}},"{COMPUTE_BOUND}","{MEMORY_BOUND}")',
+    lambda intensity, attainable_ridge: np.where(
+        intensity >= attainable_ridge, COMPUTE_BOUND, MEMORY_BOUND).astype(object),
+    fmt="text", doc="Intensity at or above the attainable ridge: compute-bound.",
+)
+COMPUTE_TIME = Quantity("compute_time", "compute time", "s", "{flops}/{attainable_flops}",
+                        lambda flops, attainable_flops: flops / attainable_flops, fmt="time")
+MEMORY_TIME = Quantity("memory_time", "memory time", "s", "{bytes_moved}/{attainable_bw}",
+                       lambda bytes_moved, attainable_bw: bytes_moved / attainable_bw,
+                       fmt="time")
+PREDICTED = Quantity(
+    "predicted_time", "predicted time", "s", "MAX({compute_time},{memory_time})",
+    lambda compute_time, memory_time: np.maximum(compute_time, memory_time), fmt="time",
+    doc="Roofline: compute and memory traffic fully overlap, the slower one wins.",
+)
+ATTAINED = Quantity("attained_flops", "attained FLOP/s", "FLOP/s", "{flops}/{predicted_time}",
+                    lambda flops, predicted_time: flops / predicted_time, fmt="sci")
+PEAK_FRACTION = Quantity("peak_fraction", "fraction of peak", "", "{attained_flops}/{peak_flops}",
+                         lambda attained_flops, peak_flops: attained_flops / peak_flops,
+                         fmt="pct")
+
+
+def _labels(m: Any, k: Any, n: Any) -> np.ndarray:
+    return np.asarray([f"{a:.0f}x{b:.0f}x{c:.0f}" for a, b, c in zip(m, k, n, strict=True)],
+                      dtype=object)
+
+
+LABEL = Quantity("shape_label", "chart label", "", '{m}&"x"&{k}&"x"&{n}', _labels, fmt="text",
+                 doc="m x k x n, used to label the chart's points.")
+
+TABLE = Table(
+    name="matmul",
+    header_row=4,
+    col=0,
+    inputs=(M, K, N),
+    columns=(ROW_CHECK, FLOPS, BYTES, INTENSITY, REGIME, COMPUTE_TIME, MEMORY_TIME, PREDICTED,
+             ATTAINED, PEAK_FRACTION, LABEL),
+    guard="row_check",
+)
+
+# The ceiling of the chart: x spans decades either side of the attainable ridge, so the kink
+# sits exactly at a plotted point whatever GPU is selected.
+DECADE = Input("roof_decade", "decades from ridge", fmt="int")
+ROOF_X = Quantity("roof_x", "intensity", "FLOP/B", "{attainable_ridge}*10^{roof_decade}",
+                  lambda attainable_ridge, roof_decade: attainable_ridge * 10.0 ** roof_decade,
+                  fmt="sci")
+ROOF_Y = Quantity(
+    "roof_y", "attainable FLOP/s", "FLOP/s",
+    "MIN({attainable_flops},{roof_x}*{attainable_bw})",
+    lambda attainable_flops, roof_x, attainable_bw: np.minimum(attainable_flops,
+                                                               roof_x * attainable_bw),
+    fmt="sci",
+)
+CEILING_COL = len(TABLE.all_columns()) + 2
+CEILING = Table(name="roofline", header_row=TABLE.header_row, col=CEILING_COL,
+                inputs=(DECADE,), columns=(ROOF_X, ROOF_Y))
+ROOF_DECADES = [-3, -2, -1, 0, 1, 2, 3]
+
+
+def sheet() -> SheetSpec:
+    widths = {0: 10.0, 1: 10.0, 2: 10.0, 3: 12.0} | {i: 14.0 for i in range(4, 14)}
+    widths |= {CEILING_COL + i: 14.0 for i in range(3)}
+    return SheetSpec(
+        name=SHEET,
+        texts=(
+            Text(0, 0, "Matmul roofline: C[m×n] = A[m×k] · B[k×n]", "title"),
+            Text(1, 0, "Time ≈ max(FLOPs / attainable FLOP/s, bytes / attainable bandwidth): "
+                 "a matmul is compute-bound when its intensity (FLOPs per byte moved) is at "
+                 "or above the ridge point, memory-bound below it."),
+            Text(2, 0, "Type shapes into the yellow m, k, n cells of the spare rows; the "
+                 "computed columns fill in once all three are positive whole numbers."),
+            Text(TABLE.header_row - 1, CEILING_COL, "Roofline ceiling (chart data)",
+                 "subtitle"),
+        ),
+        tables=(TABLE, CEILING),
+        charts=(Chart(
+            title="Roofline", row=TABLE.header_row + len(ROOF_DECADES) + 3, col=CEILING_COL,
+            ceiling_table="roofline", ceiling_x="roof_x", ceiling_y="roof_y",
+            points_table="matmul", points_x="intensity", points_y="attained_flops",
+            points_label="shape_label",
+            x_title="arithmetic intensity (FLOP/B)", y_title="attainable FLOP/s",
+        ),),
+        column_widths=widths,
+        freeze=(TABLE.first_row, 0),
+        regime_columns=("regime",),
+    )

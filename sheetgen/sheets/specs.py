@@ -1,0 +1,127 @@
+"""The "GPU Specs" sheet: the preset table every lookup on the Inputs sheet reads.
+
+The presets are written as editable input cells, so a user can model an unlisted part by
+typing its figures, and the checker rebuilds the reference model from what the sheet says.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sheetgen.definitions import Input, SheetSpec, Span, Table, Text
+from sheetgen.hardware import DTYPE_BYTES, DTYPES, Presets
+
+SHEET = "GPU Specs"
+MISSING = "n/a"  # a dtype the GPU does not support: an explicit gap, never zero
+
+DTYPE_TABLE = Table(
+    name="dtypes",
+    header_row=3,
+    col=0,
+    inputs=(
+        Input("dtype_name", "dtype", fmt="text"),
+        Input("dtype_bytes", "bytes per element", "B", fmt="int"),
+    ),
+    columns=(),
+    range_names={"dtype_name": "DTYPE_LIST", "dtype_bytes": "DTYPE_BYTES_LIST"},
+)
+
+PEAK_COLUMNS = tuple(f"peak_{d}" for d in DTYPES)
+
+GPU_TABLE = Table(
+    name="gpus",
+    header_row=DTYPE_TABLE.header_row + len(DTYPES) + 3,
+    col=0,
+    inputs=(
+        Input("spec_name", "GPU", fmt="text"),
+        *(Input(f"peak_{d}", f"{d} dense peak", "FLOP/s", fmt="sci") for d in DTYPES),
+        Input("spec_hbm_bw", "HBM bandwidth", "B/s", fmt="sci"),
+        Input("spec_memory", "GPU memory", "B", fmt="sci"),
+        Input("spec_link_bw", "GPU link bandwidth per direction", "B/s", fmt="sci"),
+        Input("spec_link_latency", "GPU link latency", "s", fmt="sci"),
+        Input("spec_host_bw", "host link (PCIe) bandwidth per direction", "B/s", fmt="sci"),
+        Input("spec_meas_compute", "measured matmul efficiency", "fraction", fmt="fraction"),
+        Input("spec_meas_memory", "measured memory efficiency", "fraction", fmt="fraction"),
+        Input("spec_meas_link", "measured link efficiency", "fraction", fmt="fraction"),
+        Input("spec_source", "sources", fmt="text"),
+    ),
+    columns=(),
+    spans=(Span("spec_peaks", PEAK_COLUMNS[0], PEAK_COLUMNS[-1], "PEAK_TABLE"),),
+    range_names={"spec_name": "GPU_LIST"},
+)
+
+#: preset attribute behind each per-GPU input column
+_GPU_FIELDS = {
+    "spec_hbm_bw": "hbm_bandwidth",
+    "spec_memory": "memory_bytes",
+    "spec_link_bw": "link_bandwidth",
+    "spec_link_latency": "link_latency",
+    "spec_host_bw": "host_bandwidth",
+    "spec_meas_compute": "measured_compute_efficiency",
+    "spec_meas_memory": "measured_memory_efficiency",
+    "spec_meas_link": "measured_link_efficiency",
+}
+
+
+def sheet() -> SheetSpec:
+    widths = {0: 18.0, 1: 12.0} | {i: 13.0 for i in range(2, 16)} | {16: 80.0}
+    return SheetSpec(
+        name=SHEET,
+        texts=(
+            Text(0, 0, "GPU presets", "title"),
+            Text(1, 0, "Dense peaks in FLOP/s (OP/s for int8), bandwidths in bytes/s per "
+                 "direction, memory in decimal bytes. 'n/a' marks a dtype the GPU lacks. "
+                 "Yellow cells are inputs: edit a figure and every sheet follows."),
+            Text(DTYPE_TABLE.header_row - 1, 0, "Data types", "subtitle"),
+            Text(GPU_TABLE.header_row - 1, 0, "GPUs", "subtitle"),
+        ),
+        tables=(DTYPE_TABLE, GPU_TABLE),
+        column_widths=widths,
+        freeze=None,
+    )
+
+
+def _sources(gpu_sources: dict[str, str]) -> str:
+    return "; ".join(f"{k}: {v}" for k, v in gpu_sources.items())
+
+
+def input_values(presets: Presets) -> dict[str, list[Any]]:
+    """The values of this sheet's input columns, from a preset set."""
+    values: dict[str, list[Any]] = {
+        "dtype_name": list(DTYPES),
+        "dtype_bytes": [DTYPE_BYTES[d] for d in DTYPES],
+        "spec_name": [g.name for g in presets.gpus],
+        "spec_source": [_sources(g.sources) for g in presets.gpus],
+    }
+    for d in DTYPES:
+        values[f"peak_{d}"] = [g.peak_flops.get(d, MISSING) for g in presets.gpus]
+    for col, attr in _GPU_FIELDS.items():
+        values[col] = [getattr(g, attr) for g in presets.gpus]
+    return values
+
+
+def match(names: Any, key: Any) -> int | None:
+    """Position of key in names as MATCH(key, names, 0) finds it (case-insensitive), or None."""
+    want = str(key).lower()
+    for i, name in enumerate(np.asarray(names, dtype=object).ravel()):
+        if str(name).lower() == want:
+            return i
+    return None
+
+
+def number(value: Any) -> float:
+    """A looked-up figure as a float; NaN for a gap such as 'n/a'."""
+    if isinstance(value, bool):
+        return float("nan")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def lookup(column: Any, names: Any, key: Any) -> float:
+    """INDEX(column, MATCH(key, names, 0)) as a number; NaN when key is absent."""
+    i = match(names, key)
+    return float("nan") if i is None else number(np.asarray(column, dtype=object).ravel()[i])

@@ -1,0 +1,47 @@
+"""Number formats and cell styles, by name, shared by the xlsx and Google Sheets writers.
+
+Definitions refer to a format by key (``"sci"``, ``"time"``...) so a display choice is made once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Number-format codes understood by Excel, LibreOffice and Google Sheets alike.
+NUMBER_FORMATS: dict[str, str] = {
+    "general": "General",
+    "int": "#,##0",
+    "sci": "0.000E+00",
+    "time": "0.000E+00",
+    "ratio": "0.00",
+    "fraction": "0.00",
+    "pct": "0.0%",
+    "text": "@",
+    "bool": "General",
+}
+
+#: Colours (hex) used by both writers.
+INPUT_FILL = "#FFF2CC"  # pale yellow: a cell you may change
+INPUT_FONT = "#1F4E79"  # dark blue text: the spreadsheet-modelling convention for inputs
+HEADER_FILL = "#DDEBF7"
+DERIVED_FILL = "#F2F2F2"
+COMPUTE_FILL = "#F8CBAD"  # compute-bound rows
+MEMORY_FILL = "#BDD7EE"  # memory-bound rows
+NOTE_FONT = "#595959"
+
+#: Cell roles; writers translate these into their own style objects.
+STYLES: dict[str, dict[str, Any]] = {
+    "title": {"bold": True, "font_size": 14},
+    "subtitle": {"bold": True, "font_size": 11},
+    "note": {"italic": True, "font_color": NOTE_FONT},
+    "header": {"bold": True, "bg_color": HEADER_FILL, "bottom": 1, "text_wrap": True,
+               "valign": "top"},
+    "label": {},
+    "input": {"bg_color": INPUT_FILL, "font_color": INPUT_FONT, "border": 1,
+              "border_color": "#BFBFBF"},
+    "derived": {"bg_color": DERIVED_FILL},
+    "unit": {"font_color": NOTE_FONT},
+}
+
+COMPUTE_BOUND = "compute-bound"
+MEMORY_BOUND = "memory-bound"

@@ -1,0 +1,220 @@
+"""Write a WorkbookPlan to an .xlsx file with xlsxwriter.
+
+Every formula cell carries the reference model's value as its cached result, so previews,
+pandas and openpyxl(data_only=True) show real numbers before any recalculation. The file is
+written beside its destination under a temporary name and renamed at the end, so an
+interrupted build never leaves half a file and never clobbers the user's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import xlsxwriter
+from xlsxwriter.utility import quote_sheetname, xl_rowcol_to_cell
+from xlsxwriter.workbook import Workbook
+from xlsxwriter.worksheet import Worksheet
+
+from sheetgen.errors import OutputError
+from sheetgen.plan import Cell, ChartPlan, SheetPlan, TablePlan, ValidationPlan, WorkbookPlan
+from sheetgen.styles import NUMBER_FORMATS, STYLES
+
+CONSTANT_MEMORY_ROWS = 5_000  # above this many table rows, stream rows to disk
+LABELLED_POINTS_MAX = 500  # custom point labels beyond this bloat the chart XML
+Progress = Callable[[int], None]
+
+
+def check_output_path(path: str | os.PathLike[str], force: bool) -> Path:
+    """The destination, after refusing directories, missing folders and existing files."""
+    out = Path(path)
+    if out.is_dir():
+        raise OutputError(f"{out} is a directory; give a file name such as {out / 'roofline.xlsx'}")
+    if out.suffix.lower() != ".xlsx":
+        raise OutputError(f"{out}: the output file name must end in .xlsx")
+    if not out.parent.exists():
+        raise OutputError(f"{out.parent} does not exist")
+    if out.exists() and not force:
+        raise OutputError(f"{out} already exists; pass --force to overwrite it")
+    if not os.access(out.parent, os.W_OK):
+        raise OutputError(f"cannot write to {out.parent}: permission denied")
+    return out
+
+
+class _Formats:
+    """xlsxwriter Format objects by (role, number format), made once each."""
+
+    def __init__(self, wb: Workbook) -> None:
+        self.wb = wb
+        self.cache: dict[tuple[str, str], Any] = {}
+
+    def get(self, role: str, fmt: str = "general") -> Any:
+        key = (role, fmt)
+        if key not in self.cache:
+            props = dict(STYLES.get(role, {}))
+            if fmt not in ("general", "text") or role in ("input", "formula", "derived"):
+                props["num_format"] = NUMBER_FORMATS.get(fmt, "General")
+            self.cache[key] = self.wb.add_format(props)
+        return self.cache[key]
+
+
+def _cached(value: Any) -> Any:
+    """A reference value as a cached formula result: NaN has no spreadsheet form, use ''."""
+    if value is None:
+        return ""
+    if isinstance(value, float) and not math.isfinite(value):
+        return ""
+    if hasattr(value, "item"):
+        value = value.item()
+    return value
+
+
+def _write_constant(ws: Worksheet, row: int, col: int, value: Any, fmt: Any) -> None:
+    """User data goes in typed: text is always a string cell, never parsed as a formula."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        ws.write_blank(row, col, None, fmt)
+    elif isinstance(value, bool):
+        ws.write_boolean(row, col, value, fmt)
+    elif isinstance(value, int | float) or hasattr(value, "item"):
+        ws.write_number(row, col, float(value), fmt)
+    else:
+        ws.write_string(row, col, str(value), fmt)
+
+
+def _write_cell(ws: Worksheet, cell: Cell, formats: _Formats) -> None:
+    if cell.role == "formula":
+        ws.write_formula(cell.row, cell.col, cell.formula, formats.get("derived", cell.fmt),
+                         _cached(cell.value))
+    elif cell.role == "input":
+        _write_constant(ws, cell.row, cell.col, cell.value, formats.get("input", cell.fmt))
+    else:
+        ws.write_string(cell.row, cell.col, str(cell.value), formats.get(cell.role))
+
+
+def _write_table_row(ws: Worksheet, table: TablePlan, i: int, fmts: list[Any]) -> None:
+    row = table.first_row + i
+    for col, fmt in zip(table.columns, fmts, strict=True):
+        if col.is_input:
+            _write_constant(ws, row, col.col, col.values[i], fmt)
+        else:
+            ws.write_formula(row, col.col, col.formula_at(row), fmt, _cached(col.values[i]))
+
+
+def _write_sheet(ws: Worksheet, sheet: SheetPlan, formats: _Formats,
+                 progress: Progress | None) -> None:
+    """Rows strictly top to bottom, as constant-memory mode requires."""
+    by_row: dict[int, list[Cell]] = {}
+    for cell in sheet.cells:
+        by_row.setdefault(cell.row, []).append(cell)
+    table_fmts = [
+        [formats.get("input" if c.is_input else "derived", c.fmt) for c in t.columns]
+        for t in sheet.tables
+    ]
+    last = max([*by_row, *(t.last_row for t in sheet.tables)], default=-1)
+    for row in range(last + 1):
+        for cell in sorted(by_row.get(row, ()), key=lambda c: c.col):
+            _write_cell(ws, cell, formats)
+        for table, fmts in zip(sheet.tables, table_fmts, strict=True):
+            if table.first_row <= row <= table.last_row:
+                _write_table_row(ws, table, row - table.first_row, fmts)
+        if progress is not None and row % 1000 == 999:
+            progress(1000)
+
+
+def _validation(ws: Worksheet, v: ValidationPlan) -> None:
+    rule = v.rule
+    opts: dict[str, Any]
+    if rule.kind == "list":
+        opts = {"validate": "list", "source": "=" + (v.source_name or v.source or "")}
+    elif rule.kind == "whole_min":
+        opts = {"validate": "integer", "criteria": "between", "minimum": int(rule.minimum or 1),
+                "maximum": int(rule.maximum or 2**31 - 1)}
+    else:
+        opts = {"validate": "decimal", "criteria": "between", "minimum": rule.minimum,
+                "maximum": rule.maximum}
+    if rule.message:
+        opts |= {"input_message": rule.message, "error_message": rule.message}
+    ws.data_validation(v.first_row, v.first_col, v.last_row, v.last_col, opts)
+
+
+def _chart(wb: Workbook, ws: Worksheet, sheet: str, chart: ChartPlan) -> None:
+    ch = wb.add_chart({"type": "scatter", "subtype": "straight"})
+
+    def rng(c: tuple[int, int, int]) -> list[Any]:
+        return [sheet, c[1], c[0], c[2], c[0]]
+
+    for s in chart.series:
+        opts: dict[str, Any] = {"name": s.name, "categories": rng(s.x), "values": rng(s.y)}
+        if s.line:
+            opts |= {"line": {"color": "#C00000", "width": 2.25}, "marker": {"type": "none"}}
+        else:
+            opts |= {"line": {"none": True},
+                     "marker": {"type": "circle", "size": 6,
+                                "fill": {"color": "#2F5597"}, "border": {"color": "#2F5597"}}}
+            if s.labels is not None and s.labels[2] - s.labels[1] < LABELLED_POINTS_MAX:
+                col, first, last = s.labels
+                custom = [{"value": f"={quote_sheetname(sheet)}!"
+                                    f"{xl_rowcol_to_cell(r, col, True, True)}"}
+                          for r in range(first, last + 1)]
+                opts["data_labels"] = {"custom": custom, "position": "right",
+                                       "font": {"size": 7}}
+        ch.add_series(opts)
+    ch.set_title({"name": chart.title})
+    ch.set_x_axis({"name": chart.x_title, "log_base": 10,
+                   "major_gridlines": {"visible": True, "line": {"color": "#D9D9D9"}}})
+    ch.set_y_axis({"name": chart.y_title, "log_base": 10,
+                   "major_gridlines": {"visible": True, "line": {"color": "#D9D9D9"}}})
+    ch.set_legend({"position": "bottom"})
+    ch.set_size({"width": 720, "height": 440})
+    ws.insert_chart(chart.row, chart.col, ch)
+
+
+def write_xlsx(plan: WorkbookPlan, path: str | os.PathLike[str], *, force: bool = False,
+               progress: Progress | None = None) -> Path:
+    """Write the plan to path atomically; refuses to overwrite unless force."""
+    out = check_output_path(path, force)
+    big = any(t.n_rows > CONSTANT_MEMORY_ROWS for s in plan.sheets for t in s.tables)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp.xlsx", dir=out.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        wb = xlsxwriter.Workbook(str(tmp), {
+            "constant_memory": big,
+            "strings_to_formulas": False,
+            "strings_to_numbers": False,
+            "strings_to_urls": False,
+        })
+        formats = _Formats(wb)
+        for name, ref in plan.defined_names.items():
+            wb.define_name(name, "=" + ref)
+        for key, value in plan.metadata.items():
+            wb.set_custom_property(key, value)
+        wb.set_properties({"title": "sheetgen roofline model",
+                           "comments": "Generated by sheetgen; formulas are live."})
+        for sheet in plan.sheets:
+            ws = wb.add_worksheet(sheet.name)
+            for col, width in sheet.widths.items():
+                ws.set_column(col, col, width)
+            if sheet.freeze:
+                ws.freeze_panes(*sheet.freeze)
+            _write_sheet(ws, sheet, formats, progress)
+            for v in sheet.validations:
+                _validation(ws, v)
+            for c in sheet.conditionals:
+                ws.conditional_format(c.first_row, c.col, c.last_row, c.col, {
+                    "type": "cell", "criteria": "==", "value": f'"{c.equals}"',
+                    "format": wb.add_format({"bg_color": c.color})})
+            for chart in sheet.charts:
+                _chart(wb, ws, sheet.name, chart)
+        wb.close()
+        os.replace(tmp, out)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    return out
