@@ -20,6 +20,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+#: How a guarded table wraps each derived column: blank unless the row's guard says "ok".
+GUARD_WRAP = 'IF({guard}="ok",{body},"")'
+
 PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*)(\[\]|\[:\])?\}")
 
 RefKind = Literal["cell", "range", "running"]

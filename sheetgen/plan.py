@@ -14,6 +14,7 @@ import numpy as np
 from xlsxwriter.utility import quote_sheetname, xl_col_to_name, xl_rowcol_to_cell
 
 from sheetgen.definitions import (
+    GUARD_WRAP,
     PLACEHOLDER,
     Block,
     BlockRow,
@@ -236,7 +237,7 @@ class _Layout:
         )
         if table is not None and table.guard and q.name != table.guard:
             guard = self._ref(table.guard, "cell", sheet, tname)
-            body = f'IF({guard}="ok",{body},"")'
+            body = GUARD_WRAP.format(guard=guard, body=body)
         return "=" + body
 
 

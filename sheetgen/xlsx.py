@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import xlsxwriter
+import xlsxwriter.exceptions
 from xlsxwriter.utility import quote_sheetname, xl_rowcol_to_cell
 from xlsxwriter.workbook import Workbook
 from xlsxwriter.worksheet import Worksheet
@@ -179,7 +180,11 @@ def write_xlsx(plan: WorkbookPlan, path: str | os.PathLike[str], *, force: bool 
     """Write the plan to path atomically; refuses to overwrite unless force."""
     out = check_output_path(path, force)
     big = any(t.n_rows > CONSTANT_MEMORY_ROWS for s in plan.sheets for t in s.tables)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp.xlsx", dir=out.parent)
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp.xlsx",
+                                        dir=out.parent)
+    except OSError as exc:
+        raise OutputError(f"cannot write to {out.parent}: {exc.strerror or exc}") from None
     os.close(fd)
     tmp = Path(tmp_name)
     try:
@@ -211,8 +216,11 @@ def write_xlsx(plan: WorkbookPlan, path: str | os.PathLike[str], *, force: bool 
                     "format": wb.add_format({"bg_color": c.color})})
             for chart in sheet.charts:
                 _chart(wb, ws, sheet.name, chart)
-        wb.close()
-        os.replace(tmp, out)
+        try:
+            wb.close()
+            os.replace(tmp, out)
+        except (OSError, xlsxwriter.exceptions.FileCreateError) as exc:
+            raise OutputError(f"cannot write {out}: {exc}") from None
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()

@@ -1,0 +1,23 @@
+"""Shared fixtures: workbook building and LibreOffice recalculation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sheetgen.libreoffice import soffice
+
+needs_libreoffice = pytest.mark.skipif(soffice() is None, reason="LibreOffice not installed")
+
+
+@pytest.fixture
+def shapes_csv(tmp_path: Path):
+    """Write CSV text to a file and return its path."""
+
+    def make(text: str, name: str = "shapes.csv") -> Path:
+        p = tmp_path / name
+        p.write_text(text, "utf-8")
+        return p
+
+    return make

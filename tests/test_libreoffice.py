@@ -1,0 +1,121 @@
+"""LibreOffice, an independent engine, recalculates built workbooks: every formula cell must
+equal the reference model (relative 1e-9), and the tests prove a recalculation happened."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import openpyxl
+import pytest
+from conftest import needs_libreoffice
+from lo_helpers import mismatches, read_values, recalc_many
+
+import sheetgen.xlsx
+from sheetgen.plan import plan_workbook
+from sheetgen.shapes import Shape
+from sheetgen.workbook import BuildConfig, input_values, plan_build, sheet_specs
+from sheetgen.xlsx import write_xlsx
+
+pytestmark = [pytest.mark.libreoffice, needs_libreoffice]
+
+SHAPES = [Shape(1, 4096, 4096), Shape(512, 512, 512), Shape(4096, 4096, 4096),
+          Shape(3, 5, 7), Shape(100_000, 20_000, 3)]
+VARIANTS = {
+    "a100_bf16": ("A100 40GB SXM", "bf16"),
+    "h100_fp8": ("H100 SXM", "fp8"),
+    "l4_fp32": ("L4", "fp32"),
+    "mi300x_int8": ("MI300X", "int8"),
+}
+
+
+def _wrong(value):
+    """Cached values that no correct recalculation could leave in place."""
+    if isinstance(value, str):
+        return "WRONG" if value else value
+    return -12345.0
+
+
+@pytest.fixture(scope="module")
+def recalculated(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("lo")
+    plans, files = {}, []
+    for key, (gpu, dtype) in VARIANTS.items():
+        plans[key] = plan_build(BuildConfig(gpu=gpu, dtype=dtype, shapes=SHAPES, spare_rows=5))
+        files.append(write_xlsx(plans[key], tmp / f"{key}.xlsx"))
+    # Same workbook with every cached value wrong: LibreOffice must still match the model.
+    mp = pytest.MonkeyPatch()
+    mp.setattr(sheetgen.xlsx, "_cached", _wrong)
+    wrong = write_xlsx(plans["a100_bf16"], tmp / "wrong_cache.xlsx")
+    mp.undo()
+    files.append(wrong)
+    before = read_values(wrong)
+    # A user's edits: flip the GPU and dtype dropdowns, type a new shape and a bad one into
+    # the spare rows.
+    edited = tmp / "edited.xlsx"
+    wb = openpyxl.load_workbook(files[0])
+    names = plans["a100_bf16"].defined_names
+    for name, value in (("GPU_NAME", "H100 SXM"), ("DTYPE", "fp16")):
+        sheet, cell = names[name].split("!")
+        wb[sheet.strip("'")][cell.replace("$", "")] = value
+    ws = wb["Matmul"]
+    first_spare = plans["a100_bf16"].table("matmul").first_row + len(SHAPES) + 1  # 1-based
+    for col, value in zip("ABC", (2048, 1024, 4096), strict=True):
+        ws[f"{col}{first_spare}"] = value
+    for col, value in zip("ABC", (-5, 1024, 7.5), strict=True):
+        ws[f"{col}{first_spare + 1}"] = value
+    ws[f"A{first_spare + 2}"] = 64  # partly filled: stays blank
+    wb.save(edited)
+    files.append(edited)
+    out = recalc_many(files, tmp / "out")
+    values = {p.stem: read_values(q) for p, q in out.items()}
+    values["wrong_cache_before"] = before
+    return plans, values
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_every_formula_cell_matches_the_model(recalculated, variant):
+    plans, values = recalculated
+    assert mismatches(plans[variant], values[variant]) == []
+
+
+def test_libreoffice_really_recalculated(recalculated):
+    plans, values = recalculated
+    # the file's cached values were all wrong; LibreOffice's answers are the model's anyway
+    assert values["wrong_cache_before"]["Inputs"][(12, 1)] == -12345.0
+    assert len(mismatches(plans["a100_bf16"], values["wrong_cache_before"])) > 60
+    assert mismatches(plans["a100_bf16"], values["wrong_cache"]) == []
+    assert values["wrong_cache"]["Inputs"][(12, 1)] == pytest.approx(312e12)
+
+
+def test_edited_inputs_recompute_everything(recalculated):
+    plans, values = recalculated
+    vals = input_values(BuildConfig(gpu="H100 SXM", dtype="fp16", shapes=SHAPES,
+                                    spare_rows=5).resolved())
+    n = len(SHAPES)
+    for dim, new in zip("mkn", ((2048, -5, 64), (1024, 1024, None), (4096, 7.5, None)),
+                        strict=True):
+        vals[dim] = list(vals[dim][:n]) + list(new) + [None, None]
+    expected = plan_workbook(sheet_specs(), vals)
+    assert mismatches(expected, values["edited"]) == []
+    matmul = values["edited"]["Matmul"]
+    first = plans["a100_bf16"].table("matmul").first_row + n
+    assert matmul[(first, 3)] == "ok"
+    assert matmul[(first + 1, 3)] == "check m,k,n"
+    assert matmul[(first + 1, 4)] in ("", None)  # FLOPs blank on a bad row, no #VALUE!
+    assert matmul[(first + 2, 3)] in ("", None)  # partly filled: nothing yet
+    # the H100's peak, not the A100's, now drives the times
+    assert values["edited"]["Inputs"][(12, 1)] == pytest.approx(989.4e12)
+
+
+def test_default_build_has_both_regimes(recalculated):
+    _, values = recalculated
+    regimes = {v for (r, c), v in values["a100_bf16"]["Matmul"].items() if c == 7 and r > 4}
+    assert {"compute-bound", "memory-bound"} <= regimes
+
+
+def test_recalculated_file_path_is_distinct(tmp_path: Path):
+    """Guards the helper itself: LibreOffice writes beside, never over, the source."""
+    src = write_xlsx(plan_build(BuildConfig(shapes=SHAPES[:1], spare_rows=0)),
+                     tmp_path / "a.xlsx")
+    out = recalc_many([src], tmp_path / "out")[src]
+    assert out != src and out.exists() and src.exists()
