@@ -662,10 +662,11 @@ class SheetsEmulator:
         self.api_enabled = True
         self.project_number = PROJECT_NUMBER
         self.timeout_fault_seconds = 1.5
-        #: FORMULA render returns text that would otherwise be parsed (``=...``, numbers,
-        #: TRUE) with a leading apostrophe, i.e. the user-entered form. Believed to match
-        #: Google; unverified against the live API.
-        self.formula_render_quotes_text = True
+        #: False (default, like Google as far as we can tell): FORMULA render returns a text
+        #: cell's text as is, so text "=x" and formula =x look the same there; only
+        #: spreadsheets.get (includeGridData) tells stringValue from formulaValue. True: such
+        #: text comes back with a leading apostrophe (its user-entered form).
+        self.formula_render_quotes_text = False
         self._faults: list[tuple[re.Pattern[str], str | None, list[Fault]]] = []
         self._accounts: dict[str, Any] = {}  # email -> RSA public key
         self._tokens: dict[str, tuple[str, set[str], float]] = {}  # token -> (email, scopes, exp)
@@ -686,8 +687,9 @@ class SheetsEmulator:
         server.daemon_threads = True
         server.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, name="sheets-emulator",
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever, args=(0.02,), name="sheets-emulator", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -1724,19 +1726,19 @@ def make_http_client_class(base_url: str, base: type[RetryingHTTPClient] = Retry
 
 
 @dataclass(frozen=True)
-class TestKey:
+class KeyPair:
     """An RSA key pair made at test time (no key material is stored in the repository)."""
 
     private_pem: str
     public_key: Any
 
 
-def generate_test_key() -> TestKey:
+def generate_test_key() -> KeyPair:
     """A fresh 2048-bit RSA key pair, PEM (PKCS#8) private half as service-account JSON wants."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                             serialization.NoEncryption()).decode()
-    return TestKey(pem, key.public_key())
+    return KeyPair(pem, key.public_key())
 
 
 #: Retry policy for tests: real backoff code, millisecond delays.
@@ -1746,7 +1748,7 @@ TEST_TIMEOUT = (2.0, 0.5)
 
 
 @pytest.fixture(scope="session")
-def sa_key() -> TestKey:
+def sa_key() -> KeyPair:
     """The service account's key pair (session-wide: RSA generation costs ~50 ms)."""
     return generate_test_key()
 
@@ -1762,7 +1764,7 @@ def sheets_emulator() -> Iterator[SheetsEmulator]:
 
 
 @pytest.fixture
-def service_account_file(tmp_path: Path, sheets_emulator: SheetsEmulator, sa_key: TestKey
+def service_account_file(tmp_path: Path, sheets_emulator: SheetsEmulator, sa_key: KeyPair
                          ) -> Path:
     """A service-account JSON key for SA_EMAIL whose token_uri is the emulator (registered)."""
     sheets_emulator.register_service_account(SA_EMAIL, sa_key.public_key)
