@@ -506,3 +506,45 @@ def test_suite_writes_no_key_to_repo():
     here = Path(__file__).parent
     for p in here.glob("*.py"):
         assert "BEGIN PRIVATE KEY-----\nMII" not in p.read_text()
+
+
+def test_more_request_kinds_and_value_endpoints(sheets_emulator, gsheets_client):
+    sheets_emulator.create_spreadsheet(KEY, sheets=["A", "B"], shared_with=[SA_EMAIL])
+    sh = open_spreadsheet(gsheets_client, KEY)
+    reply = sh.batch_update({"requests": [
+        {"addNamedRange": {"namedRange": {"namedRangeId": "n1", "name": "HBM_BW", "range": {
+            "sheetId": 1, "startRowIndex": 0, "endRowIndex": 1, "startColumnIndex": 0,
+            "endColumnIndex": 1}}}},
+        {"updateSheetProperties": {"properties": {"sheetId": 0, "title": "Renamed", "index": 1},
+                                   "fields": "title,index"}},
+    ]})
+    assert reply["replies"] == [reply["replies"][0], {}]
+    assert [ws.title for ws in sh.worksheets()] == ["B", "Renamed"]
+    sh.values_batch_update({"valueInputOption": "USER_ENTERED", "data": [
+        {"range": "B!A1:B2", "values": [["1", "=A1*2"], ["TRUE", "x"]]},
+        {"range": "Renamed!C3", "majorDimension": "COLUMNS", "values": [[1, 2]]},
+    ]})
+    cols = sh.values_get("B!A1:B2", params={"valueRenderOption": "FORMULA",
+                                             "majorDimension": "COLUMNS"})
+    assert cols["values"] == [[1, True], ["=A1*2", "x"]]
+    assert sh.values_get("Renamed!C3:C4")["values"] == [["1"], ["2"]]
+    assert sh.values_get("HBM_BW", params={"valueRenderOption": "UNFORMATTED_VALUE"})[
+        "values"] == [[1]]
+    sh.values_clear("B!A1:A2")
+    assert sh.values_get("B!A1:B2", params={"valueRenderOption": "FORMULA"})["values"] == [
+        ["", "=A1*2"], ["", "x"]]
+    sh.batch_update({"requests": [{"deleteNamedRange": {"namedRangeId": "n1"}},
+                                  {"deleteSheet": {"sheetId": 1}}]})
+    meta = sh.fetch_sheet_metadata()
+    assert "namedRanges" not in meta and [s["properties"]["title"] for s in meta["sheets"]] == [
+        "Renamed"]
+    with pytest.raises(APIError, match="remove all the sheets"):
+        sh.batch_update({"requests": [{"deleteSheet": {"sheetId": 0}}]})
+    with pytest.raises(APIError, match="exceeds grid limits"):
+        sh.batch_update({"requests": [{"updateCells": {
+            "start": {"sheetId": 0, "rowIndex": 1000, "columnIndex": 0},
+            "rows": [{"values": [{"userEnteredValue": {"numberValue": 1}}]}],
+            "fields": "userEnteredValue"}}]})
+    with pytest.raises(APIError, match="not valid"):
+        sh.batch_update({"requests": [{"addNamedRange": {"namedRange": {
+            "name": "A1", "range": {"sheetId": 0}}}}]})
