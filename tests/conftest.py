@@ -1,10 +1,17 @@
-"""Shared fixtures: workbook building and LibreOffice recalculation."""
+"""Shared fixtures: workbook building, LibreOffice recalculation, and the loopback Sheets API
+emulator (see tests/sheets_emulator.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from sheets_emulator import (  # noqa: F401 - re-exported pytest fixtures
+    gsheets_client,
+    sa_key,
+    service_account_file,
+    sheets_emulator,
+)
 
 from sheetgen.libreoffice import soffice
 
