@@ -7,7 +7,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from sheetgen.api import analyze, build, plan, table_frame
+from sheetgen.api import analyze, build, parallelism, pipeline, plan, table_frame
 from sheetgen.errors import (
     InputError,
     OutputError,
@@ -31,6 +31,8 @@ __all__ = [
     "analyze",
     "build",
     "load_presets",
+    "parallelism",
+    "pipeline",
     "plan",
     "table_frame",
 ]

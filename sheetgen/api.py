@@ -52,10 +52,14 @@ def to_shapes(shapes: ShapesLike) -> list[Shape] | None:
 
 def plan(*, gpu: str | None = None, dtype: str = DEFAULT_DTYPE, shapes: ShapesLike = None,
          spare_rows: int = DEFAULT_SPARE_ROWS,
-         gpu_file: str | os.PathLike[str] | None = None) -> WorkbookPlan:
-    """The planned workbook (cells, formulas and reference values), without writing it."""
+         gpu_file: str | os.PathLike[str] | None = None, **options: Any) -> WorkbookPlan:
+    """The planned workbook (cells, formulas and reference values), without writing it.
+
+    `options` are the other BuildConfig fields: layers, pipeline_shape, gpus, micro_batches,
+    link_bw, link_latency.
+    """
     config = BuildConfig(gpu=gpu, dtype=dtype, shapes=to_shapes(shapes), spare_rows=spare_rows,
-                         presets=load_presets(gpu_file))
+                         presets=load_presets(gpu_file), **options)
     return plan_build(config)
 
 
@@ -65,6 +69,44 @@ def analyze(shapes: ShapesLike = None, *, gpu: str | None = None,
     """The Part 1 roofline table as a DataFrame: one row per shape, one column per quantity."""
     p = plan(gpu=gpu, dtype=dtype, shapes=shapes, spare_rows=0, gpu_file=gpu_file)
     return table_frame(p, matmul.TABLE.name)
+
+
+def pipeline(*, gpu: str | None = None, dtype: str = DEFAULT_DTYPE,
+             gpu_file: str | os.PathLike[str] | None = None,
+             **options: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The Pipeline sheet's per-layer table and its totals, as DataFrames."""
+    p = plan(gpu=gpu, dtype=dtype, spare_rows=0, gpu_file=gpu_file, **options)
+    return table_frame(p, "layers"), block_frame(p, "Pipeline")
+
+
+def parallelism(*, gpu: str | None = None, dtype: str = DEFAULT_DTYPE,
+                gpu_file: str | os.PathLike[str] | None = None, **options: Any) -> pd.DataFrame:
+    """The Parallelism sheet's comparison: rows of metrics, columns single/pipeline/tensor."""
+    from sheetgen.sheets import parallel
+
+    p = plan(gpu=gpu, dtype=dtype, spare_rows=0, gpu_file=gpu_file, **options)
+    rows = []
+    for row in parallel.COMPARISON.rows:
+        if isinstance(row, str):
+            continue
+        vals = [p.model.scalars[c.name] if c is not None else None for c in row.cells]
+        rows.append({"metric": row.label, "unit": row.unit, "single": vals[0],
+                     "pipeline": vals[1], "tensor": vals[2], "better": vals[3]})
+    return pd.DataFrame(rows).set_index("metric")
+
+
+def block_frame(p: WorkbookPlan, sheet: str) -> pd.DataFrame:
+    """A sheet's one-value block rows (totals and the like) as name, label, value, unit."""
+    spec = next(s for s in p.registry.sheets if s.name == sheet)
+    rows = []
+    for block in spec.blocks:
+        for row in block.rows:
+            if isinstance(row, str) or len(row.cells) != 1 or row.cells[0] is None:
+                continue
+            item = row.cells[0]
+            rows.append({"name": item.name, "label": row.label,
+                         "value": p.model.scalars[item.name], "unit": row.unit})
+    return pd.DataFrame(rows).set_index("name")
 
 
 def table_frame(p: WorkbookPlan, table: str) -> pd.DataFrame:
@@ -81,10 +123,11 @@ def build_workbook(out: str | os.PathLike[str], *, gpu: str | None = None,
                    spare_rows: int = DEFAULT_SPARE_ROWS,
                    gpu_file: str | os.PathLike[str] | None = None, force: bool = False,
                    progress_factory: Callable[[int, str], AbstractContextManager[Any]]
-                   | None = None) -> tuple[Path, int]:
+                   | None = None, **options: Any) -> tuple[Path, int]:
     """Build the workbook at `out`; returns the path and the number of shape rows."""
     check_output_path(out, force)  # fail before any work
-    p = plan(gpu=gpu, dtype=dtype, shapes=shapes, spare_rows=spare_rows, gpu_file=gpu_file)
+    p = plan(gpu=gpu, dtype=dtype, shapes=shapes, spare_rows=spare_rows, gpu_file=gpu_file,
+             **options)
     total = sum(t.last_row + 1 for s in p.sheets for t in s.tables)
     ctx = progress_factory(total, "writing") if progress_factory else nullcontext(None)
     with ctx as progress:

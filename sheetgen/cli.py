@@ -43,12 +43,34 @@ def progress_bar(total: int, label: str) -> Iterator[Callable[[int], None] | Non
         yield bar.update
 
 
+class _OneLineErrors(click.Group):
+    """Usage errors as one `Error: ...` line and exit 2, like every other user error."""
+
+    def main(self, args: Any = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, False, **extra)
+        except click.UsageError as exc:
+            click.echo(f"Error: {exc.format_message()}", err=True)
+            sys.exit(2)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
 gpu_file_option = click.option(
     "--gpu-file", type=click.Path(dir_okay=False, path_type=Path),
     help="A TOML file of extra GPU presets (same fields as templates/gpus.toml).")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="sheetgen")
 def cli() -> None:
     """Roofline models of GPU matmuls as live-formula spreadsheets.
@@ -70,21 +92,38 @@ def cli() -> None:
 @click.option("--spare-rows", type=click.IntRange(min=0), default=200, show_default=True,
               help="Empty formula rows below the shapes, to type new shapes into.")
 @gpu_file_option
+@click.option("--layers", type=int, default=72, show_default=True,
+              help="Layers in the Pipeline sheet (alternating types 1 and 2).")
+@click.option("--pipeline-shape", type=int, nargs=3, metavar="M K N",
+              default=(4096, 8192, 32768), show_default=True,
+              help="The pipeline's m, k, n (type 1: [m×n]·[n×k]; type 2: [m×k]·[k×n]).")
+@click.option("--gpus", type=int, default=2, show_default=True,
+              help="GPU count G for the Parallelism sheet.")
+@click.option("--micro-batches", type=int, default=8, show_default=True,
+              help="Pipeline micro-batches M.")
+@click.option("--link-bw", type=float, help="GPU link bandwidth per direction, B/s "
+              "(default: the GPU preset's).")
+@click.option("--link-latency", type=float, help="GPU link latency, s (default: the preset's).")
 @click.option("--force", is_flag=True, help="Overwrite OUT if it exists.")
 def build(out: Path, gpu: str | None, dtype: str, shapes: Path | None, spare_rows: int,
-          gpu_file: Path | None, force: bool) -> None:
+          gpu_file: Path | None, layers: int, pipeline_shape: tuple[int, int, int], gpus: int,
+          micro_batches: int, link_bw: float | None, link_latency: float | None,
+          force: bool) -> None:
     """Write the roofline workbook OUT.xlsx (live formulas, cached values, chart).
 
     \b
     Example:
       sheetgen build roofline.xlsx --gpu "H100 SXM" --dtype bf16
+      sheetgen build big.xlsx --layers 96 --pipeline-shape 8192 12288 49152 --gpus 4
     """
     from sheetgen.api import build_workbook
 
     with user_errors():
-        path, n_rows = build_workbook(out, gpu=gpu, dtype=dtype, shapes=shapes,
-                                      spare_rows=spare_rows, gpu_file=gpu_file, force=force,
-                                      progress_factory=progress_bar)
+        path, n_rows = build_workbook(
+            out, gpu=gpu, dtype=dtype, shapes=shapes, spare_rows=spare_rows,
+            gpu_file=gpu_file, force=force, progress_factory=progress_bar, layers=layers,
+            pipeline_shape=pipeline_shape, gpus=gpus, micro_batches=micro_batches,
+            link_bw=link_bw, link_latency=link_latency)
     click.echo(f"wrote {path} ({n_rows} shape rows)")
 
 

@@ -6,6 +6,7 @@ against, so cell placement and formula text are decided here and nowhere else.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,11 @@ from sheetgen.definitions import (
 from sheetgen.model import ModelResult, Registry, evaluate
 
 ROW = "\x00"  # stands for the row number inside a column's formula template
+_SHIFTED = re.compile("\x00|\x02(-?\\d+)\x03")  # ROW, or ROW shifted to another table's row
+
+
+def _shifted_row(delta: int) -> str:
+    return ROW if delta == 0 else f"\x02{delta}\x03"
 
 
 @dataclass(frozen=True)
@@ -53,11 +59,17 @@ class ColumnPlan:
     is_input: bool
     parts: list[str] | None  # formula text split where the row number goes
     values: np.ndarray  # inputs: the values; formulas: the cached (reference) results
+    offsets: list[int] | None = None  # row shifts between parts (same-row refs to other tables)
 
     def formula_at(self, row: int) -> str:
         """The formula of zero-based sheet row `row`."""
         assert self.parts is not None
-        return str(row + 1).join(self.parts)
+        if self.offsets is None:
+            return str(row + 1).join(self.parts)
+        out = [self.parts[0]]
+        for delta, part in zip(self.offsets, self.parts[1:], strict=True):
+            out += (str(row + 1 + delta), part)
+        return "".join(out)
 
 
 @dataclass
@@ -172,6 +184,8 @@ class _Layout:
     def __init__(self, registry: Registry, rows: Mapping[str, int]) -> None:
         self.registry = registry
         self.where: dict[str, _Where] = {}
+        self.where_table: dict[str, tuple[int, int]] = {  # table -> (first row, rows)
+            t.name: (t.first_row, rows[t.name]) for t in registry.tables.values()}
         for sheet in registry.sheets:
             for block in sheet.blocks:
                 for r, item, c in _block_slots(block):
@@ -208,9 +222,13 @@ class _Layout:
         w = self.where[name]
         prefix = "" if w.sheet == sheet else f"{quote_sheetname(w.sheet)}!"
         if kind == "cell" and w.table is not None:
-            if w.table != table:
+            if w.table == table:
+                return f"{xl_col_to_name(w.col)}{ROW}"
+            # the same row of another table with as many rows (e.g. per-layer tables)
+            mine = self.where_table[table] if table else None
+            if mine is None or mine[1] != w.last_row - w.row + 1:
                 raise ValueError(f"{name!r} is a column of table {w.table!r}: use {{{name}[]}}")
-            return f"{xl_col_to_name(w.col)}{ROW}"
+            return f"{prefix}{xl_col_to_name(w.col)}{_shifted_row(w.row - mine[0])}"
         if kind == "running":
             if w.table != table:
                 raise ValueError(f"running reference to {name!r} outside its table")
@@ -325,9 +343,13 @@ def _plan_table(sp: SheetPlan, table: Table, spec: SheetSpec, layout: _Layout,
             columns.append(ColumnPlan(c, item.name, header_text(item), item.fmt, True, None,
                                       model.columns[item.name]))
         else:
-            parts = layout.formula(item, spec.name, table).split(ROW)
-            columns.append(ColumnPlan(c, item.name, header_text(item), item.fmt, False, parts,
-                                      model.columns[item.name]))
+            text = layout.formula(item, spec.name, table)
+            offsets = None
+            if "\x02" in text:
+                offsets = [int(m.group(1) or 0) for m in _SHIFTED.finditer(text)]
+            columns.append(ColumnPlan(c, item.name, header_text(item), item.fmt, False,
+                                      _SHIFTED.split(text)[::2], model.columns[item.name],
+                                      offsets))
     sp.tables.append(TablePlan(table.name, table.header_row, table.first_row, n_rows, columns))
 
 

@@ -16,6 +16,7 @@ NUMBER_FORMATS: dict[str, str] = {
     "ratio": "0.00",
     "fraction": "0.00",
     "pct": "0.0%",
+    "gb": '#,##0.00,,," GB"',  # bytes shown in decimal GB: each trailing comma divides by 1000
     "text": "@",
     "bool": "General",
 }

@@ -5,15 +5,17 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sheetgen import __version__
 from sheetgen.definitions import SheetSpec
+from sheetgen.errors import InputError
 from sheetgen.hardware import DEFAULT_DTYPE, Presets, check_dtype, load_presets
 from sheetgen.plan import WorkbookPlan, plan_workbook
-from sheetgen.shapes import Shape, default_shapes
-from sheetgen.sheets import inputs, matmul, specs
+from sheetgen.shapes import Shape, default_shapes, parse_dim
+from sheetgen.sheets import inputs, matmul, parallel, pipeline, specs
 
 DEFAULT_SPARE_ROWS = 200
 
@@ -27,23 +29,51 @@ class BuildConfig:
     shapes: Sequence[Shape] | None = None
     spare_rows: int = DEFAULT_SPARE_ROWS
     presets: Presets = field(default_factory=load_presets)
+    layers: int = pipeline.DEFAULT_LAYERS
+    pipeline_shape: tuple[int, int, int] = (pipeline.DEFAULT_M, pipeline.DEFAULT_K,
+                                            pipeline.DEFAULT_N)
+    gpus: int = parallel.DEFAULT_GPUS
+    micro_batches: int = parallel.DEFAULT_MICRO_BATCHES
+    link_bw: float | None = None  # per direction, B/s; None = the preset's
+    link_latency: float | None = None  # s; None = the preset's
 
     def resolved(self) -> BuildConfig:
-        """Validate names (clear errors for unknown GPU/dtype or a dtype the GPU lacks)."""
-        from sheetgen.errors import InputError
-
+        """Validate everything up front, with errors naming the option."""
         gpu = self.presets.get(self.gpu or self.presets.default)
         dtype = check_dtype(self.dtype)
         gpu.peak(dtype)
-        if self.spare_rows < 0:
-            raise InputError(f"--spare-rows must be 0 or more, got {self.spare_rows}")
+        _whole("--spare-rows", self.spare_rows, 0)
+        _whole("--layers", self.layers, 1, 100_000)
+        _whole("--gpus", self.gpus, 1, 100_000)
+        _whole("--micro-batches", self.micro_batches, 1)
+        m, k, n = (parse_dim(v, f"--pipeline-shape {d}")
+                   for v, d in zip(self.pipeline_shape, "mkn", strict=True))
+        if self.micro_batches > m:
+            raise InputError(f"--micro-batches {self.micro_batches} is more than the "
+                             f"pipeline's m = {m} rows")
+        if self.link_bw is not None and not (math.isfinite(self.link_bw) and self.link_bw > 0):
+            raise InputError(f"--link-bw must be a positive number of bytes/s, got "
+                             f"{self.link_bw!r}")
+        if self.link_latency is not None and not (math.isfinite(self.link_latency)
+                                                  and self.link_latency >= 0):
+            raise InputError(f"--link-latency must be 0 or more seconds, got "
+                             f"{self.link_latency!r}")
         shapes = list(self.shapes) if self.shapes is not None else default_shapes()
-        return BuildConfig(gpu.name, dtype, shapes, self.spare_rows, self.presets)
+        return replace(self, gpu=gpu.name, dtype=dtype, shapes=shapes, pipeline_shape=(m, k, n))
+
+
+def _whole(option: str, value: object, low: int, high: int | None = None) -> None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and value >= low
+    if ok and high is not None:
+        ok = value <= high  # type: ignore[operator]
+    if not ok:
+        span = f"from {low} to {high:,}" if high is not None else f"{low} or more"
+        raise InputError(f"{option} must be a whole number {span}, got {value!r}")
 
 
 def sheet_specs() -> list[SheetSpec]:
     """The sheets in workbook order: inputs first, presets last."""
-    return [inputs.sheet(), matmul.sheet(), specs.sheet()]
+    return [inputs.sheet(), matmul.sheet(), pipeline.sheet(), parallel.sheet(), specs.sheet()]
 
 
 def input_values(config: BuildConfig) -> dict[str, list | object]:
@@ -56,6 +86,9 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
     values["k"] = [s.k for s in shapes] + pad
     values["n"] = [s.n for s in shapes] + pad
     values["roof_decade"] = list(matmul.ROOF_DECADES)
+    values.update(pipeline.input_values(config.layers, *config.pipeline_shape))
+    values.update(parallel.input_values(config.layers, config.gpus, config.micro_batches,
+                                        config.link_bw, config.link_latency))
     return values
 
 
@@ -68,5 +101,6 @@ def plan_build(config: BuildConfig | None = None) -> WorkbookPlan:
         "sheetgen.dtype": cfg.dtype,
         "sheetgen.shapes": str(len(cfg.shapes or [])),
         "sheetgen.spare_rows": str(cfg.spare_rows),
+        "sheetgen.layers": str(cfg.layers),
     }
     return plan_workbook(sheet_specs(), input_values(cfg), metadata)

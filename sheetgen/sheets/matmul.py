@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from sheetgen.definitions import Chart, Input, Quantity, SheetSpec, Table, Text, Validation
-from sheetgen.styles import COMPUTE_BOUND, MEMORY_BOUND
+from sheetgen.sheets import roofline
 
 SHEET = "Matmul"
 BAD_ROW = "check m,k,n"
@@ -56,38 +56,17 @@ ROW_CHECK = Quantity(
     row_status, fmt="text",
     doc="Blank until m, k, n are all filled in; flags values that are not positive integers.",
 )
-FLOPS = Quantity("flops", "FLOPs", "FLOP", "2*{m}*{k}*{n}",
-                 lambda m, k, n: 2.0 * m * k * n, fmt="sci",
-                 doc="A multiply and an add per (row, col, inner) triple.")
-BYTES = Quantity(
-    "bytes_moved", "bytes moved", "B", "{dtype_bytes_sel}*({m}*{k}+{k}*{n}+{m}*{n})",
-    lambda m, k, n, dtype_bytes_sel: dtype_bytes_sel * (m * k + k * n + m * n), fmt="sci",
-    doc="Read A (m×k) and B (k×n) once, write C (m×n) once: the minimum HBM traffic.",
-)
-INTENSITY = Quantity("intensity", "arithmetic intensity", "FLOP/B", "{flops}/{bytes_moved}",
-                     lambda flops, bytes_moved: flops / bytes_moved, fmt="ratio")
-REGIME = Quantity(
-    "regime", "bound regime", "",
-    f'IF({{intensity}}>={{attainable_ridge}},"{COMPUTE_BOUND}","{MEMORY_BOUND}")',
-    lambda intensity, attainable_ridge: np.where(
-        intensity >= attainable_ridge, COMPUTE_BOUND, MEMORY_BOUND).astype(object),
-    fmt="text", doc="Intensity at or above the attainable ridge: compute-bound.",
-)
-COMPUTE_TIME = Quantity("compute_time", "compute time", "s", "{flops}/{attainable_flops}",
-                        lambda flops, attainable_flops: flops / attainable_flops, fmt="time")
-MEMORY_TIME = Quantity("memory_time", "memory time", "s", "{bytes_moved}/{attainable_bw}",
-                       lambda bytes_moved, attainable_bw: bytes_moved / attainable_bw,
-                       fmt="time")
-PREDICTED = Quantity(
-    "predicted_time", "predicted time", "s", "MAX({compute_time},{memory_time})",
-    lambda compute_time, memory_time: np.maximum(compute_time, memory_time), fmt="time",
-    doc="Roofline: compute and memory traffic fully overlap, the slower one wins.",
-)
-ATTAINED = Quantity("attained_flops", "attained FLOP/s", "FLOP/s", "{flops}/{predicted_time}",
-                    lambda flops, predicted_time: flops / predicted_time, fmt="sci")
-PEAK_FRACTION = Quantity("peak_fraction", "fraction of peak", "", "{attained_flops}/{peak_flops}",
-                         lambda attained_flops, peak_flops: attained_flops / peak_flops,
-                         fmt="pct")
+FLOPS = roofline.flops("flops", "m", "k", "n")
+BYTES = roofline.bytes_moved("bytes_moved", "m", "k", "n")
+INTENSITY = roofline.intensity("intensity", "flops", "bytes_moved")
+REGIME = roofline.regime("regime", "intensity")
+COMPUTE_TIME = roofline.compute_time("compute_time", "flops")
+MEMORY_TIME = roofline.memory_time("memory_time", "bytes_moved")
+PREDICTED = roofline.predicted_time("predicted_time", "compute_time", "memory_time")
+ATTAINED = roofline.ratio("attained_flops", "flops", "predicted_time", "attained FLOP/s",
+                          "FLOP/s", fmt="sci")
+PEAK_FRACTION = roofline.ratio("peak_fraction", "attained_flops", "peak_flops",
+                               "fraction of peak", "", fmt="pct")
 
 
 def _labels(m: Any, k: Any, n: Any) -> np.ndarray:

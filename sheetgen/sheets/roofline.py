@@ -1,0 +1,191 @@
+"""Roofline quantity factories: the one place the matmul roofline formulas are written.
+
+The single-matmul sheet, the pipeline's layers, the micro-batched layers and the tensor-parallel
+shards all apply the same maths to different operands; each calls these factories with its own
+operand names, so the formula for (say) bytes moved exists exactly once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sheetgen.definitions import Quantity
+from sheetgen.styles import COMPUTE_BOUND, MEMORY_BOUND
+
+
+def flops(name: str, rows: str, inner: str, cols: str, label: str = "FLOPs") -> Quantity:
+    """2·rows·inner·cols: one multiply and one add per (row, col, inner) triple."""
+    return Quantity(
+        name, label, "FLOP", f"2*{{{rows}}}*{{{inner}}}*{{{cols}}}",
+        lambda **a: 2.0 * a[rows] * a[inner] * a[cols], fmt="sci",
+        doc="A multiply and an add per (row, col, inner) triple.",
+    )
+
+
+def bytes_moved(name: str, rows: str, inner: str, cols: str,
+                label: str = "bytes moved") -> Quantity:
+    """Read A (rows×inner) and B (inner×cols) once, write C (rows×cols) once."""
+    return Quantity(
+        name, label, "B",
+        f"{{dtype_bytes_sel}}*({{{rows}}}*{{{inner}}}+{{{inner}}}*{{{cols}}}"
+        f"+{{{rows}}}*{{{cols}}})",
+        lambda **a: a["dtype_bytes_sel"] * (a[rows] * a[inner] + a[inner] * a[cols]
+                                            + a[rows] * a[cols]),
+        fmt="sci", doc="Read both operands once and write the result once: minimum traffic.",
+    )
+
+
+def ratio(name: str, num: str, den: str, label: str, unit: str, fmt: str = "ratio",
+          doc: str = "") -> Quantity:
+    """num / den (intensity, attained throughput, fractions)."""
+    return Quantity(name, label, unit, f"{{{num}}}/{{{den}}}",
+                    lambda **a: a[num] / a[den], fmt=fmt, doc=doc)
+
+
+def intensity(name: str, flops_: str, bytes_: str,
+              label: str = "arithmetic intensity") -> Quantity:
+    return ratio(name, flops_, bytes_, label, "FLOP/B",
+                 doc="FLOPs per byte moved; compare with the ridge point.")
+
+
+def _regime(x: Any, ridge: Any) -> Any:
+    out = np.where(np.asarray(x) >= ridge, COMPUTE_BOUND, MEMORY_BOUND).astype(object)
+    return out if out.ndim else out.item()
+
+
+def regime(name: str, intensity_: str, label: str = "bound regime") -> Quantity:
+    return Quantity(
+        name, label, "",
+        f'IF({{{intensity_}}}>={{attainable_ridge}},"{COMPUTE_BOUND}","{MEMORY_BOUND}")',
+        lambda **a: _regime(a[intensity_], a["attainable_ridge"]),
+        fmt="text", doc="Intensity at or above the attainable ridge: compute-bound.",
+    )
+
+
+def compute_time(name: str, flops_: str, label: str = "compute time") -> Quantity:
+    return ratio(name, flops_, "attainable_flops", label, "s", fmt="time",
+                 doc="FLOPs at the attainable (efficiency-adjusted) peak.")
+
+
+def memory_time(name: str, bytes_: str, label: str = "memory time") -> Quantity:
+    return ratio(name, bytes_, "attainable_bw", label, "s", fmt="time",
+                 doc="Bytes at the attainable (efficiency-adjusted) HBM bandwidth.")
+
+
+def larger(name: str, a_: str, b_: str, label: str, unit: str = "s", fmt: str = "time",
+           doc: str = "") -> Quantity:
+    """MAX of two values (the roofline's overlap assumption, among others)."""
+    return Quantity(name, label, unit, f"MAX({{{a_}}},{{{b_}}})",
+                    lambda **a: np.maximum(a[a_], a[b_]), fmt=fmt, doc=doc)
+
+
+def predicted_time(name: str, compute: str, memory: str,
+                   label: str = "predicted time") -> Quantity:
+    return larger(name, compute, memory, label,
+                  doc="Roofline: compute and memory traffic overlap; the slower one wins.")
+
+
+def total(name: str, column: str, label: str, unit: str, fmt: str = "sci",
+          doc: str = "") -> Quantity:
+    """SUM over a whole column."""
+    return Quantity(name, label, unit, f"SUM({{{column}[]}})",
+                    lambda **a: float(np.sum(a[column])), fmt=fmt, doc=doc)
+
+
+def largest(name: str, column: str, label: str, unit: str, fmt: str = "sci",
+            doc: str = "") -> Quantity:
+    """MAX over a whole column."""
+    return Quantity(name, label, unit, f"MAX({{{column}[]}})",
+                    lambda **a: float(np.max(a[column])), fmt=fmt, doc=doc)
+
+
+def at_most(name: str, value: str, limit: str, label: str, doc: str = "") -> Quantity:
+    """value <= limit, as TRUE/FALSE (fit checks)."""
+    return Quantity(name, label, "", f"{{{value}}}<={{{limit}}}",
+                    lambda **a: np.asarray(a[value] <= a[limit]).astype(object)
+                    if np.ndim(a[value]) else bool(a[value] <= a[limit]),
+                    fmt="bool", doc=doc)
+
+
+def elements_bytes(name: str, a: str, b: str, label: str, doc: str = "") -> Quantity:
+    """Bytes of an a×b tensor of the selected dtype."""
+    return Quantity(name, label, "B", f"{{dtype_bytes_sel}}*{{{a}}}*{{{b}}}",
+                    lambda **k: k["dtype_bytes_sel"] * k[a] * k[b], fmt="sci", doc=doc)
+
+
+def plus(name: str, terms: tuple[str, ...], label: str, unit: str, fmt: str = "sci",
+         doc: str = "") -> Quantity:
+    """The sum of a few values."""
+    return Quantity(name, label, unit, "+".join(f"{{{t}}}" for t in terms),
+                    lambda **k: sum(k[t] for t in terms), fmt=fmt, doc=doc)
+
+
+def same_as(name: str, other: str, label: str, unit: str, fmt: str = "sci",
+            doc: str = "") -> Quantity:
+    """A value shown again in another place, by reference (never recomputed)."""
+    return Quantity(name, label, unit, f"{{{other}}}", lambda **k: k[other], fmt=fmt, doc=doc)
+
+
+def ceil_div(name: str, num: str, den: str, label: str, unit: str = "",
+             doc: str = "") -> Quantity:
+    """ROUNDUP(num/den, 0): how uneven splits are rounded (the larger share)."""
+    return Quantity(name, label, unit, f"ROUNDUP({{{num}}}/{{{den}}},0)",
+                    lambda **k: np.ceil(np.asarray(k[num], dtype=float) / k[den]) * 1.0
+                    if np.ndim(k[num]) else float(np.ceil(k[num] / k[den])),
+                    fmt="int", doc=doc)
+
+
+def first_of(name: str, column: str, label: str, unit: str, fmt: str = "ratio",
+             doc: str = "") -> Quantity:
+    """INDEX(column, 1): the first row's value (e.g. layer 1)."""
+    return Quantity(name, label, unit, f"INDEX({{{column}[]}},1)",
+                    lambda **k: np.asarray(k[column], dtype=object)[0], fmt=fmt, doc=doc)
+
+
+def sum_where_equal(name: str, key: str, column: str, label: str, unit: str,
+                    fmt: str = "sci", doc: str = "") -> Quantity:
+    """Per row: the sum of `column` over the rows whose `key` equals this row's (a group sum)."""
+
+    def reference(**k: Any) -> np.ndarray:
+        keys, vals = np.asarray(k[key], dtype=float), np.asarray(k[column], dtype=float)
+        return np.array([vals[keys == v].sum() for v in keys])
+
+    return Quantity(name, label, unit, f"SUMPRODUCT(({{{key}[]}}={{{key}}})*{{{column}[]}})",
+                    reference, fmt=fmt, doc=doc)
+
+
+TIE_RTOL = 1e-9  # closer than this counts as a tie: engines round differently below it
+
+
+def better(name: str, pp: str, tp: str, *, lower_is_better: bool = True) -> Quantity:
+    """Which of pipeline and tensor parallelism wins a row (a near-equal pair is a tie)."""
+    factor = f"(1-{TIE_RTOL:.0E})" if lower_is_better else f"(1+{TIE_RTOL:.0E})"
+    lt = "<" if lower_is_better else ">"
+    scale = 1 - TIE_RTOL if lower_is_better else 1 + TIE_RTOL
+
+    def wins(a: float, b: float) -> bool:
+        return a < b * scale if lower_is_better else a > b * scale
+
+    def reference(**k: Any) -> str:
+        a, b = k[pp], k[tp]
+        return "pipeline" if wins(a, b) else "tensor" if wins(b, a) else "tie"
+
+    return Quantity(
+        name, "better", "",
+        f'IF({{{pp}}}{lt}{{{tp}}}*{factor},"pipeline",'
+        f'IF({{{tp}}}{lt}{{{pp}}}*{factor},"tensor","tie"))',
+        reference, fmt="text", doc="Within a relative 1e-9 the two count as a tie.")
+
+
+def better_fit(name: str, pp: str, tp: str) -> Quantity:
+    """Which of pipeline and tensor parallelism fits (TRUE/FALSE inputs)."""
+
+    def reference(**k: Any) -> str:
+        a, b = bool(k[pp]), bool(k[tp])
+        return "both" if a and b else "pipeline" if a else "tensor" if b else "neither"
+
+    return Quantity(name, "better", "",
+                    f'IF(AND({{{pp}}},{{{tp}}}),"both",IF({{{pp}}},"pipeline",'
+                    f'IF({{{tp}}},"tensor","neither")))', reference, fmt="text")
