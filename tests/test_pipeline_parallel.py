@@ -1,0 +1,190 @@
+"""Parts 2 and 3: hand-computed totals, fit verdicts, parallelism formulas, bad options, and
+LibreOffice recalculating both sheets."""
+
+from __future__ import annotations
+
+import math
+
+import openpyxl
+import pytest
+from click.testing import CliRunner
+from conftest import needs_libreoffice
+from lo_helpers import mismatches, read_values, recalc_many
+from test_cli_build import one_line_error
+
+import sheetgen
+from sheetgen.cli import cli
+from sheetgen.plan import plan_workbook
+from sheetgen.shapes import Shape
+from sheetgen.workbook import BuildConfig, input_values, plan_build, sheet_specs
+from sheetgen.xlsx import write_xlsx
+
+M, K, N, L = 4096, 8192, 32768, 72
+
+
+def scalars(**options):
+    return sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, **options).model.scalars
+
+
+def test_default_totals_by_hand():
+    s = scalars()
+    assert s["n_layers"] == L
+    assert s["total_weight_bytes"] == L * 2 * K * N == 38_654_705_664
+    assert s["peak_live_act"] == 2 * M * (N + K)  # type 1 reads m×n, writes m×k
+    assert s["memory_needed"] == s["total_weight_bytes"] + s["peak_live_act"]
+    layer_flops = 2 * M * K * N
+    assert s["total_flops"] == L * layer_flops
+    assert s["total_compute_time"] == pytest.approx(L * layer_flops / 312e12, rel=1e-12)
+    per_layer_bytes = 2 * (M * N + N * K + M * K)
+    assert s["total_memory_time"] == pytest.approx(L * per_layer_bytes / 1.555e12, rel=1e-12)
+    # every layer is compute-bound here, so full overlap = compute time
+    assert s["pipe_predicted"] == pytest.approx(s["total_compute_time"], rel=1e-12)
+    assert s["pipe_no_overlap"] == pytest.approx(s["total_compute_time"]
+                                                 + s["total_memory_time"], rel=1e-12)
+
+
+def test_fit_verdicts_on_both_sides_of_the_line():
+    fits = scalars()
+    assert fits["pipe_fits"] is True
+    assert fits["headroom"] == pytest.approx(40e9 - 38_990_249_984)
+    assert fits["stream_bytes"] == 0 and fits["stream_time"] == 0
+    fp32 = scalars(dtype="fp32")  # twice the bytes: 78 GB on a 40 GB card
+    assert fp32["pipe_fits"] is False
+    assert fp32["headroom"] < 0
+    assert fp32["stream_bytes"] == pytest.approx(fp32["memory_needed"] - 40e9)
+    assert fp32["stream_time"] == pytest.approx(fp32["stream_bytes"] / 31.5e9)
+    # 38 GB over PCIe 4 (1.2 s) hides behind 8.1 s of fp32 (non-tensor) compute ...
+    assert fp32["stream_time"] == pytest.approx((2 * 38_990_249_984 - 40e9) / 31.5e9)
+    assert fp32["pipe_predicted"] == pytest.approx(L * 2 * M * K * N / 19.5e12)
+    assert fp32["stream_hidden"] is True
+    # ... but 67 GB of streamed weights cannot hide behind a small batch's 88 ms
+    small = scalars(layers=200, pipeline_shape=(256, 8192, 32768))
+    assert small["stream_bytes"] == pytest.approx(200 * 2 * K * N + 2 * 256 * (N + K) - 40e9)
+    assert small["stream_hidden"] is False
+    assert small["pipe_with_stream"] == small["stream_time"]
+    assert fp32["pipe_with_stream"] == max(fp32["pipe_predicted"], fp32["stream_time"])
+    assert scalars(gpu="A100 80GB SXM", dtype="fp32")["pipe_fits"] is True
+    assert scalars(gpu="L4")["pipe_fits"] is False
+    assert fits["largest_ws_fits"] is True
+    assert fits["largest_ws"] == 2 * (M * N + N * K + M * K)
+
+
+def test_two_way_all_reduce_factor_is_one():
+    s = scalars(gpus=2, link_bw=100e9, link_latency=1e-5)
+    payload = 2 * M * N
+    assert s["allreduce_bytes"] == payload
+    assert s["allreduce_time"] == pytest.approx(payload / 100e9 + 1e-5, rel=1e-12)
+    s4 = scalars(gpus=4, link_bw=100e9, link_latency=1e-5)
+    assert s4["allreduce_time"] == pytest.approx(1.5 * payload / 100e9 + 1e-5, rel=1e-12)
+    assert scalars(gpus=1)["allreduce_time"] == 0
+    # the efficiency input divides the bandwidth: LINK_EFF is 1.0 by default
+    assert s["tp_comm"] == pytest.approx(L / 2 * s["allreduce_time"], rel=1e-12)
+
+
+@pytest.mark.parametrize(("g", "m", "expected"), [(2, 8, 1 / 9), (4, 8, 3 / 11), (2, 1, 0.5),
+                                                  (1, 8, 0.0)])
+def test_bubble_fraction(g, m, expected):
+    assert scalars(gpus=g, micro_batches=m)["pp_bubble"] == pytest.approx(expected)
+
+
+def test_pipeline_cannot_cut_one_batch_latency_but_raises_throughput():
+    s = scalars()
+    assert s["pp_latency_one"] > s["single_latency"]  # hops added, nothing overlapped
+    # one boundary, after layer 36 (type 2: its output is m×n), over 300 GB/s + 5 µs
+    assert s["pp_latency_one"] == pytest.approx(s["single_latency"] + 2 * M * N / 300e9 + 5e-6)
+    assert s["pp_tput"] > s["single_tput"]
+    # 8 micro-batches of 512 rows, 36 compute-bound layers per stage
+    stage = 36 * 2 * 512 * K * N / 312e12
+    assert s["pp_stage_max"] == pytest.approx(stage, rel=1e-12)
+    hop = 2 * 512 * N / 300e9 + 5e-6
+    assert s["pp_latency_m"] == pytest.approx((8 + 2 - 1) * stage + hop, rel=1e-12)
+    assert s["pp_tput"] == pytest.approx(512 / stage, rel=1e-12)
+
+
+def test_tensor_parallel_halves_weights_and_lowers_intensity():
+    s = scalars()
+    assert s["tp_weights"] == s["single_weights"] / 2
+    assert s["tp_i1"] < s["single_i1"]
+    # small m: TP turns a compute-bound layer memory-bound
+    small = scalars(pipeline_shape=(256, 8192, 32768), gpus=16)
+    assert small["single_r1"] == "compute-bound" and small["tp_r1"] == "memory-bound"
+
+
+def test_uneven_splits_are_rounded_up_and_flagged():
+    s = scalars(layers=73, pipeline_shape=(1000, 8190, 4096), gpus=4, micro_batches=3)
+    assert s["k_shard"] == 2048 and s["flag_k"].startswith("uneven")
+    assert s["stage_layers"] == 19 and s["stages_used"] == 4 and s["flag_l"].startswith("uneven")
+    assert s["mb_rows"] == 334 and s["flag_m"].startswith("uneven")
+    even = scalars(gpus=2)
+    assert (even["flag_k"], even["flag_l"], even["flag_m"]) == ("even", "even", "even")
+    more_gpus_than_layers = scalars(layers=3, gpus=4)
+    assert more_gpus_than_layers["stage_layers"] == 1
+    assert more_gpus_than_layers["stages_used"] == 3
+
+
+def test_api_frames():
+    layers, totals = sheetgen.pipeline(layers=4)
+    assert list(layers.layer_type) == [1, 2, 1, 2]
+    assert list(layers.in_shape[:2]) == [f"{M}x{N}", f"{M}x{K}"]
+    assert totals.loc["pipe_fits", "value"] in (True, False)
+    comp = sheetgen.parallelism(gpus=2)
+    assert set(comp.columns) == {"unit", "single", "pipeline", "tensor", "better"}
+    assert comp.loc["bubble fraction", "pipeline"] == pytest.approx(1 / 9)
+
+
+@pytest.mark.parametrize(("args", "needles"), [
+    (["--layers", "0"], ["--layers", "from 1"]),
+    (["--layers", "7.5"], ["--layers", "7.5"]),
+    (["--gpus", "0"], ["--gpus"]),
+    (["--micro-batches", "0"], ["--micro-batches"]),
+    (["--micro-batches", "5000"], ["more than the pipeline's m = 4096"]),
+    (["--link-bw", "0"], ["--link-bw must be a positive"]),
+    (["--link-latency", "-1"], ["--link-latency"]),
+    (["--pipeline-shape", "0", "8", "8"], ["--pipeline-shape m"]),
+])
+def test_bad_parallel_options(tmp_path, args, needles):
+    out = tmp_path / "o.xlsx"
+    one_line_error(CliRunner().invoke(cli, ["build", str(out), *args]), *needles)
+    assert not out.exists()
+
+
+VARIANTS = {
+    "default": {},
+    "g4_uneven": {"gpus": 4, "layers": 73, "pipeline_shape": (1000, 8190, 4096),
+                  "micro_batches": 3},
+    "h100_fp8_link": {"gpu": "H100 SXM", "dtype": "fp8", "link_bw": 50e9, "gpus": 4,
+                      "pipeline_shape": (512, 4096, 16384), "layers": 10},
+    "l4_small_m": {"gpu": "L4", "dtype": "fp16", "pipeline_shape": (64, 2048, 8192),
+                   "layers": 8, "micro_batches": 64},
+}
+
+
+@pytest.mark.libreoffice
+@needs_libreoffice
+def test_libreoffice_agrees_on_pipeline_and_parallelism(tmp_path):
+    plans, files = {}, []
+    for key, opts in VARIANTS.items():
+        plans[key] = plan_build(BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=1, **opts))
+        files.append(write_xlsx(plans[key], tmp_path / f"{key}.xlsx"))
+    # a user flips the dtype and the GPU count in the sheet
+    edited = tmp_path / "edited.xlsx"
+    wb = openpyxl.load_workbook(files[0])
+    for name, value in (("DTYPE", "fp32"), ("PAR_GPUS", 4), ("MICRO_BATCHES", 16)):
+        sheet, cell = plans["default"].defined_names[name].split("!")
+        wb[sheet.strip("'")][cell.replace("$", "")] = value
+    wb.save(edited)
+    files.append(edited)
+    out = recalc_many(files, tmp_path / "out")
+    for key in VARIANTS:
+        values = read_values(out[tmp_path / f"{key}.xlsx"])
+        assert mismatches(plans[key], values) == [], key
+    cfg = BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=1, dtype="fp32", gpus=4,
+                      micro_batches=16).resolved()
+    expected = plan_workbook(sheet_specs(), input_values(cfg))
+    values = read_values(out[edited])
+    assert mismatches(expected, values) == []
+    assert math.isclose(expected.model.scalars["pp_bubble"], 3 / 19)
+    # the fp32 flip pushes the model out of the A100's memory, and LibreOffice says so
+    assert expected.model.scalars["pipe_fits"] is False
+    pipe = next(c for c in expected.sheet("Pipeline").cells if c.name == "pipe_fits")
+    assert values["Pipeline"][(pipe.row, pipe.col)] is False
