@@ -104,10 +104,17 @@ def cli() -> None:
 @click.option("--link-bw", type=float, help="GPU link bandwidth per direction, B/s "
               "(default: the GPU preset's).")
 @click.option("--link-latency", type=float, help="GPU link latency, s (default: the preset's).")
+@click.option("--whatif-shape", type=int, nargs=3, metavar="M K N", default=(128, 4096, 4096),
+              show_default=True, help="Base shape of the What-if sheet.")
+@click.option("--practice", type=int, default=0, metavar="N",
+              help="Add a Practice sheet of N seeded random shapes to estimate by hand.")
+@click.option("--practice-seed", type=int, default=2026, show_default=True,
+              help="Seed of the practice shapes.")
 @click.option("--force", is_flag=True, help="Overwrite OUT if it exists.")
 def build(out: Path, gpu: str | None, dtype: str, shapes: Path | None, spare_rows: int,
           gpu_file: Path | None, layers: int, pipeline_shape: tuple[int, int, int], gpus: int,
           micro_batches: int, link_bw: float | None, link_latency: float | None,
+          whatif_shape: tuple[int, int, int], practice: int, practice_seed: int,
           force: bool) -> None:
     """Write the roofline workbook OUT.xlsx (live formulas, cached values, chart).
 
@@ -115,6 +122,7 @@ def build(out: Path, gpu: str | None, dtype: str, shapes: Path | None, spare_row
     Example:
       sheetgen build roofline.xlsx --gpu "H100 SXM" --dtype bf16
       sheetgen build big.xlsx --layers 96 --pipeline-shape 8192 12288 49152 --gpus 4
+      sheetgen build drill.xlsx --practice 20
     """
     from sheetgen.api import build_workbook
 
@@ -123,7 +131,8 @@ def build(out: Path, gpu: str | None, dtype: str, shapes: Path | None, spare_row
             out, gpu=gpu, dtype=dtype, shapes=shapes, spare_rows=spare_rows,
             gpu_file=gpu_file, force=force, progress_factory=progress_bar, layers=layers,
             pipeline_shape=pipeline_shape, gpus=gpus, micro_batches=micro_batches,
-            link_bw=link_bw, link_latency=link_latency)
+            link_bw=link_bw, link_latency=link_latency, whatif_shape=whatif_shape,
+            practice=practice, practice_seed=practice_seed)
     click.echo(f"wrote {path} ({n_rows} shape rows)")
 
 

@@ -33,8 +33,9 @@ _KIND: dict[str | None, RefKind] = {None: "cell", "[]": "range", "[:]": "running
 class Validation:
     """Data validation for an input cell: a dropdown over a named range, or a number rule."""
 
-    kind: Literal["list", "whole_min", "decimal_range"]
+    kind: Literal["list", "choices", "whole_min", "decimal_range"]
     source: str | None = None  # list: the name of a range-valued column
+    choices: tuple[str, ...] = ()  # choices: the allowed texts
     minimum: float | None = None
     maximum: float | None = None
     message: str = ""
@@ -175,3 +176,4 @@ class SheetSpec:
     column_widths: dict[int, float] = field(default_factory=dict)
     freeze: tuple[int, int] | None = None
     regime_columns: Sequence[str] = ()  # columns that get the compute/memory colouring
+    hidden_columns: Sequence[str] = ()  # table columns hidden from view (practice answers)

@@ -137,6 +137,7 @@ class SheetPlan:
     charts: list[ChartPlan] = field(default_factory=list)
     widths: dict[int, float] = field(default_factory=dict)
     freeze: tuple[int, int] | None = None
+    hidden: list[int] = field(default_factory=list)  # hidden columns
 
     def table(self, name: str) -> TablePlan:
         return next(t for t in self.tables if t.name == name)
@@ -303,6 +304,7 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
         _plan_conditionals(sp, spec, layout)
         for chart in spec.charts:
             sp.charts.append(_plan_chart(chart, layout))
+        sp.hidden = sorted(layout.where[name].col for name in spec.hidden_columns)
         plans.append(sp)
     return WorkbookPlan(plans, layout.defined_names(), model, registry, dict(metadata or {}))
 

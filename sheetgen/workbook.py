@@ -15,7 +15,8 @@ from sheetgen.errors import InputError
 from sheetgen.hardware import DEFAULT_DTYPE, Presets, check_dtype, load_presets
 from sheetgen.plan import WorkbookPlan, plan_workbook
 from sheetgen.shapes import Shape, default_shapes, parse_dim
-from sheetgen.sheets import inputs, matmul, parallel, pipeline, specs
+from sheetgen.sheets import inputs, matmul, parallel, pipeline, specs, whatif
+from sheetgen.sheets import practice as practice_sheet
 
 DEFAULT_SPARE_ROWS = 200
 
@@ -36,6 +37,9 @@ class BuildConfig:
     micro_batches: int = parallel.DEFAULT_MICRO_BATCHES
     link_bw: float | None = None  # per direction, B/s; None = the preset's
     link_latency: float | None = None  # s; None = the preset's
+    whatif_shape: tuple[int, int, int] = whatif.DEFAULT_SHAPE
+    practice: int = 0  # rows of the Practice sheet; 0 leaves the sheet out
+    practice_seed: int = practice_sheet.DEFAULT_SEED
 
     def resolved(self) -> BuildConfig:
         """Validate everything up front, with errors naming the option."""
@@ -46,6 +50,9 @@ class BuildConfig:
         _whole("--layers", self.layers, 1, 100_000)
         _whole("--gpus", self.gpus, 1, 100_000)
         _whole("--micro-batches", self.micro_batches, 1)
+        _whole("--practice", self.practice, 0, 100_000)
+        whatif_shape = tuple(parse_dim(v, f"--whatif-shape {d}")
+                             for v, d in zip(self.whatif_shape, "mkn", strict=True))
         m, k, n = (parse_dim(v, f"--pipeline-shape {d}")
                    for v, d in zip(self.pipeline_shape, "mkn", strict=True))
         if self.micro_batches > m:
@@ -59,7 +66,8 @@ class BuildConfig:
             raise InputError(f"--link-latency must be 0 or more seconds, got "
                              f"{self.link_latency!r}")
         shapes = list(self.shapes) if self.shapes is not None else default_shapes()
-        return replace(self, gpu=gpu.name, dtype=dtype, shapes=shapes, pipeline_shape=(m, k, n))
+        return replace(self, gpu=gpu.name, dtype=dtype, shapes=shapes, pipeline_shape=(m, k, n),
+                       whatif_shape=whatif_shape)
 
 
 def _whole(option: str, value: object, low: int, high: int | None = None) -> None:
@@ -71,9 +79,11 @@ def _whole(option: str, value: object, low: int, high: int | None = None) -> Non
         raise InputError(f"{option} must be a whole number {span}, got {value!r}")
 
 
-def sheet_specs() -> list[SheetSpec]:
+def sheet_specs(config: BuildConfig | None = None) -> list[SheetSpec]:
     """The sheets in workbook order: inputs first, presets last."""
-    return [inputs.sheet(), matmul.sheet(), pipeline.sheet(), parallel.sheet(), specs.sheet()]
+    optional = [practice_sheet.sheet()] if config is not None and config.practice else []
+    return [inputs.sheet(), matmul.sheet(), pipeline.sheet(), parallel.sheet(), whatif.sheet(),
+            *optional, specs.sheet()]
 
 
 def input_values(config: BuildConfig) -> dict[str, list | object]:
@@ -89,6 +99,9 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
     values.update(pipeline.input_values(config.layers, *config.pipeline_shape))
     values.update(parallel.input_values(config.layers, config.gpus, config.micro_batches,
                                         config.link_bw, config.link_latency))
+    values.update(whatif.input_values(config.whatif_shape))
+    if config.practice:
+        values.update(practice_sheet.input_values(config.practice, config.practice_seed))
     return values
 
 
@@ -102,5 +115,6 @@ def plan_build(config: BuildConfig | None = None) -> WorkbookPlan:
         "sheetgen.shapes": str(len(cfg.shapes or [])),
         "sheetgen.spare_rows": str(cfg.spare_rows),
         "sheetgen.layers": str(cfg.layers),
+        "sheetgen.practice": str(cfg.practice),
     }
-    return plan_workbook(sheet_specs(), input_values(cfg), metadata)
+    return plan_workbook(sheet_specs(cfg), input_values(cfg), metadata)

@@ -132,6 +132,8 @@ def _validation(ws: Worksheet, v: ValidationPlan) -> None:
     opts: dict[str, Any]
     if rule.kind == "list":
         opts = {"validate": "list", "source": "=" + (v.source_name or v.source or "")}
+    elif rule.kind == "choices":
+        opts = {"validate": "list", "source": list(rule.choices)}
     elif rule.kind == "whole_min":
         opts = {"validate": "integer", "criteria": "between", "minimum": int(rule.minimum or 1),
                 "maximum": int(rule.maximum or 2**31 - 1)}
@@ -205,6 +207,8 @@ def write_xlsx(plan: WorkbookPlan, path: str | os.PathLike[str], *, force: bool 
             ws = wb.add_worksheet(sheet.name)
             for col, width in sheet.widths.items():
                 ws.set_column(col, col, width)
+            for col in sheet.hidden:
+                ws.set_column(col, col, sheet.widths.get(col, 12.0), None, {"hidden": True})
             if sheet.freeze:
                 ws.freeze_panes(*sheet.freeze)
             _write_sheet(ws, sheet, formats, progress)

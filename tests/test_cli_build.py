@@ -33,7 +33,8 @@ def test_build_defaults(tmp_path: Path):
     assert result.exit_code == 0, result.output
     assert "12 shape rows" in result.output
     wb = openpyxl.load_workbook(out)
-    assert wb.sheetnames == ["Inputs", "Matmul", "Pipeline", "Parallelism", "GPU Specs"]
+    assert wb.sheetnames == ["Inputs", "Matmul", "Pipeline", "Parallelism", "What-if",
+                             "GPU Specs"]
     assert "PEAK_FLOPS" in wb.defined_names and "RIDGE" in wb.defined_names
     # formulas read like the maths, through named cells
     assert wb["Matmul"]["G6"].value == '=IF(D6="ok",E6/F6,"")'

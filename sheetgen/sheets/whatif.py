@@ -1,0 +1,224 @@
+"""The "What-if" sheet: how one matmul's time, intensity and regime move when m, k or n is
+halved or doubled, and the crossover sizes at which it turns compute-bound.
+
+Compute-bound and memory-bound matmuls respond in opposite ways to scaling: doubling m doubles
+a compute-bound matmul's time but barely moves a weight-streaming (memory-bound) one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sheetgen.definitions import (
+    Block,
+    BlockRow,
+    Input,
+    Quantity,
+    SheetSpec,
+    Table,
+    Text,
+    Validation,
+)
+from sheetgen.sheets import roofline as rf
+from sheetgen.sheets.matmul import MAX_DIM
+
+SHEET = "What-if"
+DEFAULT_SHAPE = (128, 4096, 4096)  # memory-bound on an A100 in bf16, a few doublings from the ridge
+NEVER = "never"
+
+_DIM = Validation("whole_min", minimum=1, maximum=MAX_DIM, message="A positive whole number")
+W_M = Input("whatif_m", "base m", fmt="int", defined_name="WHATIF_M", validation=_DIM)
+W_K = Input("whatif_k", "base k", fmt="int", defined_name="WHATIF_K", validation=_DIM)
+W_N = Input("whatif_n", "base n", fmt="int", defined_name="WHATIF_N", validation=_DIM)
+
+SCENARIOS: list[tuple[str, float, float, float]] = [
+    ("base", 1, 1, 1),
+    ("m halved", 0.5, 1, 1),
+    ("m doubled", 2, 1, 1),
+    ("k halved", 1, 0.5, 1),
+    ("k doubled", 1, 2, 1),
+    ("n halved", 1, 1, 0.5),
+    ("n doubled", 1, 1, 2),
+    ("all halved", 0.5, 0.5, 0.5),
+    ("all doubled", 2, 2, 2),
+]
+
+SCENARIO = Input("scenario", "scenario", fmt="text")
+M_SCALE = Input("m_scale", "m ×", fmt="ratio")
+K_SCALE = Input("k_scale", "k ×", fmt="ratio")
+N_SCALE = Input("n_scale", "n ×", fmt="ratio")
+
+
+def _scaled(name: str, base: str, scale: str) -> Quantity:
+    return Quantity(
+        name, name[-1], "", f"{{{base}}}*{{{scale}}}", lambda **a: a[base] * a[scale], fmt="int"
+    )
+
+
+S_M = _scaled("wi_m", "whatif_m", "m_scale")
+S_K = _scaled("wi_k", "whatif_k", "k_scale")
+S_N = _scaled("wi_n", "whatif_n", "n_scale")
+WI_FLOPS = rf.flops("wi_flops", "wi_m", "wi_k", "wi_n")
+WI_BYTES = rf.bytes_moved("wi_bytes", "wi_m", "wi_k", "wi_n")
+WI_INTENSITY = rf.intensity("wi_intensity", "wi_flops", "wi_bytes")
+WI_REGIME = rf.regime("wi_regime", "wi_intensity")
+WI_COMPUTE = rf.compute_time("wi_compute_time", "wi_flops")
+WI_MEMORY = rf.memory_time("wi_memory_time", "wi_bytes")
+WI_TIME = rf.predicted_time("wi_time", "wi_compute_time", "wi_memory_time")
+
+
+def _vs_base(name: str, column: str, label: str) -> Quantity:
+    return Quantity(
+        name,
+        label,
+        "×",
+        f"{{{column}}}/INDEX({{{column}[]}},1)",
+        lambda **a: a[column] / np.asarray(a[column])[0],
+        fmt="ratio",
+        doc="relative to the base row",
+    )
+
+
+WI_TIME_RATIO = _vs_base("wi_time_ratio", "wi_time", "time vs base")
+WI_FLOPS_RATIO = _vs_base("wi_flops_ratio", "wi_flops", "FLOPs vs base")
+WI_INTENSITY_RATIO = _vs_base("wi_intensity_ratio", "wi_intensity", "intensity vs base")
+
+TABLE = Table(
+    name="whatif",
+    header_row=10,
+    col=0,
+    inputs=(SCENARIO, M_SCALE, K_SCALE, N_SCALE),
+    columns=(
+        S_M,
+        S_K,
+        S_N,
+        WI_FLOPS,
+        WI_BYTES,
+        WI_INTENSITY,
+        WI_REGIME,
+        WI_COMPUTE,
+        WI_MEMORY,
+        WI_TIME,
+        WI_TIME_RATIO,
+        WI_FLOPS_RATIO,
+        WI_INTENSITY_RATIO,
+    ),
+)
+
+
+def _denominator(name: str, a: str, b: str, label: str) -> Quantity:
+    """2ab − b·R·(a+b'): positive when growing the free dimension can reach the ridge."""
+    return Quantity(
+        name,
+        label,
+        "",
+        f"2*{{{a}}}*{{{b}}}-{{dtype_bytes_sel}}*{{attainable_ridge}}*({{{a}}}+{{{b}}})",
+        lambda **k: 2 * k[a] * k[b] - k["dtype_bytes_sel"] * k["attainable_ridge"] * (k[a] + k[b]),
+        fmt="sci",
+    )
+
+
+def _crossover(name: str, a: str, b: str, den: str, label: str) -> Quantity:
+    """b·R·a·b / denominator, or "never": the free dimension where intensity meets the ridge."""
+
+    def reference(**k: Any) -> Any:
+        if k[den] <= 0:
+            return NEVER
+        return k["dtype_bytes_sel"] * k["attainable_ridge"] * k[a] * k[b] / k[den]
+
+    return Quantity(
+        name,
+        label,
+        "",
+        f"IF({{{den}}}>0,{{dtype_bytes_sel}}*{{attainable_ridge}}*{{{a}}}*"
+        f'{{{b}}}/{{{den}}},"{NEVER}")',
+        reference,
+        fmt="ratio",
+        doc="intensity(m) = 2mkn / (b(mk+kn+mn)) rises with m towards 2kn/(b(k+n)); it "
+        "reaches the ridge R only if that limit exceeds R.",
+    )
+
+
+def _smallest(name: str, crossover: str, label: str) -> Quantity:
+    def reference(**k: Any) -> Any:
+        x = k[crossover]
+        return NEVER if isinstance(x, str) else float(np.ceil(x))
+
+    return Quantity(
+        name,
+        label,
+        "",
+        f'IF(ISNUMBER({{{crossover}}}),ROUNDUP({{{crossover}}},0),"{NEVER}")',
+        reference,
+        fmt="int",
+    )
+
+
+DEN_M = _denominator("cross_m_den", "whatif_k", "whatif_n", "denominator 2kn − bR(k+n)")
+CROSS_M = _crossover(
+    "cross_m", "whatif_k", "whatif_n", "cross_m_den", "m* (m where intensity = ridge)"
+)
+SMALLEST_M = _smallest("cross_m_whole", "cross_m", "smallest whole m that is compute-bound")
+DEN_N = _denominator("cross_n_den", "whatif_m", "whatif_k", "denominator 2mk − bR(m+k)")
+CROSS_N = _crossover(
+    "cross_n", "whatif_m", "whatif_k", "cross_n_den", "n* (n where intensity = ridge)"
+)
+SMALLEST_N = _smallest("cross_n_whole", "cross_n", "smallest whole n that is compute-bound")
+
+INPUTS = Block(
+    row=4,
+    col=0,
+    header=("Base shape", "Value", "Unit", "Notes"),
+    rows=(BlockRow(W_M.label, [W_M]), BlockRow(W_K.label, [W_K]), BlockRow(W_N.label, [W_N])),
+)
+CROSSOVER = Block(
+    row=TABLE.header_row + len(SCENARIOS) + 3,
+    col=0,
+    header=("Crossover to compute-bound", "Value", "Unit", "Notes"),
+    rows=(
+        BlockRow(DEN_M.label, [DEN_M], "", "for the base k and n"),
+        BlockRow(CROSS_M.label, [CROSS_M], "rows", "b·R·k·n / (2kn − bR(k+n)), or never"),
+        BlockRow(SMALLEST_M.label, [SMALLEST_M], "rows"),
+        BlockRow(DEN_N.label, [DEN_N], "", "for the base m and k"),
+        BlockRow(CROSS_N.label, [CROSS_N], "cols", "b·R·m·k / (2mk − bR(m+k)), or never"),
+        BlockRow(SMALLEST_N.label, [SMALLEST_N], "cols"),
+    ),
+)
+
+
+def sheet() -> SheetSpec:
+    return SheetSpec(
+        name=SHEET,
+        texts=(
+            Text(0, 0, "What-if: scaling one matmul", "title"),
+            Text(
+                1,
+                0,
+                "Compute-bound matmuls slow down in proportion to FLOPs when a "
+                "dimension doubles; memory-bound ones follow the bytes, which barely move "
+                "when the small dimension grows.",
+            ),
+            Text(2, 0, "R is the attainable ridge (Inputs sheet), b the bytes per element."),
+            Text(TABLE.header_row - 1, 0, "Halve and double", "subtitle"),
+            Text(CROSSOVER.row - 1, 0, "When does it turn compute-bound?", "subtitle"),
+        ),
+        blocks=(INPUTS, CROSSOVER),
+        tables=(TABLE,),
+        column_widths={0: 40.0} | {i: 13.0 for i in range(1, 17)},
+        regime_columns=("wi_regime",),
+    )
+
+
+def input_values(shape: tuple[int, int, int] = DEFAULT_SHAPE) -> dict[str, Any]:
+    m, k, n = shape
+    return {
+        "whatif_m": m,
+        "whatif_k": k,
+        "whatif_n": n,
+        "scenario": [s[0] for s in SCENARIOS],
+        "m_scale": [s[1] for s in SCENARIOS],
+        "k_scale": [s[2] for s in SCENARIOS],
+        "n_scale": [s[3] for s in SCENARIOS],
+    }

@@ -1,0 +1,137 @@
+"""What-if scaling and the crossover formula (against brute force); the Practice sheet's
+feedback and reveal switch; LibreOffice agreement for both."""
+
+from __future__ import annotations
+
+import openpyxl
+import pytest
+from conftest import needs_libreoffice
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from lo_helpers import mismatches, read_values, recalc_many
+
+import sheetgen
+from sheetgen.plan import plan_workbook
+from sheetgen.shapes import Shape
+from sheetgen.sheets.practice import random_shapes
+from sheetgen.workbook import BuildConfig, input_values, plan_build, sheet_specs
+from sheetgen.xlsx import write_xlsx
+
+
+def scalars(**options):
+    return sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, **options).model.scalars
+
+
+def compute_bound(m: int, k: int, n: int, b: int, ridge: float) -> bool:
+    return 2 * m * k * n / (b * (m * k + k * n + m * n)) >= ridge
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 20_000), st.integers(1, 20_000), st.sampled_from(["bf16", "fp32", "int8"]))
+def test_crossover_matches_brute_force(k, n, dtype):
+    s = scalars(whatif_shape=(1, k, n), dtype=dtype)
+    b, ridge = s["dtype_bytes_sel"], s["attainable_ridge"]
+    found = next((m for m in range(1, 200_001) if compute_bound(m, k, n, b, ridge)), None)
+    if s["cross_m"] == "never":
+        assert found is None
+        # and the limit for m -> infinity really is below the ridge
+        assert 2 * k * n / (b * (k + n)) <= ridge
+    elif found is None:
+        assert s["cross_m_whole"] > 200_000  # beyond the search, still finite
+    else:
+        assert s["cross_m_whole"] == found  # the formula's ceiling is the brute-force answer
+
+
+def test_crossover_for_n_is_symmetric():
+    s = scalars(whatif_shape=(512, 4096, 7))
+    t = scalars(whatif_shape=(7, 4096, 512))
+    assert s["cross_n"] == pytest.approx(t["cross_m"])
+
+
+def test_scaling_moves_regimes_in_opposite_directions():
+    p = sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, whatif_shape=(128, 4096, 4096))
+    t = p.table("whatif")
+    ratio = dict(zip(t.column("scenario").values, t.column("wi_time_ratio").values,
+                     strict=True))
+    # memory-bound base: doubling m (the small side) barely moves the time ...
+    assert ratio["m doubled"] < 1.25
+    # ... while a compute-bound base doubles with it
+    big = sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, whatif_shape=(4096, 4096, 4096))
+    tb = big.table("whatif")
+    ratio_b = dict(zip(tb.column("scenario").values, tb.column("wi_time_ratio").values,
+                       strict=True))
+    assert ratio_b["m doubled"] == pytest.approx(2.0)
+    assert ratio_b["all doubled"] == pytest.approx(8.0)
+
+
+def test_practice_shapes_are_seeded():
+    assert random_shapes(5, 1) == random_shapes(5, 1)
+    assert random_shapes(5, 1) != random_shapes(5, 2)
+    assert all(m >= 1 and k >= 256 and n >= 256 for m, k, n in random_shapes(50))
+
+
+def _practice_plan(guesses, reveal):
+    cfg = BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=0, practice=4).resolved()
+    values = input_values(cfg)
+    values["reveal"] = reveal
+    for key, column in zip(("guess_intensity", "guess_regime", "guess_time"), zip(*guesses,
+                                                                                strict=True),
+                           strict=True):
+        values[key] = list(column)
+    return plan_workbook(sheet_specs(cfg), values)
+
+
+def test_practice_feedback_and_reveal():
+    truth = _practice_plan([(None, None, None)] * 4, 0).table("practice")
+    intensity = truth.column("p_intensity").values
+    regime = truth.column("p_regime").values
+    time = truth.column("p_time").values
+    guesses = [
+        (intensity[0] * 1.05, regime[0], time[0] * 0.95),      # all within 10 %
+        (intensity[1] * 1.5, "compute-bound" if regime[1] == "memory-bound" else
+         "memory-bound", time[1] * 0.5),                        # off
+        ("lots", None, None),                                   # not a number
+        (None, None, None),                                     # not answered
+    ]
+    hidden = _practice_plan(guesses, 0).table("practice")
+    fb = [list(hidden.column(c).values) for c in ("fb_intensity", "fb_regime", "fb_time")]
+    assert [f[0] for f in fb] == ["correct", "correct", "correct"]
+    assert [f[1] for f in fb] == ["too high by 50%", "wrong", "too low by 50%"]
+    assert fb[0][2] == "enter a number" and [f[3] for f in fb] == ["", "", ""]
+    assert set(hidden.column("ans_intensity").values) == {""}
+    shown = _practice_plan(guesses, 1).table("practice")
+    assert list(shown.column("ans_regime").values) == list(regime)
+
+
+@pytest.mark.libreoffice
+@needs_libreoffice
+def test_libreoffice_agrees_on_whatif_and_practice(tmp_path):
+    plan = plan_build(BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=0, practice=6,
+                                  whatif_shape=(300, 5000, 700)))
+    src = write_xlsx(plan, tmp_path / "practice.xlsx")
+    # a user answers two rows and flips the reveal switch
+    edited = tmp_path / "answered.xlsx"
+    wb = openpyxl.load_workbook(src)
+    ws = wb["Practice"]
+    t = plan.table("practice")
+    r = t.first_row + 1  # 1-based row of the first shape
+    true_i = t.column("p_intensity").values[0]
+    ws.cell(r, 4).value = true_i * 1.3
+    ws.cell(r, 5).value = t.column("p_regime").values[0]
+    ws.cell(r + 1, 4).value = "abc"
+    sheet, cell = plan.defined_names["REVEAL"].split("!")
+    wb[sheet][cell.replace("$", "")] = 1
+    wb.save(edited)
+    out = recalc_many([src, edited], tmp_path / "out")
+    assert mismatches(plan, read_values(out[src])) == []
+    cfg = BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=0, practice=6,
+                      whatif_shape=(300, 5000, 700)).resolved()
+    values = input_values(cfg)
+    values["reveal"] = 1
+    values["guess_intensity"] = [true_i * 1.3, "abc", None, None, None, None]
+    values["guess_regime"] = [t.column("p_regime").values[0]] + [None] * 5
+    expected = plan_workbook(sheet_specs(cfg), values)
+    got = read_values(out[edited])
+    assert mismatches(expected, got) == []
+    assert got["Practice"][(t.first_row, 6)] == "too high by 30%"
+    assert got["Practice"][(t.first_row, 7)] == "correct"
