@@ -260,6 +260,23 @@ class _Layout:
         return "=" + body
 
 
+def input_addresses(sheets: Sequence[SheetSpec], rows: Mapping[str, int]
+                    ) -> dict[str, tuple[str, int, int, int]]:
+    """Where each input lives: name -> (sheet, first row, column, rows; 0 for a single cell).
+
+    The checker reads a workbook's own inputs from these cells and re-runs the model on them.
+    """
+    registry = Registry(sheets)
+    layout = _Layout(registry, rows)
+    out = {}
+    for name, item in registry.items.items():
+        if isinstance(item, Input):
+            w = layout.where[name]
+            n = 0 if w.table is None else w.last_row - w.row + 1
+            out[name] = (w.sheet, w.row, w.col, n)
+    return out
+
+
 def _block_slots(block: Block) -> list[tuple[int, Input | Quantity, int]]:
     """(row, item, col) for every value cell and suggestion of a block."""
     n_values = _block_width(block)
@@ -306,7 +323,9 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
             sp.charts.append(_plan_chart(chart, layout))
         sp.hidden = sorted(layout.where[name].col for name in spec.hidden_columns)
         plans.append(sp)
-    return WorkbookPlan(plans, layout.defined_names(), model, registry, dict(metadata or {}))
+    meta = dict(metadata or {})
+    meta.update({f"sheetgen.rows.{name}": str(n) for name, n in rows.items()})
+    return WorkbookPlan(plans, layout.defined_names(), model, registry, meta)
 
 
 def _plan_block(sp: SheetPlan, block: Block, spec: SheetSpec, layout: _Layout,
