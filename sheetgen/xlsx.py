@@ -168,9 +168,9 @@ def _chart(wb: Workbook, ws: Worksheet, sheet: str, chart: ChartPlan) -> None:
                                        "font": {"size": 7}}
         ch.add_series(opts)
     ch.set_title({"name": chart.title})
-    ch.set_x_axis({"name": chart.x_title, "log_base": 10,
+    ch.set_x_axis({"name": chart.x_title, "log_base": 10, "num_format": "General",
                    "major_gridlines": {"visible": True, "line": {"color": "#D9D9D9"}}})
-    ch.set_y_axis({"name": chart.y_title, "log_base": 10,
+    ch.set_y_axis({"name": chart.y_title, "log_base": 10, "num_format": "0E+00",
                    "major_gridlines": {"visible": True, "line": {"color": "#D9D9D9"}}})
     ch.set_legend({"position": "bottom"})
     ch.set_size({"width": 720, "height": 440})
