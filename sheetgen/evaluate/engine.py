@@ -31,7 +31,7 @@ from .tokenizer import MAX_ROW, tokenize
 from .values import BOOL, EMPTY, ERR, NUM, STR, ExcelError
 from .vec import Vec, concat_rows
 
-_DIGITS = re.compile(r"(\d+)")
+_DIGITS = re.compile(r"([1-9]\d*)")  # no leading zeros: "05" stays literal
 _CHUNK_CELLS = 4_000_000  # bound on rows x range-width held at once (SUMPRODUCT arrays)
 
 
@@ -66,39 +66,48 @@ class Engine:
 
     def __init__(self, raw: RawWorkbook) -> None:
         self.book = Book()
-        self.texts: dict[str, dict[int, list[str | None]]] = {}
+        self.texts: dict[str, dict[int, np.ndarray]] = {}
         self.names = dict(raw.names)
         self.local_names = raw.local_names
         self.sheet_names = [s.name for s in raw.sheets]
         self.groups: list[Group] = []
         self._name_cache: dict[tuple[str, str], Node] = {}
         for sh in raw.sheets:
-            cap = max(max(sh.f_rows, default=0), max(sh.v_rows, default=0)) + 1
-            store = SheetStore(sh.name, max(cap, 2))
+            f_rows = np.asarray(sh.f_rows, dtype=np.int64)
+            f_cols = np.asarray(sh.f_cols, dtype=np.int64)
+            top = [int(a.max()) for a in (f_rows, sh.n_rows) if len(a)]
+            top.append(max(sh.v_rows, default=0))
+            store = SheetStore(sh.name, max(max(top) + 1, 2))
             self.book.add(store)
-            self._load_values(store, sh.v_rows, sh.v_cols, sh.v_vals)
-            texts: dict[int, list[str | None]] = {}
-            for r, c, t in zip(sh.f_rows, sh.f_cols, sh.f_texts, strict=True):
-                col_texts = texts.get(c)
-                if col_texts is None:
-                    col_texts = texts[c] = [None] * store.cap
-                col_texts[r] = t
-            self.texts[sh.name] = texts
-            self._group(sh.name, sh.f_rows, sh.f_cols, sh.f_texts)
-        self.n_formulas = sum(len(sh.f_rows) for sh in raw.sheets)
+            self._load_values(store, sh)
+            texts = np.empty(len(sh.f_texts), dtype=object)
+            texts[:] = sh.f_texts
+            by_col: dict[int, np.ndarray] = {}
+            for c, idx in _split_by(f_cols):
+                arr = by_col[c] = np.full(store.cap, None, dtype=object)
+                arr[f_rows[idx]] = texts[idx]
+            self.texts[sh.name] = by_col
+            self._group(sh.name, f_rows, f_cols, sh.f_texts)
+        self.n_formulas = sum(len(sh.f_texts) for sh in raw.sheets)
 
     # ---- loading -------------------------------------------------------------------------
     @staticmethod
-    def _load_values(store: SheetStore, rows: list[int], cols: list[int], vals: list[Any]) -> None:
-        for r, c, v in zip(rows, cols, vals, strict=True):
+    def _load_values(store: SheetStore, sh: Any) -> None:
+        for c, idx in _split_by(np.asarray(sh.n_cols, dtype=np.int64)):
             column = store.column(c, create=True)
             assert column is not None
-            if v.__class__ is float:
-                column.kind[r] = NUM
-                column.num[r] = v
-            elif isinstance(v, bool):
+            rows = sh.n_rows[idx]
+            column.kind[rows] = NUM
+            column.num[rows] = sh.n_vals[idx]
+        for r, c, v in zip(sh.v_rows, sh.v_cols, sh.v_vals, strict=True):
+            column = store.column(c, create=True)
+            assert column is not None
+            if isinstance(v, bool):
                 column.kind[r] = BOOL
                 column.num[r] = float(v)
+            elif isinstance(v, float | int):
+                column.kind[r] = NUM
+                column.num[r] = v
             elif isinstance(v, ExcelError):
                 column.kind[r] = ERR
                 column.num[r] = np.nan
@@ -108,11 +117,56 @@ class Engine:
                 column.num[r] = np.nan
                 column.ensure_obj()[r] = v
 
-    def _group(self, sheet: str, rows: list[int], cols: list[int], texts: list[str]) -> None:
+    def _group(self, sheet: str, rows: np.ndarray, cols: np.ndarray, texts: list[str]) -> None:
+        """Fast pass: key = text with the row number replaced, validated once per key.
+
+        ``text.replace(str(row), X)`` is one C call. A key is trusted only if, in its first
+        cell, the replaced places are exactly the relative same-row references; then every
+        cell with that key (same column) is a shifted copy. Other cells -- and keys held by a
+        single cell, as in running totals -- go through the exact digit-run canonical form.
+        """
+        if not texts:
+            return
+        mark = "\x01"
+        row_list = rows.tolist()
+        keys = [t.replace(s, mark) for t, s in zip(texts, map(str, row_list), strict=True)]
+        table: dict[str, int] = {}
+        codes = np.fromiter((table.setdefault(k, len(table)) for k in keys), np.int64, len(keys))
+        del table
+        combined = codes * (int(cols.max()) + 1) + cols
+        slow: list[np.ndarray] = []
+        for _, idx in _split_by(combined):
+            i0 = int(idx[0])
+            if len(idx) < 2 or not self._key_valid(texts[i0], row_list[i0], keys[i0]):
+                slow.append(idx)
+                continue
+            g = Group(sheet, int(cols[i0]), rows[idx], texts[i0], origin=row_list[i0])
+            self.groups.append(g)
+        if slow:
+            rest = np.sort(np.concatenate(slow))
+            self._group_exact(sheet, rows[rest], cols[rest], [texts[i] for i in rest.tolist()])
+
+    def _key_valid(self, text: str, row: int, key: str) -> bool:
+        try:
+            _, spans = tokenize(text[1:])
+        except FormulaSyntaxError:
+            return False
+        own = str(row)
+        out, pos = [], 0
+        for a, b in spans:
+            if text[a + 1 : b + 1] == own:
+                out.append(text[pos : a + 1])
+                out.append("\x01")
+                pos = b + 1
+        out.append(text[pos:])
+        return "".join(out) == key
+
+    def _group_exact(self, sheet: str, rows: np.ndarray, cols: np.ndarray,
+                     texts: list[str]) -> None:  # fmt: skip
         roles: dict[str, tuple[int, ...]] = {}
         groups: dict[tuple[Any, ...], Group] = {}
         split = _DIGITS.split
-        for r, c, t in zip(rows, cols, texts, strict=True):
+        for r, c, t in zip(rows.tolist(), cols.tolist(), texts, strict=True):
             parts = split(t)
             skel = "\x00".join(parts[0::2])
             rel = roles.get(skel)
@@ -124,17 +178,11 @@ class Engine:
             key = (c, skel, *digits)
             g = groups.get(key)
             if g is None:
-                groups[key] = Group(sheet, c, [r], t)
+                groups[key] = Group(sheet, c, [r], t, origin=r)
             else:
                 g.rows.append(r)
         for g in groups.values():
-            arr = np.asarray(g.rows, dtype=np.int64)
-            if len(arr) > 1 and not bool((arr[1:] > arr[:-1]).all()):
-                arr = np.sort(arr)
-            g.rows = arr
-            if int(arr[0]) != g.origin:
-                g.origin = int(arr[0])
-                g.text = self.texts[sheet][g.col][g.origin] or g.text
+            g.rows = np.asarray(g.rows, dtype=np.int64)
             self.groups.append(g)
 
     @staticmethod
@@ -396,6 +444,19 @@ class Engine:
                 self._pending[k][r] = False
                 on_stack.discard((k, r))
                 stack.pop()
+
+
+def _split_by(keys: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """(key, sorted indices) for each distinct key, in order of first appearance."""
+    if len(keys) == 0:
+        return
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    cuts = np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1
+    chunks = np.split(order, cuts)
+    chunks.sort(key=lambda ix: int(ix[0]))
+    for ix in chunks:
+        yield int(keys[ix[0]]), ix
 
 
 def _stack(parts: list[Vec]) -> Vec:

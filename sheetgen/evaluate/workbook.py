@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -51,7 +52,7 @@ class EvaluatedWorkbook:
         texts = self._engine.texts.get(store.name, {}).get(col)
         if texts is None or row >= len(texts):
             return None
-        return texts[row]
+        return texts[row]  # type: ignore[no-any-return]
 
     def formula_cells(self, sheet: str | None = None) -> Iterator[tuple[str, str]]:
         """(sheet, 'A1') of every formula cell, row by row within each sheet."""
@@ -59,7 +60,9 @@ class EvaluatedWorkbook:
         for name in names:
             texts = self._engine.texts.get(name, {})
             cells = sorted(
-                (r, c) for c, col in texts.items() for r, t in enumerate(col) if t is not None
+                (int(r), c)
+                for c, col in texts.items()
+                for r in np.flatnonzero(col != None)  # noqa: E711
             )
             for r, c in cells:
                 yield name, a1(r, c)
@@ -104,8 +107,14 @@ def _evaluate(
     progress: Callable[[int, int], None] | None = None,
 ) -> EvaluatedWorkbook:
     """vectorize=False evaluates every cell on its own (the reference path for tests)."""
-    engine = Engine(read_workbook(source))
-    engine.run(vectorize=vectorize, progress=progress)
+    gc_was_on = gc.isenabled()
+    gc.disable()  # millions of small acyclic objects: the cyclic GC only costs time here
+    try:
+        engine = Engine(read_workbook(source))
+        engine.run(vectorize=vectorize, progress=progress)
+    finally:
+        if gc_was_on:
+            gc.enable()
     return EvaluatedWorkbook(engine)
 
 
