@@ -210,7 +210,7 @@ def _if(args: list[Node], ctx: Ctx) -> Vec:
         return _broadcast_rows(ev(other, ctx), c.shape)
     out = select(cond, ev(then, ctx), ev(other, ctx))
     if acc.mask is not None:
-        out = select(acc.mask, Vec(ERR, np.full((1, 1), np.nan), acc.obj), out)
+        out = select(acc.mask, Vec(ERR, np.full(acc.shape, np.nan), acc.obj), out)
     return out
 
 
@@ -334,7 +334,7 @@ def _index(args: list[Node], ctx: Ctx) -> Vec:
         from .engine import Unsupported
 
         raise Unsupported("INDEX with row or column 0 (a whole row/column)")
-    bad = (ri < 1) | (ci < 1) | (ri > h) | (ci > w)
+    bad = ~((ri >= 1) & (ci >= 1) & (ri <= h) & (ci <= w))  # NaN (error rows) is bad too
     acc.add(bad, REF)
     flat = np.where(bad, 0, (ri - 1) * w + (ci - 1)).astype(np.int64)
     kinds = block.kinds()[0][flat]
@@ -343,7 +343,7 @@ def _index(args: list[Node], ctx: Ctx) -> Vec:
     picked = Vec(kinds, num, obj, is_ref=True)
     if acc.mask is None:
         return picked
-    return select(acc.mask, Vec(ERR, np.full((1, 1), np.nan), acc.obj), picked)
+    return select(acc.mask, Vec(ERR, np.full(acc.shape, np.nan), acc.obj), picked)
 
 
 def _key(k: int, n: float, o: object) -> tuple[int, object] | None:
@@ -476,7 +476,7 @@ def _vlookup(args: list[Node], ctx: Ctx) -> Vec:
     picked = Vec(kinds, num, obj, is_ref=True)
     if acc.mask is None:
         return picked
-    return select(acc.mask, Vec(ERR, np.full((1, 1), np.nan), acc.obj), picked)
+    return select(acc.mask, Vec(ERR, np.full(acc.shape, np.nan), acc.obj), picked)
 
 
 __all__ = ["ARITY", "FUNCTIONS", "ExcelError"]
