@@ -77,7 +77,9 @@ def test_wrong_argument_count(tmp_path):
 
 
 def test_syntax_error_names_the_cell(tmp_path):
-    _fails(write_book(tmp_path / "u.xlsx", {"S": {"C3": "={1,2}"}}), r"cannot parse formula in S!C3")
+    _fails(
+        write_book(tmp_path / "u.xlsx", {"S": {"C3": "={1,2}"}}), r"cannot parse formula in S!C3"
+    )
 
 
 def test_not_a_zip(tmp_path):

@@ -8,8 +8,8 @@ from evaluate_helpers import one, write_book
 
 from sheetgen.evaluate import ExcelError, evaluate_workbook
 
-DIV0, VALUE, NA, NAME, NUM, REF = (ExcelError(c) for c in
-                                   ("#DIV/0!", "#VALUE!", "#N/A", "#NAME?", "#NUM!", "#REF!"))  # fmt: skip
+CODES = ("#DIV/0!", "#VALUE!", "#N/A", "#NAME?", "#NUM!", "#REF!")
+DIV0, VALUE, NA, NAME, NUM, REF = (ExcelError(c) for c in CODES)
 
 
 def test_excel_error_value_object():
@@ -78,8 +78,9 @@ def test_errors_are_values(tmp_path, formula, expected):
 
 
 def test_errors_propagate_through_cells(tmp_path):
-    path = write_book(tmp_path / "e.xlsx", {"S": {"A1": "=1/0", "A2": "=A1*2", "A3": "=MAX(A1,5)",
-                                                   "A4": "=IFERROR(A2,-1)", "A5": '=A1&"x"'}})  # fmt: skip
+    cells = {"A1": "=1/0", "A2": "=A1*2", "A3": "=MAX(A1,5)", "A4": "=IFERROR(A2,-1)",
+             "A5": '=A1&"x"'}  # fmt: skip
+    path = write_book(tmp_path / "e.xlsx", {"S": cells})
     ev = evaluate_workbook(path)
     assert [ev.value("S", f"A{i}") for i in range(1, 6)] == [DIV0, DIV0, DIV0, -1.0, DIV0]
 
@@ -103,7 +104,7 @@ def test_empty_cells(tmp_path):
     assert one(tmp_path, '=A1=""') is True
     assert one(tmp_path, "=A1=0") is True
     assert one(tmp_path, "=A1") == 0.0  # a formula showing an empty cell shows 0
-    assert one(tmp_path, '=ISBLANK(B1)', {"B1": '=""'}) is False
+    assert one(tmp_path, "=ISBLANK(B1)", {"B1": '=""'}) is False
     assert one(tmp_path, "=ISTEXT(B1)", {"B1": '=""'}) is True
 
 
@@ -195,8 +196,11 @@ def test_defined_names_and_cross_sheet_refs(tmp_path):
                 "A5": "='GPU Specs'!B5+Inputs!B2",
             },
         },
-        names={"PEAK_FLOPS": "=Inputs!$B$1", "SPECS_COL": "='GPU Specs'!$B$5:$B$6",
-               "DTYPE_BYTES": "=Inputs!$B$2"},  # fmt: skip
+        names={
+            "PEAK_FLOPS": "=Inputs!$B$1",
+            "SPECS_COL": "='GPU Specs'!$B$5:$B$6",
+            "DTYPE_BYTES": "=Inputs!$B$2",
+        },
     )
     ev = evaluate_workbook(path)
     assert [ev.value("Matmul", f"A{i}") for i in range(1, 6)] == [1000.0, 1301.0, 312.0, 4.0, 991.0]

@@ -41,11 +41,15 @@ def _expr(rng: random.Random, cols: list[str], r: int, depth: int) -> str:
     sub = lambda: _expr(rng, cols, r, depth - 1)  # noqa: E731
     rng_col = f"${rng.choice(cols[:2])}${FIRST}:${rng.choice(cols[:2])}${LAST}"
     forms = [
-        lambda: f"({sub()}{rng.choice(['+', '-', '*', '/', '^', '&', '=', '<', '>=', '<>'])}{sub()})",
+        lambda: (
+            f"({sub()}{rng.choice(['+', '-', '*', '/', '^', '&', '=', '<', '>=', '<>'])}{sub()})"
+        ),
         lambda: f"-{sub()}",
         lambda: f"IF({sub()},{sub()},{sub()})",
         lambda: f"IFERROR({sub()},{sub()})",
-        lambda: f"{rng.choice(['MAX', 'MIN', 'SUM', 'AVERAGE', 'COUNT', 'COUNTA'])}({sub()},{sub()})",
+        lambda: (
+            f"{rng.choice(['MAX', 'MIN', 'SUM', 'AVERAGE', 'COUNT', 'COUNTA'])}({sub()},{sub()})"
+        ),
         lambda: f"{rng.choice(['SUM', 'MAX', 'COUNT', 'COUNTBLANK'])}({rng_col})",
         lambda: f"SUM(A${FIRST}:A{r})",
         lambda: f"{rng.choice(['AND', 'OR'])}({sub()},{sub()})",
@@ -82,7 +86,7 @@ def _random_book(tmp_path, seed: int):
 
 @pytest.mark.parametrize("seed", range(12))
 def test_vectorised_equals_per_cell(tmp_path, seed):
-    path, templates = _random_book(tmp_path, seed)
+    path, _ = _random_book(tmp_path, seed)
     fast = _evaluate(path, vectorize=True)
     slow = _evaluate(path, vectorize=False)
     assert fast._engine.groups and len(fast._engine.groups) <= 6 * 3  # column runs, not cells
@@ -101,7 +105,9 @@ def test_shared_formulas_are_expanded(tmp_path):
             data = src.read(item)
             if item.filename.endswith("sheet1.xml"):
                 text = data.decode()
-                text = text.replace("<f>A1*2+$A$1</f>", '<f t="shared" ref="B1:B6" si="0">A1*2+$A$1</f>')
+                text = text.replace(
+                    "<f>A1*2+$A$1</f>", '<f t="shared" ref="B1:B6" si="0">A1*2+$A$1</f>'
+                )
                 text = re.sub(r"<f>A[2-6]\*2\+\$A\$1</f>", '<f t="shared" si="0"/>', text)
                 assert text.count("shared") == 6
                 data = text.encode()
