@@ -84,7 +84,7 @@ def _random_book(tmp_path, seed: int):
     return write_book(tmp_path / f"rand{seed}.xlsx", {"S": cells}), templates
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(40))
 def test_vectorised_equals_per_cell(tmp_path, seed):
     path, _ = _random_book(tmp_path, seed)
     fast = _evaluate(path, vectorize=True)
@@ -130,3 +130,20 @@ def test_growing_and_moving_ranges(tmp_path):
         assert ev.value("S", f"B{r}") == sum(a[:r])
         assert ev.value("S", f"C{r}") == max(a[:r]) - min(a[:r])
     assert ev.value("S", "D10") == pytest.approx(sum(a[7:10]) / 3)
+
+
+def test_running_totals_stay_vectorised(tmp_path):
+    cells: dict[str, object] = {}
+    n = 3000
+    for r in range(1, n + 1):
+        cells[f"A{r}"] = "skip" if r % 100 == 0 else float(r % 7)
+        cells[f"B{r}"] = f"=SUM(A$1:A{r})/COUNT(A$1:A{r})+MAX(A$1:A{r})"
+        cells[f"C{r}"] = f"=SUM(A{max(1, r - 4)}:A{r})" if r > 4 else "=0"
+    fast = _evaluate(write_book(tmp_path / "rt.xlsx", {"S": cells}), vectorize=True)
+    groups = fast._engine.groups
+    assert len(groups) <= 4 and not any(g.moving for g in groups)
+    vals = [0.0 if r % 100 == 0 else float(r % 7) for r in range(1, n + 1)]
+    nums = [v for r, v in zip(range(1, n + 1), vals, strict=True) if r % 100]
+    last = fast.value("S", f"B{n}")
+    assert last == pytest.approx(sum(nums) / len(nums) + 6.0, rel=1e-12)
+    assert fast.value("S", "C50") == sum(vals[45:50])

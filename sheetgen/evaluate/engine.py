@@ -22,7 +22,7 @@ import numpy as np
 from sheetgen.errors import WorkbookError
 
 from .evaluator import Ctx, Rowwise, ev
-from .functions import ARITY, FUNCTIONS
+from .functions import ARITY, FUNCTIONS, PREFIX_AGGREGATES, is_moving_column
 from .parser import FormulaSyntaxError, Node, parse
 from .reader import RawWorkbook
 from .refs import a1
@@ -253,12 +253,10 @@ class Engine:
             except Unsupported as exc:
                 raise WorkbookError(f"{exc} in {where}") from None
             g.refs = list(_iter_refs(g.ast))
+            g.moving = _needs_rowwise(g.ast)
             for r in g.refs:
-                if r[0] == "range":
-                    if not (r[3] and r[6]):
-                        g.moving = True
-                    elif r[5] < MAX_ROW:
-                        g.width = max(g.width, (r[5] - r[2] + 1) * (r[7] - r[4] + 1))
+                if r[0] == "range" and r[3] and r[6] and r[5] < MAX_ROW:
+                    g.width = max(g.width, (r[5] - r[2] + 1) * (r[7] - r[4] + 1))
 
     # ---- ordering ------------------------------------------------------------------------
     def _read_intervals(self, g: Group) -> Iterator[tuple[str, int, int, int]]:
@@ -468,6 +466,21 @@ def _stack(parts: list[Vec]) -> Vec:
         obj = np.concatenate([np.broadcast_to(p.objs(), (p.shape[0], 1)) for p in parts])
     assert kinds.shape[0] == n
     return Vec(kinds, nums, obj)
+
+
+def _needs_rowwise(node: Node) -> bool:
+    """True if a moving range appears where only a single row can make it concrete."""
+    tag = node[0]
+    if tag == "range":
+        return not (node[3] and node[6])
+    if tag == "call":
+        prefix_ok = node[1] in PREFIX_AGGREGATES
+        return any(not (prefix_ok and is_moving_column(a)) and _needs_rowwise(a) for a in node[2])
+    if tag == "bin":
+        return _needs_rowwise(node[2]) or _needs_rowwise(node[3])
+    if tag in ("neg", "pct"):
+        return _needs_rowwise(node[1])
+    return False
 
 
 def _iter_refs(node: Node) -> Iterator[Node]:

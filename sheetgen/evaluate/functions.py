@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .evaluator import Ctx, ev
+from .evaluator import Ctx, ev, take_cells
 from .parser import Node
 from .values import BOOL, DIV0, EMPTY, ERR, NA, NUM, NUM_ERR, REF, STR, VALUE, ExcelError
 from .vec import ErrAcc, Vec, const, error_vec, finite_check, select, text_to_number, to_bool
@@ -52,10 +52,14 @@ def _agg_parts(v: Vec, numeric_text: bool = True) -> tuple[np.ndarray, np.ndarra
         anyr, first = _first_error_rows(err, v.objs())
         acc.add(anyr, first)
     num = np.broadcast_to(v.num, shape)
-    if v.is_ref:
+    if v.is_ref is True:
         return num, kinds == NUM, acc
     incl = (kinds == NUM) | (kinds == BOOL)
     strs = kinds == STR
+    if isinstance(v.is_ref, np.ndarray):  # IF/IFERROR mixing references and values per row
+        refs = np.broadcast_to(v.is_ref, shape)
+        incl = np.where(refs, kinds == NUM, incl)
+        strs = strs & ~refs
     if strs.any():
         num = np.array(num)
         incl = np.array(incl)
@@ -71,13 +75,79 @@ def _agg_parts(v: Vec, numeric_text: bool = True) -> tuple[np.ndarray, np.ndarra
     return num, incl, acc
 
 
+PREFIX_AGGREGATES = frozenset({"SUM", "MAX", "MIN", "AVERAGE", "COUNT"})
+
+
+def is_moving_column(node: Node) -> bool:
+    """A one-column range whose rows move with the formula (e.g. the running ``F$6:F6``)."""
+    return node[0] == "range" and not (node[3] and node[6]) and node[4] == node[7]
+
+
+def _moving_parts(node: Node, ctx: Ctx, kind: str) -> tuple[np.ndarray, ...]:
+    """Per-row (total, count, best) over a moving one-column range, via prefix sums.
+
+    This keeps running totals O(n) instead of O(n^2) row-by-row evaluation.
+    """
+    _, sheet, r1, abs1, col, r2, abs2, _ = node
+    rows = ctx.rows
+    lo = np.full(ctx.n, r1) if abs1 else rows + r1
+    hi = np.full(ctx.n, r2) if abs2 else rows + r2
+    lo, hi = np.minimum(lo, hi), np.maximum(lo, hi)
+    acc = ErrAcc((ctx.n, 1))
+    acc.add((lo < 1).reshape(-1, 1), REF)
+    base, top = max(1, int(lo.min())), max(1, int(hi.max()))
+    m = top - base + 1
+    block = take_cells(ctx.book, sheet, col, slice(base, top + 1), m)
+    kinds, num = block.kinds()[:, 0], block.num[:, 0]
+    incl = kinds == NUM
+    lo_i, hi_i = np.clip(lo - base, 0, m), np.clip(hi - base + 1, 0, m)  # half-open
+    cs = np.concatenate([[0.0], np.cumsum(np.where(incl, num, 0.0))])
+    cc = np.concatenate([[0], np.cumsum(incl)])
+    total, count = cs[hi_i] - cs[lo_i], (cc[hi_i] - cc[lo_i]).astype(float)
+    err = kinds == ERR
+    if err.any():
+        nxt = np.minimum.accumulate(np.where(err, np.arange(m), m)[::-1])[::-1]
+        first = np.append(nxt, m)[lo_i]
+        acc.add(
+            (first < hi_i).reshape(-1, 1), block.objs()[np.minimum(first, m - 1), 0].reshape(-1, 1)
+        )
+    best = np.zeros(ctx.n)
+    if kind in ("MAX", "MIN"):
+        fill = -np.inf if kind == "MAX" else np.inf
+        vals = np.where(incl, num, fill)
+        fn = np.maximum if kind == "MAX" else np.minimum
+        nonempty = hi_i > lo_i
+        if bool((lo_i == lo_i[0]).all()):
+            pre = fn.accumulate(vals[lo_i[0] :]) if lo_i[0] < m else np.full(1, fill)
+            best = np.where(nonempty, pre[np.clip(hi_i - 1 - lo_i[0], 0, len(pre) - 1)], fill)
+        else:
+            spans = zip(lo_i.tolist(), hi_i.tolist(), strict=True)
+            best = np.array([fn.reduce(vals[a:b]) if b > a else fill for a, b in spans])
+    return total.reshape(-1, 1), count.reshape(-1, 1), best.reshape(-1, 1), acc
+
+
 def _aggregate(args: list[Node], ctx: Ctx, kind: str) -> Vec:
-    vals = [ev(a, ctx) for a in args if a[0] != "missing"]
-    n = max([v.shape[0] for v in vals], default=1)
+    n = ctx.n if any(is_moving_column(a) for a in args) and ctx.n > 1 else 1
+    vals: list[Vec] = []
+    moving: list[Node] = []
+    for a in args:
+        if a[0] == "missing":
+            continue
+        if ctx.n > 1 and is_moving_column(a):
+            moving.append(a)
+        else:
+            v = ev(a, ctx)
+            vals.append(v)
+            n = max(n, v.shape[0])
     acc = ErrAcc((n, 1))
     total = np.zeros((n, 1))
     count = np.zeros((n, 1))
     best = np.full((n, 1), -np.inf if kind == "MAX" else np.inf)
+    for node in moving:
+        t, c, b, a = _moving_parts(node, ctx, kind)
+        acc.add(a.mask, a.obj)
+        total, count = total + t, count + c
+        best = np.maximum(best, b) if kind == "MAX" else np.minimum(best, b)
     for v in vals:
         num, incl, a = _agg_parts(v)
         if a.mask is not None:
@@ -164,15 +234,16 @@ def _logical(args: list[Node], ctx: Ctx, is_and: bool) -> Vec:
         if err.any():
             anyr, first = _first_error_rows(err, v.objs())
             acc.add(anyr, first)
-        if v.is_ref:
+        if v.is_ref is True:
             incl = (kinds == NUM) | (kinds == BOOL)
             b = np.broadcast_to(v.num, v.shape) != 0
         else:
+            refs = np.broadcast_to(v.is_ref, v.shape)  # per-element when IF mixed refs/values
             a2 = ErrAcc(v.shape)
             b = to_bool(v, a2)
             if a2.mask is not None:
-                acc.add(a2.mask.any(axis=1, keepdims=True), VALUE)
-            incl = kinds != ERR
+                acc.add((a2.mask & ~refs).any(axis=1, keepdims=True), VALUE)
+            incl = np.where(refs, (kinds == NUM) | (kinds == BOOL), kinds != ERR)
         seen |= incl.any(axis=1, keepdims=True)
         if is_and:
             res &= np.where(incl, b, True).all(axis=1, keepdims=True)
@@ -343,7 +414,9 @@ def _index(args: list[Node], ctx: Ctx) -> Vec:
     picked = Vec(kinds, num, obj, is_ref=True)
     if acc.mask is None:
         return picked
-    return select(acc.mask, Vec(ERR, np.full(acc.shape, np.nan), acc.obj), picked)
+    out = select(acc.mask, Vec(ERR, np.full(acc.shape, np.nan), acc.obj), picked)
+    out.is_ref = True  # error rows stay errors either way; the others are references
+    return out
 
 
 def _key(k: int, n: float, o: object) -> tuple[int, object] | None:
@@ -476,7 +549,9 @@ def _vlookup(args: list[Node], ctx: Ctx) -> Vec:
     picked = Vec(kinds, num, obj, is_ref=True)
     if acc.mask is None:
         return picked
-    return select(acc.mask, Vec(ERR, np.full(acc.shape, np.nan), acc.obj), picked)
+    out = select(acc.mask, Vec(ERR, np.full(acc.shape, np.nan), acc.obj), picked)
+    out.is_ref = True  # error rows stay errors either way; the others are references
+    return out
 
 
 __all__ = ["ARITY", "FUNCTIONS", "ExcelError"]

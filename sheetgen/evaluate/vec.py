@@ -226,7 +226,10 @@ def select(cond: np.ndarray, a: Vec, b: Vec) -> Vec:
     if a.obj is not None or b.obj is not None:
         obj = np.where(cond, a.objs() if a.obj is not None else None,
                        b.objs() if b.obj is not None else None)  # fmt: skip
-    return Vec(kind, np.broadcast_to(num, shape), obj)
+    is_ref: bool | np.ndarray = a.is_ref  # type: ignore[assignment]
+    if not (isinstance(a.is_ref, bool) and isinstance(b.is_ref, bool) and a.is_ref == b.is_ref):
+        is_ref = np.broadcast_to(np.where(cond, a.is_ref, b.is_ref), shape)
+    return Vec(kind, np.broadcast_to(num, shape), obj, is_ref=is_ref)  # type: ignore[arg-type]
 
 
 def concat_rows(parts: list[Vec]) -> Vec:
