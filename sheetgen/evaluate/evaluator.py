@@ -219,43 +219,36 @@ def to_text(v: Vec) -> np.ndarray:
     return out
 
 
-def _cmp_key(k: int, n: float, o: Any, other: int) -> tuple[int, Any]:
-    if k == EMPTY:
-        if other == STR:
-            return (1, "")
-        if other == BOOL:
-            return (2, 0.0)
-        return (0, 0.0)
-    if k == STR:
-        return (1, o.lower())
-    if k == BOOL:
-        return (2, n)
-    return (0, n)
+_CLASS = np.array([-1, 0, 1, 2, -2], dtype=np.int8)  # EMPTY NUM STR BOOL ERR -> order class
 
 
 def compare(op: str, a: Vec, b: Vec, acc: ErrAcc) -> Vec:
-    """Excel comparison: numbers < text < booleans, text case-insensitive, empty adapts."""
+    """Excel comparison: numbers < text < booleans, text case-insensitive, empty adapts.
+
+    Vectorised: the class of each side decides mixed-type pairs, numbers and booleans compare
+    on ``num``; only text-vs-text pairs touch Python strings.
+    """
     shape = acc.shape
     acc.add_vec_errors(a)
     acc.add_vec_errors(b)
     fn = _CMP[op]
-    ua, ub = a.uniform(), b.uniform()
-    if (ua in (NUM, EMPTY) and ub in (NUM, EMPTY)) or (ua in (BOOL, EMPTY) and ub in (BOOL, EMPTY)):
+    if (a.only(NUM, EMPTY) and b.only(NUM, EMPTY)) or (a.only(BOOL, EMPTY) and b.only(BOOL, EMPTY)):
         return acc.finish(fn(a.num, b.num).astype(float), kind=BOOL)
-    if ua in (STR, EMPTY) and ub in (STR, EMPTY):
-        la = _lower(a.obj) if ua == STR else np.full((1, 1), "", dtype=object)
-        lb = _lower(b.obj) if ub == STR else np.full((1, 1), "", dtype=object)
-        return acc.finish(np.asarray(fn(la, lb), dtype=float), kind=BOOL)
-    ka, kb = a.kinds(), b.kinds()
-    ka, kb = np.broadcast_to(ka, shape), np.broadcast_to(kb, shape)
-    na, nb = np.broadcast_to(a.num, shape), np.broadcast_to(b.num, shape)
-    oa, ob = np.broadcast_to(a.objs(), shape), np.broadcast_to(b.objs(), shape)
-    out = np.zeros(shape)
-    for idx in np.ndindex(*shape):
-        x, y = int(ka[idx]), int(kb[idx])
-        if x == ERR or y == ERR:
-            continue
-        out[idx] = fn(_cmp_key(x, na[idx], oa[idx], y), _cmp_key(y, nb[idx], ob[idx], x))
+    ca = np.broadcast_to(_CLASS[a.kinds()], shape)
+    cb = np.broadcast_to(_CLASS[b.kinds()], shape)
+    ea, eb = ca == -1, cb == -1
+    ca, cb = np.where(ea, np.where(eb, 0, cb), ca), np.where(eb, np.where(ea, 0, ca), cb)
+    out = np.asarray(fn(ca, cb), dtype=float)
+    same_num = (ca == cb) & (ca != 1)
+    if same_num.any():
+        num = fn(np.broadcast_to(a.num, shape), np.broadcast_to(b.num, shape))
+        out = np.where(same_num, num, out)
+    same_str = (ca == cb) & (ca == 1)
+    if same_str.any():
+        idx = np.nonzero(same_str)
+        ta = np.where(ea, "", a.objs())[idx] if a.obj is not None else np.full(len(idx[0]), "")
+        tb = np.where(eb, "", b.objs())[idx] if b.obj is not None else np.full(len(idx[0]), "")
+        out[idx] = np.asarray(fn(_lower(ta.astype(object)), _lower(tb.astype(object))), float)
     return acc.finish(out, kind=BOOL)
 
 

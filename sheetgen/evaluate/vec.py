@@ -59,6 +59,12 @@ class Vec:
             return self.kind == k
         return bool((self.kind == k).any())
 
+    def only(self, *kinds: int) -> bool:
+        """True if every element has one of the given kinds."""
+        if isinstance(self.kind, int):
+            return self.kind in kinds
+        return bool(np.isin(self.kind, kinds).all())
+
     def uniform(self) -> int | None:
         """The single kind of every element, or None if mixed."""
         if isinstance(self.kind, int):
@@ -67,26 +73,6 @@ class Vec:
             return EMPTY
         first = int(self.kind.flat[0])
         return first if bool((self.kind == first).all()) else None
-
-    def item(self, i: int, j: int = 0) -> Any:
-        """Python value at (i, j), broadcasting."""
-        ii = 0 if self.num.shape[0] == 1 else i
-        jj = 0 if self.num.shape[1] == 1 else j
-        k = (
-            self.kind
-            if isinstance(self.kind, int)
-            else int(
-                self.kind[ii if self.kind.shape[0] > 1 else 0, jj if self.kind.shape[1] > 1 else 0]
-            )
-        )
-        if k == NUM:
-            return float(self.num[ii, jj])
-        if k == BOOL:
-            return bool(self.num[ii, jj])
-        if k == EMPTY:
-            return None
-        assert self.obj is not None
-        return self.obj[ii if self.obj.shape[0] > 1 else 0, jj if self.obj.shape[1] > 1 else 0]
 
 
 def const(value: Any) -> Vec:
