@@ -9,10 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import openpyxl
+import pytest
 
 from sheetgen.compare import expected_cells, values_match
 from sheetgen.libreoffice import make_profile, soffice
 from sheetgen.plan import WorkbookPlan
+
+needs_libreoffice = pytest.mark.skipif(soffice() is None, reason="LibreOffice not installed")
 
 
 def recalc_many(files: list[Path], outdir: Path) -> dict[Path, Path]:
@@ -60,3 +63,8 @@ def mismatches(plan: WorkbookPlan, values: dict[str, Any], rtol: float = 1e-9) -
 def copy_to(src: Path, dst: Path) -> Path:
     shutil.copy(src, dst)
     return dst
+
+
+def recalc_with_libreoffice(src: Path, workdir: Path, timeout: float = 300) -> Path:
+    """One workbook through LibreOffice's forced recalculation; returns the new file."""
+    return recalc_many([src], workdir / "lo-out")[src]

@@ -1,0 +1,180 @@
+"""Benchmark sheetgen.evaluate against LibreOffice headless recalculation and `formulas`.
+
+    PYTHONPATH=. python benchmarks/bench_evaluate.py            # 1k, 10k, 100k rows
+    PYTHONPATH=. python benchmarks/bench_evaluate.py --quick    # 1k and 10k only
+    PYTHONPATH=. python benchmarks/bench_evaluate.py --no-formulas
+
+Each measurement runs in its own child process (this script with --child), which reports its
+wall time and peak RSS (RUSAGE_SELF for in-process engines, RUSAGE_CHILDREN for soffice).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import xlsxwriter
+
+FORMULA_COLUMNS = {
+    "D": '=IF(AND(ISNUMBER(A{r}),ISNUMBER(B{r}),ISNUMBER(C{r})),"ok","")',
+    "E": '=IF($D{r}="ok",2*A{r}*B{r}*C{r},"")',
+    "F": '=IF($D{r}="ok",DTYPE_BYTES*(A{r}*B{r}+B{r}*C{r}+A{r}*C{r}),"")',
+    "G": '=IF($D{r}="ok",E{r}/F{r},"")',
+    "H": '=IF($D{r}="ok",IF(G{r}>=RIDGE,"compute-bound","memory-bound"),"")',
+    "I": '=IF($D{r}="ok",E{r}/PEAK_FLOPS,"")',
+    "J": '=IF($D{r}="ok",F{r}/HBM_BW,"")',
+    "K": '=IF($D{r}="ok",MAX(I{r},J{r}),"")',
+    "L": '=IF($D{r}="ok",E{r}/K{r}/1E+12,"")',
+    "M": '=IF($D{r}="ok",ROUNDUP(LOG10(E{r}),0),"")',
+    "N": '=IF($D{r}="ok",ROUND(100*L{r}*1E+12/PEAK_FLOPS,2),"")',
+    "O": '=IF($D{r}="ok",A{r}&"x"&B{r}&"x"&C{r}&" "&H{r},"")',
+}
+FIRST_ROW = 6
+
+
+def build(path: Path, rows: int) -> int:
+    """A roofline-like workbook; cached values are deliberately wrong (-1)."""
+    wb = xlsxwriter.Workbook(str(path), {"constant_memory": True})
+    inputs = wb.add_worksheet("Inputs")
+    sheet = wb.add_worksheet("Matmul")
+    for r, (label, value) in enumerate(
+        [("PEAK_FLOPS", 989e12), ("HBM_BW", 3.35e12), ("DTYPE_BYTES", 2)], start=5
+    ):
+        inputs.write_string(f"A{r}", label)
+        inputs.write_number(f"B{r}", value)
+        wb.define_name(label, f"=Inputs!$B${r}")
+    inputs.write_string("A8", "RIDGE")
+    inputs.write_formula("B8", "=PEAK_FLOPS/HBM_BW", None, -1)
+    wb.define_name("RIDGE", "=Inputs!$B$8")
+    for c, head in enumerate(["m", "k", "n", "ok", "flops", "bytes", "intensity", "regime"]):
+        sheet.write_string(4, c, head)
+    n_formulas = 1
+    for i in range(rows):
+        r = FIRST_ROW + i
+        if i % 50 != 49:  # a blank input row now and then exercises the guards
+            sheet.write_number(f"A{r}", 256 * (1 + i % 64))
+            sheet.write_number(f"B{r}", 128 * (1 + i % 32))
+            sheet.write_number(f"C{r}", 512 * (1 + i % 16))
+        for col, f in FORMULA_COLUMNS.items():
+            sheet.write_formula(f"{col}{r}", f.format(r=r), None, -1)
+            n_formulas += 1
+    wb.close()
+    return n_formulas
+
+
+def child(engine: str, path: str) -> None:
+    """Run one engine on one file; print JSON {seconds, peak_mb}."""
+    t0 = time.perf_counter()
+    if engine == "sheetgen":
+        from sheetgen.evaluate import evaluate_workbook
+
+        ev = evaluate_workbook(path)
+        assert ev.value("Matmul", f"E{FIRST_ROW}") == 2 * 256 * 128 * 512
+        usage = resource.RUSAGE_SELF
+    elif engine == "libreoffice":
+        with tempfile.TemporaryDirectory() as tmp:
+            profile = Path(tmp) / "profile"
+            (profile / "user").mkdir(parents=True)
+            (profile / "user" / "registrymodifications.xcu").write_text(RECALC_XCU)
+            subprocess.run(
+                ["soffice", "--headless", "--norestore",
+                 f"-env:UserInstallation={profile.as_uri()}",
+                 "--convert-to", "xlsx", "--outdir", str(Path(tmp) / "out"), path],
+                check=True, capture_output=True, timeout=3600,
+            )  # fmt: skip
+        usage = resource.RUSAGE_CHILDREN
+    elif engine == "formulas":
+        import formulas
+
+        model = formulas.ExcelModel().loads(path).finish()
+        model.calculate()
+        usage = resource.RUSAGE_SELF
+    elif engine == "openpyxl-read":
+        import openpyxl
+
+        wb = openpyxl.load_workbook(path, read_only=True)
+        n = sum(1 for ws in wb.worksheets for row in ws.iter_rows() for _ in row)
+        assert n > 0
+        usage = resource.RUSAGE_SELF
+    elif engine == "sheetgen-read":
+        from sheetgen.evaluate.reader import read_workbook
+
+        read_workbook(path)
+        usage = resource.RUSAGE_SELF
+    else:
+        raise SystemExit(f"unknown engine {engine}")
+    seconds = time.perf_counter() - t0
+    peak_mb = resource.getrusage(usage).ru_maxrss / 1024
+    print(json.dumps({"seconds": seconds, "peak_mb": peak_mb}))
+
+
+RECALC_XCU = """<?xml version="1.0" encoding="UTF-8"?>
+<oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+<item oor:path="/org.openoffice.Office.Calc/Formula/Load"><prop oor:name="OOXMLRecalcMode" oor:op="fuse"><value>0</value></prop></item>
+<item oor:path="/org.openoffice.Office.Calc/Formula/Load"><prop oor:name="ODFRecalcMode" oor:op="fuse"><value>0</value></prop></item>
+</oor:items>
+"""  # noqa: E501
+
+
+def measure(engine: str, path: Path) -> dict[str, float] | None:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", engine, str(path)],
+        capture_output=True, text=True, env=env, timeout=7200,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        print(f"  {engine} failed: {proc.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="1k and 10k rows only")
+    ap.add_argument("--no-formulas", action="store_true", help="skip the slow `formulas` runs")
+    ap.add_argument("--no-libreoffice", action="store_true")
+    ap.add_argument("--rows", type=int, nargs="*", help="row counts to run")
+    ap.add_argument("--child", nargs=2, metavar=("ENGINE", "PATH"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(*args.child)
+        return
+    sizes = args.rows or ([1_000, 10_000] if args.quick else [1_000, 10_000, 100_000])
+    engines = ["sheetgen-read", "openpyxl-read", "sheetgen"]
+    if not args.no_libreoffice and shutil.which("soffice"):
+        engines.append("libreoffice")
+    if not args.no_formulas:
+        engines.append("formulas")
+    results: list[tuple[int, int, str, dict[str, float] | None]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for rows in sizes:
+            path = Path(tmp) / f"roofline_{rows}.xlsx"
+            n = build(path, rows)
+            for engine in engines:
+                if engine == "formulas" and rows > 10_000:
+                    continue
+                print(f"{rows} rows ({n} formulas): {engine} ...", file=sys.stderr, flush=True)
+                results.append((rows, n, engine, measure(engine, path)))
+    print("| rows | formula cells | engine | wall s | peak RSS MB | engine time / sheetgen |")
+    print("|---:|---:|---|---:|---:|---:|")
+    ours = {rows: r["seconds"] for rows, _, e, r in results if e == "sheetgen" and r}
+    for rows, n, engine, r in results:
+        if r is None:
+            print(f"| {rows:,} | {n:,} | {engine} | failed | | |")
+            continue
+        ratio = r["seconds"] / ours[rows] if rows in ours else float("nan")
+        print(f"| {rows:,} | {n:,} | {engine} | {r['seconds']:.2f} | {r['peak_mb']:.0f} "
+              f"| {ratio:.1f}x |")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

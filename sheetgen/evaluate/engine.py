@@ -1,0 +1,544 @@
+"""Group formula cells into shifted-copy runs, order the runs, and evaluate them.
+
+Why groups: a generated column holds one formula shifted row by row. Splitting the text on
+digit runs gives a skeleton; the digits that are relative row numbers are replaced by their
+offset from the cell's row, so every cell of such a column gets the same key at the cost of
+two C-level regex calls. Each distinct key is parsed once and evaluated for all its rows with
+NumPy. Groups are ordered by the row intervals they read; a group that (maybe) reads itself,
+or a cycle of groups, is evaluated cell by cell with a depth-first walk that finds true
+circular references.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from sheetgen.errors import WorkbookError
+
+from .evaluator import Ctx, Rowwise, ev
+from .functions import ARITY, FUNCTIONS, PREFIX_AGGREGATES, is_moving_column
+from .parser import FormulaSyntaxError, Node, parse
+from .reader import RawWorkbook
+from .refs import a1
+from .store import Book, Column, SheetStore
+from .tokenizer import MAX_ROW, tokenize
+from .values import BOOL, EMPTY, ERR, NUM, STR, ExcelError
+from .vec import Vec, concat_rows
+
+_DIGITS = re.compile(r"([1-9]\d*)")  # no leading zeros: "05" stays literal
+_CHUNK_CELLS = 4_000_000  # bound on rows x range-width held at once (SUMPRODUCT arrays)
+
+
+class Unsupported(Exception):
+    """A construct the evaluator does not implement (never silently approximated)."""
+
+
+@dataclass
+class Group:
+    """Cells of one column of one sheet sharing a canonical formula."""
+
+    sheet: str
+    col: int
+    rows: Any  # list[int] while collecting, then a sorted int64 array
+    text: str  # formula of the first (origin) row
+    origin: int = 0
+    ast: Node | None = None
+    refs: list[Node] = field(default_factory=list)
+    width: int = 1
+    moving: bool = False
+
+    def label(self, row: int | None = None) -> str:
+        return f"{_q(self.sheet)}!{a1(self.origin if row is None else row, self.col)}"
+
+
+def _q(sheet: str) -> str:
+    return sheet if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", sheet) else f"'{sheet}'"
+
+
+class Engine:
+    """Holds the stores and texts of a workbook and evaluates every formula."""
+
+    def __init__(self, raw: RawWorkbook) -> None:
+        self.book = Book()
+        self.texts: dict[str, dict[int, np.ndarray]] = {}
+        self.names = dict(raw.names)
+        self.local_names = raw.local_names
+        self.sheet_names = [s.name for s in raw.sheets]
+        self.groups: list[Group] = []
+        self._name_cache: dict[tuple[str, str], Node] = {}
+        for sh in raw.sheets:
+            f_rows = np.asarray(sh.f_rows, dtype=np.int64)
+            f_cols = np.asarray(sh.f_cols, dtype=np.int64)
+            top = [int(a.max()) for a in (f_rows, sh.n_rows) if len(a)]
+            top.append(max(sh.v_rows, default=0))
+            store = SheetStore(sh.name, max(max(top) + 1, 2))
+            self.book.add(store)
+            self._load_values(store, sh)
+            texts = np.empty(len(sh.f_texts), dtype=object)
+            texts[:] = sh.f_texts
+            by_col: dict[int, np.ndarray] = {}
+            for c, idx in _split_by(f_cols):
+                arr = by_col[c] = np.full(store.cap, None, dtype=object)
+                arr[f_rows[idx]] = texts[idx]
+            self.texts[sh.name] = by_col
+            self._group(sh.name, f_rows, f_cols, sh.f_texts)
+        self.n_formulas = sum(len(sh.f_texts) for sh in raw.sheets)
+
+    # ---- loading -------------------------------------------------------------------------
+    @staticmethod
+    def _load_values(store: SheetStore, sh: Any) -> None:
+        for c, idx in _split_by(np.asarray(sh.n_cols, dtype=np.int64)):
+            column = store.column(c, create=True)
+            assert column is not None
+            rows = sh.n_rows[idx]
+            column.kind[rows] = NUM
+            column.num[rows] = sh.n_vals[idx]
+        for r, c, v in zip(sh.v_rows, sh.v_cols, sh.v_vals, strict=True):
+            column = store.column(c, create=True)
+            assert column is not None
+            if isinstance(v, bool):
+                column.kind[r] = BOOL
+                column.num[r] = float(v)
+            elif isinstance(v, float | int):
+                column.kind[r] = NUM
+                column.num[r] = v
+            elif isinstance(v, ExcelError):
+                column.kind[r] = ERR
+                column.num[r] = np.nan
+                column.ensure_obj()[r] = v
+            elif isinstance(v, str):
+                column.kind[r] = STR
+                column.num[r] = np.nan
+                column.ensure_obj()[r] = v
+
+    def _group(self, sheet: str, rows: np.ndarray, cols: np.ndarray, texts: list[str]) -> None:
+        """Fast pass: key = text with the row number replaced, validated once per key.
+
+        ``text.replace(str(row), X)`` is one C call. A key is trusted only if, in its first
+        cell, the replaced places are exactly the relative same-row references; then every
+        cell with that key (same column) is a shifted copy. Other cells -- and keys held by a
+        single cell, as in running totals -- go through the exact digit-run canonical form.
+        """
+        if not texts:
+            return
+        mark = "\x01"
+        row_list = rows.tolist()
+        keys = [t.replace(s, mark) for t, s in zip(texts, map(str, row_list), strict=True)]
+        table: dict[str, int] = {}
+        codes = np.fromiter((table.setdefault(k, len(table)) for k in keys), np.int64, len(keys))
+        del table
+        combined = codes * (int(cols.max()) + 1) + cols
+        slow: list[np.ndarray] = []
+        for _, idx in _split_by(combined):
+            i0 = int(idx[0])
+            if len(idx) < 2 or not self._key_valid(texts[i0], row_list[i0], keys[i0]):
+                slow.append(idx)
+                continue
+            g = Group(sheet, int(cols[i0]), rows[idx], texts[i0], origin=row_list[i0])
+            self.groups.append(g)
+        if slow:
+            rest = np.sort(np.concatenate(slow))
+            self._group_exact(sheet, rows[rest], cols[rest], [texts[i] for i in rest.tolist()])
+
+    def _key_valid(self, text: str, row: int, key: str) -> bool:
+        try:
+            _, spans = tokenize(text[1:])
+        except FormulaSyntaxError:
+            return False
+        own = str(row)
+        out, pos = [], 0
+        for a, b in spans:
+            if text[a + 1 : b + 1] == own:
+                out.append(text[pos : a + 1])
+                out.append("\x01")
+                pos = b + 1
+        out.append(text[pos:])
+        return "".join(out) == key
+
+    def _group_exact(self, sheet: str, rows: np.ndarray, cols: np.ndarray,
+                     texts: list[str]) -> None:  # fmt: skip
+        roles: dict[str, tuple[int, ...]] = {}
+        groups: dict[tuple[Any, ...], Group] = {}
+        split = _DIGITS.split
+        for r, c, t in zip(rows.tolist(), cols.tolist(), texts, strict=True):
+            parts = split(t)
+            skel = "\x00".join(parts[0::2])
+            rel = roles.get(skel)
+            if rel is None:
+                rel = roles[skel] = self._roles(sheet, r, c, t)
+            digits = parts[1::2]
+            for i in rel:
+                digits[i] = int(digits[i]) - r
+            key = (c, skel, *digits)
+            g = groups.get(key)
+            if g is None:
+                groups[key] = Group(sheet, c, [r], t, origin=r)
+            else:
+                g.rows.append(r)
+        for g in groups.values():
+            g.rows = np.asarray(g.rows, dtype=np.int64)
+            self.groups.append(g)
+
+    @staticmethod
+    def _roles(sheet: str, row: int, col: int, text: str) -> tuple[int, ...]:
+        """Indices of the digit runs of `text` that are relative row numbers."""
+        try:
+            _, spans = tokenize(text[1:])
+        except FormulaSyntaxError as exc:
+            where = f"{_q(sheet)}!{a1(row, col)}"
+            raise WorkbookError(f"cannot parse formula in {where}: {exc}") from None
+        rel = {(a + 1, b + 1) for a, b in spans}
+        return tuple(i for i, m in enumerate(_DIGITS.finditer(text)) if m.span() in rel)
+
+    # ---- compiling -----------------------------------------------------------------------
+    def _resolve_name(self, sheet: str, name: str, depth: int = 0) -> Node:
+        key = (sheet, name)
+        hit = self._name_cache.get(key)
+        if hit is not None:
+            return hit
+        target = self.local_names.get((sheet, name))
+        if target is None:
+            target = next((t for n, t in self.names.items() if n.upper() == name), None)
+        if target is None or depth > 10:
+            node: Node = ("err", "#NAME?")
+        else:
+            try:
+                parsed = parse(target, sheet, 0)
+                node = self._compile_node(parsed, sheet, "", depth + 1, absolute=True)
+            except (FormulaSyntaxError, Unsupported):
+                node = ("err", "#NAME?")
+        self._name_cache[key] = node
+        return node
+
+    def _compile_node(self, node: Node, sheet: str, where: str, depth: int = 0,
+                      absolute: bool = False) -> Node:  # fmt: skip
+        tag = node[0]
+        if tag == "name":
+            return self._resolve_name(sheet, node[1], depth)
+        if tag == "ref" and absolute:
+            return ("ref", node[1], node[2], True, node[4])
+        if tag == "range" and absolute:
+            return ("range", node[1], node[2], True, node[4], node[5], True, node[7])
+        if tag == "call":
+            fname = node[1]
+            if fname not in FUNCTIONS:
+                raise Unsupported(f"unsupported function {fname}")
+            lo, hi = ARITY[fname]
+            if not lo <= len(node[2]) <= hi:
+                raise Unsupported(f"{fname} takes {lo} to {hi} arguments, got {len(node[2])}")
+            args = [self._compile_node(a, sheet, where, depth, absolute) for a in node[2]]
+            return ("call", fname, args)
+        if tag == "bin":
+            return ("bin", node[1], self._compile_node(node[2], sheet, where, depth, absolute),
+                    self._compile_node(node[3], sheet, where, depth, absolute))  # fmt: skip
+        if tag in ("neg", "pct"):
+            return (tag, self._compile_node(node[1], sheet, where, depth, absolute))
+        return node
+
+    def compile(self) -> None:
+        """Parse each group's formula once, resolve names, note what it reads."""
+        for g in self.groups:
+            where = g.label()
+            try:
+                ast = parse(g.text, g.sheet, g.origin)
+                g.ast = self._compile_node(ast, g.sheet, where)
+            except FormulaSyntaxError as exc:
+                raise WorkbookError(f"cannot parse formula in {where}: {exc}") from None
+            except Unsupported as exc:
+                raise WorkbookError(f"{exc} in {where}") from None
+            g.refs = list(_iter_refs(g.ast))
+            g.moving = _needs_rowwise(g.ast)
+            for r in g.refs:
+                if r[0] == "range" and r[3] and r[6] and r[5] < MAX_ROW:
+                    g.width = max(g.width, (r[5] - r[2] + 1) * (r[7] - r[4] + 1))
+
+    # ---- ordering ------------------------------------------------------------------------
+    def _read_intervals(self, g: Group) -> Iterator[tuple[str, int, int, int]]:
+        lo_row, hi_row = int(g.rows[0]), int(g.rows[-1])
+        for r in g.refs:
+            sheet = r[1].upper()
+            if r[0] == "ref":
+                row = r[2] if r[3] else None
+                lo, hi = (row, row) if row is not None else (lo_row + r[2], hi_row + r[2])
+                yield sheet, r[4], lo, hi
+            else:
+                lo1 = r[2] if r[3] else lo_row + r[2]
+                hi1 = r[2] if r[3] else hi_row + r[2]
+                lo2 = r[5] if r[6] else lo_row + r[5]
+                hi2 = r[5] if r[6] else hi_row + r[5]
+                for c in range(r[4], min(r[7], 16384) + 1):
+                    yield sheet, c, min(lo1, lo2), max(hi1, hi2)
+
+    def order(self) -> list[list[int]]:
+        """Strongly connected components of the group graph, dependencies first."""
+        by_col: dict[tuple[str, int], list[tuple[int, int, int]]] = {}
+        for gid, g in enumerate(self.groups):
+            by_col.setdefault((g.sheet.upper(), g.col), []).append(
+                (int(g.rows[0]), int(g.rows[-1]), gid)
+            )
+        index: dict[tuple[str, int], tuple[list[int], list[tuple[int, int, int]], list[int]]] = {}
+        for key, items in by_col.items():
+            items.sort()
+            prefix_hi, m = [], -1
+            for _lo, hi, _ in items:
+                m = max(m, hi)
+                prefix_hi.append(m)
+            index[key] = ([lo for lo, _, _ in items], items, prefix_hi)
+        cols_with_groups = {k[1] for k in index}
+        edges: list[list[int]] = []
+        for g in self.groups:
+            deps: set[int] = set()
+            for sheet, col, lo, hi in self._read_intervals(g):
+                if col not in cols_with_groups:
+                    continue
+                entry = index.get((sheet, col))
+                if entry is None:
+                    continue
+                los, items, prefix_hi = entry
+                j = bisect.bisect_right(los, hi) - 1
+                while j >= 0 and prefix_hi[j] >= lo:
+                    if items[j][1] >= lo:
+                        deps.add(items[j][2])
+                    j -= 1
+            edges.append(sorted(deps))
+        return _tarjan(edges)
+
+    # ---- evaluating ----------------------------------------------------------------------
+    def run(self, vectorize: bool = True,
+            progress: Callable[[int, int], None] | None = None) -> None:  # fmt: skip
+        """Evaluate every formula cell into the stores."""
+        self.compile()
+        sccs = self.order()
+        total, done = self.n_formulas, 0
+        self._pending: dict[tuple[str, int], np.ndarray] = {}
+        self._gid_of: dict[tuple[str, int], np.ndarray] = {}
+        for comp in sccs:
+            g0 = self.groups[comp[0]]
+            if vectorize and len(comp) == 1 and not self._reads_itself(comp[0]):
+                self._eval_group(g0)
+            else:
+                self._eval_cells(comp)
+            done += sum(len(self.groups[i].rows) for i in comp)
+            if progress is not None:
+                progress(done, total)
+
+    def _reads_itself(self, gid: int) -> bool:
+        g = self.groups[gid]
+        lo_g, hi_g = int(g.rows[0]), int(g.rows[-1])
+        key = g.sheet.upper()
+        return any(s == key and c == g.col and lo <= hi_g and hi >= lo_g
+                   for s, c, lo, hi in self._read_intervals(g))  # fmt: skip
+
+    def _evaluate_rows(self, g: Group, rows: np.ndarray) -> Vec:
+        assert g.ast is not None
+        try:
+            if g.moving and len(rows) > 1:
+                raise Rowwise
+            step = max(1, _CHUNK_CELLS // g.width)
+            if len(rows) <= step:
+                return ev(g.ast, Ctx(self.book, rows))
+            return _stack([ev(g.ast, Ctx(self.book, rows[i:i + step]))
+                           for i in range(0, len(rows), step)])  # fmt: skip
+        except Rowwise:
+            return concat_rows(
+                [ev(g.ast, Ctx(self.book, rows[i : i + 1])) for i in range(len(rows))]
+            )
+        except Unsupported as exc:
+            raise WorkbookError(f"{exc} in {g.label(int(rows[0]))}") from None
+
+    def _write(self, g: Group, rows: np.ndarray, v: Vec) -> None:
+        n = len(rows)
+        if v.shape[1] != 1:
+            raise WorkbookError(
+                f"a range is used where a single value is expected in {g.label(int(rows[0]))}"
+            )
+        store = self.book.get(g.sheet)
+        assert store is not None
+        column: Column = store.column(g.col, create=True)  # type: ignore[assignment]
+        kinds = np.broadcast_to(v.kinds(), (n, 1))[:, 0]
+        num = np.broadcast_to(v.num, (n, 1))[:, 0]
+        empty = kinds == EMPTY
+        if empty.any():  # a formula showing an empty cell's value shows 0
+            kinds = np.where(empty, np.int8(NUM), kinds)
+            num = np.where(empty, 0.0, num)
+        column.kind[rows] = kinds
+        column.num[rows] = num
+        if v.obj is not None:
+            column.ensure_obj()[rows] = np.broadcast_to(v.obj, (n, 1))[:, 0]
+        elif column.obj is not None:
+            column.obj[rows] = None
+
+    def _eval_group(self, g: Group) -> None:
+        self._write(g, g.rows, self._evaluate_rows(g, g.rows))
+
+    def _eval_cells(self, comp: list[int]) -> None:
+        """Cell-by-cell evaluation with a depth-first walk (true cycle detection)."""
+        pending, gid_of = self._pending, self._gid_of
+        for gid in comp:
+            g = self.groups[gid]
+            key = (g.sheet.upper(), g.col)
+            cap = self.book.get(g.sheet).cap  # type: ignore[union-attr]
+            if key not in pending:
+                pending[key] = np.zeros(cap, dtype=bool)
+                gid_of[key] = np.full(cap, -1, dtype=np.int64)
+            pending[key][g.rows] = True
+            gid_of[key][g.rows] = gid
+        for gid in comp:
+            g = self.groups[gid]
+            key = (g.sheet.upper(), g.col)
+            for row in g.rows.tolist():
+                if pending[key][row]:
+                    self._dfs(key, row)
+
+    def _cell_deps(self, key: tuple[str, int], row: int) -> Iterator[tuple[tuple[str, int], int]]:
+        g = self.groups[int(self._gid_of[key][row])]
+        for r in g.refs:
+            sheet = r[1].upper()
+            if r[0] == "ref":
+                lo = hi = r[2] if r[3] else r[2] + row
+                c1 = c2 = r[4]
+            else:
+                a = r[2] if r[3] else r[2] + row
+                b = r[5] if r[6] else r[5] + row
+                lo, hi, c1, c2 = min(a, b), max(a, b), r[4], r[7]
+            for c in range(c1, min(c2, 16384) + 1):
+                pend = self._pending.get((sheet, c))
+                if pend is None:
+                    continue
+                lo_c, hi_c = max(lo, 1), min(hi, len(pend) - 1)
+                if lo_c > hi_c:
+                    continue
+                for off in np.flatnonzero(pend[lo_c : hi_c + 1]).tolist():
+                    yield (sheet, c), lo_c + off
+
+    def _dfs(self, key: tuple[str, int], row: int) -> None:
+        on_stack: set[tuple[tuple[str, int], int]] = {(key, row)}
+        stack = [(key, row, self._cell_deps(key, row))]
+        while stack:
+            k, r, it = stack[-1]
+            for dep in it:
+                if not self._pending[dep[0]][dep[1]]:
+                    continue
+                if dep in on_stack:
+                    g = self.groups[int(self._gid_of[dep[0]][dep[1]])]
+                    path = [self.groups[int(self._gid_of[kk][rr])].label(rr)
+                            for kk, rr, _ in stack]  # fmt: skip
+                    start = path.index(g.label(dep[1])) if g.label(dep[1]) in path else 0
+                    cycle = " -> ".join([*path[start:], g.label(dep[1])])
+                    raise WorkbookError(f"circular reference at {g.label(dep[1])} ({cycle})")
+                on_stack.add(dep)
+                stack.append((dep[0], dep[1], self._cell_deps(dep[0], dep[1])))
+                break
+            else:
+                g = self.groups[int(self._gid_of[k][r])]
+                rows = np.array([r], dtype=np.int64)
+                self._write(g, rows, self._evaluate_rows(g, rows))
+                self._pending[k][r] = False
+                on_stack.discard((k, r))
+                stack.pop()
+
+
+def _split_by(keys: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """(key, sorted indices) for each distinct key, in order of first appearance."""
+    if len(keys) == 0:
+        return
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    cuts = np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1
+    chunks = np.split(order, cuts)
+    chunks.sort(key=lambda ix: int(ix[0]))
+    for ix in chunks:
+        yield int(keys[ix[0]]), ix
+
+
+def _stack(parts: list[Vec]) -> Vec:
+    n = sum(p.shape[0] for p in parts)
+    kinds = np.concatenate([np.broadcast_to(p.kinds(), (p.shape[0], 1)) for p in parts])
+    nums = np.concatenate([np.broadcast_to(p.num, (p.shape[0], 1)) for p in parts])
+    obj = None
+    if any(p.obj is not None for p in parts):
+        obj = np.concatenate([np.broadcast_to(p.objs(), (p.shape[0], 1)) for p in parts])
+    assert kinds.shape[0] == n
+    return Vec(kinds, nums, obj)
+
+
+def _needs_rowwise(node: Node) -> bool:
+    """True if a moving range appears where only a single row can make it concrete."""
+    tag = node[0]
+    if tag == "range":
+        return not (node[3] and node[6])
+    if tag == "call":
+        prefix_ok = node[1] in PREFIX_AGGREGATES
+        return any(not (prefix_ok and is_moving_column(a)) and _needs_rowwise(a) for a in node[2])
+    if tag == "bin":
+        return _needs_rowwise(node[2]) or _needs_rowwise(node[3])
+    if tag in ("neg", "pct"):
+        return _needs_rowwise(node[1])
+    return False
+
+
+def _iter_refs(node: Node) -> Iterator[Node]:
+    tag = node[0]
+    if tag in ("ref", "range"):
+        yield node
+    elif tag == "call":
+        for a in node[2]:
+            yield from _iter_refs(a)
+    elif tag == "bin":
+        yield from _iter_refs(node[2])
+        yield from _iter_refs(node[3])
+    elif tag in ("neg", "pct"):
+        yield from _iter_refs(node[1])
+
+
+def _tarjan(edges: list[list[int]]) -> list[list[int]]:
+    """Iterative Tarjan: SCCs in an order where every SCC follows those it depends on."""
+    n = len(edges)
+    index = [-1] * n
+    low = [0] * n
+    on = [False] * n
+    stack: list[int] = []
+    out: list[list[int]] = []
+    counter = 0
+    for root in range(n):
+        if index[root] != -1:
+            continue
+        work = [(root, 0)]
+        while work:
+            v, i = work.pop()
+            if i == 0:
+                index[v] = low[v] = counter
+                counter += 1
+                stack.append(v)
+                on[v] = True
+            recurse = False
+            for j in range(i, len(edges[v])):
+                w = edges[v][j]
+                if index[w] == -1:
+                    work.append((v, j + 1))
+                    work.append((w, 0))
+                    recurse = True
+                    break
+                if on[w]:
+                    low[v] = min(low[v], index[w])
+            if recurse:
+                continue
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on[w] = False
+                    comp.append(w)
+                    if w == v:
+                        break
+                out.append(comp)
+            if work:
+                u = work[-1][0]
+                low[u] = min(low[u], low[v])
+    return out

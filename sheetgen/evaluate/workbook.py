@@ -1,0 +1,121 @@
+"""EvaluatedWorkbook: read-only access to every evaluated cell."""
+
+from __future__ import annotations
+
+import gc
+import os
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from sheetgen.errors import WorkbookError
+
+from .engine import Engine
+from .reader import read_workbook
+from .refs import a1, col_to_index, parse_a1, parse_range
+from .store import SheetStore
+from .values import NUM, to_python
+
+
+class EvaluatedWorkbook:
+    """Every formula of a workbook evaluated from scratch (cached results are ignored)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self.sheet_names: list[str] = list(engine.sheet_names)
+        self.defined_names: dict[str, str] = dict(engine.names)
+
+    def _store(self, sheet: str) -> SheetStore:
+        store = self._engine.book.get(sheet)
+        if store is None:
+            raise WorkbookError(f"no sheet named {sheet!r} (sheets: {', '.join(self.sheet_names)})")
+        return store
+
+    def _cell(self, store: SheetStore, row: int, col: int) -> Any:
+        column = store.cols.get(col)
+        if column is None or row >= store.cap:
+            return None
+        obj = None if column.obj is None else column.obj[row]
+        return to_python(int(column.kind[row]), float(column.num[row]), obj)
+
+    def value(self, sheet: str, cell: str) -> Any:
+        """Evaluated value: float, str, bool, None (empty) or ExcelError."""
+        store = self._store(sheet)
+        row, col = parse_a1(cell, sheet)
+        return self._cell(store, row, col)
+
+    def formula(self, sheet: str, cell: str) -> str | None:
+        """The formula text as stored ('=...'), or None for a value cell."""
+        store = self._store(sheet)
+        row, col = parse_a1(cell, sheet)
+        texts = self._engine.texts.get(store.name, {}).get(col)
+        if texts is None or row >= len(texts):
+            return None
+        return texts[row]  # type: ignore[no-any-return]
+
+    def formula_cells(self, sheet: str | None = None) -> Iterator[tuple[str, str]]:
+        """(sheet, 'A1') of every formula cell, row by row within each sheet."""
+        names = self.sheet_names if sheet is None else [self._store(sheet).name]
+        for name in names:
+            texts = self._engine.texts.get(name, {})
+            cells = sorted(
+                (int(r), c)
+                for c, col in texts.items()
+                for r in np.flatnonzero(col != None)  # noqa: E711
+            )
+            for r, c in cells:
+                yield name, a1(r, c)
+
+    def range_values(self, sheet: str, ref: str) -> list[list[Any]]:
+        """Evaluated values of a rectangle such as 'A5:C10', row by row."""
+        store = self._store(sheet)
+        r1, c1, r2, c2 = parse_range(ref, sheet)
+        return [[self._cell(store, r, c) for c in range(c1, c2 + 1)] for r in range(r1, r2 + 1)]
+
+    def column(self, sheet: str, col: str, first_row: int, last_row: int) -> np.ndarray:
+        """Values of one column: a float array if all numeric, else an object array."""
+        store = self._store(sheet)
+        c = col_to_index(col) if not col.isdigit() else int(col)
+        n = last_row - first_row + 1
+        if n <= 0:
+            return np.zeros(0)
+        column = store.cols.get(c)
+        lo, hi = first_row, min(last_row + 1, store.cap)
+        if column is not None and hi - lo == n and bool((column.kind[lo:hi] == NUM).all()):
+            return column.num[lo:hi].copy()
+        return np.array([self._cell(store, r, c) for r in range(first_row, last_row + 1)],
+                        dtype=object)  # fmt: skip
+
+    def __repr__(self) -> str:
+        return f"EvaluatedWorkbook(sheets={self.sheet_names!r})"
+
+
+def evaluate_workbook(
+    source: str | os.PathLike[str],
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> EvaluatedWorkbook:
+    """Read an xlsx file and evaluate every formula; see the package docstring."""
+    return _evaluate(source, vectorize=True, progress=progress)
+
+
+def _evaluate(
+    source: str | os.PathLike[str],
+    *,
+    vectorize: bool,
+    progress: Callable[[int, int], None] | None = None,
+) -> EvaluatedWorkbook:
+    """vectorize=False evaluates every cell on its own (the reference path for tests)."""
+    gc_was_on = gc.isenabled()
+    gc.disable()  # millions of small acyclic objects: the cyclic GC only costs time here
+    try:
+        engine = Engine(read_workbook(source))
+        engine.run(vectorize=vectorize, progress=progress)
+    finally:
+        if gc_was_on:
+            gc.enable()
+    return EvaluatedWorkbook(engine)
+
+
+__all__ = ["EvaluatedWorkbook", "evaluate_workbook"]
