@@ -1,0 +1,191 @@
+"""`sheetgen check`: evaluate every formula of a workbook in pure Python and compare it with
+the reference model, recomputed from the workbook's own input cells.
+
+Because the reference follows the workbook's inputs (a flipped GPU dropdown, typed shapes,
+edited presets), only a formula that computes something else is reported, at its cell.
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree
+
+import numpy as np
+from xlsxwriter.utility import xl_col_to_name, xl_rowcol_to_cell
+
+from sheetgen.compare import DEFAULT_RTOL, values_match
+from sheetgen.errors import SheetgenError, WorkbookError
+from sheetgen.evaluate import EvaluatedWorkbook, evaluate_workbook
+from sheetgen.plan import WorkbookPlan, input_addresses, plan_workbook
+from sheetgen.workbook import BuildConfig, sheet_specs
+
+_CUSTOM = "{http://schemas.openxmlformats.org/officeDocument/2006/custom-properties}"
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    sheet: str
+    cell: str
+    quantity: str
+    got: Any
+    expected: Any
+    formula: str | None
+
+    def line(self) -> str:
+        return (f"{self.sheet}!{self.cell}  {self.quantity}  got {_show(self.got)}  "
+                f"expected {_show(self.expected)}  ({self.formula or 'no formula'})")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"sheet": self.sheet, "cell": self.cell, "quantity": self.quantity,
+                "got": _jsonable(self.got), "expected": _jsonable(self.expected),
+                "formula": self.formula}
+
+
+@dataclass
+class CheckReport:
+    path: str
+    checked: dict[str, int] = field(default_factory=dict)  # formula cells per sheet
+    mismatches: list[Mismatch] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+    def summary(self) -> list[str]:
+        lines = [f"{self.path}: {sum(self.checked.values())} formula cells checked"]
+        for sheet, n in self.checked.items():
+            bad = sum(1 for m in self.mismatches if m.sheet == sheet)
+            lines.append(f"  {sheet:<12} {n:>8} cells  {bad} mismatch{'es' if bad != 1 else ''}")
+        return lines
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"file": self.path, "ok": self.ok, "checked": self.checked,
+                "mismatches": [m.as_dict() for m in self.mismatches]}
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.10g}"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, bool | int | str) or value is None:
+        return value
+    if isinstance(value, float):
+        return value if np.isfinite(value) else str(value)
+    return str(value)
+
+
+def read_metadata(path: str | os.PathLike[str]) -> dict[str, str]:
+    """sheetgen's custom document properties (docProps/custom.xml); {} if there are none."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            if "docProps/custom.xml" not in z.namelist():
+                return {}
+            root = ElementTree.fromstring(z.read("docProps/custom.xml"))
+    except (zipfile.BadZipFile, OSError, ElementTree.ParseError):
+        return {}
+    out = {}
+    for prop in root.iter(f"{_CUSTOM}property"):
+        name = prop.get("name", "")
+        if name.startswith("sheetgen."):
+            out[name] = "".join(prop.itertext())
+    return out
+
+
+def _rows(meta: dict[str, str]) -> dict[str, int]:
+    prefix = "sheetgen.rows."
+    return {k[len(prefix):]: int(v) for k, v in meta.items() if k.startswith(prefix)}
+
+
+def _cell_value(value: Any) -> Any:
+    """An input cell's value as the reference model takes it (errors become text)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return value
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+def rebuild_plan(ev: EvaluatedWorkbook, meta: dict[str, str]) -> WorkbookPlan:
+    """The plan of this workbook with the reference model run on its own input cells."""
+    rows = _rows(meta)
+    practice = rows.get("practice", 0)
+    specs = sheet_specs(BuildConfig(practice=practice, presets=None))  # type: ignore[arg-type]
+    missing = [s.name for s in specs if s.name not in ev.sheet_names]
+    if missing:
+        raise WorkbookError(f"missing sheet(s) {', '.join(missing)}: not a complete sheetgen "
+                            "workbook")
+    values: dict[str, Any] = {}
+    for name, (sheet, row, col, n) in input_addresses(specs, rows).items():
+        if n == 0:
+            values[name] = _cell_value(ev.value(sheet, xl_rowcol_to_cell(row, col)))
+        else:
+            arr = ev.column(sheet, xl_col_to_name(col), row + 1, row + n)  # 1-based rows
+            values[name] = [_cell_value(v) for v in arr.tolist()]
+    try:
+        return plan_workbook(specs, values, meta)
+    except SheetgenError:
+        raise
+    except (TypeError, ValueError, ZeroDivisionError, KeyError, IndexError) as exc:
+        raise WorkbookError(f"cannot run the reference model on this workbook's inputs "
+                            f"(an input cell holds something unexpected): {exc}") from None
+
+
+def _column_bad(got: np.ndarray, expected: np.ndarray, rtol: float) -> np.ndarray:
+    """Row indices where a column's evaluated values differ from the model's."""
+    try:
+        g = np.asarray(got, dtype=float)
+        e = np.asarray(expected, dtype=float)
+    except (TypeError, ValueError):
+        pass
+    else:
+        if not any(isinstance(v, bool | np.bool_) for v in expected[:1]):
+            same = np.isclose(g, e, rtol=rtol, atol=0.0) | (g == e) | (np.isnan(g) & np.isnan(e))
+            return np.flatnonzero(~same)
+    return np.asarray([i for i, (a, b) in enumerate(zip(got, expected, strict=True))
+                       if not values_match(a, b, rtol)], dtype=int)
+
+
+def check_workbook(path: str | os.PathLike[str], *, rtol: float = DEFAULT_RTOL,
+                   progress: Callable[[int, int], None] | None = None) -> CheckReport:
+    """Evaluate every formula of a sheetgen workbook and compare with the reference model."""
+    p = Path(path)
+    meta = read_metadata(p)
+    ev = evaluate_workbook(p, progress=progress)
+    if not meta:
+        raise WorkbookError(f"{p.name} was not built by sheetgen (no sheetgen properties); "
+                            "to grade a hand-made sheet use `sheetgen grade`")
+    plan = rebuild_plan(ev, meta)
+    report = CheckReport(str(p))
+    for sheet in plan.sheets:
+        count = 0
+        for cell in sheet.cells:
+            if cell.formula is None:
+                continue
+            count += 1
+            addr = xl_rowcol_to_cell(cell.row, cell.col)
+            got = ev.value(sheet.name, addr)
+            if not values_match(got, cell.value, rtol):
+                report.mismatches.append(Mismatch(sheet.name, addr, cell.name or "", got,
+                                                  cell.value, ev.formula(sheet.name, addr)))
+        for table in sheet.tables:
+            for col in table.columns:
+                if col.is_input or table.n_rows == 0:
+                    continue
+                count += table.n_rows
+                got = ev.column(sheet.name, xl_col_to_name(col.col), table.first_row + 1,
+                                table.last_row + 1)  # 1-based rows
+                for i in _column_bad(got, col.values, rtol):
+                    addr = xl_rowcol_to_cell(table.first_row + int(i), col.col)
+                    report.mismatches.append(Mismatch(
+                        sheet.name, addr, col.name, got[i], col.values[i],
+                        ev.formula(sheet.name, addr)))
+        report.checked[sheet.name] = count
+    return report
