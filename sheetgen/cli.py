@@ -43,6 +43,19 @@ def progress_bar(total: int, label: str) -> Iterator[Callable[[int], None] | Non
         yield bar.update
 
 
+def shapes_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--shapes FILE and --shapes-sheet NAME, shared by every command that reads shapes."""
+    command = click.option(
+        "--shapes-sheet", metavar="NAME",
+        help="Sheet of an xlsx --shapes file (default: the first with an m/k/n header).",
+    )(command)
+    return click.option(
+        "--shapes", type=click.Path(path_type=Path),
+        help="CSV or xlsx with a header row naming m, k, n (M, 'm (rows)', 'K dim'... "
+             "count; other columns and blank rows are ignored). Default: a built-in dozen.",
+    )(command)
+
+
 gpu_file_option = click.option(
     "--gpu-file", type=click.Path(dir_okay=False, path_type=Path),
     help="A TOML file of extra GPU presets (same fields as templates/gpus.toml).")
@@ -65,14 +78,14 @@ def cli() -> None:
 @click.option("--gpu", help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
 @click.option("--dtype", default="bf16", show_default=True,
               help=f"Element type: {', '.join(DTYPES)}.")
-@click.option("--shapes", type=click.Path(path_type=Path),
-              help="CSV whose header has columns m, k, n (other columns are ignored).")
+@shapes_options
 @click.option("--spare-rows", type=click.IntRange(min=0), default=200, show_default=True,
               help="Empty formula rows below the shapes, to type new shapes into.")
 @gpu_file_option
 @click.option("--force", is_flag=True, help="Overwrite OUT if it exists.")
-def build(out: Path, gpu: str | None, dtype: str, shapes: Path | None, spare_rows: int,
-          gpu_file: Path | None, force: bool) -> None:
+def build(out: Path, gpu: str | None, dtype: str, shapes: Path | None,
+          shapes_sheet: str | None, spare_rows: int, gpu_file: Path | None,
+          force: bool) -> None:
     """Write the roofline workbook OUT.xlsx (live formulas, cached values, chart).
 
     \b
@@ -84,7 +97,7 @@ def build(out: Path, gpu: str | None, dtype: str, shapes: Path | None, spare_row
     with user_errors():
         path, n_rows = build_workbook(out, gpu=gpu, dtype=dtype, shapes=shapes,
                                       spare_rows=spare_rows, gpu_file=gpu_file, force=force,
-                                      progress_factory=progress_bar)
+                                      shapes_sheet=shapes_sheet, progress_factory=progress_bar)
     click.echo(f"wrote {path} ({n_rows} shape rows)")
 
 
