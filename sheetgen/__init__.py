@@ -7,7 +7,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from sheetgen.api import analyze, build, plan, table_frame
+from sheetgen.api import analyze, build, gpu_figures, plan, table_frame
 from sheetgen.errors import (
     InputError,
     OutputError,
@@ -17,6 +17,8 @@ from sheetgen.errors import (
     WorkbookError,
 )
 from sheetgen.hardware import GPU, Presets, load_presets
+from sheetgen.plot import plot_roofline
+from sheetgen.shapes import Shape, read_shapes
 
 __all__ = [
     "GPU",
@@ -24,13 +26,17 @@ __all__ = [
     "OutputError",
     "PresetError",
     "Presets",
+    "Shape",
     "SheetgenError",
     "SheetsError",
     "WorkbookError",
     "__version__",
     "analyze",
     "build",
+    "gpu_figures",
     "load_presets",
     "plan",
+    "plot_roofline",
+    "read_shapes",
     "table_frame",
 ]

@@ -19,11 +19,12 @@ from sheetgen.errors import InputError
 from sheetgen.hardware import DEFAULT_DTYPE, load_presets
 from sheetgen.plan import WorkbookPlan
 from sheetgen.shapes import Shape, header_key, parse_dim, read_shapes
-from sheetgen.sheets import matmul
+from sheetgen.sheets import inputs, matmul
 from sheetgen.workbook import DEFAULT_SPARE_ROWS, BuildConfig, plan_build
 from sheetgen.xlsx import check_output_path, write_xlsx
 
-ShapesLike = str | os.PathLike[str] | pd.DataFrame | Iterable[Sequence[int]] | None
+ShapesLike = (str | os.PathLike[str] | pd.DataFrame | Iterable[Sequence[int]]
+              | Iterable[Shape] | None)
 
 
 def to_shapes(shapes: ShapesLike, sheet: str | None = None) -> list[Shape] | None:
@@ -48,6 +49,9 @@ def to_shapes(shapes: ShapesLike, sheet: str | None = None) -> list[Shape] | Non
         rows = shapes
     out = []
     for i, row in enumerate(rows, start=1):
+        if isinstance(row, Shape):
+            out.append(row)
+            continue
         if len(row) != 3:
             raise InputError(f"shape #{i}: expected (m, k, n), got {row!r}")
         m, k, n = (parse_dim(v, f"shape #{i}, {d}") for v, d in zip(row, "mkn", strict=True))
@@ -76,7 +80,32 @@ def analyze(shapes: ShapesLike = None, *, gpu: str | None = None,
     """
     p = plan(gpu=gpu, dtype=dtype, shapes=shapes, spare_rows=0, gpu_file=gpu_file,
              shapes_sheet=shapes_sheet)
-    return table_frame(p, matmul.TABLE.name)
+    frame = table_frame(p, matmul.TABLE.name)
+    frame.attrs["gpu"] = gpu_figures(p)
+    return frame
+
+
+#: The scalars that describe the roofline a table was computed against, by output key.
+FIGURES = {
+    "gpu": inputs.GPU_NAME.name,
+    "dtype": inputs.DTYPE.name,
+    "peak_flops": inputs.PEAK_FLOPS.name,
+    "hbm_bw": inputs.HBM_BW.name,
+    "ridge": inputs.RIDGE.name,
+    "compute_eff": inputs.COMPUTE_EFF.name,
+    "memory_eff": inputs.MEMORY_EFF.name,
+    "attainable_flops": inputs.ATTAINABLE_FLOPS.name,
+    "attainable_bw": inputs.ATTAINABLE_BW.name,
+    "attainable_ridge": inputs.ATTAINABLE_RIDGE.name,
+}
+
+
+def gpu_figures(p: WorkbookPlan) -> dict[str, Any]:
+    """The GPU figures a plan's table was computed against (SI numbers; names as text).
+
+    `analyze` puts them in `DataFrame.attrs["gpu"]`, so a frame carries its roofline.
+    """
+    return {key: p.model.scalars[name] for key, name in FIGURES.items()}
 
 
 def table_frame(p: WorkbookPlan, table: str) -> pd.DataFrame:
