@@ -16,6 +16,7 @@ from sheetgen.errors import (
     SheetsError,
     WorkbookError,
 )
+from sheetgen.fill import fill
 from sheetgen.hardware import GPU, Presets, load_presets
 from sheetgen.plot import plot_roofline
 from sheetgen.shapes import Shape, read_shapes
@@ -33,6 +34,7 @@ __all__ = [
     "__version__",
     "analyze",
     "build",
+    "fill",
     "gpu_figures",
     "load_presets",
     "plan",

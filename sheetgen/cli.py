@@ -104,6 +104,53 @@ def build(out: Path, gpu: str | None, dtype: str, shapes: Path | None,
 
 
 @cli.command()
+@click.argument("theirs", type=click.Path(path_type=Path))
+@click.option("-o", "--output", "out", type=click.Path(path_type=Path),
+              help="Where to write the result. Default: THEIRS.sheetgen.xlsx beside it.")
+@click.option("--shapes-sheet", metavar="NAME",
+              help="Your sheet holding m, k, n (default: the first with an m/k/n header).")
+@click.option("--gpu", help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
+@click.option("--dtype", default="bf16", show_default=True,
+              help=f"Element type: {', '.join(DTYPES)}.")
+@gpu_file_option
+@click.option("--spare-rows", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Empty Matmul rows below the linked ones, to type extra shapes into.")
+@click.option("--prefix", default="", help="Put this before sheetgen's sheet names "
+              "(when your workbook already has an 'Inputs' or 'Matmul' sheet).")
+@click.option("--in-place", is_flag=True,
+              help="Change THEIRS itself (a copy is kept as THEIRS.xlsx.bak).")
+@click.option("--force", is_flag=True, help="Overwrite the output if it exists.")
+@click.option("--allow-loss", is_flag=True,
+              help="Fill even if THEIRS has parts openpyxl drops (shapes, slicers, ...).")
+def fill(theirs: Path, out: Path | None, shapes_sheet: str | None, gpu: str | None,
+         dtype: str, gpu_file: Path | None, spare_rows: int, prefix: str, in_place: bool,
+         force: bool, allow_loss: bool) -> None:
+    """Add sheetgen's sheets to your own workbook THEIRS.xlsx, linked live to your shapes.
+
+    The Matmul sheet's m, k, n cells refer to your sheet's cells: edit them and everything
+    recomputes. Your sheets are left as they are; the result is a new file unless
+    --in-place. Rows you add to your table later need a re-fill.
+
+    \b
+    Example:
+      sheetgen fill plan.xlsx --gpu "H100 SXM"          # writes plan.sheetgen.xlsx
+      sheetgen fill plan.xlsx --in-place --prefix "sg "
+    """
+    from sheetgen.fill import fill_workbook
+
+    with user_errors():
+        result = fill_workbook(theirs, out, gpu=gpu, dtype=dtype, gpu_file=gpu_file,
+                               shapes_sheet=shapes_sheet, spare_rows=spare_rows,
+                               prefix=prefix, in_place=in_place, force=force,
+                               allow_loss=allow_loss, progress_factory=progress_bar)
+    t = result.table
+    click.echo(f"wrote {result.path} ({len(t.shapes)} shapes linked to sheet {t.sheet!r}, "
+               f"rows {t.rows[0]}-{t.rows[-1]})")
+    if result.backup is not None:
+        click.echo(f"backup of the original: {result.backup}")
+
+
+@cli.command()
 @shapes_options
 @click.option("--gpu", help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
 @click.option("--dtype", default="bf16", show_default=True,

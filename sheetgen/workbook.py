@@ -5,13 +5,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from sheetgen import __version__
 from sheetgen.definitions import SheetSpec
 from sheetgen.hardware import DEFAULT_DTYPE, Presets, check_dtype, load_presets
-from sheetgen.plan import WorkbookPlan, plan_workbook
+from sheetgen.plan import Source, WorkbookPlan, plan_workbook
 from sheetgen.shapes import Shape, default_shapes
 from sheetgen.sheets import inputs, matmul, specs
 
@@ -41,9 +41,11 @@ class BuildConfig:
         return BuildConfig(gpu.name, dtype, shapes, self.spare_rows, self.presets)
 
 
-def sheet_specs() -> list[SheetSpec]:
-    """The sheets in workbook order: inputs first, presets last."""
-    return [inputs.sheet(), matmul.sheet(), specs.sheet()]
+def sheet_specs(prefix: str = "") -> list[SheetSpec]:
+    """The sheets in workbook order: inputs first, presets last; `prefix` goes before each
+    name (to sit beside a user's own sheets of the same names)."""
+    sheets = [inputs.sheet(), matmul.sheet(), specs.sheet()]
+    return [replace(s, name=prefix + s.name) for s in sheets] if prefix else sheets
 
 
 def input_values(config: BuildConfig) -> dict[str, list | object]:
@@ -59,8 +61,10 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
     return values
 
 
-def plan_build(config: BuildConfig | None = None) -> WorkbookPlan:
-    """Validate the config and plan the whole workbook (no I/O)."""
+def plan_build(config: BuildConfig | None = None, *, prefix: str = "",
+               links: Mapping[str, Sequence[Source]] | None = None) -> WorkbookPlan:
+    """Validate the config and plan the whole workbook (no I/O). `prefix` and `links`: see
+    sheet_specs and plan_workbook (used by `fill`)."""
     cfg = (config or BuildConfig()).resolved()
     metadata = {
         "sheetgen.version": __version__,
@@ -69,4 +73,4 @@ def plan_build(config: BuildConfig | None = None) -> WorkbookPlan:
         "sheetgen.shapes": str(len(cfg.shapes or [])),
         "sheetgen.spare_rows": str(cfg.spare_rows),
     }
-    return plan_workbook(sheet_specs(), input_values(cfg), metadata)
+    return plan_workbook(sheet_specs(prefix), input_values(cfg), metadata, links)
