@@ -40,6 +40,8 @@ _LOSSY: list[tuple[str, str, str | None]] = [
     ("form or ActiveX controls", r"xl/(ctrlProps|activeX)/", None),
     ("threaded comments", r"xl/threadedComments/", None),
     ("sparklines", r"xl/worksheets/sheet\d+\.xml", r"sparklineGroups"),
+    ("Excel 2010+ extended conditional formats or validations",
+     r"xl/worksheets/sheet\d+\.xml", r"<x14:(conditionalFormattings|dataValidations)\b"),
     ("macros (VBA)", r"xl/vbaProject\.bin", None),
 ]
 

@@ -217,3 +217,38 @@ def test_libreoffice_recalculates_the_filled_workbook(tmp_path: Path):
     edited_values = read_values(out[edited])["sg Matmul"]
     assert edited_values[(7, 0)] == 2048
     assert edited_values[(7, 4)] == pytest.approx(2 * 2048 * 4096 * 4096)
+
+
+@pytest.mark.parametrize(("part", "content", "what"), [
+    ("xl/drawings/drawing1.xml", "<xdr:wsDr><xdr:sp><xdr:nvSpPr/></xdr:sp></xdr:wsDr>",
+     "drawn shapes or text boxes"),
+    ("xl/worksheets/sheet1.xml", "<worksheet><extLst><x14:sparklineGroups/></extLst>",
+     "sparklines"),
+    ("xl/worksheets/sheet1.xml", "<worksheet><x14:conditionalFormattings/></worksheet>",
+     "Excel 2010+ extended conditional formats or validations"),
+    ("xl/charts/chartEx1.xml", "<cx:chartSpace/>", "Excel 2016+ charts (chartex)"),
+])
+def test_losses_are_detected(tmp_path: Path, part, content, what):
+    from sheetgen.xlsx_into import losses
+
+    path = tmp_path / "x.xlsx"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr(part, content)
+        z.writestr("xl/drawings/drawing2.xml", "<xdr:wsDr><xdr:graphicFrame/></xdr:wsDr>")
+    assert losses(path) == [what]
+    assert losses(make_theirs(tmp_path / "plain.xlsx")) == []  # a chart alone is carried
+
+
+def test_progress_bar_only_on_a_terminal(monkeypatch, capsys):
+    import sys
+
+    from sheetgen.cli import progress_bar
+
+    with progress_bar(100_000, "filling") as update:
+        assert update is None  # piped (pytest captures stderr)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    with progress_bar(100_000, "filling") as update:
+        assert update is not None
+        update(100_000)
+    with progress_bar(10, "filling") as update:
+        assert update is None  # too small to bother
