@@ -7,7 +7,15 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from sheetgen.api import analyze, build, parallelism, pipeline, plan, table_frame
+from sheetgen.api import (
+    analyze,
+    build,
+    gpu_figures,
+    parallelism,
+    pipeline,
+    plan,
+    table_frame,
+)
 from sheetgen.errors import (
     InputError,
     OutputError,
@@ -16,7 +24,10 @@ from sheetgen.errors import (
     SheetsError,
     WorkbookError,
 )
+from sheetgen.fill import fill
 from sheetgen.hardware import GPU, Presets, load_presets
+from sheetgen.plot import plot_roofline
+from sheetgen.shapes import Shape, read_shapes
 
 __all__ = [
     "GPU",
@@ -24,15 +35,20 @@ __all__ = [
     "OutputError",
     "PresetError",
     "Presets",
+    "Shape",
     "SheetgenError",
     "SheetsError",
     "WorkbookError",
     "__version__",
     "analyze",
     "build",
+    "fill",
+    "gpu_figures",
     "load_presets",
     "parallelism",
     "pipeline",
     "plan",
+    "plot_roofline",
+    "read_shapes",
     "table_frame",
 ]

@@ -18,22 +18,28 @@ import pandas as pd
 from sheetgen.errors import InputError
 from sheetgen.hardware import DEFAULT_DTYPE, load_presets
 from sheetgen.plan import WorkbookPlan
-from sheetgen.shapes import Shape, parse_dim, read_shapes
-from sheetgen.sheets import matmul
+from sheetgen.shapes import Shape, header_key, parse_dim, read_shapes
+from sheetgen.sheets import inputs, matmul
 from sheetgen.workbook import DEFAULT_SPARE_ROWS, BuildConfig, plan_build
 from sheetgen.xlsx import check_output_path, write_xlsx
 
-ShapesLike = str | os.PathLike[str] | pd.DataFrame | Iterable[Sequence[int]] | None
+ShapesLike = (str | os.PathLike[str] | pd.DataFrame | Iterable[Sequence[int]]
+              | Iterable[Shape] | None)
 
 
-def to_shapes(shapes: ShapesLike) -> list[Shape] | None:
-    """Shapes from a CSV path, a DataFrame with m/k/n columns, or (m, k, n) tuples."""
+def to_shapes(shapes: ShapesLike, sheet: str | None = None) -> list[Shape] | None:
+    """Shapes from a CSV or xlsx path (`sheet`: which sheet of an xlsx), a DataFrame with
+    m/k/n columns (headers such as "M" or "m (rows)" count), or (m, k, n) tuples."""
     if shapes is None:
         return None
     if isinstance(shapes, str | os.PathLike):
-        return read_shapes(shapes)
+        return read_shapes(shapes, sheet)
     if isinstance(shapes, pd.DataFrame):
-        cols = {str(c).strip().lower(): c for c in shapes.columns}
+        cols: dict[str, Any] = {}
+        for c in shapes.columns:
+            key = header_key(c)
+            if key is not None:
+                cols.setdefault(key, c)
         missing = [d for d in "mkn" if d not in cols]
         if missing:
             raise InputError(f"DataFrame is missing column(s) {', '.join(missing)}")
@@ -43,6 +49,9 @@ def to_shapes(shapes: ShapesLike) -> list[Shape] | None:
         rows = shapes
     out = []
     for i, row in enumerate(rows, start=1):
+        if isinstance(row, Shape):
+            out.append(row)
+            continue
         if len(row) != 3:
             raise InputError(f"shape #{i}: expected (m, k, n), got {row!r}")
         m, k, n = (parse_dim(v, f"shape #{i}, {d}") for v, d in zip(row, "mkn", strict=True))
@@ -52,23 +61,55 @@ def to_shapes(shapes: ShapesLike) -> list[Shape] | None:
 
 def plan(*, gpu: str | None = None, dtype: str = DEFAULT_DTYPE, shapes: ShapesLike = None,
          spare_rows: int = DEFAULT_SPARE_ROWS,
-         gpu_file: str | os.PathLike[str] | None = None, **options: Any) -> WorkbookPlan:
+         gpu_file: str | os.PathLike[str] | None = None,
+         shapes_sheet: str | None = None, **options: Any) -> WorkbookPlan:
     """The planned workbook (cells, formulas and reference values), without writing it.
 
     `options` are the other BuildConfig fields: layers, pipeline_shape, gpus, micro_batches,
-    link_bw, link_latency.
+    link_bw, link_latency, whatif_shape, practice, practice_seed.
     """
-    config = BuildConfig(gpu=gpu, dtype=dtype, shapes=to_shapes(shapes), spare_rows=spare_rows,
-                         presets=load_presets(gpu_file), **options)
+    config = BuildConfig(gpu=gpu, dtype=dtype, shapes=to_shapes(shapes, shapes_sheet),
+                         spare_rows=spare_rows, presets=load_presets(gpu_file), **options)
     return plan_build(config)
 
 
 def analyze(shapes: ShapesLike = None, *, gpu: str | None = None,
             dtype: str = DEFAULT_DTYPE,
-            gpu_file: str | os.PathLike[str] | None = None) -> pd.DataFrame:
-    """The Part 1 roofline table as a DataFrame: one row per shape, one column per quantity."""
-    p = plan(gpu=gpu, dtype=dtype, shapes=shapes, spare_rows=0, gpu_file=gpu_file)
-    return table_frame(p, matmul.TABLE.name)
+            gpu_file: str | os.PathLike[str] | None = None,
+            shapes_sheet: str | None = None) -> pd.DataFrame:
+    """The Part 1 roofline table as a DataFrame: one row per shape, one column per quantity.
+
+    `shapes`: a CSV or xlsx path, a DataFrame with m/k/n columns, or (m, k, n) tuples;
+    None for the built-in dozen. Times in seconds, rates in FLOP/s and B/s (SI).
+    """
+    p = plan(gpu=gpu, dtype=dtype, shapes=shapes, spare_rows=0, gpu_file=gpu_file,
+             shapes_sheet=shapes_sheet)
+    frame = table_frame(p, matmul.TABLE.name)
+    frame.attrs["gpu"] = gpu_figures(p)
+    return frame
+
+
+#: The scalars that describe the roofline a table was computed against, by output key.
+FIGURES = {
+    "gpu": inputs.GPU_NAME.name,
+    "dtype": inputs.DTYPE.name,
+    "peak_flops": inputs.PEAK_FLOPS.name,
+    "hbm_bw": inputs.HBM_BW.name,
+    "ridge": inputs.RIDGE.name,
+    "compute_eff": inputs.COMPUTE_EFF.name,
+    "memory_eff": inputs.MEMORY_EFF.name,
+    "attainable_flops": inputs.ATTAINABLE_FLOPS.name,
+    "attainable_bw": inputs.ATTAINABLE_BW.name,
+    "attainable_ridge": inputs.ATTAINABLE_RIDGE.name,
+}
+
+
+def gpu_figures(p: WorkbookPlan) -> dict[str, Any]:
+    """The GPU figures a plan's table was computed against (SI numbers; names as text).
+
+    `analyze` puts them in `DataFrame.attrs["gpu"]`, so a frame carries its roofline.
+    """
+    return {key: p.model.scalars[name] for key, name in FIGURES.items()}
 
 
 def pipeline(*, gpu: str | None = None, dtype: str = DEFAULT_DTYPE,
@@ -122,12 +163,13 @@ def build_workbook(out: str | os.PathLike[str], *, gpu: str | None = None,
                    dtype: str = DEFAULT_DTYPE, shapes: ShapesLike = None,
                    spare_rows: int = DEFAULT_SPARE_ROWS,
                    gpu_file: str | os.PathLike[str] | None = None, force: bool = False,
+                   shapes_sheet: str | None = None,
                    progress_factory: Callable[[int, str], AbstractContextManager[Any]]
                    | None = None, **options: Any) -> tuple[Path, int]:
     """Build the workbook at `out`; returns the path and the number of shape rows."""
     check_output_path(out, force)  # fail before any work
     p = plan(gpu=gpu, dtype=dtype, shapes=shapes, spare_rows=spare_rows, gpu_file=gpu_file,
-             **options)
+             shapes_sheet=shapes_sheet, **options)
     total = sum(t.last_row + 1 for s in p.sheets for t in s.tables)
     ctx = progress_factory(total, "writing") if progress_factory else nullcontext(None)
     with ctx as progress:

@@ -5,6 +5,7 @@ Library errors (SheetgenError) become one `Error: ...` line and exit status 2; n
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,7 +17,8 @@ import click
 from sheetgen import __version__
 from sheetgen.errors import SheetgenError
 from sheetgen.hardware import DTYPES, load_presets
-from sheetgen.units import seconds, si
+from sheetgen.styles import COMPUTE_BOUND, MEMORY_BOUND
+from sheetgen.units import TERA, seconds, si
 
 
 class UserError(click.ClickException):
@@ -63,6 +65,17 @@ class _OneLineErrors(click.Group):
             click.echo("Aborted!", err=True)
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
+def shapes_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--shapes FILE and --shapes-sheet NAME, shared by every command that reads shapes."""
+    command = click.option(
+        "--shapes-sheet", metavar="NAME",
+        help="Sheet of an xlsx --shapes file (default: the first with an m/k/n header).",
+    )(command)
+    return click.option(
+        "--shapes", type=click.Path(path_type=Path),
+        help="CSV or xlsx with a header row naming m, k, n (M, 'm (rows)', 'K dim'... "
+             "count; other columns and blank rows are ignored). Default: a built-in dozen.",
+    )(command)
 
 
 gpu_file_option = click.option(
@@ -87,8 +100,7 @@ def cli() -> None:
 @click.option("--gpu", help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
 @click.option("--dtype", default="bf16", show_default=True,
               help=f"Element type: {', '.join(DTYPES)}.")
-@click.option("--shapes", type=click.Path(path_type=Path),
-              help="CSV whose header has columns m, k, n (other columns are ignored).")
+@shapes_options
 @click.option("--spare-rows", type=click.IntRange(min=0), default=200, show_default=True,
               help="Empty formula rows below the shapes, to type new shapes into.")
 @gpu_file_option
@@ -111,9 +123,10 @@ def cli() -> None:
 @click.option("--practice-seed", type=int, default=2026, show_default=True,
               help="Seed of the practice shapes.")
 @click.option("--force", is_flag=True, help="Overwrite OUT if it exists.")
-def build(out: Path, gpu: str | None, dtype: str, shapes: Path | None, spare_rows: int,
-          gpu_file: Path | None, layers: int, pipeline_shape: tuple[int, int, int], gpus: int,
-          micro_batches: int, link_bw: float | None, link_latency: float | None,
+def build(out: Path, gpu: str | None, dtype: str, shapes: Path | None,
+          shapes_sheet: str | None, spare_rows: int, gpu_file: Path | None, layers: int,
+          pipeline_shape: tuple[int, int, int], gpus: int, micro_batches: int,
+          link_bw: float | None, link_latency: float | None,
           whatif_shape: tuple[int, int, int], practice: int, practice_seed: int,
           force: bool) -> None:
     """Write the roofline workbook OUT.xlsx (live formulas, cached values, chart).
@@ -129,11 +142,172 @@ def build(out: Path, gpu: str | None, dtype: str, shapes: Path | None, spare_row
     with user_errors():
         path, n_rows = build_workbook(
             out, gpu=gpu, dtype=dtype, shapes=shapes, spare_rows=spare_rows,
-            gpu_file=gpu_file, force=force, progress_factory=progress_bar, layers=layers,
-            pipeline_shape=pipeline_shape, gpus=gpus, micro_batches=micro_batches,
-            link_bw=link_bw, link_latency=link_latency, whatif_shape=whatif_shape,
-            practice=practice, practice_seed=practice_seed)
+            gpu_file=gpu_file, force=force, shapes_sheet=shapes_sheet,
+            progress_factory=progress_bar, layers=layers, pipeline_shape=pipeline_shape,
+            gpus=gpus, micro_batches=micro_batches, link_bw=link_bw, link_latency=link_latency,
+            whatif_shape=whatif_shape, practice=practice, practice_seed=practice_seed)
     click.echo(f"wrote {path} ({n_rows} shape rows)")
+
+
+@cli.command()
+@click.argument("theirs", type=click.Path(path_type=Path))
+@click.option("-o", "--output", "out", type=click.Path(path_type=Path),
+              help="Where to write the result. Default: THEIRS.sheetgen.xlsx beside it.")
+@click.option("--shapes-sheet", metavar="NAME",
+              help="Your sheet holding m, k, n (default: the first with an m/k/n header).")
+@click.option("--gpu", help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
+@click.option("--dtype", default="bf16", show_default=True,
+              help=f"Element type: {', '.join(DTYPES)}.")
+@gpu_file_option
+@click.option("--spare-rows", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Empty Matmul rows below the linked ones, to type extra shapes into.")
+@click.option("--prefix", default="", help="Put this before sheetgen's sheet names "
+              "(when your workbook already has an 'Inputs' or 'Matmul' sheet).")
+@click.option("--in-place", is_flag=True,
+              help="Change THEIRS itself (a copy is kept as THEIRS.xlsx.bak).")
+@click.option("--force", is_flag=True, help="Overwrite the output if it exists.")
+@click.option("--allow-loss", is_flag=True,
+              help="Fill even if THEIRS has parts openpyxl drops (shapes, slicers, ...).")
+def fill(theirs: Path, out: Path | None, shapes_sheet: str | None, gpu: str | None,
+         dtype: str, gpu_file: Path | None, spare_rows: int, prefix: str, in_place: bool,
+         force: bool, allow_loss: bool) -> None:
+    """Add sheetgen's sheets to your own workbook THEIRS.xlsx, linked live to your shapes.
+
+    The Matmul sheet's m, k, n cells refer to your sheet's cells: edit them and everything
+    recomputes. Your sheets are left as they are; the result is a new file unless
+    --in-place. Rows you add to your table later need a re-fill.
+
+    \b
+    Example:
+      sheetgen fill plan.xlsx --gpu "H100 SXM"          # writes plan.sheetgen.xlsx
+      sheetgen fill plan.xlsx --in-place --prefix "sg "
+    """
+    from sheetgen.fill import fill_workbook
+
+    with user_errors():
+        result = fill_workbook(theirs, out, gpu=gpu, dtype=dtype, gpu_file=gpu_file,
+                               shapes_sheet=shapes_sheet, spare_rows=spare_rows,
+                               prefix=prefix, in_place=in_place, force=force,
+                               allow_loss=allow_loss, progress_factory=progress_bar)
+    t = result.table
+    click.echo(f"wrote {result.path} ({len(t.shapes)} shapes linked to sheet {t.sheet!r}, "
+               f"rows {t.rows[0]}-{t.rows[-1]})")
+    if result.backup is not None:
+        click.echo(f"backup of the original: {result.backup}")
+
+
+@cli.command()
+@shapes_options
+@click.option("--gpu", help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
+@click.option("--dtype", default="bf16", show_default=True,
+              help=f"Element type: {', '.join(DTYPES)}.")
+@gpu_file_option
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON (SI numbers) for scripts instead of the table.")
+def show(shapes: Path | None, shapes_sheet: str | None, gpu: str | None, dtype: str,
+         gpu_file: Path | None, as_json: bool) -> None:
+    """Print the Matmul table (Part 1) in the terminal, regimes coloured.
+
+    \b
+    Example:
+      sheetgen show --gpu "H100 SXM" --dtype fp8
+      sheetgen show --shapes my_shapes.xlsx --json | jq '.rows[].predicted_time'
+    """
+    from sheetgen.api import analyze
+
+    with user_errors():
+        frame = analyze(shapes, gpu=gpu, dtype=dtype, gpu_file=gpu_file,
+                        shapes_sheet=shapes_sheet)
+    if as_json:
+        click.echo(json.dumps(show_json(frame), indent=2))
+        return
+    for line in show_table(frame):
+        click.echo(line)
+
+
+#: (header, width, column, formatter) of each `show` column
+_SHOW_COLUMNS: list[tuple[str, int, str, Callable[[Any], str]]] = [
+    ("m", 7, "m", lambda v: f"{int(v)}"),
+    ("k", 7, "k", lambda v: f"{int(v)}"),
+    ("n", 7, "n", lambda v: f"{int(v)}"),
+    ("FLOP/B", 8, "intensity", lambda v: f"{v:.4g}"),
+    ("regime", 13, "regime", str),
+    ("compute", 9, "compute_time", seconds),
+    ("memory", 9, "memory_time", seconds),
+    ("predicted", 9, "predicted_time", seconds),
+    ("TFLOP/s", 8, "attained_flops", lambda v: f"{v / TERA:.4g}"),
+    ("of peak", 7, "peak_fraction", lambda v: f"{v:.1%}"),
+]
+_REGIME_COLORS = {COMPUTE_BOUND: "green", MEMORY_BOUND: "red"}
+
+
+def show_table(frame: Any) -> list[str]:
+    """The lines `sheetgen show` prints: a GPU header, then one aligned row per shape."""
+    g = frame.attrs["gpu"]
+    eff = ""
+    if (g["compute_eff"], g["memory_eff"]) != (1.0, 1.0):
+        eff = (f"; attainable {si(g['attainable_flops'], 'FLOP/s')}, "
+               f"{si(g['attainable_bw'], 'B/s')}, ridge {g['attainable_ridge']:.4g} FLOP/B")
+    lines = [
+        click.style(f"{g['gpu']}, {g['dtype']}", bold=True)
+        + f": peak {si(g['peak_flops'], 'FLOP/s')}, HBM {si(g['hbm_bw'], 'B/s')}, "
+          f"ridge {g['ridge']:.4g} FLOP/B{eff}",
+        "  ".join(f"{h:>{w}}" for h, w, _, _ in _SHOW_COLUMNS),
+    ]
+    for row in frame.to_dict("records"):
+        cells = []
+        for _, width, col, fmt in _SHOW_COLUMNS:
+            text = f"{fmt(row[col]):>{width}}"
+            if col == "regime":
+                text = click.style(text, fg=_REGIME_COLORS.get(row[col]))
+            cells.append(text)
+        lines.append("  ".join(cells))
+    return lines
+
+
+def show_json(frame: Any) -> dict[str, Any]:
+    """`sheetgen show --json`: the GPU figures and one object per row, SI numbers."""
+
+    def plain(value: Any) -> Any:
+        return value.item() if hasattr(value, "item") else value
+
+    rows = [{k: plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
+    for row in rows:
+        for dim in "mkn":
+            row[dim] = int(row[dim])
+    return {"gpu": {k: plain(v) for k, v in frame.attrs["gpu"].items()}, "rows": rows}
+
+
+@cli.command()
+@click.argument("out", type=click.Path(path_type=Path))
+@shapes_options
+@click.option("--gpu", help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
+@click.option("--dtype", default="bf16", show_default=True,
+              help=f"Element type: {', '.join(DTYPES)}.")
+@gpu_file_option
+@click.option("--force", is_flag=True, help="Overwrite OUT if it exists.")
+def plot(out: Path, shapes: Path | None, shapes_sheet: str | None, gpu: str | None,
+         dtype: str, gpu_file: Path | None, force: bool) -> None:
+    """Draw the roofline to OUT.png, OUT.svg or OUT.pdf (needs matplotlib).
+
+    \b
+    Example:
+      sheetgen plot roofline.png --gpu "H100 SXM" --shapes my_shapes.csv
+    """
+    with user_errors():
+        from sheetgen.plot import check_plot_path, plot_roofline
+
+        check_plot_path(out, force)
+        plot_roofline(shapes_frame(shapes, shapes_sheet), gpu=gpu, dtype=dtype,
+                      gpu_file=gpu_file, path=out, force=force)
+    click.echo(f"wrote {out}")
+
+
+def shapes_frame(shapes: Path | None, sheet: str | None) -> Any:
+    """--shapes/--shapes-sheet as what the API takes (a path is read with its sheet)."""
+    from sheetgen.api import to_shapes
+
+    return None if shapes is None else to_shapes(shapes, sheet)
 
 
 @cli.command()

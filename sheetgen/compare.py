@@ -44,6 +44,9 @@ def expected_cells(plan: WorkbookPlan) -> Iterator[Expected]:
         for table in sheet.tables:
             for col in table.columns:
                 if col.is_input:
+                    for i in range(len(col.links or ())):  # inputs linked to the user's cells
+                        yield Expected(sheet.name, table.first_row + i, col.col, col.name,
+                                       col.links[i], col.values[i])  # type: ignore[index]
                     continue
                 for i in range(table.n_rows):
                     row = table.first_row + i

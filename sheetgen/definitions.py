@@ -52,6 +52,18 @@ class Input:
     defined_name: str | None = None
     validation: Validation | None = None
     doc: str = ""
+    #: How a table cell reads this input from another workbook's cell when the table is
+    #: linked to the user's own sheet (`sheetgen fill`): {source} is that cell's address.
+    link: str = "{source}"
+
+    def link_formula(self, source: str) -> str:
+        """The formula of a cell that reads this input live from `source` (an address)."""
+        return "=" + self.link.replace("{source}", source)
+
+
+#: A linked number: `*1` turns a number typed as text ("4096") into the number, as the
+#: shapes reader accepts it; a blank source gives 0, which the row guard flags.
+LINK_NUMBER = "{source}*1"
 
 
 @dataclass(frozen=True)

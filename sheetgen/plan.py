@@ -60,6 +60,12 @@ class ColumnPlan:
     parts: list[str] | None  # formula text split where the row number goes
     values: np.ndarray  # inputs: the values; formulas: the cached (reference) results
     offsets: list[int] | None = None  # row shifts between parts (same-row refs to other tables)
+    #: inputs linked to the user's cells: the formula of each of the first len(links) rows
+    links: list[str] | None = None
+
+    def link_at(self, i: int) -> str | None:
+        """The linking formula of the column's i-th row, or None for a typed-in constant."""
+        return self.links[i] if self.links is not None and i < len(self.links) else None
 
     def formula_at(self, row: int) -> str:
         """The formula of zero-based sheet row `row`."""
@@ -301,9 +307,26 @@ def _has_suggestions(block: Block) -> bool:
     return any(isinstance(r, BlockRow) and r.suggestion for r in block.rows)
 
 
+#: Where a linked input row reads from: (sheet, zero-based row, zero-based column).
+Source = tuple[str, int, int]
+
+
+def source_address(source: Source) -> str:
+    """An absolute, sheet-qualified address such as 'My shapes'!$B$7."""
+    sheet, row, col = source
+    return f"{quote_sheetname(sheet)}!{xl_rowcol_to_cell(row, col, row_abs=True, col_abs=True)}"
+
+
 def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
-                  metadata: Mapping[str, str] | None = None) -> WorkbookPlan:
-    """Place every declared item, resolve every formula and attach the reference values."""
+                  metadata: Mapping[str, str] | None = None,
+                  links: Mapping[str, Sequence[Source]] | None = None) -> WorkbookPlan:
+    """Place every declared item, resolve every formula and attach the reference values.
+
+    `links` turns table input columns into live references to the user's own cells: column
+    name -> the source cell of each of its first rows (the rest stay typed-in inputs). Each
+    linked cell's formula is the input's `link` template; its cached value is `values`'.
+    """
+    links = dict(links or {})
     registry = Registry(sheets)
     model = evaluate(registry, values)
     rows = {name: len(model.ok[name]) for name in registry.tables}
@@ -316,13 +339,16 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
         for block in spec.blocks:
             _plan_block(sp, block, spec, layout, model)
         for table in spec.tables:
-            _plan_table(sp, table, spec, layout, model, rows[table.name])
+            _plan_table(sp, table, spec, layout, model, rows[table.name], links)
         _plan_validations(sp, spec, layout)
         _plan_conditionals(sp, spec, layout)
         for chart in spec.charts:
             sp.charts.append(_plan_chart(chart, layout))
         sp.hidden = sorted(layout.where[name].col for name in spec.hidden_columns)
         plans.append(sp)
+    unknown = set(links) - {i.name for t in registry.tables.values() for i in t.inputs}
+    if unknown:
+        raise ValueError(f"links name no table input column: {sorted(unknown)}")
     meta = dict(metadata or {})
     meta.update({f"sheetgen.rows.{name}": str(n) for name, n in rows.items()})
     return WorkbookPlan(plans, layout.defined_names(), model, registry, meta)
@@ -355,14 +381,19 @@ def _plan_block(sp: SheetPlan, block: Block, spec: SheetSpec, layout: _Layout,
 
 
 def _plan_table(sp: SheetPlan, table: Table, spec: SheetSpec, layout: _Layout,
-                model: ModelResult, n_rows: int) -> None:
+                model: ModelResult, n_rows: int, links: Mapping[str, Sequence[Source]]) -> None:
     columns = []
     for i, item in enumerate(table.all_columns()):
         c = table.col + i
         sp.cells.append(Cell(table.header_row, c, "header", header_text(item), fmt="text"))
         if isinstance(item, Input):
+            sources = links.get(item.name)
+            if sources is not None and len(sources) > n_rows:
+                raise ValueError(f"{len(sources)} links for {n_rows} rows of {item.name!r}")
+            linked = ([item.link_formula(source_address(s)) for s in sources]
+                      if sources is not None else None)
             columns.append(ColumnPlan(c, item.name, header_text(item), item.fmt, True, None,
-                                      model.columns[item.name]))
+                                      model.columns[item.name], links=linked))
         else:
             text = layout.formula(item, spec.name, table)
             offsets = None

@@ -1,7 +1,10 @@
-"""Reading (m, k, n) shapes from CSV, with errors that name the row and column.
+"""Reading (m, k, n) shapes from CSV or xlsx, with errors that name the sheet, row and column.
 
-Validation mirrors the sheet's row guard (positive whole numbers), and reports every bad
-cell at once so a user fixes the file in one pass.
+One header matcher serves both formats: a header cell such as `M`, `m (rows)`, `K dim` or
+`n [cols]` names a dimension; the header row may sit below a title, other columns are
+ignored, and rows whose m, k and n cells are all blank are skipped. Validation mirrors the
+sheet's row guard (positive whole numbers; a number typed as text such as "4096" counts) and
+reports every bad cell at once, so a user fixes the file in one pass.
 """
 
 from __future__ import annotations
@@ -9,15 +12,27 @@ from __future__ import annotations
 import csv
 import io
 import math
-from dataclasses import dataclass
+import re
+import zipfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Any
+
+from xlsxwriter.utility import xl_rowcol_to_cell
 
 from sheetgen.errors import InputError
 from sheetgen.sheets.matmul import MAX_DIM
 
 DIMS = ("m", "k", "n")
 MAX_REPORTED = 10  # bad cells listed in one message before "and N more"
+HEADER_SEARCH_ROWS = 50  # how far down a sheet the m/k/n header is looked for
+XLSX_SUFFIXES = (".xlsx", ".xlsm")
+
+_BRACKETED = re.compile(r"\([^)]*\)|\[[^\]]*\]|\{[^}]*\}")
+_FILLER_WORDS = {"dim", "dims", "dimension", "rows", "row", "cols", "col", "columns",
+                 "column", "size"}
 
 
 @dataclass(frozen=True)
@@ -27,84 +42,228 @@ class Shape:
     n: int
 
 
-def parse_dim(text: object, where: str) -> int:
-    """One dimension: a positive whole number (4096 or 4096.0), at most MAX_DIM."""
-    s = str(text).strip() if text is not None else ""
-    if not s:
-        raise InputError(f"{where}: blank (expected a positive whole number)")
-    try:
-        value = float(s.replace("_", ""))
-    except ValueError:
-        raise InputError(f"{where}: {s!r} is not a number") from None
-    if not math.isfinite(value):
-        raise InputError(f"{where}: {s!r} is not a finite number")
-    if value != math.floor(value):
-        raise InputError(f"{where}: {s!r} is not a whole number")
-    if value < 1:
-        raise InputError(f"{where}: {s!r} must be at least 1")
-    if value > MAX_DIM:
-        raise InputError(f"{where}: {s!r} is too large (at most {MAX_DIM:,}, a 32-bit dimension)")
-    return int(value)
+@dataclass(frozen=True)
+class ShapeTable:
+    """Shapes and where they were found: 1-based row numbers, 0-based column indices."""
+
+    origin: str
+    sheet: str | None  # None for CSV
+    header_row: int
+    columns: dict[str, int]
+    rows: list[int] = field(default_factory=list)  # the source row of each shape
+    shapes: list[Shape] = field(default_factory=list)
 
 
-def _find_columns(header: list[str], origin: str) -> dict[str, int]:
-    names = [h.strip().lower() for h in header]
+def header_key(cell: object) -> str | None:
+    """The dimension a header cell names ("m", "k" or "n"), or None.
+
+    Lowercase, drop anything in brackets or parentheses (units), drop filler words such as
+    "dim", "rows", "cols", "size", then the rest must be exactly m, k or n.
+    """
+    if cell is None:
+        return None
+    text = _BRACKETED.sub(" ", str(cell).lower())
+    words = [w for w in re.split(r"[\s_:.\-/]+", text) if w and w not in _FILLER_WORDS]
+    key = "".join(words)
+    return key if key in DIMS else None
+
+
+def _header_columns(row: Sequence[object]) -> dict[str, int]:
     found: dict[str, int] = {}
-    for dim in DIMS:
-        if dim in names:
-            found[dim] = names.index(dim)
-    missing = [d for d in DIMS if d not in found]
-    if missing:
-        raise InputError(
-            f"{origin}: missing column(s) {', '.join(missing)} in the header "
-            f"(found: {', '.join(repr(h) for h in header) or 'nothing'})"
-        )
+    for i, cell in enumerate(row):
+        key = header_key(cell)
+        if key is not None and key not in found:
+            found[key] = i
     return found
 
 
-def read_shapes_text(text: str, origin: str) -> list[Shape]:
-    """Shapes from CSV text whose header names columns m, k, n (any case, other columns kept
-    out). Blank lines are skipped; every bad cell is reported in one error."""
-    rows = list(csv.reader(io.StringIO(text)))
-    rows_with_data = [(i, r) for i, r in enumerate(rows, start=1) if any(c.strip() for c in r)]
-    if not rows_with_data:
-        raise InputError(f"{origin}: empty file (expected a header with columns m, k, n)")
-    header_line, header = rows_with_data[0]
-    cols = _find_columns(header, origin)
-    shapes: list[Shape] = []
+def _blank(value: object) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def parse_dim(value: object, where: str) -> int:
+    """One dimension: a positive whole number (4096, 4096.0 or the text "4096"), at most
+    MAX_DIM. Booleans and dates are not numbers."""
+    if isinstance(value, bool):
+        raise InputError(f"{where}: {value!r} is not a number")
+    s = str(value).strip() if value is not None else ""
+    if not s:
+        raise InputError(f"{where}: blank (expected a positive whole number)")
+    if isinstance(value, int | float):
+        number = float(value)
+    else:
+        try:
+            number = float(s.replace("_", ""))
+        except ValueError:
+            raise InputError(f"{where}: {s!r} is not a number") from None
+    if not math.isfinite(number):
+        raise InputError(f"{where}: {s!r} is not a finite number")
+    if number != math.floor(number):
+        raise InputError(f"{where}: {s!r} is not a whole number")
+    if number < 1:
+        raise InputError(f"{where}: {s!r} must be at least 1")
+    if number > MAX_DIM:
+        raise InputError(f"{where}: {s!r} is too large (at most {MAX_DIM:,}, a 32-bit dimension)")
+    return int(number)
+
+
+def report(problems: list[str]) -> str:
+    """Every problem in one message, capped at MAX_REPORTED with "and N more"."""
+    more = len(problems) - MAX_REPORTED
+    return "; ".join(problems[:MAX_REPORTED]) + (f" (and {more} more)" if more > 0 else "")
+
+
+def _find_header(rows: Iterable[tuple[int, Sequence[object]]]
+                 ) -> tuple[int | None, dict[str, int], tuple[int, Sequence[object]] | None]:
+    """(row, columns, _) of the first row naming m, k and n; (None, {}, best near miss) when
+    no row among the first HEADER_SEARCH_ROWS non-blank ones does."""
+    best: tuple[int, Sequence[object]] | None = None
+    best_hits = -1
+    for n_seen, (line, row) in enumerate(rows):
+        if n_seen >= HEADER_SEARCH_ROWS:
+            break
+        cols = _header_columns(row)
+        if len(cols) == len(DIMS):
+            return line, cols, None
+        if len(cols) > best_hits:
+            best, best_hits = (line, row), len(cols)
+    return None, {}, best
+
+
+def _missing_header(origin: str, near: tuple[int, Sequence[object]] | None) -> InputError:
+    if near is None:
+        return InputError(f"{origin}: empty (expected a header with columns m, k, n)")
+    line, row = near
+    found = _header_columns(row)
+    missing = [d for d in DIMS if d not in found]
+    cells = ", ".join(repr(str(c)) for c in row if not _blank(c)) or "nothing"
+    return InputError(f"{origin}: missing column(s) {', '.join(missing)} in the header "
+                      f"(row {line} has: {cells})")
+
+
+def _table(rows: list[tuple[int, Sequence[object]]], origin: str, sheet: str | None,
+           where: Any) -> ShapeTable:
+    """Shapes below the header of already-read rows; `where(line, col, dim)` names a cell."""
+    data = [(i, r) for i, r in rows if any(not _blank(c) for c in r)]
+    header_line, cols, near = _find_header(data)
+    if header_line is None:
+        raise _missing_header(origin, near)
+    table = ShapeTable(origin, sheet, header_line, cols)
     problems: list[str] = []
-    for line, row in rows_with_data[1:]:
+    for line, row in data:
+        if line <= header_line:
+            continue
+        cells = {d: row[c] if c < len(row) else None for d, c in cols.items()}
+        if all(_blank(v) for v in cells.values()):
+            continue
         dims: dict[str, int] = {}
-        for dim, idx in cols.items():
-            where = f"{origin} row {line}, column {dim}"
+        for dim, value in cells.items():
             try:
-                dims[dim] = parse_dim(row[idx] if idx < len(row) else "", where)
+                dims[dim] = parse_dim(value, where(line, cols[dim], dim))
             except InputError as exc:
                 problems.append(str(exc))
-        if len(dims) == 3:
-            shapes.append(Shape(**dims))
+        if len(dims) == len(DIMS):
+            table.rows.append(line)
+            table.shapes.append(Shape(**dims))
     if problems:
-        more = f" (and {len(problems) - MAX_REPORTED} more)" if len(problems) > MAX_REPORTED else ""
-        raise InputError("; ".join(problems[:MAX_REPORTED]) + more)
-    if not shapes:
-        raise InputError(f"{origin}: no shapes below the header on line {header_line}")
-    return shapes
+        raise InputError(report(problems))
+    if not table.shapes:
+        raise InputError(f"{origin}: no shapes below the header on row {header_line}")
+    return table
 
 
-def read_shapes(path: str | Path) -> list[Shape]:
-    """Shapes from a CSV file."""
+def read_shapes_text(text: str, origin: str) -> list[Shape]:
+    """Shapes from CSV text (see the module docstring for what is accepted)."""
+    return read_csv_table(text, origin).shapes
+
+
+def read_csv_table(text: str, origin: str) -> ShapeTable:
+    rows = list(enumerate(csv.reader(io.StringIO(text)), start=1))
+    if not any(any(c.strip() for c in r) for _, r in rows):
+        raise InputError(f"{origin}: empty file (expected a header with columns m, k, n)")
+    return _table(rows, origin, None, lambda line, _col, dim: f"{origin} row {line}, column {dim}")
+
+
+def _xlsx_rows(ws: Any) -> list[tuple[int, tuple[object, ...]]]:
+    if hasattr(ws, "reset_dimensions"):
+        ws.reset_dimensions()  # some writers store a wrong <dimension>; read every row
+    return list(enumerate(ws.iter_rows(values_only=True), start=1))
+
+
+def read_xlsx_table(path: str | Path, sheet: str | None = None) -> ShapeTable:
+    """Shapes from an xlsx: the named sheet, else the first sheet with an m/k/n header."""
+    import openpyxl
+
     p = Path(path)
     try:
+        wb = openpyxl.load_workbook(p, read_only=True, data_only=True)
+    except (OSError, zipfile.BadZipFile, KeyError, ValueError) as exc:
+        raise InputError(f"cannot read {p.name} as an xlsx workbook: {exc}") from None
+    try:
+        if sheet is not None:
+            if sheet not in wb.sheetnames:
+                raise InputError(f"{p.name} has no sheet {sheet!r} "
+                                 f"(sheets: {', '.join(map(repr, wb.sheetnames))})")
+            candidates = [sheet]
+        else:
+            candidates = list(wb.sheetnames)
+        for name in candidates:
+            rows = _xlsx_rows(wb[name])
+            origin = f"{p.name} sheet {name!r}"
+            data = [(i, r) for i, r in rows if any(not _blank(c) for c in r)]
+            if sheet is None and _find_header(data)[0] is None:
+                continue  # not a shapes sheet: look at the next one
+
+            def where(line: int, col: int, dim: str, origin: str = origin) -> str:
+                return f"{origin} row {line}, column {dim} ({xl_rowcol_to_cell(line - 1, col)})"
+
+            return _table(rows, origin, name, where)
+        raise InputError(f"{p.name}: no sheet has a header row with columns m, k, n "
+                         f"(sheets: {', '.join(map(repr, wb.sheetnames))}); "
+                         f"name one with --shapes-sheet")
+    finally:
+        wb.close()
+
+
+def is_xlsx(path: str | Path) -> bool:
+    """An xlsx by name, or a zip package whatever its name."""
+    p = Path(path)
+    if p.suffix.lower() in XLSX_SUFFIXES:
+        return True
+    try:
+        with p.open("rb") as fh:
+            return fh.read(2) == b"PK"
+    except OSError:
+        return False
+
+
+def read_shape_table(path: str | Path, sheet: str | None = None) -> ShapeTable:
+    """The shapes of a CSV or xlsx file, with where each one was found."""
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{p} is a directory, not a CSV or xlsx file")
+    if not p.exists():
+        raise InputError(f"cannot read {p}: No such file or directory")
+    if p.suffix.lower() == ".xls":
+        raise InputError(f"{p.name}: the old .xls format is not supported; save it as .xlsx")
+    if is_xlsx(p):
+        return read_xlsx_table(p, sheet)
+    if sheet is not None:
+        raise InputError(f"--shapes-sheet applies to xlsx files; {p.name} is read as CSV")
+    try:
         raw = p.read_bytes()
-    except IsADirectoryError:
-        raise InputError(f"{p} is a directory, not a CSV file") from None
     except OSError as exc:
         raise InputError(f"cannot read {p}: {exc.strerror or exc}") from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InputError(f"{p}: not a UTF-8 text CSV file") from None
-    return read_shapes_text(text, p.name)
+    return read_csv_table(text, p.name)
+
+
+def read_shapes(path: str | Path, sheet: str | None = None) -> list[Shape]:
+    """Shapes from a CSV or xlsx file."""
+    return read_shape_table(path, sheet).shapes
 
 
 def default_shapes() -> list[Shape]:

@@ -29,6 +29,7 @@ DERIVED_FILL = "#F2F2F2"
 COMPUTE_FILL = "#F8CBAD"  # compute-bound rows
 MEMORY_FILL = "#BDD7EE"  # memory-bound rows
 NOTE_FONT = "#595959"
+LINK_FONT = "#00803C"  # green text: a value read live from another sheet (modelling convention)
 
 #: Cell roles; writers translate these into their own style objects.
 STYLES: dict[str, dict[str, Any]] = {
@@ -41,6 +42,7 @@ STYLES: dict[str, dict[str, Any]] = {
     "input": {"bg_color": INPUT_FILL, "font_color": INPUT_FONT, "border": 1,
               "border_color": "#BFBFBF"},
     "derived": {"bg_color": DERIVED_FILL},
+    "linked": {"bg_color": DERIVED_FILL, "font_color": LINK_FONT},
     "unit": {"font_color": NOTE_FONT},
 }
 

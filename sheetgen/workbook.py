@@ -6,14 +6,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from sheetgen import __version__
 from sheetgen.definitions import SheetSpec
 from sheetgen.errors import InputError
 from sheetgen.hardware import DEFAULT_DTYPE, Presets, check_dtype, load_presets
-from sheetgen.plan import WorkbookPlan, plan_workbook
+from sheetgen.plan import Source, WorkbookPlan, plan_workbook
 from sheetgen.shapes import Shape, default_shapes, parse_dim
 from sheetgen.sheets import inputs, matmul, parallel, pipeline, specs, whatif
 from sheetgen.sheets import practice as practice_sheet
@@ -79,11 +79,13 @@ def _whole(option: str, value: object, low: int, high: int | None = None) -> Non
         raise InputError(f"{option} must be a whole number {span}, got {value!r}")
 
 
-def sheet_specs(config: BuildConfig | None = None) -> list[SheetSpec]:
-    """The sheets in workbook order: inputs first, presets last."""
+def sheet_specs(config: BuildConfig | None = None, prefix: str = "") -> list[SheetSpec]:
+    """The sheets in workbook order: inputs first, presets last; `prefix` goes before each
+    name (to sit beside a user's own sheets of the same names)."""
     optional = [practice_sheet.sheet()] if config is not None and config.practice else []
-    return [inputs.sheet(), matmul.sheet(), pipeline.sheet(), parallel.sheet(), whatif.sheet(),
-            *optional, specs.sheet()]
+    sheets = [inputs.sheet(), matmul.sheet(), pipeline.sheet(), parallel.sheet(),
+              whatif.sheet(), *optional, specs.sheet()]
+    return [replace(s, name=prefix + s.name) for s in sheets] if prefix else sheets
 
 
 def input_values(config: BuildConfig) -> dict[str, list | object]:
@@ -105,8 +107,10 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
     return values
 
 
-def plan_build(config: BuildConfig | None = None) -> WorkbookPlan:
-    """Validate the config and plan the whole workbook (no I/O)."""
+def plan_build(config: BuildConfig | None = None, *, prefix: str = "",
+               links: Mapping[str, Sequence[Source]] | None = None) -> WorkbookPlan:
+    """Validate the config and plan the whole workbook (no I/O). `prefix` and `links`: see
+    sheet_specs and plan_workbook (used by `fill`)."""
     cfg = (config or BuildConfig()).resolved()
     metadata = {
         "sheetgen.version": __version__,
@@ -117,4 +121,4 @@ def plan_build(config: BuildConfig | None = None) -> WorkbookPlan:
         "sheetgen.layers": str(cfg.layers),
         "sheetgen.practice": str(cfg.practice),
     }
-    return plan_workbook(sheet_specs(cfg), input_values(cfg), metadata)
+    return plan_workbook(sheet_specs(cfg, prefix), input_values(cfg), metadata, links)

@@ -100,7 +100,10 @@ def _write_cell(ws: Worksheet, cell: Cell, formats: _Formats) -> None:
 def _write_table_row(ws: Worksheet, table: TablePlan, i: int, fmts: list[Any]) -> None:
     row = table.first_row + i
     for col, fmt in zip(table.columns, fmts, strict=True):
-        if col.is_input:
+        link = col.link_at(i) if col.is_input else None
+        if link is not None:
+            ws.write_formula(row, col.col, link, fmt, _cached(col.values[i]))
+        elif col.is_input:
             _write_constant(ws, row, col.col, col.values[i], fmt)
         else:
             ws.write_formula(row, col.col, col.formula_at(row), fmt, _cached(col.values[i]))

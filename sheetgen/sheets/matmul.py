@@ -10,7 +10,16 @@ from typing import Any
 
 import numpy as np
 
-from sheetgen.definitions import Chart, Input, Quantity, SheetSpec, Table, Text, Validation
+from sheetgen.definitions import (
+    LINK_NUMBER,
+    Chart,
+    Input,
+    Quantity,
+    SheetSpec,
+    Table,
+    Text,
+    Validation,
+)
 from sheetgen.sheets import roofline
 
 SHEET = "Matmul"
@@ -20,9 +29,12 @@ MAX_DIM = 2**31 - 1  # cuBLAS takes 32-bit dimensions
 
 _DIM_RULE = Validation("whole_min", minimum=1, maximum=MAX_DIM,
                        message="A positive whole number")
-M = Input("m", "m", "rows", fmt="int", validation=_DIM_RULE, doc="rows of A and C")
-K = Input("k", "k", "", fmt="int", validation=_DIM_RULE, doc="inner (reduction) dimension")
-N = Input("n", "n", "cols", fmt="int", validation=_DIM_RULE, doc="columns of B and C")
+M = Input("m", "m", "rows", fmt="int", validation=_DIM_RULE, doc="rows of A and C",
+          link=LINK_NUMBER)
+K = Input("k", "k", "", fmt="int", validation=_DIM_RULE, doc="inner (reduction) dimension",
+          link=LINK_NUMBER)
+N = Input("n", "n", "cols", fmt="int", validation=_DIM_RULE, doc="columns of B and C",
+          link=LINK_NUMBER)
 
 
 def dim_ok(value: Any) -> bool:

@@ -1,0 +1,148 @@
+"""`sheetgen fill`: add sheetgen's sheets to a user's own workbook, linked to their shapes.
+
+The Matmul table's m, k, n cells become live references to the cells of the user's shapes
+table (found as `--shapes` finds it), so editing their sheet recomputes everything. Their
+workbook is read, never written, unless `in_place` (which first copies it to THEIRS.xlsx.bak);
+the result is saved under a temporary name and renamed, so a failure leaves no half file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+import zipfile
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sheetgen.errors import InputError, OutputError, WorkbookError
+from sheetgen.hardware import DEFAULT_DTYPE, load_presets
+from sheetgen.shapes import ShapeTable, read_xlsx_table
+from sheetgen.sheets import matmul
+from sheetgen.workbook import BuildConfig, plan_build
+
+
+@dataclass(frozen=True)
+class FillResult:
+    path: Path
+    backup: Path | None
+    table: ShapeTable  # where the linked shapes live in the user's workbook
+
+
+def default_output(theirs: Path) -> Path:
+    return theirs.with_name(f"{theirs.stem}.sheetgen.xlsx")
+
+
+def _paths(theirs: Path, out: Path | None, in_place: bool, force: bool) -> Path:
+    if theirs.is_dir() or not theirs.exists():
+        raise InputError(f"{theirs}: no such workbook")
+    if theirs.suffix.lower() != ".xlsx":
+        raise InputError(f"{theirs.name}: fill works on .xlsx workbooks (an .xlsm would lose "
+                         "its macros; save a copy as .xlsx)")
+    if in_place:
+        if out is not None and out.resolve() != theirs.resolve():
+            raise InputError("give either -o OUT or --in-place, not both")
+        if not os.access(theirs.parent, os.W_OK):
+            raise OutputError(f"cannot write to {theirs.parent}: permission denied")
+        return theirs
+    target = out or default_output(theirs)
+    if target.exists() and target.resolve() == theirs.resolve():
+        raise OutputError(f"{target} is the input workbook; pass --in-place to change it "
+                          "(a backup is kept)")
+    if target.suffix.lower() != ".xlsx":
+        raise OutputError(f"{target}: the output file name must end in .xlsx")
+    if target.is_dir():
+        raise OutputError(f"{target} is a directory")
+    if not target.parent.exists():
+        raise OutputError(f"{target.parent} does not exist")
+    if target.exists() and not force:
+        raise OutputError(f"{target} already exists; pass --force to overwrite it")
+    return target
+
+
+def fill_workbook(theirs: str | os.PathLike[str], out: str | os.PathLike[str] | None = None, *,
+                  gpu: str | None = None, dtype: str = DEFAULT_DTYPE,
+                  gpu_file: str | os.PathLike[str] | None = None,
+                  shapes_sheet: str | None = None, spare_rows: int = 0, prefix: str = "",
+                  in_place: bool = False, force: bool = False, allow_loss: bool = False,
+                  progress_factory: Callable[[int, str], AbstractContextManager[Any]]
+                  | None = None) -> FillResult:
+    """Add sheetgen's sheets to the workbook `theirs`, linked live to its shapes table."""
+    import openpyxl
+
+    from sheetgen.xlsx_into import losses, write_into
+
+    src = Path(theirs)
+    target = _paths(src, Path(out) if out is not None else None, in_place, force)
+    try:
+        lost = losses(src)
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise WorkbookError(f"cannot read {src.name} as an xlsx workbook: {exc}") from None
+    if lost and not allow_loss:
+        raise WorkbookError(
+            f"{src.name} has {', '.join(lost)}, which openpyxl cannot carry over; fill would "
+            "drop them. Use `sheetgen build` and copy its sheets in, or pass --allow-loss")
+    table = read_xlsx_table(src, shapes_sheet)
+    presets = load_presets(gpu_file)
+    config = BuildConfig(gpu=gpu, dtype=dtype, shapes=table.shapes, spare_rows=spare_rows,
+                         presets=presets)
+    assert table.sheet is not None
+    links = {dim: [(table.sheet, row - 1, table.columns[dim]) for row in table.rows]
+             for dim in (matmul.M.name, matmul.K.name, matmul.N.name)}
+    plan = plan_build(config, prefix=prefix, links=links)
+    plan.metadata["sheetgen.linked_sheet"] = table.sheet
+    plan.metadata["sheetgen.linked_rows"] = f"{table.rows[0]}-{table.rows[-1]}"
+    try:
+        wb = openpyxl.load_workbook(src, rich_text=True)
+    except Exception as exc:  # openpyxl raises many types for a damaged package
+        raise WorkbookError(f"cannot open {src.name}: {exc}") from None
+    clash = [s.name for s in plan.sheets if s.name in wb.sheetnames]
+    if clash:
+        raise InputError(f"{src.name} already has sheet(s) {', '.join(map(repr, clash))}; "
+                         "pass --prefix (e.g. --prefix 'sg ') to name sheetgen's sheets apart")
+    names = sorted(set(plan.defined_names) & set(wb.defined_names))
+    if names:
+        raise InputError(f"{src.name} already defines the name(s) {', '.join(names)} that "
+                         "sheetgen's formulas use; rename them in your workbook first")
+    total = sum(t.n_rows for s in plan.sheets for t in s.tables)
+    ctx = progress_factory(total, "filling") if progress_factory else nullcontext(None)
+    with ctx as progress:
+        write_into(plan, wb, progress=progress)
+    backup = None
+    if in_place:
+        backup = src.with_name(src.name + ".bak")
+        shutil.copy2(src, backup)
+    _save(wb, target)
+    return FillResult(target, backup, table)
+
+
+def _save(wb: Any, target: Path) -> None:
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp.xlsx",
+                                        dir=target.parent)
+    except OSError as exc:
+        raise OutputError(f"cannot write to {target.parent}: {exc.strerror or exc}") from None
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        wb.save(tmp)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def fill(theirs: str | os.PathLike[str], out: str | os.PathLike[str] | None = None,
+         **kwargs: Any) -> Path:
+    """Add sheetgen's sheets to your workbook, linked to your m/k/n cells; returns the new
+    file (THEIRS.sheetgen.xlsx unless `out`, or THEIRS itself with in_place=True)."""
+    return fill_workbook(theirs, out, **kwargs).path

@@ -1,0 +1,224 @@
+"""Write a WorkbookPlan into an existing openpyxl workbook: the writer behind `sheetgen fill`.
+
+sheetgen's sheets are added after the user's own; their sheets are never written to. What
+openpyxl cannot carry through a load and save is checked first (`losses`), so a fill refuses
+rather than silently dropping part of someone's workbook. openpyxl stores no cached formula
+results, so every formula in the saved file (theirs and ours) is computed when Excel or
+LibreOffice opens it; the file asks for a full calculation on load.
+"""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from openpyxl.chart import Reference, ScatterChart, Series
+from openpyxl.formatting.rule import CellIsRule
+from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
+from openpyxl.utils import get_column_letter
+from openpyxl.workbook.defined_name import DefinedName
+from openpyxl.workbook.workbook import Workbook
+from openpyxl.worksheet.datavalidation import DataValidation
+from openpyxl.worksheet.worksheet import Worksheet
+from xlsxwriter.utility import xl_rowcol_to_cell
+
+from sheetgen.plan import Cell, ChartPlan, SheetPlan, ValidationPlan, WorkbookPlan
+from sheetgen.styles import NUMBER_FORMATS, STYLES
+
+Progress = Callable[[int], None]
+
+#: Package contents openpyxl drops on load and save, as (what, part-name pattern, content
+#: pattern or None). A fill refuses when THEIRS holds any of them (unless told to accept).
+_LOSSY: list[tuple[str, str, str | None]] = [
+    ("drawn shapes or text boxes", r"xl/drawings/drawing\d+\.xml", r"<xdr:(sp|grpSp|cxnSp)\b"),
+    ("Excel 2016+ charts (chartex)", r"xl/charts/chartEx\d*\.xml", None),
+    ("slicers", r"xl/slicers/", None),
+    ("timelines", r"xl/timelines/", None),
+    ("form or ActiveX controls", r"xl/(ctrlProps|activeX)/", None),
+    ("threaded comments", r"xl/threadedComments/", None),
+    ("sparklines", r"xl/worksheets/sheet\d+\.xml", r"sparklineGroups"),
+    ("Excel 2010+ extended conditional formats or validations",
+     r"xl/worksheets/sheet\d+\.xml", r"<x14:(conditionalFormattings|dataValidations)\b"),
+    ("macros (VBA)", r"xl/vbaProject\.bin", None),
+]
+
+
+def losses(path: str | Path) -> list[str]:
+    """What of the workbook at path openpyxl would drop (empty: nothing known)."""
+    found = []
+    with zipfile.ZipFile(path) as z:
+        names = z.namelist()
+        for what, part, content in _LOSSY:
+            for name in names:
+                if not re.match(part, name):
+                    continue
+                if content is None or re.search(content,
+                                                 z.read(name).decode("utf-8", "replace")):
+                    found.append(what)
+                    break
+    return found
+
+
+def _color(hex_color: str) -> str:
+    return hex_color.lstrip("#").upper()
+
+
+class _Styles:
+    """openpyxl style pieces by (role, number format), translated from STYLES once each."""
+
+    def __init__(self) -> None:
+        self.cache: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def get(self, role: str, fmt: str = "general") -> dict[str, Any]:
+        key = (role, fmt)
+        if key in self.cache:
+            return self.cache[key]
+        props = STYLES.get(role, {})
+        out: dict[str, Any] = {}
+        font = {k: v for k, v in (("bold", props.get("bold")), ("italic", props.get("italic")),
+                                  ("size", props.get("font_size"))) if v}
+        if "font_color" in props:
+            font["color"] = _color(props["font_color"])
+        if font:
+            out["font"] = Font(**font)
+        if "bg_color" in props:
+            out["fill"] = PatternFill("solid", start_color=_color(props["bg_color"]))
+        if props.get("border"):
+            side = Side("thin", color=_color(props.get("border_color", "#000000")))
+            out["border"] = Border(left=side, right=side, top=side, bottom=side)
+        elif props.get("bottom"):
+            out["border"] = Border(bottom=Side("thin"))
+        if props.get("text_wrap") or props.get("valign"):
+            out["alignment"] = Alignment(wrap_text=bool(props.get("text_wrap")),
+                                         vertical=props.get("valign"))
+        if fmt not in ("general", "text") or role in ("input", "formula", "derived", "linked"):
+            out["number_format"] = NUMBER_FORMATS.get(fmt, "General")
+        self.cache[key] = out
+        return out
+
+
+def _put(ws: Worksheet, row: int, col: int, value: Any, style: dict[str, Any],
+         formula: bool = False) -> None:
+    """One cell; text that is not ours to evaluate stays text even if it starts with '='."""
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and value != value:  # NaN: leave blank
+        value = None
+    cell = ws.cell(row=row + 1, column=col + 1, value=value)
+    if isinstance(value, str) and not formula:
+        cell.data_type = "s"
+    for attr, piece in style.items():
+        setattr(cell, attr, piece)
+
+
+def _write_cells(ws: Worksheet, sheet: SheetPlan, styles: _Styles,
+                 progress: Progress | None) -> None:
+    for cell in sheet.cells:
+        _write_cell(ws, cell, styles)
+    for table in sheet.tables:
+        for col in table.columns:
+            input_style = styles.get("input", col.fmt)
+            formula_style = styles.get("linked" if col.is_input else "derived", col.fmt)
+            for i in range(table.n_rows):
+                row = table.first_row + i
+                link = col.link_at(i) if col.is_input else None
+                if link is not None:
+                    _put(ws, row, col.col, link, formula_style, formula=True)
+                elif col.is_input:
+                    _put(ws, row, col.col, col.values[i], input_style)
+                else:
+                    _put(ws, row, col.col, col.formula_at(row), formula_style, formula=True)
+        if progress is not None:
+            progress(table.n_rows)
+
+
+def _write_cell(ws: Worksheet, cell: Cell, styles: _Styles) -> None:
+    if cell.role == "formula":
+        _put(ws, cell.row, cell.col, cell.formula, styles.get("derived", cell.fmt), True)
+    elif cell.role == "input":
+        _put(ws, cell.row, cell.col, cell.value, styles.get("input", cell.fmt))
+    else:
+        _put(ws, cell.row, cell.col, str(cell.value), styles.get(cell.role))
+
+
+def _validation(ws: Worksheet, v: ValidationPlan) -> None:
+    rule = v.rule
+    if rule.kind == "list":
+        dv = DataValidation(type="list", formula1=v.source_name or v.source, allow_blank=True)
+    elif rule.kind == "whole_min":
+        dv = DataValidation(type="whole", operator="between", allow_blank=True,
+                            formula1=str(int(rule.minimum or 1)),
+                            formula2=str(int(rule.maximum or 2**31 - 1)))
+    else:
+        dv = DataValidation(type="decimal", operator="between", allow_blank=True,
+                            formula1=repr(rule.minimum), formula2=repr(rule.maximum))
+    if rule.message:
+        dv.prompt = dv.error = rule.message
+        dv.showInputMessage = dv.showErrorMessage = True
+    dv.add(f"{xl_rowcol_to_cell(v.first_row, v.first_col)}:"
+           f"{xl_rowcol_to_cell(v.last_row, v.last_col)}")
+    ws.add_data_validation(dv)
+
+
+def _chart(ws: Worksheet, chart: ChartPlan) -> None:
+    """The roofline chart (log-log scatter). openpyxl cannot label points from cells, so the
+    points carry no labels here (the built workbook's chart has them)."""
+    ch = ScatterChart()
+    ch.title = chart.title
+    ch.style = 13
+    for s in chart.series:
+        x = Reference(ws, min_col=s.x[0] + 1, min_row=s.x[1] + 1, max_row=s.x[2] + 1)
+        y = Reference(ws, min_col=s.y[0] + 1, min_row=s.y[1] + 1, max_row=s.y[2] + 1)
+        series = Series(y, x, title=s.name)
+        if s.line:
+            series.marker.symbol = "none"
+            series.graphicalProperties.line.solidFill = "C00000"
+            series.graphicalProperties.line.width = 28575  # 2.25 pt in EMU
+        else:
+            series.marker.symbol = "circle"
+            series.marker.size = 6
+            series.graphicalProperties.line.noFill = True
+        ch.series.append(series)
+    for axis, title in ((ch.x_axis, chart.x_title), (ch.y_axis, chart.y_title)):
+        axis.title = title
+        axis.scaling.logBase = 10
+        axis.delete = False
+    ch.legend.position = "b"
+    ch.width, ch.height = 19.0, 11.6  # cm, about the built workbook's 720 x 440 px
+    ws.add_chart(ch, xl_rowcol_to_cell(chart.row, chart.col))
+
+
+def write_into(plan: WorkbookPlan, wb: Workbook, *, progress: Progress | None = None) -> None:
+    """Add the plan's sheets, names and metadata to wb (after its own sheets)."""
+    from openpyxl.packaging.custom import StringProperty
+
+    clash = [s.name for s in plan.sheets if s.name in wb.sheetnames]
+    if clash:
+        raise ValueError(f"sheets already exist: {clash}")
+    styles = _Styles()
+    for sheet in plan.sheets:
+        ws = wb.create_sheet(sheet.name)
+        for col, width in sheet.widths.items():
+            ws.column_dimensions[get_column_letter(col + 1)].width = width
+        if sheet.freeze:
+            ws.freeze_panes = xl_rowcol_to_cell(*sheet.freeze)
+        _write_cells(ws, sheet, styles, progress)
+        for v in sheet.validations:
+            _validation(ws, v)
+        for c in sheet.conditionals:
+            fill = PatternFill("solid", start_color=_color(c.color), end_color=_color(c.color))
+            ws.conditional_formatting.add(
+                f"{xl_rowcol_to_cell(c.first_row, c.col)}:{xl_rowcol_to_cell(c.last_row, c.col)}",
+                CellIsRule(operator="equal", formula=[f'"{c.equals}"'], fill=fill))
+        for chart in sheet.charts:
+            _chart(ws, chart)
+    for name, ref in plan.defined_names.items():
+        wb.defined_names[name] = DefinedName(name, attr_text=ref)
+    for key, value in plan.metadata.items():
+        if key in wb.custom_doc_props.names:
+            del wb.custom_doc_props[key]
+        wb.custom_doc_props.append(StringProperty(name=key, value=value))
+    wb.calculation.fullCalcOnLoad = True
