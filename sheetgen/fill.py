@@ -8,10 +8,8 @@ the result is saved under a temporary name and renamed, so a failure leaves no h
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import tempfile
 import zipfile
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -19,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sheetgen.atomic import atomic_write
 from sheetgen.errors import InputError, OutputError, WorkbookError
 from sheetgen.hardware import DEFAULT_DTYPE, load_presets
 from sheetgen.shapes import ShapeTable, read_xlsx_table
@@ -121,24 +120,8 @@ def fill_workbook(theirs: str | os.PathLike[str], out: str | os.PathLike[str] | 
 
 
 def _save(wb: Any, target: Path) -> None:
-    try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp.xlsx",
-                                        dir=target.parent)
-    except OSError as exc:
-        raise OutputError(f"cannot write to {target.parent}: {exc.strerror or exc}") from None
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
+    with atomic_write(target, ".tmp.xlsx") as tmp:
         wb.save(tmp)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
 
 
 def fill(theirs: str | os.PathLike[str], out: str | os.PathLike[str] | None = None,

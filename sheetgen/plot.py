@@ -8,15 +8,14 @@ chart draw the same line. matplotlib is an optional extra: `pip install 'sheetge
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from sheetgen.atomic import atomic_write
 from sheetgen.errors import OutputError, SheetgenError
 from sheetgen.hardware import DEFAULT_DTYPE
 from sheetgen.sheets import matmul
@@ -64,20 +63,8 @@ def check_plot_path(path: str | os.PathLike[str], force: bool) -> Path:
 def save_figure(fig: Any, path: str | os.PathLike[str], *, force: bool = True) -> Path:
     """Write fig atomically (temporary file beside path, then rename)."""
     out = check_plot_path(path, force)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=out.suffix, dir=out.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
+    with atomic_write(out, out.suffix) as tmp:
         fig.savefig(tmp, format=out.suffix.lstrip(".").lower(), dpi=fig.dpi)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would surprise whoever shares it
-        os.replace(tmp, out)
-    except OSError as exc:
-        raise OutputError(f"cannot write {out}: {exc.strerror or exc}") from None
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
     return out
 
 
