@@ -52,11 +52,15 @@ def to_shapes(shapes: ShapesLike) -> list[Shape] | None:
 
 def plan(*, gpu: str | None = None, dtype: str = DEFAULT_DTYPE, shapes: ShapesLike = None,
          spare_rows: int = DEFAULT_SPARE_ROWS,
-         gpu_file: str | os.PathLike[str] | None = None) -> WorkbookPlan:
-    """The planned workbook (cells, formulas and reference values), without writing it."""
+         gpu_file: str | os.PathLike[str] | None = None,
+         chart_helpers: bool = False) -> WorkbookPlan:
+    """The planned workbook (cells, formulas and reference values), without writing it.
+
+    `chart_helpers`: the Google Sheets variant, with LOG10 chart helper columns.
+    """
     config = BuildConfig(gpu=gpu, dtype=dtype, shapes=to_shapes(shapes), spare_rows=spare_rows,
                          presets=load_presets(gpu_file))
-    return plan_build(config)
+    return plan_build(config, chart_helpers=chart_helpers)
 
 
 def analyze(shapes: ShapesLike = None, *, gpu: str | None = None,

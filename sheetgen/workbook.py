@@ -13,7 +13,7 @@ from sheetgen.definitions import SheetSpec
 from sheetgen.hardware import DEFAULT_DTYPE, Presets, check_dtype, load_presets
 from sheetgen.plan import WorkbookPlan, plan_workbook
 from sheetgen.shapes import Shape, default_shapes
-from sheetgen.sheets import inputs, matmul, specs
+from sheetgen.sheets import chart_helpers, inputs, matmul, specs
 
 DEFAULT_SPARE_ROWS = 200
 
@@ -41,9 +41,18 @@ class BuildConfig:
         return BuildConfig(gpu.name, dtype, shapes, self.spare_rows, self.presets)
 
 
-def sheet_specs() -> list[SheetSpec]:
-    """The sheets in workbook order: inputs first, presets last."""
-    return [inputs.sheet(), matmul.sheet(), specs.sheet()]
+def sheet_specs(*, chart_helpers: bool = False) -> list[SheetSpec]:
+    """The sheets in workbook order: inputs first, presets last.
+
+    `chart_helpers`: the Matmul sheet with its LOG10 chart helper columns (Google Sheets,
+    whose charts have no log axis); every other cell is the same.
+    """
+    mat = chart_helpers_sheet() if chart_helpers else matmul.sheet()
+    return [inputs.sheet(), mat, specs.sheet()]
+
+
+def chart_helpers_sheet() -> SheetSpec:
+    return chart_helpers.matmul_sheet()
 
 
 def input_values(config: BuildConfig) -> dict[str, list | object]:
@@ -59,8 +68,12 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
     return values
 
 
-def plan_build(config: BuildConfig | None = None) -> WorkbookPlan:
-    """Validate the config and plan the whole workbook (no I/O)."""
+def plan_build(config: BuildConfig | None = None, *,
+               chart_helpers: bool = False) -> WorkbookPlan:
+    """Validate the config and plan the whole workbook (no I/O).
+
+    `chart_helpers`: plan the Google Sheets variant (see `sheet_specs`).
+    """
     cfg = (config or BuildConfig()).resolved()
     metadata = {
         "sheetgen.version": __version__,
@@ -69,4 +82,4 @@ def plan_build(config: BuildConfig | None = None) -> WorkbookPlan:
         "sheetgen.shapes": str(len(cfg.shapes or [])),
         "sheetgen.spare_rows": str(cfg.spare_rows),
     }
-    return plan_workbook(sheet_specs(), input_values(cfg), metadata)
+    return plan_workbook(sheet_specs(chart_helpers=chart_helpers), input_values(cfg), metadata)
