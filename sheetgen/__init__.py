@@ -5,6 +5,8 @@ The public API is the names in __all__; everything else is internal.
 
 from __future__ import annotations
 
+from typing import Any
+
 __version__ = "0.1.0"
 
 from sheetgen.api import analyze, build, plan, table_frame
@@ -18,6 +20,19 @@ from sheetgen.errors import (
 )
 from sheetgen.hardware import GPU, Presets, load_presets
 
+#: Google Sheets functions, imported on first use (gspread and google-auth take ~0.5 s).
+_LAZY = {"check_spreadsheet": "sheetgen.gsheets", "push": "sheetgen.gsheets",
+         "read": "sheetgen.gsheets"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'sheetgen' has no attribute {name!r}")
+
+
 __all__ = [
     "GPU",
     "InputError",
@@ -30,7 +45,10 @@ __all__ = [
     "__version__",
     "analyze",
     "build",
+    "check_spreadsheet",
     "load_presets",
     "plan",
+    "push",
+    "read",
     "table_frame",
 ]

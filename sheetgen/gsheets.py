@@ -96,21 +96,21 @@ class SpreadsheetState:
 
     sheets: tuple[tuple[str, int], ...] = ()  # (title, sheetId) in tab order
     named_ranges: tuple[tuple[str, str, int], ...] = ()  # (name, namedRangeId, sheetId)
-    chart_ids: frozenset[int] = frozenset()
+    charts: tuple[tuple[int, int], ...] = ()  # (sheetId, chartId)
 
     @classmethod
     def from_metadata(cls, meta: Mapping[str, Any]) -> SpreadsheetState:
-        sheets, charts = [], set()
+        sheets, charts = [], []
         for s in meta.get("sheets") or []:
             p = s.get("properties") or {}
-            sheets.append((str(p.get("title", "")), int(p.get("sheetId", 0)),
-                           int(p.get("index", len(sheets)))))
-            charts |= {int(c["chartId"]) for c in s.get("charts") or [] if "chartId" in c}
+            sid = int(p.get("sheetId", 0))
+            sheets.append((str(p.get("title", "")), sid, int(p.get("index", len(sheets)))))
+            charts += [(sid, int(c["chartId"])) for c in s.get("charts") or [] if "chartId" in c]
         sheets.sort(key=lambda t: t[2])
         names = tuple((str(n.get("name", "")), str(n.get("namedRangeId", "")),
                        int((n.get("range") or {}).get("sheetId", 0)))
                       for n in meta.get("namedRanges") or [])
-        return cls(tuple((t, i) for t, i, _ in sheets), names, frozenset(charts))
+        return cls(tuple((t, i) for t, i, _ in sheets), names, tuple(charts))
 
     def sheet_id(self, title: str) -> int | None:
         return next((i for t, i in self.sheets if t.lower() == title.lower()), None)
@@ -488,7 +488,8 @@ def sheet_requests(plan: WorkbookPlan, state: SpreadsheetState,
                    max_bytes: int = MAX_BODY_BYTES) -> list[Request]:
     """Widths, cells, formulas, validation, conditional formats and charts of every tab."""
     ids = _ids(plan, state)
-    taken = set(state.chart_ids)
+    ours = {state.sheet_id(s.name) for s in plan.sheets}  # their charts go with them
+    taken = {c for sid, c in state.charts if sid not in ours}
     out: list[Request] = []
     chart_id = CHART_ID_BASE
     for sheet in plan.sheets:
@@ -703,7 +704,7 @@ def _frame(names: Sequence[str], rows: Sequence[Sequence[Any]], index: Sequence[
             data[name] = pd.array([np.nan if v is None else float(v) for v in col],
                                   dtype="float64")
         else:
-            data[name] = pd.Series(col, dtype=object)
+            data[name] = np.asarray(col, dtype=object)
     frame = pd.DataFrame(data, index=pd.Index(index, name="row"))
     return frame
 
