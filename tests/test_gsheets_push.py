@@ -19,6 +19,8 @@ from typing import Any
 import openpyxl
 import pytest
 from click.testing import CliRunner
+from conftest import needs_libreoffice
+from lo_helpers import mismatches, read_values, recalc_many
 from sheets_emulator import (
     FAST_RETRY,
     SA_EMAIL,
@@ -556,7 +558,8 @@ def test_cli_read_before_push(cli_env):
     one_line_error(run("read", KEY), "has no tab 'Matmul'", "sheetgen push")
 
 
-def _diff(a: Any, b: Any, path: str = "") -> list[str]:  # debugging aid
+def _diff(a: Any, b: Any, path: str = "") -> list[str]:
+    """Where two dumps differ (assertion messages)."""
     if isinstance(a, dict) and isinstance(b, dict):
         out = []
         for k in sorted(set(a) | set(b), key=str):
@@ -566,3 +569,19 @@ def _diff(a: Any, b: Any, path: str = "") -> list[str]:  # debugging aid
         return [d for i, (x, y) in enumerate(zip(a, b, strict=True))
                 for d in _diff(x, y, f"{path}[{i}]")]
     return [] if a == b else [f"{path}: {str(a)[:150]} != {str(b)[:150]}"]
+
+
+@pytest.mark.libreoffice
+@needs_libreoffice
+def test_pushed_plan_formulas_agree_with_libreoffice(tmp_path, monkeypatch):
+    """An independent engine for the Google variant (LOG10 helpers included): its plan,
+    written as xlsx with every cached value wrong, recalculated by LibreOffice."""
+    import sheetgen.xlsx
+
+    p = sheetgen.plan(shapes=[*SHAPES, (3, 5, 7)], spare_rows=3, gpu="H100 SXM", dtype="fp8",
+                      chart_helpers=True)
+    monkeypatch.setattr(sheetgen.xlsx, "_cached",
+                        lambda v: "WRONG" if isinstance(v, str) and v else -12345.0)
+    src = sheetgen.xlsx.write_xlsx(p, tmp_path / "google_variant.xlsx")
+    out = recalc_many([src], tmp_path / "out")[src]
+    assert mismatches(p, read_values(out)) == []
