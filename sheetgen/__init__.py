@@ -5,6 +5,8 @@ The public API is the names in __all__; everything else is internal.
 
 from __future__ import annotations
 
+from typing import Any
+
 __version__ = "0.1.0"
 
 from sheetgen.api import (
@@ -29,6 +31,19 @@ from sheetgen.hardware import GPU, Presets, load_presets
 from sheetgen.plot import plot_roofline
 from sheetgen.shapes import Shape, read_shapes
 
+#: Google Sheets functions, imported on first use (gspread and google-auth take ~0.5 s).
+_LAZY = {"check_spreadsheet": "sheetgen.gsheets", "push": "sheetgen.gsheets",
+         "read": "sheetgen.gsheets"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'sheetgen' has no attribute {name!r}")
+
+
 __all__ = [
     "GPU",
     "InputError",
@@ -42,6 +57,7 @@ __all__ = [
     "__version__",
     "analyze",
     "build",
+    "check_spreadsheet",
     "fill",
     "gpu_figures",
     "load_presets",
@@ -49,6 +65,8 @@ __all__ = [
     "pipeline",
     "plan",
     "plot_roofline",
+    "push",
+    "read",
     "read_shapes",
     "table_frame",
 ]

@@ -62,15 +62,17 @@ def to_shapes(shapes: ShapesLike, sheet: str | None = None) -> list[Shape] | Non
 def plan(*, gpu: str | None = None, dtype: str = DEFAULT_DTYPE, shapes: ShapesLike = None,
          spare_rows: int = DEFAULT_SPARE_ROWS,
          gpu_file: str | os.PathLike[str] | None = None,
-         shapes_sheet: str | None = None, **options: Any) -> WorkbookPlan:
+         shapes_sheet: str | None = None, chart_helpers: bool = False,
+         **options: Any) -> WorkbookPlan:
     """The planned workbook (cells, formulas and reference values), without writing it.
 
     `options` are the other BuildConfig fields: layers, pipeline_shape, gpus, micro_batches,
-    link_bw, link_latency, whatif_shape, practice, practice_seed.
+    link_bw, link_latency, whatif_shape, practice, practice_seed. `chart_helpers`: the Google
+    Sheets variant, with LOG10 chart helper columns.
     """
     config = BuildConfig(gpu=gpu, dtype=dtype, shapes=to_shapes(shapes, shapes_sheet),
                          spare_rows=spare_rows, presets=load_presets(gpu_file), **options)
-    return plan_build(config)
+    return plan_build(config, chart_helpers=chart_helpers)
 
 
 def analyze(shapes: ShapesLike = None, *, gpu: str | None = None,

@@ -343,6 +343,123 @@ def gpus(gpu_file: Path | None) -> None:
             click.echo(f"    source {key}: {src}")
 
 
+credentials_option = click.option(
+    "--credentials", type=click.Path(dir_okay=False, path_type=Path),
+    envvar="GOOGLE_APPLICATION_CREDENTIALS", show_envvar=True,
+    help="Service-account JSON key. Share the spreadsheet (Editor) with its client_email.")
+
+
+@cli.command()
+@click.argument("spreadsheet")
+@credentials_option
+@click.option("--gpu", help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
+@click.option("--dtype", default="bf16", show_default=True,
+              help=f"Element type: {', '.join(DTYPES)}.")
+@click.option("--shapes", type=click.Path(path_type=Path),
+              help="CSV whose header has columns m, k, n (other columns are ignored).")
+@click.option("--spare-rows", type=click.IntRange(min=0), default=200, show_default=True,
+              help="Empty formula rows below the shapes, to type new shapes into.")
+@gpu_file_option
+@click.option("--replace", is_flag=True,
+              help="Rewrite sheetgen's tabs (Inputs, Matmul, GPU Specs) and named ranges if "
+                   "they exist; other tabs are never touched.")
+def push(spreadsheet: str, credentials: Path | None, gpu: str | None, dtype: str,
+         shapes: Path | None, spare_rows: int, gpu_file: Path | None, replace: bool) -> None:
+    """Write the live workbook into a Google spreadsheet you shared with the service account.
+
+    SPREADSHEET is its URL or key. Create it yourself (service accounts cannot own files) and
+    share it (Editor) with the key file's client_email.
+
+    \b
+    Example:
+      sheetgen push https://docs.google.com/spreadsheets/d/KEY/edit --credentials sa.json
+      sheetgen push KEY --gpu "H100 SXM" --shapes shapes.csv --replace
+    """
+    from sheetgen.api import plan as make_plan
+    from sheetgen.gsheets import push_plan
+
+    with user_errors():
+        p = make_plan(gpu=gpu, dtype=dtype, shapes=shapes, spare_rows=spare_rows,
+                      gpu_file=gpu_file, chart_helpers=True)
+        total = sum(t.n_rows for s in p.sheets for t in s.tables)
+        with progress_bar(total, "pushing") as progress:
+            result = push_plan(p, spreadsheet, credentials=credentials, replace=replace,
+                               progress=progress)
+    replaced = " (replaced sheetgen's tabs)" if result.replaced else ""
+    click.echo(f"pushed {', '.join(result.sheets)} to {result.url}{replaced} "
+               f"({result.shape_rows} shape rows, {result.write_requests} write request"
+               f"{'s' if result.write_requests != 1 else ''})")
+
+
+@cli.command()
+@click.argument("spreadsheet")
+@credentials_option
+@click.option("--sheet", default="Matmul", show_default=True,
+              help="Which sheetgen tab to read: Matmul, GPU Specs or Inputs.")
+@click.option("--format", "fmt", type=click.Choice(["csv", "json"]), default="csv",
+              show_default=True, help="Output format (to stdout).")
+def read(spreadsheet: str, credentials: Path | None, sheet: str, fmt: str) -> None:
+    """Print the columns as Google computed them (unformatted values).
+
+    \b
+    Example:
+      sheetgen read KEY --credentials sa.json > matmul.csv
+      sheetgen read KEY --sheet Inputs --format json
+    """
+    from sheetgen.gsheets import read as read_sheet
+
+    with user_errors():
+        frame = read_sheet(spreadsheet, credentials=credentials, sheet=sheet)
+    if fmt == "csv":
+        click.echo(frame.to_csv(), nl=False)
+    else:
+        click.echo(frame.reset_index().to_json(orient="records"))
+
+
+@cli.command()
+@click.argument("target")
+@credentials_option
+@click.option("--rtol", type=float, default=1e-9, show_default=True,
+              help="Relative tolerance for numbers.")
+def check(target: str, credentials: Path | None, rtol: float) -> None:
+    """Check every formula cell against the reference model of the sheet's own inputs.
+
+    TARGET is a Google spreadsheet URL or key (values as Google computed them), or an .xlsx
+    file. Exit status 0 when everything agrees, 1 when some cell does not.
+
+    \b
+    Example:
+      sheetgen check https://docs.google.com/spreadsheets/d/KEY/edit --credentials sa.json
+    """
+    if target.lower().endswith(".xlsx") and Path(target).is_file():
+        # TODO(check): the xlsx checker lives in sheetgen.check (built on another branch).
+        try:
+            from sheetgen.check import check_workbook  # type: ignore[import-not-found]
+        except ImportError:
+            raise UserError("checking .xlsx files needs sheetgen.check, not in this "
+                            "version; pass a Google spreadsheet URL or key") from None
+        with user_errors():
+            outcome = check_workbook(target)
+        click.echo(str(outcome))
+        return
+    from sheetgen.gsheets import check_spreadsheet
+
+    with user_errors():
+        report = check_spreadsheet(target, credentials=credentials, rtol=rtol)
+    if report.ok:
+        click.echo(f"ok: {report.cells} formula cells agree with the reference model "
+                   f"({report.shape_rows} shape rows)")
+        return
+    for m in report.mismatches[:20]:
+        click.echo(str(m))
+    more = len(report.mismatches) - 20
+    if more > 0:
+        click.echo(f"... and {more} more")
+    click.echo(f"{len(report.mismatches)} of {report.cells} formula cells disagree with the "
+               "reference model", err=True)
+    sys.exit(1)
+
+
 def main() -> None:
     cli()
 

@@ -15,7 +15,7 @@ from sheetgen.errors import InputError
 from sheetgen.hardware import DEFAULT_DTYPE, Presets, check_dtype, load_presets
 from sheetgen.plan import Source, WorkbookPlan, plan_workbook
 from sheetgen.shapes import Shape, default_shapes, parse_dim
-from sheetgen.sheets import inputs, matmul, parallel, pipeline, specs, whatif
+from sheetgen.sheets import chart_helpers, inputs, matmul, parallel, pipeline, specs, whatif
 from sheetgen.sheets import practice as practice_sheet
 
 DEFAULT_SPARE_ROWS = 200
@@ -79,13 +79,23 @@ def _whole(option: str, value: object, low: int, high: int | None = None) -> Non
         raise InputError(f"{option} must be a whole number {span}, got {value!r}")
 
 
-def sheet_specs(config: BuildConfig | None = None, prefix: str = "") -> list[SheetSpec]:
-    """The sheets in workbook order: inputs first, presets last; `prefix` goes before each
-    name (to sit beside a user's own sheets of the same names)."""
+def sheet_specs(config: BuildConfig | None = None, prefix: str = "", *,
+                chart_helpers: bool = False) -> list[SheetSpec]:
+    """The sheets in workbook order: inputs first, presets last.
+
+    `prefix` goes before each name (to sit beside a user's own sheets of the same names).
+    `chart_helpers`: the Matmul sheet with its LOG10 chart helper columns (Google Sheets,
+    whose charts have no log axis); every other cell is the same.
+    """
     optional = [practice_sheet.sheet()] if config is not None and config.practice else []
-    sheets = [inputs.sheet(), matmul.sheet(), pipeline.sheet(), parallel.sheet(),
-              whatif.sheet(), *optional, specs.sheet()]
+    mat = chart_helpers_sheet() if chart_helpers else matmul.sheet()
+    sheets = [inputs.sheet(), mat, pipeline.sheet(), parallel.sheet(), whatif.sheet(),
+              *optional, specs.sheet()]
     return [replace(s, name=prefix + s.name) for s in sheets] if prefix else sheets
+
+
+def chart_helpers_sheet() -> SheetSpec:
+    return chart_helpers.matmul_sheet()
 
 
 def input_values(config: BuildConfig) -> dict[str, list | object]:
@@ -108,9 +118,11 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
 
 
 def plan_build(config: BuildConfig | None = None, *, prefix: str = "",
-               links: Mapping[str, Sequence[Source]] | None = None) -> WorkbookPlan:
+               links: Mapping[str, Sequence[Source]] | None = None,
+               chart_helpers: bool = False) -> WorkbookPlan:
     """Validate the config and plan the whole workbook (no I/O). `prefix` and `links`: see
-    sheet_specs and plan_workbook (used by `fill`)."""
+    sheet_specs and plan_workbook (used by `fill`); `chart_helpers`: plan the Google Sheets
+    variant (see `sheet_specs`)."""
     cfg = (config or BuildConfig()).resolved()
     metadata = {
         "sheetgen.version": __version__,
@@ -121,4 +133,5 @@ def plan_build(config: BuildConfig | None = None, *, prefix: str = "",
         "sheetgen.layers": str(cfg.layers),
         "sheetgen.practice": str(cfg.practice),
     }
-    return plan_workbook(sheet_specs(cfg, prefix), input_values(cfg), metadata, links)
+    return plan_workbook(sheet_specs(cfg, prefix, chart_helpers=chart_helpers),
+                         input_values(cfg), metadata, links)

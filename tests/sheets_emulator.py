@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import copy
+import functools
 import json
 import re
 import secrets
@@ -64,6 +65,7 @@ ComputeHook = Callable[["Snapshot"], Mapping[CellKey, Any]]
 # =========================================================================== A1 helpers
 
 
+@functools.lru_cache(maxsize=4096)
 def col_letters(index: int) -> str:
     """0-based column index -> letters (0 -> A, 26 -> AA)."""
     out = ""
@@ -174,11 +176,71 @@ def parse_a1(text: str) -> A1Range:
     return A1Range(sheet, r0, r1, c0, c1)
 
 
+# =========================================================================== formula shifting
+
+_STRING_LITERAL = re.compile(r'("(?:[^"]|"")*")')
+_A1_REF = re.compile(r"(?<![A-Za-z0-9_.$])(\$?)([A-Za-z]{1,3})(\$?)(\d+)(?![A-Za-z0-9_(!])")
+
+
+def shift_formula(formula: str, dr: int, dc: int) -> str:
+    """A formula as Google fills it ``dr`` rows down and ``dc`` columns right: relative row and
+    column parts of A1 references move, ``$`` parts stay; text in quotes, function names
+    (``LOG10(``) and named ranges (``PEAK_FLOPS``) are not references and stay as they are."""
+    return _shifter(formula)(dr, dc)
+
+
+@functools.lru_cache(maxsize=1024)
+def _shifter(formula: str) -> Callable[[int, int], str]:
+    """shift_formula's work, with the formula tokenised once (repeatCell shifts it per cell)."""
+    pieces: list[Any] = []  # literal text, or (col_abs, col, row_abs, row)
+    for i, part in enumerate(_STRING_LITERAL.split(formula)):
+        if i % 2:
+            pieces.append(part)
+            continue
+        pos = 0
+        for m in _A1_REF.finditer(part):
+            pieces.append(part[pos:m.start()])
+            cabs, col, rabs, row = m.groups()
+            pieces.append((bool(cabs), col_index(col), bool(rabs), int(row)))
+            pos = m.end()
+        pieces.append(part[pos:])
+
+    def shift(dr: int, dc: int) -> str:
+        out = []
+        for p in pieces:
+            if isinstance(p, str):
+                out.append(p)
+                continue
+            cabs, c, rabs, r = p
+            c, r = c + (0 if cabs else dc), r + (0 if rabs else dr)
+            if c < 0 or r < 1:
+                out.append("#REF!")
+            else:
+                out.append(f"{'$' if cabs else ''}{col_letters(c)}{'$' if rabs else ''}{r}")
+        return "".join(out)
+
+    return shift
+
+
 # =========================================================================== field masks
+
+
+def jcopy(obj: Any) -> Any:
+    """A deep copy of JSON-shaped data (dicts, lists, scalars), much faster than deepcopy."""
+    if isinstance(obj, dict):
+        return {k: jcopy(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [jcopy(v) for v in obj]
+    return obj
 
 
 def parse_fields(mask: str) -> list[str]:
     """``"a(b,c.d),e"`` -> ``["a.b", "a.c.d", "e"]`` (Google's field-mask shorthand)."""
+    return list(_parse_fields(mask))
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_fields(mask: str) -> tuple[str, ...]:
     out: list[str] = []
 
     def split_top(s: str) -> list[str]:
@@ -202,7 +264,7 @@ def parse_fields(mask: str) -> list[str]:
             out.extend(f"{prefix}.{sub}" for sub in parse_fields(inner[:-1]))
         else:
             out.append(item)
-    return out
+    return tuple(out)
 
 
 _MISSING = object()
@@ -220,7 +282,7 @@ def _set_path(obj: dict[str, Any], path: str, value: Any) -> None:
     parts = path.split(".")
     for part in parts[:-1]:
         obj = obj.setdefault(part, {})
-    obj[parts[-1]] = copy.deepcopy(value)
+    obj[parts[-1]] = jcopy(value)
 
 
 def _del_path(obj: dict[str, Any], path: str) -> None:
@@ -242,13 +304,50 @@ def apply_mask(dst: dict[str, Any], src: Mapping[str, Any], fields: str) -> None
     for path in parse_fields(fields):
         if path == "*":
             dst.clear()
-            dst.update(copy.deepcopy(dict(src)))
+            dst.update(jcopy(dict(src)))
             continue
         value = _get_path(src, path)
         if value is _MISSING:
             _del_path(dst, path)
         else:
             _set_path(dst, path, value)
+
+
+def apply_mask_shared(dst: dict[str, Any], src: Mapping[str, Any], fields: str) -> None:
+    """apply_mask for stored cells, which are never mutated in place: dicts along each path
+    are copied (not the whole cell), values are shared rather than deep-copied."""
+    for path in parse_fields(fields):
+        if path == "*":
+            dst.clear()
+            dst.update(src)
+            continue
+        value = _get_path(src, path)
+        parts = path.split(".")
+        if value is _MISSING:
+            _del_path_shared(dst, parts)
+            continue
+        obj = dst
+        for part in parts[:-1]:
+            child = obj.get(part)
+            child = dict(child) if isinstance(child, dict) else {}
+            obj[part] = child
+            obj = child
+        obj[parts[-1]] = value
+
+
+def _del_path_shared(dst: dict[str, Any], parts: list[str]) -> None:
+    if len(parts) == 1:
+        dst.pop(parts[0], None)
+        return
+    child = dst.get(parts[0])
+    if not isinstance(child, dict):
+        return
+    child = dict(child)
+    _del_path_shared(child, parts[1:])
+    if child:
+        dst[parts[0]] = child
+    else:
+        dst.pop(parts[0], None)
 
 
 def filter_fields(obj: Any, mask: str) -> Any:
@@ -473,6 +572,11 @@ class Sheet:
         """The typed userEnteredValue at (row, col), or None."""
         return self.cells.get((row, col), {}).get("userEnteredValue")
 
+    def clone(self) -> Sheet:
+        return Sheet(jcopy(self.properties), dict(self.cells), jcopy(self.charts),
+                     jcopy(self.conditional_formats), jcopy(self.merges),
+                     jcopy(self.protected_ranges), jcopy(self.row_meta), jcopy(self.col_meta))
+
 
 @dataclass
 class StoredSpreadsheet:
@@ -502,6 +606,16 @@ class StoredSpreadsheet:
     def reindex(self) -> None:
         for i, s in enumerate(self.sheets):
             s.properties["index"] = i
+
+    def clone(self) -> StoredSpreadsheet:
+        """A working copy for an atomic update. Cell dicts are shared: handlers replace a
+        stored cell with a new dict and never mutate one in place."""
+        new = copy.copy(self)
+        new.properties = jcopy(self.properties)
+        new.named_ranges = jcopy(self.named_ranges)
+        new.shared_with = dict(self.shared_with)
+        new.sheets = [s.clone() for s in self.sheets]
+        return new
 
 
 @dataclass(frozen=True)
@@ -843,7 +957,7 @@ class SheetsEmulator:
 
     def _snapshot(self, ss: StoredSpreadsheet) -> Snapshot:
         sheets = {
-            s.title: {a1(r, c): copy.deepcopy(cd["userEnteredValue"])
+            s.title: {a1(r, c): jcopy(cd["userEnteredValue"])
                       for (r, c), cd in sorted(s.cells.items()) if "userEnteredValue" in cd}
             for s in ss.sheets
         }
@@ -1009,7 +1123,7 @@ class SheetsEmulator:
         for r in range(nrows):
             values = []
             for c in range(ncols):
-                cd = copy.deepcopy(s.cells.get((r, c), {}))
+                cd = jcopy(s.cells.get((r, c), {}))
                 uev = cd.get("userEnteredValue")
                 if uev is not None:
                     if "formulaValue" in uev:
@@ -1017,7 +1131,7 @@ class SheetsEmulator:
                         if v is not None:
                             cd["effectiveValue"] = _typed(v)
                     else:
-                        cd["effectiveValue"] = copy.deepcopy(uev)
+                        cd["effectiveValue"] = jcopy(uev)
                 values.append(cd)
             while values and not values[-1]:
                 values.pop()
@@ -1036,7 +1150,7 @@ class SheetsEmulator:
             raise HTTPReply(400, google_error(400, "Must specify at least one request."))
         if not body["requests"]:
             raise HTTPReply(400, google_error(400, "Must specify at least one request."))
-        work = copy.deepcopy(ss)
+        work = ss.clone()
         replies = []
         for i, req in enumerate(body["requests"]):
             if not isinstance(req, Mapping) or len(req) != 1:
@@ -1092,13 +1206,14 @@ class SheetsEmulator:
         if not ok:
             raise Invalid(f"Invalid value for userEnteredValue.{k}: {v!r}")
 
-    def _write_cell(self, sheet: Sheet, r: int, c: int, src: Mapping[str, Any], fields: str
-                    ) -> None:
-        self._check_value(src.get("userEnteredValue"))
-        if src.get("dataValidation"):
+    def _write_cell(self, sheet: Sheet, r: int, c: int, src: Mapping[str, Any], fields: str,
+                    checked: bool = False) -> None:
+        if not checked:
+            self._check_value(src.get("userEnteredValue"))
+        if src.get("dataValidation") and not checked:
             _check_condition(src["dataValidation"].get("condition"), DV_CONDITIONS)
-        cell = copy.deepcopy(sheet.cells.get((r, c), {}))
-        apply_mask(cell, src, fields)
+        cell = dict(sheet.cells.get((r, c), {}))  # stored cells are replaced, never mutated
+        apply_mask_shared(cell, src, fields)
         if cell:
             sheet.cells[(r, c)] = cell
         else:
@@ -1178,11 +1293,24 @@ class SheetsEmulator:
                     self._write_cell(sheet, r, c, cd, fields)
 
     def _req_repeatCell(self, ss: StoredSpreadsheet, p: Mapping[str, Any]) -> None:
+        """Google: "If writing a cell with a formula, the formula's ranges will automatically
+        increment for each field in the range" ($-anchored parts stay): see shift_formula."""
         fields = _need_fields(p)
         sheet, r0, r1, c0, c1 = self._range_bounds(ss, p.get("range") or {})
-        for r in range(r0, r1):
-            for c in range(c0, c1):
-                self._write_cell(sheet, r, c, p.get("cell") or {}, fields)
+        src = p.get("cell") or {}
+        formula = (src.get("userEnteredValue") or {}).get("formulaValue")
+        if r1 > r0 and c1 > c0:
+            self._write_cell(sheet, r0, c0, src, fields)  # validates the value once
+        for c in range(c0, c1):
+            for r in range(r0, r1):
+                if (r, c) == (r0, c0):
+                    continue
+                cell = src
+                if formula is not None:
+                    cell = dict(src)
+                    cell["userEnteredValue"] = {
+                        "formulaValue": shift_formula(formula, r - r0, c - c0)}
+                self._write_cell(sheet, r, c, cell, fields, checked=True)
 
     def _req_addNamedRange(self, ss: StoredSpreadsheet, p: Mapping[str, Any]) -> dict[str, Any]:
         nr = copy.deepcopy(dict(p.get("namedRange") or {}))
@@ -1214,10 +1342,10 @@ class SheetsEmulator:
         if rule:
             _check_condition(rule.get("condition"), DV_CONDITIONS)
         sheet, r0, r1, c0, c1 = self._range_bounds(ss, p.get("range") or {})
+        cell = {"dataValidation": rule} if rule else {}
         for r in range(r0, r1):
             for c in range(c0, c1):
-                self._write_cell(sheet, r, c, {"dataValidation": rule} if rule else {},
-                                 "dataValidation")
+                self._write_cell(sheet, r, c, cell, "dataValidation", checked=True)
 
     def _req_addConditionalFormatRule(self, ss: StoredSpreadsheet, p: Mapping[str, Any]
                                       ) -> None:
@@ -1338,7 +1466,8 @@ class SheetsEmulator:
                     "left": p.get("left") if c == c0 else p.get("innerVertical"),
                     "right": p.get("right") if c == c1 - 1 else p.get("innerVertical"),
                 }
-                cell = sheet.cells.setdefault((r, c), {})
+                cell = jcopy(sheet.cells.get((r, c), {}))
+                sheet.cells[(r, c)] = cell
                 borders = cell.setdefault("userEnteredFormat", {}).setdefault("borders", {})
                 for side, b in sides.items():
                     if b is not None:
@@ -1455,7 +1584,8 @@ class SheetsEmulator:
                 if v is None:
                     continue
                 uev = parse(v)
-                cell = sheet.cells.setdefault((r0 + dr, c0 + dc), {})
+                cell = jcopy(sheet.cells.get((r0 + dr, c0 + dc), {}))
+                sheet.cells[(r0 + dr, c0 + dc)] = cell
                 if uev is None:
                     cell.pop("userEnteredValue", None)
                     if not cell:
@@ -1470,7 +1600,7 @@ class SheetsEmulator:
 
     def values_update(self, ss: StoredSpreadsheet, text: str, body: Mapping[str, Any],
                       option: str) -> dict[str, Any]:
-        work = copy.deepcopy(ss)
+        work = ss.clone()
         out = self._write_values(work, text, body, option)
         work.revision += 1
         ss.__dict__.update(work.__dict__)
@@ -1478,7 +1608,7 @@ class SheetsEmulator:
 
     def values_batch_update(self, ss: StoredSpreadsheet, body: Any) -> dict[str, Any]:
         body = body or {}
-        work = copy.deepcopy(ss)
+        work = ss.clone()
         responses = [self._write_values(work, d.get("range", ""), d,
                                         body.get("valueInputOption", ""))
                      for d in body.get("data") or []]
@@ -1499,8 +1629,11 @@ class SheetsEmulator:
             sheet, r0, r1, c0, c1 = self._resolve(ss, text)
             for (r, c) in list(sheet.cells):
                 if r0 <= r < r1 and c0 <= c < c1:
-                    sheet.cells[(r, c)].pop("userEnteredValue", None)
-                    if not sheet.cells[(r, c)]:
+                    cell = {k: v for k, v in sheet.cells[(r, c)].items()
+                            if k != "userEnteredValue"}
+                    if cell:
+                        sheet.cells[(r, c)] = cell
+                    else:
                         del sheet.cells[(r, c)]
             cleared.append(f"{quote_sheet(sheet.title)}!{a1(r0, c0)}:"
                            f"{a1(min(r1, sheet.rows) - 1, min(c1, sheet.cols) - 1)}")

@@ -1,0 +1,589 @@
+"""`sheetgen push / read / check` against the loopback Sheets emulator, with the real gspread
+and google-auth clients (no network).
+
+Formula values (UNFORMATTED_VALUE) come from the emulator's ``compute`` hook, which here is
+the **reference model**, not a formula engine: `model_compute` rebuilds the plan from the
+stored input cells (`sheetgen.gsheets.plan_from_cells`) and gives each formula cell the
+model's value, but only if the stored formula is exactly the one the plan puts there (so a
+changed formula reads back blank and the checker sees it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import math
+from typing import Any
+
+import openpyxl
+import pytest
+from click.testing import CliRunner
+from conftest import needs_libreoffice
+from lo_helpers import mismatches, read_values, recalc_many
+from sheets_emulator import (
+    FAST_RETRY,
+    SA_EMAIL,
+    HTTPReply,
+    SheetsEmulator,
+    Snapshot,
+    a1,
+    google_error,
+)
+
+import sheetgen
+import sheetgen.gsheets_client
+from sheetgen import gsheets
+from sheetgen.cli import cli
+from sheetgen.compare import expected_cells
+from sheetgen.errors import SheetsError
+from sheetgen.gsheets import SpreadsheetState, plan_from_cells, requests_for
+from sheetgen.gsheets_client import authorize
+
+KEY = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcd"
+OTHER = "1ZyXwVuTsRqPoNmLkJiHgFeDcBa9876543210-_zyxw"
+URL = f"https://docs.google.com/spreadsheets/d/{KEY}/edit#gid=0"
+SHAPES = [(1, 4096, 4096), (64, 8192, 8192), (4096, 4096, 4096)]
+HELPER_COLUMNS = {"O", "P", "T", "U"}  # Matmul: the LOG10 chart helpers (Google only)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def model_compute(snap: Snapshot) -> dict[tuple[str, str], Any]:
+    """UNFORMATTED_VALUE of formula cells, from the reference model (see module docstring)."""
+
+    def stored(s: str, r: int, c: int) -> dict[str, Any]:
+        return snap.sheets.get(s, {}).get(a1(r, c)) or {}
+
+    def value_at(s: str, r: int, c: int) -> Any:
+        v = stored(s, r, c)
+        return None if not v or "formulaValue" in v else next(iter(v.values()))
+
+    def formula_at(s: str, r: int, c: int) -> str | None:
+        return stored(s, r, c).get("formulaValue")
+
+    p = plan_from_cells(value_at, formula_at, {t: g[0] for t, g in snap.grids.items()})
+    out: dict[tuple[str, str], Any] = {}
+    for e in expected_cells(p):
+        v = e.value.item() if hasattr(e.value, "item") else e.value
+        if formula_at(e.sheet, e.row, e.col) != e.formula or v is None:
+            continue
+        if isinstance(v, float) and not math.isfinite(v):
+            continue
+        out[(e.sheet, a1(e.row, e.col))] = v
+    return out
+
+
+def dump(emu: SheetsEmulator, key: str) -> dict[str, Any]:
+    """Everything the emulator stores for a spreadsheet, for identity comparisons."""
+    ss = emu.spreadsheets[key]
+    return json.loads(json.dumps({
+        "sheets": [{
+            "properties": s.properties,
+            "cells": {a1(r, c): v for (r, c), v in sorted(s.cells.items())},
+            "charts": s.charts, "conditional": s.conditional_formats, "merges": s.merges,
+            "cols": {str(k): v for k, v in sorted(s.col_meta.items())},
+        } for s in ss.sheets],
+        "named": sorted(ss.named_ranges, key=lambda n: n["name"]),
+    }))
+
+
+def writes(emu: SheetsEmulator) -> int:
+    return emu.count("POST", r":batchUpdate$")
+
+
+@pytest.fixture
+def big_client(service_account_file, sheets_emulator):
+    """Like gsheets_client, with a read timeout long enough for a 10,000-row batch."""
+    return authorize(service_account_file,
+                     http_client=sheets_emulator.http_client_class(**FAST_RETRY),
+                     timeout=(2.0, 60.0))
+
+
+@pytest.fixture
+def shared(sheets_emulator):
+    sheets_emulator.create_spreadsheet(KEY, shared_with=[SA_EMAIL])
+    return sheets_emulator
+
+
+def push(gc, **kw: Any):
+    kw.setdefault("shapes", SHAPES)
+    kw.setdefault("spare_rows", 5)
+    return sheetgen.push(URL, client=gc, **kw)
+
+
+# --------------------------------------------------------------------------- pure requests
+
+
+def test_requests_are_typed_and_few():
+    p = sheetgen.plan(shapes=SHAPES, spare_rows=5, chart_helpers=True)
+    batches = requests_for(p)
+    assert len(batches) == 1
+    kinds = {next(iter(r)) for r in batches[0]}
+    assert kinds <= {"addSheet", "addNamedRange", "updateDimensionProperties", "updateCells",
+                     "repeatCell", "setDataValidation", "addConditionalFormatRule", "addChart"}
+    for req in batches[0]:
+        body = next(iter(req.values()))
+        cells = [c for row in body.get("rows", []) for c in row.get("values", [])]
+        cells += [body["cell"]] if "cell" in body else []
+        for c in cells:
+            uev = c.get("userEnteredValue")
+            if uev:
+                assert len(uev) == 1
+                (kind, v), = uev.items()
+                assert kind in ("formulaValue", "stringValue", "numberValue", "boolValue")
+                assert (kind == "formulaValue") == (isinstance(v, str) and v.startswith("=")
+                                                    and kind != "stringValue")
+    # A replace deletes sheetgen's tabs and names first, in the same body.
+    state = SpreadsheetState((("Notes", 0), ("Inputs", 9)), (("RIDGE", "x1", 9),))
+    first = requests_for(p, state)[0]
+    assert first[0] == {"deleteNamedRange": {"namedRangeId": "x1"}}
+    assert first[1] == {"deleteSheet": {"sheetId": 9}}
+    assert not any("deleteSheet" in r and r["deleteSheet"]["sheetId"] == 0 for r in first)
+
+
+def test_large_plans_are_chunked_under_the_body_limit():
+    p = sheetgen.plan(shapes=[(i + 1, 64, 64) for i in range(3000)], spare_rows=0,
+                      chart_helpers=True)
+    batches = requests_for(p, max_bytes=100_000)
+    sizes = [len(json.dumps({"requests": b})) for b in batches]
+    assert len(batches) > 1 and max(sizes) <= 100_000
+    rows = sum(len(r["updateCells"]["rows"]) for b in batches for r in b
+               if "updateCells" in r and r["updateCells"]["start"]["columnIndex"] == 0
+               and r["updateCells"]["start"]["rowIndex"] >= 5
+               and r["updateCells"]["fields"] == "userEnteredValue")
+    assert rows >= 3000
+
+
+# --------------------------------------------------------------------------- cells
+
+
+def typed_from_xlsx(cell) -> dict[str, Any]:
+    if cell.data_type == "f":
+        return {"formulaValue": cell.value}
+    if cell.data_type == "b":
+        return {"boolValue": cell.value}
+    if isinstance(cell.value, int | float):
+        return {"numberValue": cell.value}
+    return {"stringValue": cell.value}
+
+
+def test_stored_cells_equal_the_xlsx_build(tmp_path, shared, gsheets_client):
+    out = sheetgen.build(tmp_path / "r.xlsx", shapes=SHAPES, spare_rows=5, gpu="H100 SXM")
+    result = push(gsheets_client, gpu="H100 SXM")
+    assert result.write_requests == 1
+    wb = openpyxl.load_workbook(out)
+    snap = shared.snapshot(KEY)
+    assert [s.title for s in shared.spreadsheets[KEY].sheets] == ["Sheet1", *wb.sheetnames]
+    n = 0
+    for ws in wb.worksheets:
+        google = dict(snap.sheets[ws.title])
+        for row in ws.iter_rows():
+            for cell in row:
+                if cell.value is None:
+                    continue
+                got = google.pop(cell.coordinate, None)
+                want = typed_from_xlsx(cell)
+                if "numberValue" in want and got and "numberValue" in got:
+                    assert float(got["numberValue"]) == float(want["numberValue"])
+                else:
+                    assert got == want, (ws.title, cell.coordinate)
+                n += 1
+        extra = {ref for ref in google if ref.rstrip("0123456789") not in HELPER_COLUMNS}
+        assert not extra, (ws.title, sorted(extra)[:5])
+    assert n > 300
+    helpers = snap.sheets["Matmul"]
+    for col in sorted(HELPER_COLUMNS):
+        assert helpers[f"{col}5"]["stringValue"].startswith("chart helper: log10")
+        assert helpers[f"{col}6"]["formulaValue"].count("LOG10(") == 1
+    # named ranges: the xlsx defined names, same targets
+    names = {n["name"]: n for n in shared.spreadsheets[KEY].named_ranges}
+    assert set(names) == set(wb.defined_names)
+    got = sheetgen.gsheets._parse_ref(wb.defined_names["GPU_LIST"].attr_text)
+    r = names["GPU_LIST"]["range"]
+    assert (r["startRowIndex"], r["endRowIndex"], r["startColumnIndex"]) == got[1:4]
+
+
+def test_formats_validation_conditional_freeze_chart(shared, gsheets_client):
+    push(gsheets_client)
+    ss = shared.spreadsheets[KEY]
+    mat = ss.sheet(title="Matmul")
+    assert mat.properties["gridProperties"]["frozenRowCount"] == 5
+    b7 = shared.cell(KEY, "Inputs", "B7")
+    assert b7["dataValidation"]["condition"] == {
+        "type": "ONE_OF_RANGE", "values": [{"userEnteredValue": "='GPU Specs'!$A$14:$A$22"}]}
+    assert b7["userEnteredFormat"]["backgroundColor"] == gsheets._rgb("#FFF2CC")
+    a6 = shared.cell(KEY, "Matmul", "A6")
+    assert a6["dataValidation"]["condition"]["type"] == "NUMBER_BETWEEN"
+    assert a6["dataValidation"]["strict"] is True
+    assert a6["userEnteredFormat"]["numberFormat"] == {"type": "NUMBER", "pattern": "#,##0"}
+    e6 = shared.cell(KEY, "Matmul", "E6")
+    assert e6["userEnteredFormat"]["numberFormat"]["type"] == "SCIENTIFIC"
+    assert shared.cell(KEY, "Matmul", "M6")["userEnteredFormat"]["numberFormat"]["type"] == \
+        "PERCENT"
+    assert shared.cell(KEY, "Matmul", "A5")["userEnteredFormat"]["textFormat"]["bold"]
+    rules = [c["booleanRule"]["condition"]["values"][0]["userEnteredValue"]
+             for c in mat.conditional_formats]
+    assert rules == ["compute-bound", "memory-bound"]
+    assert mat.col_meta[0]["pixelSize"] == 70
+    (chart,) = mat.charts
+    basic = chart["spec"]["basicChart"]
+    assert basic["chartType"] == "SCATTER"
+    assert [a["title"] for a in basic["axis"]] == [
+        "log10 arithmetic intensity (FLOP/B)", "log10 attainable FLOP/s"]
+    domain = basic["domains"][0]["domain"]["sourceRange"]["sources"]
+    assert [(s["startColumnIndex"], s["startRowIndex"], s["endRowIndex"]) for s in domain] == [
+        (19, 5, 12), (14, 5, 13)]  # ceiling log x (T), then the points' log x (O)
+
+
+def test_user_text_lands_as_text(tmp_path, shared, gsheets_client, shapes_csv):
+    gpu_file = tmp_path / "mine.toml"
+    gpu_file.write_text(
+        '[[gpu]]\nname = "=1+1"\npeak_flops = { bf16 = 1e15 }\nhbm_bandwidth = 1e12\n'
+        'memory_bytes = 1e9\nlink_bandwidth = 1e11\nlink_latency = 1e-6\n'
+        'host_bandwidth = 1e10\nmeasured_compute_efficiency = 0.8\n'
+        'measured_memory_efficiency = 0.9\nmeasured_link_efficiency = 0.8\n'
+        'peak_flops_source = "=HYPERLINK(\\"http://x\\",\\"x\\")"\n')
+    csv = shapes_csv('m,k,n,note\n+1,2,3,"=HYPERLINK(""http://x"",""x"")"\n8,+1,16,+1\n')
+    push(gsheets_client, gpu="=1+1", gpu_file=gpu_file, shapes=csv)
+    snap = shared.snapshot(KEY)
+    assert snap.sheets["Inputs"]["B7"] == {"stringValue": "=1+1"}
+    specs = snap.sheets["GPU Specs"]
+    texts = [v["stringValue"] for v in specs.values() if "stringValue" in v]
+    assert "=1+1" in texts
+    assert any(t.startswith("peak_flops: =HYPERLINK(") for t in texts)
+    mat = snap.sheets["Matmul"]
+    assert mat["A6"] == {"numberValue": 1} and mat["B7"] == {"numberValue": 1}
+    formulas = [v["formulaValue"] for s in snap.sheets.values() for v in s.values()
+                if "formulaValue" in v]
+    assert not any("HYPERLINK" in f or f.startswith("=1+1") for f in formulas)
+
+
+# --------------------------------------------------------------------------- request counts
+
+
+@pytest.mark.parametrize("rows", [10, 10_000])
+def test_request_count(rows, shared, big_client):
+    shapes = [(i % 4096 + 1, 4096, 8192) for i in range(rows)]
+    result = sheetgen.push(KEY, client=big_client, shapes=shapes, spare_rows=200)
+    assert result.write_requests == writes(shared) <= 3
+    assert result.write_requests == 1
+    assert shared.count("GET", r"/v4/") == 2  # open + list tabs and named ranges
+    biggest = max(len(json.dumps(r.body)) for r in shared.requests if r.method == "POST"
+                  and r.path.endswith(":batchUpdate"))
+    assert biggest <= gsheets.MAX_BODY_BYTES
+    last = 5 + rows + 200
+    stored = shared.cell(KEY, "Matmul", f"L{last}")["userEnteredValue"]["formulaValue"]
+    assert stored == f'=IF(D{last}="ok",E{last}/K{last},"")'
+    assert shared.cell(KEY, "Matmul", f"A{5 + rows}")["userEnteredValue"] == {
+        "numberValue": shapes[-1][0]}
+
+
+# --------------------------------------------------------------------------- faults
+
+
+def test_faults_survived_nothing_duplicated_or_lost(sheets_emulator, gsheets_client):
+    sheets_emulator.create_spreadsheet(OTHER, shared_with=[SA_EMAIL])
+    sheetgen.push(OTHER, client=gsheets_client, shapes=SHAPES, spare_rows=5)
+    clean = dump(sheets_emulator, OTHER)
+
+    sheets_emulator.create_spreadsheet(KEY, shared_with=[SA_EMAIL])
+    slept: list[float] = []
+    gsheets_client.http_client.policy = dataclasses.replace(
+        gsheets_client.http_client.policy, sleep=slept.append, max_attempts=6)
+    sheets_emulator.inject(KEY + r":batchUpdate$",
+                           [{"status": 429, "headers": {"Retry-After": "2"}}, 500, "drop",
+                            "timeout"])
+    push(gsheets_client)
+    assert slept[0] == 2.0
+    assert dump(sheets_emulator, KEY) == clean, _diff(dump(sheets_emulator, KEY), clean)[:8]
+    assert sheets_emulator.count("POST", KEY + r":batchUpdate$", status=200) == 1
+
+
+def test_lost_response_is_redone_as_replace(sheets_emulator, gsheets_client):
+    sheets_emulator.create_spreadsheet(OTHER, shared_with=[SA_EMAIL])
+    sheetgen.push(OTHER, client=gsheets_client, shapes=SHAPES, spare_rows=5)
+    clean = dump(sheets_emulator, OTHER)
+    sheets_emulator.create_spreadsheet(KEY, shared_with=[SA_EMAIL])
+    sheets_emulator.inject(KEY + r":batchUpdate$", ["drop_after"])
+    result = push(gsheets_client)
+    assert dump(sheets_emulator, KEY) == clean, _diff(dump(sheets_emulator, KEY), clean)[:8]
+    assert result.write_requests == 2  # the applied one (reply lost), then the redo
+
+
+def test_interrupted_chunked_push_then_replace(sheets_emulator, big_client, monkeypatch):
+    gsheets_client = big_client
+    sheets_emulator.create_spreadsheet(OTHER, shared_with=[SA_EMAIL])
+    shapes = [(i + 1, 64, 64) for i in range(1000)]
+    sheetgen.push(OTHER, client=gsheets_client, shapes=shapes, spare_rows=5)
+    clean = dump(sheets_emulator, OTHER)
+
+    sheets_emulator.create_spreadsheet(KEY, shared_with=[SA_EMAIL])
+    p = sheetgen.plan(shapes=shapes, spare_rows=5, chart_helpers=True)
+    gsheets_client.http_client.policy = dataclasses.replace(
+        gsheets_client.http_client.policy, max_attempts=2)
+    calls = {"n": 0}
+    real = sheets_emulator.batch_update
+
+    def first_then_fail(ss, body):
+        calls["n"] += 1
+        if calls["n"] > 1:
+            raise HTTPReply(503, google_error(503))
+        return real(ss, body)
+
+    monkeypatch.setattr(sheets_emulator, "batch_update", first_then_fail)
+    with pytest.raises(SheetsError, match="kept failing"):
+        gsheets.push_plan(p, KEY, client=gsheets_client, max_bytes=40_000)
+    assert calls["n"] == 3  # the first body landed; the second failed twice
+    monkeypatch.setattr(sheets_emulator, "batch_update", real)
+    with pytest.raises(SheetsError, match="--replace"):
+        gsheets.push_plan(p, KEY, client=gsheets_client)
+    gsheets.push_plan(p, KEY, client=gsheets_client, replace=True)
+    assert dump(sheets_emulator, KEY) == clean, _diff(dump(sheets_emulator, KEY), clean)[:8]
+
+
+@pytest.mark.parametrize("role", [None, "reader"])
+def test_not_shared_gives_the_sharing_message(sheets_emulator, gsheets_client, role):
+    sheets_emulator.create_spreadsheet(
+        KEY, shared_with={SA_EMAIL: role} if role else ["someone@example.com"])
+    with pytest.raises(SheetsError) as err:
+        push(gsheets_client)
+    msg = str(err.value)
+    assert "\n" not in msg
+    assert f"Share it (Editor) with {SA_EMAIL}" in msg and KEY in msg
+    assert writes(sheets_emulator) == (1 if role else 0)  # 403 on the write is not retried
+
+
+def test_unknown_spreadsheet_404(sheets_emulator, gsheets_client):
+    with pytest.raises(SheetsError, match=f"not found or not shared.*{SA_EMAIL}"):
+        push(gsheets_client)
+
+
+# --------------------------------------------------------------------------- tabs
+
+
+def test_other_tabs_survive_and_repush_needs_replace(sheets_emulator, gsheets_client):
+    sheets_emulator.create_spreadsheet(KEY, sheets=["Notes", "Sheet2"],
+                                       shared_with=[SA_EMAIL])
+    sh = sheetgen.gsheets_client.open_spreadsheet(gsheets_client, KEY)
+    sh.values_update("Notes!A1", params={"valueInputOption": "USER_ENTERED"},
+                     body={"values": [["mine", "=1+1"]]})
+    sh.batch_update({"requests": [{"addNamedRange": {"namedRange": {
+        "name": "MY_NAME", "range": {"sheetId": 0, "startRowIndex": 0, "endRowIndex": 1}}}}]})
+    notes = dump(sheets_emulator, KEY)["sheets"][0]
+
+    push(gsheets_client)
+    first = dump(sheets_emulator, KEY)
+    assert [s["properties"]["title"] for s in first["sheets"]] == [
+        "Notes", "Sheet2", "Inputs", "Matmul", "Pipeline", "Parallelism", "What-if",
+        "GPU Specs"]
+    assert first["sheets"][0] == notes
+    assert "MY_NAME" in {n["name"] for n in first["named"]}
+
+    before = writes(sheets_emulator)
+    with pytest.raises(SheetsError) as err:
+        push(gsheets_client)
+    msg = str(err.value)
+    assert "already has tab 'Inputs'" in msg and "--replace" in msg and "\n" not in msg
+    assert writes(sheets_emulator) == before  # refused before writing anything
+
+    # The user edits sheetgen's tabs and adds a tab after them; replace rewrites ours only.
+    sh.values_update("Matmul!A6", params={"valueInputOption": "RAW"}, body={"values": [[7]]})
+    sh.batch_update({"requests": [{"addSheet": {"properties": {"title": "Later"}}}]})
+    push(gsheets_client, replace=True)
+    again = dump(sheets_emulator, KEY)
+    assert [s["properties"]["title"] for s in again["sheets"]] == [
+        "Notes", "Sheet2", "Inputs", "Matmul", "Pipeline", "Parallelism", "What-if",
+        "GPU Specs", "Later"]
+    again["sheets"] = [s for s in again["sheets"] if s["properties"]["title"] != "Later"]
+    assert again == first  # identical, user edits to sheetgen's tabs overwritten
+    push(gsheets_client, replace=True)
+    third = dump(sheets_emulator, KEY)
+    third["sheets"] = [s for s in third["sheets"] if s["properties"]["title"] != "Later"]
+    assert third == first
+
+
+def test_replace_when_only_sheetgen_tabs_remain(shared, gsheets_client):
+    push(gsheets_client)
+    first = dump(shared, KEY)
+    sh = sheetgen.gsheets_client.open_spreadsheet(gsheets_client, KEY)
+    sh.batch_update({"requests": [{"deleteSheet": {"sheetId": 0}}]})
+    push(gsheets_client, replace=True)
+    got = dump(shared, KEY)
+    for sheet in first["sheets"][1:]:
+        sheet["properties"]["index"] -= 1  # Sheet1 is gone
+    assert got["sheets"] == first["sheets"][1:], _diff(got["sheets"], first["sheets"][1:])[:8]
+    assert got["named"] == first["named"]
+
+
+# --------------------------------------------------------------------------- read and check
+
+
+def test_read_returns_google_values(shared, gsheets_client):
+    shared.compute = model_compute
+    push(gsheets_client, gpu="H100 SXM")
+    frame = sheetgen.read(URL, client=gsheets_client)
+    ref = sheetgen.analyze(SHAPES, gpu="H100 SXM")
+    assert list(frame.index) == [6, 7, 8]
+    for col in ("m", "flops", "intensity", "predicted_time"):
+        assert list(frame[col]) == pytest.approx(list(ref[col]), rel=1e-12), col
+    assert list(frame["regime"]) == list(ref["regime"])
+    assert frame["log_attained"].iloc[0] == pytest.approx(math.log10(ref["attained_flops"][0]))
+    inputs = sheetgen.read(KEY, client=gsheets_client, sheet="inputs")
+    assert inputs.loc["gpu_name", "value"] == "H100 SXM"
+    assert inputs.loc["peak_flops", "value"] == pytest.approx(989.4e12, rel=1e-3)
+    with pytest.raises(SheetsError, match="no sheet 'Nope'"):
+        sheetgen.read(KEY, client=gsheets_client, sheet="Nope")
+
+
+def test_check_follows_user_edits_and_finds_disagreement(shared, gsheets_client):
+    shared.compute = model_compute
+    push(gsheets_client)
+    sh = sheetgen.gsheets_client.open_spreadsheet(gsheets_client, KEY)
+    # The user picks another GPU and types a shape into a spare row, in Google.
+    sh.values_update("Inputs!B7", params={"valueInputOption": "RAW"},
+                     body={"values": [["H100 SXM"]]})
+    sh.values_update("Matmul!A9:C9", params={"valueInputOption": "USER_ENTERED"},
+                     body={"values": [["2048", "2048", "2048"]]})
+    report = sheetgen.check_spreadsheet(KEY, client=gsheets_client)
+    assert report.ok and report.shape_rows == 4 and report.cells > 100
+    frame = sheetgen.read(KEY, client=gsheets_client)
+    assert frame.loc[9, "flops"] == 2 * 2048**3
+
+    # Google disagrees on one cell; someone edits a formula.
+    def off_by_one_percent(snap):
+        values = model_compute(snap)
+        values[("Matmul", "G6")] *= 1.01
+        return values
+
+    shared.compute = off_by_one_percent
+    sh.values_update("Matmul!K7", params={"valueInputOption": "USER_ENTERED"},
+                     body={"values": [["=1"]]})
+    report = sheetgen.check_spreadsheet(KEY, client=gsheets_client)
+    where = {(m.address, m.formula_changed) for m in report.mismatches}
+    assert where == {("G6", False), ("K7", True)}
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+@pytest.fixture
+def cli_env(monkeypatch, shared, service_account_file):
+    """The CLI's own authorize(), routed to the emulator; credentials from the environment."""
+    monkeypatch.setattr(sheetgen.gsheets_client, "RetryingHTTPClient",
+                        shared.http_client_class(**FAST_RETRY))
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(service_account_file))
+    shared.compute = model_compute
+    return shared
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def one_line_error(result, *needles: str) -> str:
+    assert result.exit_code == 2, result.output
+    lines = [ln for ln in result.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]
+
+
+def test_cli_push_read_check(cli_env, tmp_path):
+    result = run("push", URL, "--spare-rows", "3")
+    assert result.exit_code == 0, result.output
+    assert "pushed Inputs, Matmul, Pipeline, Parallelism, What-if, GPU Specs" in result.output
+    assert "1 write request" in result.output
+    one_line_error(run("push", URL), "already has tab 'Inputs'", "--replace")
+    assert run("push", URL, "--replace", "--spare-rows", "3").exit_code == 0
+    out = run("read", KEY)
+    assert out.exit_code == 0
+    lines = out.output.splitlines()
+    assert lines[0].startswith("row,m,k,n,row_check,flops") and len(lines) == 13
+    js = json.loads(run("read", KEY, "--sheet", "Inputs", "--format", "json").output)
+    assert {"name": "dtype", "value": "bf16"} in js
+    ok = run("check", URL)
+    assert ok.exit_code == 0 and ok.output.startswith("ok: ")
+
+
+def test_cli_check_reports_mismatch_exit_1(cli_env):
+    assert run("push", KEY, "--spare-rows", "0").exit_code == 0
+    cli_env.compute = lambda snap: {**model_compute(snap), ("Matmul", "E6"): 1.0}
+    result = CliRunner().invoke(cli, ["check", KEY])
+    assert result.exit_code == 1
+    assert "'Matmul'!E6" not in result.output or "Matmul!E6 (flops): value" in result.output
+    assert "Matmul!E6 (flops): value: Google 1" in result.output
+
+
+def test_cli_check_xlsx_dispatch(tmp_path):
+    out = sheetgen.build(tmp_path / "r.xlsx", spare_rows=0)
+    result = run("check", str(out))
+    if importlib.util.find_spec("sheetgen.check") is None:  # the xlsx checker's branch
+        one_line_error(result, "needs sheetgen.check")
+
+
+@pytest.mark.parametrize(("setup", "needles"), [
+    ("missing", ["key file not found"]),
+    ("not_json", ["not valid JSON"]),
+    ("not_sa", ["not a service-account key"]),
+    ("bad_key", ["cannot be parsed"]),
+])
+def test_cli_credential_errors(cli_env, tmp_path, setup, needles, sa_key):
+    path = tmp_path / "sa.json"
+    info = cli_env.service_account_info(sa_key.private_pem)
+    if setup == "not_json":
+        path.write_text("{'type': " + sa_key.private_pem)
+    elif setup == "not_sa":
+        path.write_text(json.dumps({**info, "type": "authorized_user"}))
+    elif setup == "bad_key":
+        path.write_text(json.dumps({**info, "private_key": "-----BEGIN PRIVATE KEY-----\nxx\n"}))
+    line = one_line_error(run("push", KEY, "--credentials", str(path)), *needles)
+    assert "PRIVATE" not in line and sa_key.private_pem[40:80] not in line
+    assert writes(cli_env) == 0
+
+
+def test_cli_access_errors(cli_env, monkeypatch):
+    one_line_error(run("push", "https://example.com/sheet"), "Not a Google Sheets URL")
+    one_line_error(run("push", OTHER), "not found or not shared", SA_EMAIL)
+    cli_env.api_enabled = False
+    one_line_error(run("read", KEY), "Google Sheets API is not enabled")
+    cli_env.api_enabled = True
+    cli_env.inject(r":batchUpdate$", [429] * 10)
+    one_line_error(run("push", KEY), "quota exceeded after 5 attempts")
+    monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS")
+    one_line_error(run("push", KEY), "No Google credentials")
+
+
+def test_cli_read_before_push(cli_env):
+    one_line_error(run("read", KEY), "has no tab 'Matmul'", "sheetgen push")
+
+
+def _diff(a: Any, b: Any, path: str = "") -> list[str]:
+    """Where two dumps differ (assertion messages)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for k in sorted(set(a) | set(b), key=str):
+            out += _diff(a.get(k, "<missing>"), b.get(k, "<missing>"), f"{path}.{k}")
+        return out
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [d for i, (x, y) in enumerate(zip(a, b, strict=True))
+                for d in _diff(x, y, f"{path}[{i}]")]
+    return [] if a == b else [f"{path}: {str(a)[:150]} != {str(b)[:150]}"]
+
+
+@pytest.mark.libreoffice
+@needs_libreoffice
+def test_pushed_plan_formulas_agree_with_libreoffice(tmp_path, monkeypatch):
+    """An independent engine for the Google variant (LOG10 helpers included): its plan,
+    written as xlsx with every cached value wrong, recalculated by LibreOffice."""
+    import sheetgen.xlsx
+
+    p = sheetgen.plan(shapes=[*SHAPES, (3, 5, 7)], spare_rows=3, gpu="H100 SXM", dtype="fp8",
+                      chart_helpers=True)
+    monkeypatch.setattr(sheetgen.xlsx, "_cached",
+                        lambda v: "WRONG" if isinstance(v, str) and v else -12345.0)
+    src = sheetgen.xlsx.write_xlsx(p, tmp_path / "google_variant.xlsx")
+    out = recalc_many([src], tmp_path / "out")[src]
+    assert mismatches(p, read_values(out)) == []
