@@ -189,3 +189,44 @@ def check_workbook(path: str | os.PathLike[str], *, rtol: float = DEFAULT_RTOL,
                         ev.formula(sheet.name, addr)))
         report.checked[sheet.name] = count
     return report
+
+
+def is_workbook_path(target: str) -> bool:
+    """A local workbook file (by suffix or existence) rather than a spreadsheet URL or key."""
+    return Path(target).suffix.lower() in (".xlsx", ".xlsm", ".xls") or Path(target).exists()
+
+
+def read_workbook(path: str | os.PathLike[str], sheet: str = "Matmul") -> Any:
+    """A sheet's computed columns, evaluated from the formulas (never the cached values).
+
+    A sheet with tables gives its first table, one row per row whose first formula column is
+    not blank (index: the 1-based sheet row); a sheet of named values gives name -> value.
+    """
+    import pandas as pd
+
+    p = Path(path)
+    meta = read_metadata(p)
+    ev = evaluate_workbook(p)
+    if not meta:
+        raise WorkbookError(f"{p.name} was not built by sheetgen (no sheetgen properties)")
+    plan = rebuild_plan(ev, meta)
+    names = [s.name for s in plan.sheets]
+    match = next((n for n in names if n.lower() == sheet.lower()), None)
+    if match is None:
+        raise WorkbookError(f"no sheet {sheet!r}; choose one of {', '.join(names)}")
+    sp = plan.sheet(match)
+    if not sp.tables:
+        cells = [c for c in sp.cells if c.name and c.role in ("input", "formula")]
+        return pd.DataFrame(
+            {"value": [ev.value(match, xl_rowcol_to_cell(c.row, c.col)) for c in cells]},
+            index=pd.Index([c.name for c in cells], name="name"), dtype=object)
+    table = sp.tables[0]
+    data = {c.name: ev.column(match, xl_col_to_name(c.col), table.first_row + 1,
+                              table.last_row + 1) for c in table.columns}
+    frame = pd.DataFrame(data, index=pd.Index(range(table.first_row + 1, table.last_row + 2),
+                                              name="row"))
+    first_formula = next((c.name for c in table.columns if not c.is_input), None)
+    if first_formula is not None:
+        keep = frame[first_formula].map(lambda v: v not in ("", None))
+        frame = frame[keep.astype(bool)]
+    return frame

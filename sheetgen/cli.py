@@ -392,24 +392,32 @@ def push(spreadsheet: str, credentials: Path | None, gpu: str | None, dtype: str
 
 
 @cli.command()
-@click.argument("spreadsheet")
+@click.argument("source")
 @credentials_option
 @click.option("--sheet", default="Matmul", show_default=True,
-              help="Which sheetgen tab to read: Matmul, GPU Specs or Inputs.")
+              help="Which sheetgen sheet to read (Matmul, Pipeline, What-if, Inputs, ...).")
 @click.option("--format", "fmt", type=click.Choice(["csv", "json"]), default="csv",
               show_default=True, help="Output format (to stdout).")
-def read(spreadsheet: str, credentials: Path | None, sheet: str, fmt: str) -> None:
-    """Print the columns as Google computed them (unformatted values).
+def read(source: str, credentials: Path | None, sheet: str, fmt: str) -> None:
+    """Print a sheet's computed columns: an .xlsx file's formulas evaluated in pure Python
+    (never its cached values), or a Google spreadsheet's values as Google computed them.
 
     \b
     Example:
-      sheetgen read KEY --credentials sa.json > matmul.csv
-      sheetgen read KEY --sheet Inputs --format json
+      sheetgen read roofline.xlsx > matmul.csv
+      sheetgen read KEY --credentials sa.json --sheet Inputs --format json
     """
-    from sheetgen.gsheets import read as read_sheet
+    from sheetgen.check import is_workbook_path
 
     with user_errors():
-        frame = read_sheet(spreadsheet, credentials=credentials, sheet=sheet)
+        if is_workbook_path(source):
+            from sheetgen.check import read_workbook
+
+            frame = read_workbook(source, sheet)
+        else:
+            from sheetgen.gsheets import read as read_sheet
+
+            frame = read_sheet(source, credentials=credentials, sheet=sheet)
     if fmt == "csv":
         click.echo(frame.to_csv(), nl=False)
     else:
@@ -421,43 +429,83 @@ def read(spreadsheet: str, credentials: Path | None, sheet: str, fmt: str) -> No
 @credentials_option
 @click.option("--rtol", type=float, default=1e-9, show_default=True,
               help="Relative tolerance for numbers.")
-def check(target: str, credentials: Path | None, rtol: float) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def check(target: str, credentials: Path | None, rtol: float, as_json: bool) -> None:
     """Check every formula cell against the reference model of the sheet's own inputs.
 
-    TARGET is a Google spreadsheet URL or key (values as Google computed them), or an .xlsx
-    file. Exit status 0 when everything agrees, 1 when some cell does not.
+    TARGET is an .xlsx file (every formula evaluated in pure Python, cached values ignored)
+    or a Google spreadsheet URL or key (values as Google computed them). Exit status 0 when
+    everything agrees, 1 when some cell does not, 2 when the target cannot be read.
 
     \b
     Example:
+      sheetgen check roofline.xlsx
       sheetgen check https://docs.google.com/spreadsheets/d/KEY/edit --credentials sa.json
     """
-    if target.lower().endswith(".xlsx") and Path(target).is_file():
-        # TODO(check): the xlsx checker lives in sheetgen.check (built on another branch).
-        try:
-            from sheetgen.check import check_workbook  # type: ignore[import-not-found]
-        except ImportError:
-            raise UserError("checking .xlsx files needs sheetgen.check, not in this "
-                            "version; pass a Google spreadsheet URL or key") from None
-        with user_errors():
-            outcome = check_workbook(target)
-        click.echo(str(outcome))
+    from sheetgen.check import is_workbook_path
+
+    if is_workbook_path(target):
+        _check_file(target, rtol, as_json)
         return
     from sheetgen.gsheets import check_spreadsheet
 
     with user_errors():
         report = check_spreadsheet(target, credentials=credentials, rtol=rtol)
-    if report.ok:
+    if as_json:
+        click.echo(json.dumps({"target": target, "ok": report.ok, "checked": report.cells,
+                               "mismatches": [str(m) for m in report.mismatches]}))
+    elif report.ok:
         click.echo(f"ok: {report.cells} formula cells agree with the reference model "
                    f"({report.shape_rows} shape rows)")
+    else:
+        for m in report.mismatches[:MAX_SHOWN]:
+            click.echo(str(m))
+        more = len(report.mismatches) - MAX_SHOWN
+        if more > 0:
+            click.echo(f"... and {more} more")
+        click.echo(f"{len(report.mismatches)} of {report.cells} formula cells disagree with the "
+                   "reference model", err=True)
+    if not report.ok:
+        sys.exit(1)
+
+
+MAX_SHOWN = 50  # mismatch lines printed before "... and N more"
+
+
+def _check_file(path: str, rtol: float, as_json: bool) -> None:
+    from sheetgen.check import check_workbook
+
+    with user_errors(), _evaluation_progress() as progress:
+        report = check_workbook(path, rtol=rtol, progress=progress)
+    if as_json:
+        click.echo(json.dumps(report.as_dict()))
+    else:
+        for line in report.summary():
+            click.echo(line)
+        for m in report.mismatches[:MAX_SHOWN]:
+            click.echo(m.line())
+        more = len(report.mismatches) - MAX_SHOWN
+        if more > 0:
+            click.echo(f"... and {more} more")
+        click.echo("ok: every formula cell agrees with the reference model" if report.ok else
+                   f"{len(report.mismatches)} mismatch(es)")
+    if not report.ok:
+        sys.exit(1)
+
+
+@contextmanager
+def _evaluation_progress() -> Iterator[Callable[[int, int], None] | None]:
+    """A bar for evaluating big workbooks (the evaluator reports done/total formula groups)."""
+    if not sys.stderr.isatty():
+        yield None
         return
-    for m in report.mismatches[:20]:
-        click.echo(str(m))
-    more = len(report.mismatches) - 20
-    if more > 0:
-        click.echo(f"... and {more} more")
-    click.echo(f"{len(report.mismatches)} of {report.cells} formula cells disagree with the "
-               "reference model", err=True)
-    sys.exit(1)
+    with click.progressbar(length=1, label="evaluating", file=sys.stderr) as bar:
+
+        def update(done: int, total: int) -> None:
+            bar.length = max(total, 1)
+            bar.update(done - bar.pos)
+
+        yield update
 
 
 def main() -> None:

@@ -1,0 +1,199 @@
+"""`sheetgen check` / `read` on xlsx files: clean builds pass, every altered formula is caught
+at its cell, edited inputs still pass, and unreadable files give one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import openpyxl
+import pytest
+from click.testing import CliRunner
+from conftest import needs_libreoffice
+from lo_helpers import read_values, recalc_many
+from test_cli_build import one_line_error
+from xlsxwriter.utility import xl_rowcol_to_cell
+
+from sheetgen.check import check_workbook, read_workbook
+from sheetgen.cli import cli
+from sheetgen.compare import values_match
+from sheetgen.evaluate import evaluate_workbook
+from sheetgen.shapes import Shape
+from sheetgen.workbook import BuildConfig, plan_build
+from sheetgen.xlsx import write_xlsx
+
+SHAPES = [Shape(1, 4096, 4096), Shape(4096, 4096, 4096), Shape(300, 70, 5)]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("check")
+    plan = plan_build(BuildConfig(shapes=SHAPES, spare_rows=3, practice=3, layers=8))
+    return plan, write_xlsx(plan, tmp / "built.xlsx")
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, list(args))
+
+
+@pytest.mark.parametrize("options", [{}, {"gpu": "H100 SXM", "dtype": "fp8", "gpus": 4},
+                                     {"practice": 5, "layers": 3}])
+def test_every_build_checks_clean(tmp_path, options):
+    path = write_xlsx(plan_build(BuildConfig(shapes=SHAPES, **options)), tmp_path / "a.xlsx")
+    report = check_workbook(path)
+    assert report.ok, [m.line() for m in report.mismatches[:5]]
+    assert sum(report.checked.values()) > 1000
+
+
+def _formula_columns(plan):
+    for sheet in plan.sheets:
+        for table in sheet.tables:
+            for col in table.columns:
+                if not col.is_input and table.n_rows:
+                    yield sheet.name, table, col
+
+
+def test_one_altered_formula_per_column_is_caught_at_that_cell(built, tmp_path):
+    plan, path = built
+    wb = openpyxl.load_workbook(path)
+    altered = set()
+    for sheet, table, col in _formula_columns(plan):
+        addr = xl_rowcol_to_cell(table.first_row, col.col)
+        formula = wb[sheet][addr].value
+        # a slip: the right formula, off by a factor and a term (numbers) or another text
+        wb[sheet][addr].value = f'=IF(ISNUMBER({formula[1:]}),({formula[1:]})*1.5+1,"typo")'
+        altered.add((sheet, addr))
+    for cell in plan.sheet("Inputs").cells:
+        if cell.name == "ridge":
+            wb["Inputs"][xl_rowcol_to_cell(cell.row, cell.col)].value = "=HBM_BW/PEAK_FLOPS"
+            altered.add(("Inputs", xl_rowcol_to_cell(cell.row, cell.col)))
+    out = tmp_path / "altered.xlsx"
+    wb.save(out)
+    report = check_workbook(out)
+    found = {(m.sheet, m.cell) for m in report.mismatches}
+    assert altered <= found  # every altered cell is reported, at its own address
+    ridge = [m for m in report.mismatches if m.quantity == "ridge"]
+    assert ridge and ridge[0].formula == "=HBM_BW/PEAK_FLOPS"
+
+
+def test_a_single_altered_formula_is_the_only_report(built, tmp_path):
+    plan, path = built
+    wb = openpyxl.load_workbook(path)
+    wb["Matmul"]["F7"].value = '=IF(D7="ok",(A7*B7+B7*C7+A7*C7),"")'  # bytes without dtype
+    out = tmp_path / "one.xlsx"
+    wb.save(out)
+    report = check_workbook(out)
+    cells = {(m.sheet, m.cell) for m in report.mismatches}
+    assert ("Matmul", "F7") in cells
+    # downstream cells of that row follow the wrong bytes: all on row 7 of Matmul
+    assert all(s == "Matmul" and c.endswith("7") for s, c in cells)
+    result = run("check", str(out))
+    assert result.exit_code == 1
+    assert "Matmul!F7  bytes_moved  got" in result.output
+    assert "(=IF(D7=\"ok\",(A7*B7+B7*C7+A7*C7),\"\"))" in result.output
+
+
+def test_edited_inputs_still_check_clean(built, tmp_path):
+    plan, path = built
+    wb = openpyxl.load_workbook(path)
+    names = plan.defined_names
+    for name, value in (("GPU_NAME", "MI300X"), ("DTYPE", "fp16"), ("PAR_GPUS", 3)):
+        sheet, cell = names[name].split("!")
+        wb[sheet.strip("'")][cell.replace("$", "")] = value
+    wb["Matmul"]["A6"] = 777  # a dimension
+    wb["Matmul"]["A9"], wb["Matmul"]["B9"], wb["Matmul"]["C9"] = 64, 64, 64  # a spare row
+    wb["GPU Specs"]["B14"] = 12e12  # a preset figure
+    out = tmp_path / "edited.xlsx"
+    wb.save(out)
+    report = check_workbook(out)
+    assert report.ok, [m.line() for m in report.mismatches[:5]]
+    assert run("check", str(out)).exit_code == 0
+
+
+def test_check_json(built):
+    _, path = built
+    result = run("check", str(path), "--json")
+    assert result.exit_code == 0
+    data = json.loads(result.output)
+    assert data["ok"] is True and data["checked"]["Matmul"] > 0
+
+
+def test_read_evaluates_instead_of_trusting_the_cache(built, tmp_path):
+    plan, path = built
+    wb = openpyxl.load_workbook(path)
+    wb["Matmul"]["A6"] = 2  # openpyxl drops every cached value when it saves
+    out = tmp_path / "r.xlsx"
+    wb.save(out)
+    frame = read_workbook(out)
+    assert list(frame.index[:3]) == [6, 7, 8]
+    assert frame.loc[6, "flops"] == 2 * 2 * 4096 * 4096
+    result = run("read", str(out), "--sheet", "pipeline", "--format", "json")
+    assert result.exit_code == 0
+    rows = json.loads(result.output)
+    assert len(rows) == 8 and rows[0]["layer_type"] == 1
+
+
+@pytest.mark.parametrize(("content", "needle"), [
+    (b"not a zip at all", "not an xlsx"),
+    (b"PK\x03\x04 truncated", "not an xlsx"),
+])
+def test_unreadable_files(tmp_path, content, needle):
+    bad = tmp_path / "bad.xlsx"
+    bad.write_bytes(content)
+    result = run("check", str(bad))
+    assert result.exit_code == 2
+    lines = [ln for ln in result.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error:"), result.output
+
+
+def test_other_unreadable_inputs(tmp_path, built):
+    _, path = built
+    xls = tmp_path / "old.xls"
+    xls.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 100)  # OLE2: .xls or encrypted
+    one_line_error(run("check", str(xls)))
+    one_line_error(run("check", str(tmp_path / "missing.xlsx")), "not found")
+    # a sheetgen workbook with a sheet deleted
+    wb = openpyxl.load_workbook(path)
+    del wb["What-if"]
+    cut = tmp_path / "cut.xlsx"
+    wb.save(cut)
+    one_line_error(run("check", str(cut)), "What-if")
+    # a circular reference
+    wb = openpyxl.load_workbook(path)
+    wb["Inputs"]["B17"] = "=B17+1"
+    circ = tmp_path / "circ.xlsx"
+    wb.save(circ)
+    one_line_error(run("check", str(circ)), "circular")
+    # a hand-made workbook without sheetgen's properties
+    plain = tmp_path / "plain.xlsx"
+    wb = openpyxl.Workbook()
+    wb.active["A1"] = "hello"
+    wb.save(plain)
+    result = run("check", str(plain))
+    assert result.exit_code == 2
+
+
+def test_zip_without_workbook_part(tmp_path):
+    odd = tmp_path / "odd.xlsx"
+    with zipfile.ZipFile(odd, "w") as z:
+        z.writestr("hello.txt", "hi")
+    one_line_error(run("check", str(odd)))
+
+
+@pytest.mark.libreoffice
+@needs_libreoffice
+def test_evaluator_agrees_with_libreoffice(built, tmp_path):
+    plan, path = built
+    lo = read_values(recalc_many([path], tmp_path / "lo")[path])
+    ev = evaluate_workbook(path)
+    checked = 0
+    for sheet in plan.sheets:
+        for r, c in [(cell.row, cell.col) for cell in sheet.cells if cell.formula] + [
+                (t.first_row + i, col.col) for t in sheet.tables for col in t.columns
+                if not col.is_input for i in range(t.n_rows)]:
+            addr = xl_rowcol_to_cell(r, c)
+            assert values_match(ev.value(sheet.name, addr), lo[sheet.name].get((r, c))), \
+                (sheet.name, addr)
+            checked += 1
+    assert checked > 700
