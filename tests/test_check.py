@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import zipfile
-from pathlib import Path
 
 import openpyxl
 import pytest
@@ -78,7 +77,7 @@ def test_one_altered_formula_per_column_is_caught_at_that_cell(built, tmp_path):
 
 
 def test_a_single_altered_formula_is_the_only_report(built, tmp_path):
-    plan, path = built
+    _plan, path = built
     wb = openpyxl.load_workbook(path)
     wb["Matmul"]["F7"].value = '=IF(D7="ok",(A7*B7+B7*C7+A7*C7),"")'  # bytes without dtype
     out = tmp_path / "one.xlsx"
@@ -120,7 +119,7 @@ def test_check_json(built):
 
 
 def test_read_evaluates_instead_of_trusting_the_cache(built, tmp_path):
-    plan, path = built
+    _plan, path = built
     wb = openpyxl.load_workbook(path)
     wb["Matmul"]["A6"] = 2  # openpyxl drops every cached value when it saves
     out = tmp_path / "r.xlsx"
