@@ -73,16 +73,22 @@ def read_shapes_text(text: str, origin: str) -> list[Shape]:
     cols = _find_columns(header, origin)
     shapes: list[Shape] = []
     problems: list[str] = []
+    order = [(dim, cols[dim]) for dim in DIMS]
     for line, row in rows_with_data[1:]:
-        dims: dict[str, int] = {}
-        for dim, idx in cols.items():
-            where = f"{origin} row {line}, column {dim}"
+        dims: list[int] = []
+        for dim, idx in order:
+            text = row[idx] if idx < len(row) else ""
+            # Fast path for the usual plain digits; anything else (and any error) goes through
+            # parse_dim, which gives the same value or the row/column message.
+            if text.isascii() and text.isdigit() and 1 <= (value := int(text)) <= MAX_DIM:
+                dims.append(value)
+                continue
             try:
-                dims[dim] = parse_dim(row[idx] if idx < len(row) else "", where)
+                dims.append(parse_dim(text, f"{origin} row {line}, column {dim}"))
             except InputError as exc:
                 problems.append(str(exc))
         if len(dims) == 3:
-            shapes.append(Shape(**dims))
+            shapes.append(Shape(*dims))
     if problems:
         more = f" (and {len(problems) - MAX_REPORTED} more)" if len(problems) > MAX_REPORTED else ""
         raise InputError("; ".join(problems[:MAX_REPORTED]) + more)

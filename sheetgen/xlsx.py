@@ -77,7 +77,10 @@ def _cached(value: Any) -> Any:
 
 def _write_constant(ws: Worksheet, row: int, col: int, value: Any, fmt: Any) -> None:
     """User data goes in typed: text is always a string cell, never parsed as a formula."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    kind = type(value)
+    if kind is int or (kind is float and value == value):  # the common case, checked first
+        ws.write_number(row, col, float(value), fmt)
+    elif value is None or (isinstance(value, float) and math.isnan(value)):
         ws.write_blank(row, col, None, fmt)
     elif isinstance(value, bool):
         ws.write_boolean(row, col, value, fmt)
@@ -97,13 +100,35 @@ def _write_cell(ws: Worksheet, cell: Cell, formats: _Formats) -> None:
         ws.write_string(cell.row, cell.col, str(cell.value), formats.get(cell.role))
 
 
-def _write_table_row(ws: Worksheet, table: TablePlan, i: int, fmts: list[Any]) -> None:
-    row = table.first_row + i
-    for col, fmt in zip(table.columns, fmts, strict=True):
-        if col.is_input:
-            _write_constant(ws, row, col.col, col.values[i], fmt)
+_Column = tuple[int, Any, Any, list[str] | None]  # column, format, values iterator, pieces
+
+
+def _table_columns(table: TablePlan, formats: _Formats) -> list[_Column]:
+    """Per column, bound once: (column, format, iterator over the row values, formula pieces).
+
+    Formula columns iterate their cached results (through `_cached`) and carry the formula
+    split where the row number goes; input columns carry None there.
+    """
+    out: list[_Column] = []
+    for c in table.columns:
+        values = c.values.tolist()
+        if c.is_input:
+            out.append((c.col, formats.get("input", c.fmt), iter(values), None))
         else:
-            ws.write_formula(row, col.col, col.formula_at(row), fmt, _cached(col.values[i]))
+            assert c.parts is not None
+            out.append((c.col, formats.get("derived", c.fmt), map(_cached, values), c.parts))
+    return out
+
+
+def _write_table_row(ws: Worksheet, row: int, columns: list[_Column]) -> None:
+    """The next row of a table (the iterators in `columns` advance by one)."""
+    number = str(row + 1)
+    write_formula = ws.write_formula
+    for col, fmt, values, parts in columns:
+        if parts is None:
+            _write_constant(ws, row, col, next(values), fmt)
+        else:
+            write_formula(row, col, number.join(parts), fmt, next(values))
 
 
 def _write_sheet(ws: Worksheet, sheet: SheetPlan, formats: _Formats,
@@ -112,17 +137,16 @@ def _write_sheet(ws: Worksheet, sheet: SheetPlan, formats: _Formats,
     by_row: dict[int, list[Cell]] = {}
     for cell in sheet.cells:
         by_row.setdefault(cell.row, []).append(cell)
-    table_fmts = [
-        [formats.get("input" if c.is_input else "derived", c.fmt) for c in t.columns]
-        for t in sheet.tables
-    ]
+    tables = [(t.first_row, t.last_row, _table_columns(t, formats)) for t in sheet.tables]
     last = max([*by_row, *(t.last_row for t in sheet.tables)], default=-1)
     for row in range(last + 1):
-        for cell in sorted(by_row.get(row, ()), key=lambda c: c.col):
-            _write_cell(ws, cell, formats)
-        for table, fmts in zip(sheet.tables, table_fmts, strict=True):
-            if table.first_row <= row <= table.last_row:
-                _write_table_row(ws, table, row - table.first_row, fmts)
+        cells = by_row.get(row)
+        if cells:
+            for cell in sorted(cells, key=lambda c: c.col):
+                _write_cell(ws, cell, formats)
+        for first, last_row, columns in tables:
+            if first <= row <= last_row:
+                _write_table_row(ws, row, columns)
         if progress is not None and row % 1000 == 999:
             progress(1000)
 
