@@ -158,6 +158,15 @@ def _table(rows: list[tuple[int, Sequence[object]]], origin: str, sheet: str | N
             continue
         dims: dict[str, int] = {}
         for dim, value in cells.items():
+            # Fast path for the usual plain whole numbers; anything else (and any error) goes
+            # through parse_dim, which gives the same value or the row/column message.
+            if type(value) is int and 1 <= value <= MAX_DIM:
+                dims[dim] = value
+                continue
+            if (isinstance(value, str) and value.isascii() and value.isdigit()
+                    and 1 <= (number := int(value)) <= MAX_DIM):
+                dims[dim] = number
+                continue
             try:
                 dims[dim] = parse_dim(value, where(line, cols[dim], dim))
             except InputError as exc:

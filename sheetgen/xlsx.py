@@ -22,7 +22,15 @@ from xlsxwriter.worksheet import Worksheet
 
 from sheetgen.atomic import atomic_write
 from sheetgen.errors import OutputError
-from sheetgen.plan import Cell, ChartPlan, SheetPlan, TablePlan, ValidationPlan, WorkbookPlan
+from sheetgen.plan import (
+    Cell,
+    ChartPlan,
+    ColumnPlan,
+    SheetPlan,
+    TablePlan,
+    ValidationPlan,
+    WorkbookPlan,
+)
 from sheetgen.styles import NUMBER_FORMATS, STYLES
 
 CONSTANT_MEMORY_ROWS = 5_000  # above this many table rows, stream rows to disk
@@ -76,7 +84,10 @@ def _cached(value: Any) -> Any:
 
 def _write_constant(ws: Worksheet, row: int, col: int, value: Any, fmt: Any) -> None:
     """User data goes in typed: text is always a string cell, never parsed as a formula."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    kind = type(value)
+    if kind is int or (kind is float and value == value):  # the common case, checked first
+        ws.write_number(row, col, float(value), fmt)
+    elif value is None or (isinstance(value, float) and math.isnan(value)):
         ws.write_blank(row, col, None, fmt)
     elif isinstance(value, bool):
         ws.write_boolean(row, col, value, fmt)
@@ -96,16 +107,59 @@ def _write_cell(ws: Worksheet, cell: Cell, formats: _Formats) -> None:
         ws.write_string(cell.row, cell.col, str(cell.value), formats.get(cell.role))
 
 
-def _write_table_row(ws: Worksheet, table: TablePlan, i: int, fmts: list[Any]) -> None:
-    row = table.first_row + i
-    for col, fmt in zip(table.columns, fmts, strict=True):
-        link = col.link_at(i) if col.is_input else None
-        if link is not None:
-            ws.write_formula(row, col.col, link, fmt, _cached(col.values[i]))
-        elif col.is_input:
-            _write_constant(ws, row, col.col, col.values[i], fmt)
+_Writer = Callable[[Worksheet, int, int, Any, Any], None]  # (ws, row, col, format, value)
+_Column = tuple[int, Any, Any, "list[str] | _Writer | None"]  # col, format, values, how
+
+
+def _table_columns(table: TablePlan, formats: _Formats) -> list[_Column]:
+    """Per column, bound once: (column, format, iterator over the row values, how to write).
+
+    `how` is None for typed-in constants, the formula split where the row number goes for
+    the usual formula column, or a function for the rare ones (inputs linked to a user's
+    cells, formulas that reach the same row of another table).
+    """
+    out: list[_Column] = []
+    for c in table.columns:
+        values = c.values.tolist()
+        if c.is_input:
+            how = _linked_writer(c, table.first_row) if c.links else None
+            out.append((c.col, formats.get("input", c.fmt), iter(values), how))
         else:
-            ws.write_formula(row, col.col, col.formula_at(row), fmt, _cached(col.values[i]))
+            assert c.parts is not None
+            how = c.parts if c.offsets is None else _shifted_writer(c)
+            out.append((c.col, formats.get("derived", c.fmt), map(_cached, values), how))
+    return out
+
+
+def _linked_writer(column: ColumnPlan, first_row: int) -> _Writer:
+    def write(ws: Worksheet, row: int, col: int, fmt: Any, value: Any) -> None:
+        link = column.link_at(row - first_row)
+        if link is None:
+            _write_constant(ws, row, col, value, fmt)
+        else:
+            ws.write_formula(row, col, link, fmt, _cached(value))
+
+    return write
+
+
+def _shifted_writer(column: ColumnPlan) -> _Writer:
+    def write(ws: Worksheet, row: int, col: int, fmt: Any, value: Any) -> None:
+        ws.write_formula(row, col, column.formula_at(row), fmt, value)
+
+    return write
+
+
+def _write_table_row(ws: Worksheet, row: int, columns: list[_Column]) -> None:
+    """The next row of a table (the iterators in `columns` advance by one)."""
+    number = str(row + 1)
+    write_formula = ws.write_formula
+    for col, fmt, values, how in columns:
+        if how is None:
+            _write_constant(ws, row, col, next(values), fmt)
+        elif isinstance(how, list):
+            write_formula(row, col, number.join(how), fmt, next(values))
+        else:
+            how(ws, row, col, fmt, next(values))
 
 
 def _write_sheet(ws: Worksheet, sheet: SheetPlan, formats: _Formats,
@@ -114,17 +168,16 @@ def _write_sheet(ws: Worksheet, sheet: SheetPlan, formats: _Formats,
     by_row: dict[int, list[Cell]] = {}
     for cell in sheet.cells:
         by_row.setdefault(cell.row, []).append(cell)
-    table_fmts = [
-        [formats.get("input" if c.is_input else "derived", c.fmt) for c in t.columns]
-        for t in sheet.tables
-    ]
+    tables = [(t.first_row, t.last_row, _table_columns(t, formats)) for t in sheet.tables]
     last = max([*by_row, *(t.last_row for t in sheet.tables)], default=-1)
     for row in range(last + 1):
-        for cell in sorted(by_row.get(row, ()), key=lambda c: c.col):
-            _write_cell(ws, cell, formats)
-        for table, fmts in zip(sheet.tables, table_fmts, strict=True):
-            if table.first_row <= row <= table.last_row:
-                _write_table_row(ws, table, row - table.first_row, fmts)
+        cells = by_row.get(row)
+        if cells:
+            for cell in sorted(cells, key=lambda c: c.col):
+                _write_cell(ws, cell, formats)
+        for first, last_row, columns in tables:
+            if first <= row <= last_row:
+                _write_table_row(ws, row, columns)
         if progress is not None and row % 1000 == 999:
             progress(1000)
 

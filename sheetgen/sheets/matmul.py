@@ -48,8 +48,31 @@ def _blank(value: Any) -> bool:
     return value is None or (isinstance(value, float) and np.isnan(value))
 
 
+def _int_row_status(m: np.ndarray, k: np.ndarray, n: np.ndarray) -> np.ndarray | None:
+    """row_status vectorised for the usual columns of plain ints and blanks (None); None when a
+    column holds anything else, or an int beyond int64."""
+    blank = np.zeros(len(m), dtype=bool)
+    ok = np.ones(len(m), dtype=bool)
+    for col in (m, k, n):
+        if not set(map(type, col)) <= {int, type(None)}:
+            return None
+        missing = np.equal(col, None)
+        try:
+            values = np.where(missing, 0, col).astype(np.int64)
+        except OverflowError:
+            return None
+        blank |= missing
+        ok &= values >= 1
+    return np.where(blank, "", np.where(ok, OK, BAD_ROW)).astype(object)
+
+
 def row_status(m: Any, k: Any, n: Any) -> np.ndarray:
     """Per row: "" while any of m, k, n is blank, "ok" when all are valid, else BAD_ROW."""
+    cols = [np.asarray(x, dtype=object) for x in (m, k, n)]
+    if len({len(c) for c in cols}) == 1 and cols[0].ndim == 1:
+        fast = _int_row_status(*cols)
+        if fast is not None:
+            return fast
     rows = zip(np.asarray(m, dtype=object), np.asarray(k, dtype=object),
                np.asarray(n, dtype=object), strict=True)
     out = [
