@@ -17,6 +17,7 @@ import click
 from sheetgen import __version__
 from sheetgen.errors import SheetgenError
 from sheetgen.hardware import DTYPES, load_presets
+from sheetgen.sheets import parallel, pipeline, practice, whatif
 from sheetgen.styles import COMPUTE_BOUND, MEMORY_BOUND
 from sheetgen.units import TERA, seconds, si
 
@@ -83,6 +84,39 @@ gpu_file_option = click.option(
     help="A TOML file of extra GPU presets (same fields as templates/gpus.toml).")
 
 
+_MODEL_OPTIONS = [
+    click.option("--layers", type=int, default=pipeline.DEFAULT_LAYERS, show_default=True,
+                 help="Layers in the Pipeline sheet (alternating types 1 and 2)."),
+    click.option("--pipeline-shape", type=int, nargs=3, metavar="M K N",
+                 default=(pipeline.DEFAULT_M, pipeline.DEFAULT_K, pipeline.DEFAULT_N),
+                 show_default=True,
+                 help="The pipeline's m, k, n (type 1: [m×n]·[n×k]; type 2: [m×k]·[k×n])."),
+    click.option("--gpus", type=int, default=parallel.DEFAULT_GPUS, show_default=True,
+                 help="GPU count G for the Parallelism sheet."),
+    click.option("--micro-batches", type=int, default=parallel.DEFAULT_MICRO_BATCHES,
+                 show_default=True, help="Pipeline micro-batches M."),
+    click.option("--link-bw", type=float,
+                 help="GPU link bandwidth per direction, B/s (default: the GPU preset's)."),
+    click.option("--link-latency", type=float,
+                 help="GPU link latency, s (default: the preset's)."),
+    click.option("--whatif-shape", type=int, nargs=3, metavar="M K N",
+                 default=whatif.DEFAULT_SHAPE, show_default=True,
+                 help="Base shape of the What-if sheet."),
+    click.option("--practice", type=int, default=0, metavar="N",
+                 help="Add a Practice sheet of N seeded random shapes to estimate by hand."),
+    click.option("--practice-seed", type=int, default=practice.DEFAULT_SEED, show_default=True,
+                 help="Seed of the practice shapes."),
+]
+
+
+def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The workbook's model options (pipeline, parallelism, what-if, practice), shared by
+    every command that plans a workbook; they arrive as keyword arguments."""
+    for option in reversed(_MODEL_OPTIONS):
+        command = option(command)
+    return command
+
+
 @click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="sheetgen")
 def cli() -> None:
@@ -104,31 +138,11 @@ def cli() -> None:
 @click.option("--spare-rows", type=click.IntRange(min=0), default=200, show_default=True,
               help="Empty formula rows below the shapes, to type new shapes into.")
 @gpu_file_option
-@click.option("--layers", type=int, default=72, show_default=True,
-              help="Layers in the Pipeline sheet (alternating types 1 and 2).")
-@click.option("--pipeline-shape", type=int, nargs=3, metavar="M K N",
-              default=(4096, 8192, 32768), show_default=True,
-              help="The pipeline's m, k, n (type 1: [m×n]·[n×k]; type 2: [m×k]·[k×n]).")
-@click.option("--gpus", type=int, default=2, show_default=True,
-              help="GPU count G for the Parallelism sheet.")
-@click.option("--micro-batches", type=int, default=8, show_default=True,
-              help="Pipeline micro-batches M.")
-@click.option("--link-bw", type=float, help="GPU link bandwidth per direction, B/s "
-              "(default: the GPU preset's).")
-@click.option("--link-latency", type=float, help="GPU link latency, s (default: the preset's).")
-@click.option("--whatif-shape", type=int, nargs=3, metavar="M K N", default=(128, 4096, 4096),
-              show_default=True, help="Base shape of the What-if sheet.")
-@click.option("--practice", type=int, default=0, metavar="N",
-              help="Add a Practice sheet of N seeded random shapes to estimate by hand.")
-@click.option("--practice-seed", type=int, default=2026, show_default=True,
-              help="Seed of the practice shapes.")
+@model_options
 @click.option("--force", is_flag=True, help="Overwrite OUT if it exists.")
 def build(out: Path, gpu: str | None, dtype: str, shapes: Path | None,
-          shapes_sheet: str | None, spare_rows: int, gpu_file: Path | None, layers: int,
-          pipeline_shape: tuple[int, int, int], gpus: int, micro_batches: int,
-          link_bw: float | None, link_latency: float | None,
-          whatif_shape: tuple[int, int, int], practice: int, practice_seed: int,
-          force: bool) -> None:
+          shapes_sheet: str | None, spare_rows: int, gpu_file: Path | None, force: bool,
+          **model: Any) -> None:
     """Write the roofline workbook OUT.xlsx (live formulas, cached values, chart).
 
     \b
@@ -143,9 +157,7 @@ def build(out: Path, gpu: str | None, dtype: str, shapes: Path | None,
         path, n_rows = build_workbook(
             out, gpu=gpu, dtype=dtype, shapes=shapes, spare_rows=spare_rows,
             gpu_file=gpu_file, force=force, shapes_sheet=shapes_sheet,
-            progress_factory=progress_bar, layers=layers, pipeline_shape=pipeline_shape,
-            gpus=gpus, micro_batches=micro_batches, link_bw=link_bw, link_latency=link_latency,
-            whatif_shape=whatif_shape, practice=practice, practice_seed=practice_seed)
+            progress_factory=progress_bar, **model)
     click.echo(f"wrote {path} ({n_rows} shape rows)")
 
 
@@ -355,16 +367,17 @@ credentials_option = click.option(
 @click.option("--gpu", help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
 @click.option("--dtype", default="bf16", show_default=True,
               help=f"Element type: {', '.join(DTYPES)}.")
-@click.option("--shapes", type=click.Path(path_type=Path),
-              help="CSV whose header has columns m, k, n (other columns are ignored).")
+@shapes_options
 @click.option("--spare-rows", type=click.IntRange(min=0), default=200, show_default=True,
               help="Empty formula rows below the shapes, to type new shapes into.")
 @gpu_file_option
+@model_options
 @click.option("--replace", is_flag=True,
-              help="Rewrite sheetgen's tabs (Inputs, Matmul, GPU Specs) and named ranges if "
-                   "they exist; other tabs are never touched.")
+              help="Rewrite sheetgen's tabs and named ranges if they exist; other tabs are "
+                   "never touched.")
 def push(spreadsheet: str, credentials: Path | None, gpu: str | None, dtype: str,
-         shapes: Path | None, spare_rows: int, gpu_file: Path | None, replace: bool) -> None:
+         shapes: Path | None, shapes_sheet: str | None, spare_rows: int,
+         gpu_file: Path | None, replace: bool, **model: Any) -> None:
     """Write the live workbook into a Google spreadsheet you shared with the service account.
 
     SPREADSHEET is its URL or key. Create it yourself (service accounts cannot own files) and
@@ -379,8 +392,8 @@ def push(spreadsheet: str, credentials: Path | None, gpu: str | None, dtype: str
     from sheetgen.gsheets import push_plan
 
     with user_errors():
-        p = make_plan(gpu=gpu, dtype=dtype, shapes=shapes, spare_rows=spare_rows,
-                      gpu_file=gpu_file, chart_helpers=True)
+        p = make_plan(gpu=gpu, dtype=dtype, shapes=shapes, shapes_sheet=shapes_sheet,
+                      spare_rows=spare_rows, gpu_file=gpu_file, chart_helpers=True, **model)
         total = sum(t.n_rows for s in p.sheets for t in s.tables)
         with progress_bar(total, "pushing") as progress:
             result = push_plan(p, spreadsheet, credentials=credentials, replace=replace,
