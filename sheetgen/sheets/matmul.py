@@ -91,13 +91,9 @@ ROW_CHECK = Quantity(
     row_status, fmt="text",
     doc="Blank until m, k, n are all filled in; flags values that are not positive integers.",
 )
-FLOPS = roofline.flops("flops", "m", "k", "n")
-BYTES = roofline.bytes_moved("bytes_moved", "m", "k", "n")
-INTENSITY = roofline.intensity("intensity", "flops", "bytes_moved")
-REGIME = roofline.regime("regime", "intensity")
-COMPUTE_TIME = roofline.compute_time("compute_time", "flops")
-MEMORY_TIME = roofline.memory_time("memory_time", "bytes_moved")
-PREDICTED = roofline.predicted_time("predicted_time", "compute_time", "memory_time")
+ROOFLINE = roofline.matmul_roofline("", "m", "k", "n", bytes_name="bytes_moved",
+                                    time_name="predicted_time")
+FLOPS, BYTES, INTENSITY, REGIME, COMPUTE_TIME, MEMORY_TIME, PREDICTED = ROOFLINE.columns()
 ATTAINED = roofline.ratio("attained_flops", "flops", "predicted_time", "attained FLOP/s",
                           "FLOP/s", fmt="sci")
 PEAK_FRACTION = roofline.ratio("peak_fraction", "attained_flops", "peak_flops",

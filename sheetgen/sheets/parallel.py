@@ -125,14 +125,7 @@ HOP_FULL = _hop("hop_time_full", "PP hop time (whole batch)", "out_bytes")
 MB_OUT_BYTES = rf.elements_bytes("mb_out_bytes", "mb_rows", "out_cols",
                                  "micro-batch output bytes")
 HOP_MB = _hop("hop_time_mb", "PP hop time (one micro-batch)", "mb_out_bytes")
-MB_FLOPS = rf.flops("mb_flops", "mb_rows", "in_cols", "out_cols", "micro-batch FLOPs")
-MB_BYTES = rf.bytes_moved("mb_bytes", "mb_rows", "in_cols", "out_cols", "micro-batch bytes")
-MB_INTENSITY = rf.intensity("mb_intensity", "mb_flops", "mb_bytes", "micro-batch intensity")
-MB_REGIME = rf.regime("mb_regime", "mb_intensity", "micro-batch regime")
-MB_COMPUTE = rf.compute_time("mb_compute_time", "mb_flops", "micro-batch compute time")
-MB_MEMORY = rf.memory_time("mb_memory_time", "mb_bytes", "micro-batch memory time")
-MB_TIME = rf.predicted_time("mb_time", "mb_compute_time", "mb_memory_time",
-                            "micro-batch layer time")
+MB = rf.matmul_roofline("mb_", "mb_rows", "in_cols", "out_cols", what="micro-batch")
 STAGE_TIME_MB = rf.sum_where_equal("stage_time_mb", "stage", "mb_time",
                                    "this stage's time per micro-batch", "s", fmt="time")
 STAGE_TIME_FULL = rf.sum_where_equal("stage_time_full", "stage", "layer_time",
@@ -150,13 +143,7 @@ TP_IN = Quantity("tp_in", "TP input columns", "", "IF({layer_type}=1,{pipe_n},{k
 TP_OUT = Quantity("tp_out", "TP output columns", "", "IF({layer_type}=1,{k_shard},{pipe_n})",
                   lambda layer_type, pipe_n, k_shard: np.where(layer_type == 1, k_shard, pipe_n)
                   * 1.0, fmt="int", doc="type 1: a k shard; type 2: partial sums of full n")
-TP_FLOPS = rf.flops("tp_flops", "pipe_m", "tp_in", "tp_out", "TP FLOPs per GPU")
-TP_BYTES = rf.bytes_moved("tp_bytes", "pipe_m", "tp_in", "tp_out", "TP bytes per GPU")
-TP_INTENSITY = rf.intensity("tp_intensity", "tp_flops", "tp_bytes", "TP intensity")
-TP_REGIME = rf.regime("tp_regime", "tp_intensity", "TP regime")
-TP_COMPUTE = rf.compute_time("tp_compute_time", "tp_flops", "TP compute time")
-TP_MEMORY = rf.memory_time("tp_memory_time", "tp_bytes", "TP memory time")
-TP_TIME = rf.predicted_time("tp_time", "tp_compute_time", "tp_memory_time", "TP layer time")
+TP = rf.matmul_roofline("tp_", "pipe_m", "tp_in", "tp_out", what="TP per-GPU")
 TP_WEIGHT = rf.elements_bytes("tp_weight", "tp_in", "tp_out", "TP weight bytes per GPU")
 TP_LIVE = Quantity("tp_live", "TP live activations per GPU", "B",
                    "{dtype_bytes_sel}*{pipe_m}*({tp_in}+{tp_out})",
@@ -171,11 +158,9 @@ AR_AFTER = Quantity("ar_after", "TP all-reduce after this layer", "s",
 
 TABLE = Table(
     name="parallel_layers", header_row=44, col=0, inputs=(PAR_LAYER,),
-    columns=(STAGE, IS_BOUNDARY, BOUNDARY_BYTES, HOP_FULL, MB_OUT_BYTES, HOP_MB, MB_FLOPS,
-             MB_BYTES, MB_INTENSITY, MB_REGIME, MB_COMPUTE, MB_MEMORY, MB_TIME, STAGE_TIME_MB,
-             STAGE_TIME_FULL, STAGE_WEIGHTS, MB_LIVE, MB_WS, TP_IN, TP_OUT, TP_FLOPS, TP_BYTES,
-             TP_INTENSITY, TP_REGIME, TP_COMPUTE, TP_MEMORY, TP_TIME, TP_WEIGHT, TP_LIVE, TP_WS,
-             AR_AFTER),
+    columns=(STAGE, IS_BOUNDARY, BOUNDARY_BYTES, HOP_FULL, MB_OUT_BYTES, HOP_MB, *MB.columns(),
+             STAGE_TIME_MB, STAGE_TIME_FULL, STAGE_WEIGHTS, MB_LIVE, MB_WS, TP_IN, TP_OUT,
+             *TP.columns(), TP_WEIGHT, TP_LIVE, TP_WS, AR_AFTER),
 )
 
 # The comparison: single GPU | pipeline | tensor | better.

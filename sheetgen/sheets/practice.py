@@ -41,13 +41,7 @@ G_REGIME = Input("guess_regime", "your regime", fmt="text",
                                        message="compute-bound or memory-bound"))
 G_TIME = Input("guess_time", "your time", "s", fmt="time")
 
-P_FLOPS = rf.flops("p_flops", "p_m", "p_k", "p_n")
-P_BYTES = rf.bytes_moved("p_bytes", "p_m", "p_k", "p_n")
-P_INTENSITY = rf.intensity("p_intensity", "p_flops", "p_bytes")
-P_REGIME = rf.regime("p_regime", "p_intensity")
-P_COMPUTE = rf.compute_time("p_compute_time", "p_flops")
-P_MEMORY = rf.memory_time("p_memory_time", "p_bytes")
-P_TIME = rf.predicted_time("p_time", "p_compute_time", "p_memory_time")
+P = rf.matmul_roofline("p_", "p_m", "p_k", "p_n", what="model")
 
 
 def _blank(v: Any) -> bool:
@@ -114,8 +108,8 @@ ANS_TIME = _answer("ans_time", "p_time", "answer: time", "s", "time")
 TABLE = Table(
     name="practice", header_row=8, col=0,
     inputs=(P_M, P_K, P_N, G_INTENSITY, G_REGIME, G_TIME),
-    columns=(FB_INTENSITY, FB_REGIME, FB_TIME, ANS_INTENSITY, ANS_REGIME, ANS_TIME, P_FLOPS,
-             P_BYTES, P_INTENSITY, P_REGIME, P_COMPUTE, P_MEMORY, P_TIME),
+    columns=(FB_INTENSITY, FB_REGIME, FB_TIME, ANS_INTENSITY, ANS_REGIME, ANS_TIME,
+             *P.columns()),
 )
 BLOCK = Block(row=4, col=0, header=("Practice", "Value", "Notes"),
               rows=(BlockRow(REVEAL.label, [REVEAL], "",
@@ -137,8 +131,7 @@ def sheet() -> SheetSpec:
         column_widths={0: 28.0} | {i: 16.0 for i in range(1, 19)},
         freeze=(TABLE.first_row, 0),
         regime_columns=("ans_regime",),
-        hidden_columns=tuple(q.name for q in (P_FLOPS, P_BYTES, P_INTENSITY, P_REGIME,
-                                              P_COMPUTE, P_MEMORY, P_TIME)),
+        hidden_columns=tuple(q.name for q in P.columns()),
     )
 
 

@@ -7,6 +7,7 @@ operand names, so the formula for (say) bytes moved exists exactly once.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -189,3 +190,44 @@ def better_fit(name: str, pp: str, tp: str) -> Quantity:
     return Quantity(name, "better", "",
                     f'IF(AND({{{pp}}},{{{tp}}}),"both",IF({{{pp}}},"pipeline",'
                     f'IF({{{tp}}},"tensor","neither")))', reference, fmt="text")
+
+
+@dataclass(frozen=True)
+class MatmulRoofline:
+    """The roofline chain of one matmul: work, traffic, intensity, regime, then the times."""
+
+    flops: Quantity
+    bytes: Quantity
+    intensity: Quantity
+    regime: Quantity
+    compute_time: Quantity
+    memory_time: Quantity
+    time: Quantity
+
+    def columns(self) -> tuple[Quantity, ...]:
+        return (self.flops, self.bytes, self.intensity, self.regime, self.compute_time,
+                self.memory_time, self.time)
+
+
+def matmul_roofline(prefix: str, rows: str, inner: str, cols: str, *, what: str = "",
+                    bytes_name: str | None = None, time_name: str | None = None
+                    ) -> MatmulRoofline:
+    """The seven quantities of a rows×inner · inner×cols matmul, named `prefix` + role.
+
+    `what` prefixes the labels ("micro-batch", "TP per GPU") so headers say which matmul.
+    """
+
+    def label(text: str) -> str:
+        return f"{what} {text}" if what else text
+
+    f, b = prefix + "flops", bytes_name or prefix + "bytes"
+    i, ct, mt = prefix + "intensity", prefix + "compute_time", prefix + "memory_time"
+    return MatmulRoofline(
+        flops(f, rows, inner, cols, label("FLOPs")),
+        bytes_moved(b, rows, inner, cols, label("bytes moved")),
+        intensity(i, f, b, label("arithmetic intensity")),
+        regime(prefix + "regime", i, label("bound regime")),
+        compute_time(ct, f, label("compute time")),
+        memory_time(mt, b, label("memory time")),
+        predicted_time(time_name or prefix + "time", ct, mt, label("predicted time")),
+    )

@@ -60,13 +60,7 @@ def _scaled(name: str, base: str, scale: str) -> Quantity:
 S_M = _scaled("wi_m", "whatif_m", "m_scale")
 S_K = _scaled("wi_k", "whatif_k", "k_scale")
 S_N = _scaled("wi_n", "whatif_n", "n_scale")
-WI_FLOPS = rf.flops("wi_flops", "wi_m", "wi_k", "wi_n")
-WI_BYTES = rf.bytes_moved("wi_bytes", "wi_m", "wi_k", "wi_n")
-WI_INTENSITY = rf.intensity("wi_intensity", "wi_flops", "wi_bytes")
-WI_REGIME = rf.regime("wi_regime", "wi_intensity")
-WI_COMPUTE = rf.compute_time("wi_compute_time", "wi_flops")
-WI_MEMORY = rf.memory_time("wi_memory_time", "wi_bytes")
-WI_TIME = rf.predicted_time("wi_time", "wi_compute_time", "wi_memory_time")
+WI = rf.matmul_roofline("wi_", "wi_m", "wi_k", "wi_n")
 
 
 def _vs_base(name: str, column: str, label: str) -> Quantity:
@@ -94,13 +88,7 @@ TABLE = Table(
         S_M,
         S_K,
         S_N,
-        WI_FLOPS,
-        WI_BYTES,
-        WI_INTENSITY,
-        WI_REGIME,
-        WI_COMPUTE,
-        WI_MEMORY,
-        WI_TIME,
+        *WI.columns(),
         WI_TIME_RATIO,
         WI_FLOPS_RATIO,
         WI_INTENSITY_RATIO,
