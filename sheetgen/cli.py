@@ -117,6 +117,24 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
+def workbook_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Everything that decides a workbook: GPU, dtype, shapes, spare rows, presets, model."""
+    for option in reversed((
+        click.option("--gpu", help="GPU preset name (see `sheetgen gpus`). "
+                                   "Default: A100 40GB SXM."),
+        click.option("--dtype", default="bf16", show_default=True,
+                     help=f"Element type: {', '.join(DTYPES)}."),
+        shapes_options,
+        click.option("--spare-rows", type=click.IntRange(min=0), default=200,
+                     show_default=True,
+                     help="Empty formula rows below the shapes, to type new shapes into."),
+        gpu_file_option,
+        model_options,
+    )):
+        command = option(command)
+    return command
+
+
 @click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="sheetgen")
 def cli() -> None:
@@ -131,14 +149,7 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("out", type=click.Path(path_type=Path))
-@click.option("--gpu", help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
-@click.option("--dtype", default="bf16", show_default=True,
-              help=f"Element type: {', '.join(DTYPES)}.")
-@shapes_options
-@click.option("--spare-rows", type=click.IntRange(min=0), default=200, show_default=True,
-              help="Empty formula rows below the shapes, to type new shapes into.")
-@gpu_file_option
-@model_options
+@workbook_options
 @click.option("--force", is_flag=True, help="Overwrite OUT if it exists.")
 def build(out: Path, gpu: str | None, dtype: str, shapes: Path | None,
           shapes_sheet: str | None, spare_rows: int, gpu_file: Path | None, force: bool,
@@ -364,14 +375,7 @@ credentials_option = click.option(
 @cli.command()
 @click.argument("spreadsheet")
 @credentials_option
-@click.option("--gpu", help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
-@click.option("--dtype", default="bf16", show_default=True,
-              help=f"Element type: {', '.join(DTYPES)}.")
-@shapes_options
-@click.option("--spare-rows", type=click.IntRange(min=0), default=200, show_default=True,
-              help="Empty formula rows below the shapes, to type new shapes into.")
-@gpu_file_option
-@model_options
+@workbook_options
 @click.option("--replace", is_flag=True,
               help="Rewrite sheetgen's tabs and named ranges if they exist; other tabs are "
                    "never touched.")
