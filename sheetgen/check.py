@@ -161,7 +161,8 @@ def check_workbook(path: str | os.PathLike[str], *, rtol: float = DEFAULT_RTOL,
     ev = evaluate_workbook(p, progress=progress)
     if not meta:
         raise WorkbookError(f"{p.name} was not built by sheetgen (no sheetgen properties); "
-                            "to grade a hand-made sheet use `sheetgen grade`")
+                            "`sheetgen check` grades such a sheet instead (see "
+                            "sheetgen.grade.grade_workbook)")
     plan = rebuild_plan(ev, meta)
     report = CheckReport(str(p))
     for sheet in plan.sheets:

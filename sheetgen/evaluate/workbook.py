@@ -67,6 +67,13 @@ class EvaluatedWorkbook:
             for r, c in cells:
                 yield name, a1(r, c)
 
+    def extent(self, sheet: str) -> tuple[int, int]:
+        """(last row, last column), both 1-based, that the sheet stores; (0, 0) when empty."""
+        store = self._store(sheet)
+        if not store.cols:
+            return 0, 0
+        return store.cap - 1, max(store.cols)
+
     def range_values(self, sheet: str, ref: str) -> list[list[Any]]:
         """Evaluated values of a rectangle such as 'A5:C10', row by row."""
         store = self._store(sheet)
