@@ -35,36 +35,46 @@ class Mismatch:
     got: Any
     expected: Any
     formula: str | None
+    note: str = ""  # e.g. "formula changed"
 
     def line(self) -> str:
-        return (f"{self.sheet}!{self.cell}  {self.quantity}  got {_show(self.got)}  "
+        note = f"{self.note}: " if self.note else ""
+        return (f"{self.sheet}!{self.cell}  {self.quantity}  {note}got {_show(self.got)}  "
                 f"expected {_show(self.expected)}  ({self.formula or 'no formula'})")
 
     def as_dict(self) -> dict[str, Any]:
         return {"sheet": self.sheet, "cell": self.cell, "quantity": self.quantity,
                 "got": _jsonable(self.got), "expected": _jsonable(self.expected),
-                "formula": self.formula}
+                "formula": self.formula, "note": self.note}
 
 
 @dataclass
 class CheckReport:
+    """The outcome of checking a workbook (xlsx) or a spreadsheet (Google Sheets)."""
+
     path: str
     checked: dict[str, int] = field(default_factory=dict)  # formula cells per sheet
     mismatches: list[Mismatch] = field(default_factory=list)
+    shape_rows: int = 0  # Matmul rows with a valid shape
 
     @property
     def ok(self) -> bool:
         return not self.mismatches
 
+    @property
+    def cells(self) -> int:
+        return sum(self.checked.values())
+
     def summary(self) -> list[str]:
-        lines = [f"{self.path}: {sum(self.checked.values())} formula cells checked"]
+        lines = [f"{self.path}: {self.cells} formula cells checked, "
+                 f"{self.shape_rows} shape rows"]
         for sheet, n in self.checked.items():
             bad = sum(1 for m in self.mismatches if m.sheet == sheet)
             lines.append(f"  {sheet:<12} {n:>8} cells  {bad} mismatch{'es' if bad != 1 else ''}")
         return lines
 
     def as_dict(self) -> dict[str, Any]:
-        return {"file": self.path, "ok": self.ok, "checked": self.checked,
+        return {"target": self.path, "ok": self.ok, "checked": self.checked,
                 "mismatches": [m.as_dict() for m in self.mismatches]}
 
 
@@ -164,7 +174,7 @@ def check_workbook(path: str | os.PathLike[str], *, rtol: float = DEFAULT_RTOL,
                             "`sheetgen check` grades such a sheet instead (see "
                             "sheetgen.grade.grade_workbook)")
     plan = rebuild_plan(ev, meta)
-    report = CheckReport(str(p))
+    report = CheckReport(str(p), shape_rows=int(plan.model.ok["matmul"].sum()))
     for sheet in plan.sheets:
         count = 0
         for cell in sheet.cells:

@@ -502,22 +502,7 @@ def check(target: str, credentials: Path | None, rtol: float | None, gpu: str | 
     with user_errors():
         report = check_spreadsheet(target, credentials=credentials,
                                    rtol=1e-9 if rtol is None else rtol)
-    if as_json:
-        click.echo(json.dumps({"target": target, "ok": report.ok, "checked": report.cells,
-                               "mismatches": [str(m) for m in report.mismatches]}))
-    elif report.ok:
-        click.echo(f"ok: {report.cells} formula cells agree with the reference model "
-                   f"({report.shape_rows} shape rows)")
-    else:
-        for m in report.mismatches[:MAX_SHOWN]:
-            click.echo(str(m))
-        more = len(report.mismatches) - MAX_SHOWN
-        if more > 0:
-            click.echo(f"... and {more} more")
-        click.echo(f"{len(report.mismatches)} of {report.cells} formula cells disagree with the "
-                   "reference model", err=True)
-    if not report.ok:
-        sys.exit(1)
+    _print_check(report, as_json)
 
 
 MAX_SHOWN = 50  # mismatch lines printed before "... and N more"
@@ -554,6 +539,11 @@ def _check_file(path: str, rtol: float | None, as_json: bool,
                             "a sheetgen workbook")
     with user_errors(), _evaluation_progress() as progress:
         report = check_workbook(path, rtol=1e-9 if rtol is None else rtol, progress=progress)
+    _print_check(report, as_json)
+
+
+def _print_check(report: Any, as_json: bool) -> None:
+    """A CheckReport (file or spreadsheet) as text or JSON; exit status 1 on a mismatch."""
     if as_json:
         click.echo(json.dumps(report.as_dict()))
     else:
@@ -565,7 +555,8 @@ def _check_file(path: str, rtol: float | None, as_json: bool,
         if more > 0:
             click.echo(f"... and {more} more")
         click.echo("ok: every formula cell agrees with the reference model" if report.ok else
-                   f"{len(report.mismatches)} mismatch(es)")
+                   f"{len(report.mismatches)} of {report.cells} formula cells disagree with "
+                   "the reference model")
     if not report.ok:
         sys.exit(1)
 

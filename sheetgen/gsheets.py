@@ -31,15 +31,16 @@ import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import gspread
 import numpy as np
 import pandas as pd
 from gspread.exceptions import APIError
-from xlsxwriter.utility import quote_sheetname, xl_cell_to_rowcol, xl_rowcol_to_cell
+from xlsxwriter.utility import quote_sheetname, xl_cell_to_rowcol
 
+from sheetgen.check import CheckReport, Mismatch
 from sheetgen.compare import expected_cells, values_match
 from sheetgen.definitions import Input
 from sheetgen.errors import SheetsError
@@ -805,36 +806,6 @@ def _blank_to_none(v: Any) -> Any:
     return None if v is None or v == "" else v
 
 
-@dataclass(frozen=True)
-class Mismatch:
-    """A formula cell whose formula or value differs from the reference model."""
-
-    sheet: str
-    address: str
-    name: str
-    expected: Any
-    got: Any
-    formula_changed: bool = False
-
-    def __str__(self) -> str:
-        what = "formula changed" if self.formula_changed else "value"
-        return (f"{quote_sheetname(self.sheet)}!{self.address} ({self.name}): {what}: "
-                f"Google {self.got!r}, model {self.expected!r}")
-
-
-@dataclass
-class CheckReport:
-    """The outcome of `check_spreadsheet`."""
-
-    cells: int = 0
-    shape_rows: int = 0
-    mismatches: list[Mismatch] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.mismatches
-
-
 def check_spreadsheet(spreadsheet: str, *, client: gspread.Client | None = None,
                       credentials: str | os.PathLike[str] | Mapping[str, Any] | None = None,
                       rtol: float = 1e-9) -> CheckReport:
@@ -854,9 +825,9 @@ def check_spreadsheet(spreadsheet: str, *, client: gspread.Client | None = None,
 
     rows = {t: max(len(values[t]), len(formulas[t])) for t in titles}
     p = plan_from_cells(lambda s, r, c: _at(values[s], r, c), formula_at, rows)
-    report = CheckReport(shape_rows=int(p.model.ok["matmul"].sum()))
+    report = CheckReport(spreadsheet, shape_rows=int(p.model.ok["matmul"].sum()))
     for e in expected_cells(p):
-        report.cells += 1
+        report.checked[e.sheet] = report.checked.get(e.sheet, 0) + 1
         got_formula = formula_at(e.sheet, e.row, e.col)
         got = _at(values[e.sheet], e.row, e.col)
         expected = e.value
@@ -865,9 +836,10 @@ def check_spreadsheet(spreadsheet: str, *, client: gspread.Client | None = None,
             if isinstance(got, str) and got.startswith("#"):
                 got = ""
         if got_formula != e.formula:
-            report.mismatches.append(Mismatch(e.sheet, xl_rowcol_to_cell(e.row, e.col), e.name,
-                                              e.formula, got_formula, formula_changed=True))
+            report.mismatches.append(Mismatch(
+                e.sheet, e.address, e.name, got, expected, got_formula,
+                note=f"formula changed from {e.formula}"))
         elif not values_match(got, expected, rtol):
-            report.mismatches.append(Mismatch(e.sheet, xl_rowcol_to_cell(e.row, e.col), e.name,
-                                              expected, got))
+            report.mismatches.append(Mismatch(e.sheet, e.address, e.name, got, expected,
+                                              got_formula))
     return report
