@@ -230,3 +230,32 @@ def test_column_formulas_and_api(tmp_path):
     assert ev.range_values("S", "A5:B6") == [["m", "guard"], [12.0, 36.0]]
     assert len(list(ev.formula_cells("S"))) == 150
     assert next(iter(ev.formula_cells())) == ("S", "B6")
+
+
+def test_cached_values_are_ignored_and_inputs_kept(tmp_path):
+    import zipfile
+
+    path = write_book(tmp_path / "c.xlsx", {"S": {"A1": 5, "B1": "=A1*2", "C1": '=B1&"!"'}})
+    with zipfile.ZipFile(path) as zf:
+        xml = zf.read("xl/worksheets/sheet1.xml").decode()
+    assert "<v>-1</v>" in xml  # the file really carries a wrong cached result
+    ev = evaluate_workbook(path)
+    assert ev.value("S", "B1") == 10.0 and ev.value("S", "C1") == "10!"
+    assert ev.value("S", "A1") == 5.0
+
+
+def test_workbook_saved_by_openpyxl(tmp_path):
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Data"
+    ws["A1"], ws["A2"], ws["A3"] = 2, "x & y", True
+    ws["B1"] = "=A1*3"
+    ws["B2"] = '=A2&" <ok>"'
+    ws["B3"] = "=IF(A3,SUM(A1:B1),0)"
+    path = tmp_path / "op.xlsx"
+    wb.save(path)
+    ev = evaluate_workbook(path)
+    assert ev.range_values("Data", "B1:B3") == [[6.0], ["x & y <ok>"], [8.0]]
+    assert ev.formula("Data", "B2") == '=A2&" <ok>"'

@@ -147,3 +147,23 @@ def test_running_totals_stay_vectorised(tmp_path):
     last = fast.value("S", f"B{n}")
     assert last == pytest.approx(sum(nums) / len(nums) + 6.0, rel=1e-12)
     assert fast.value("S", "C50") == sum(vals[45:50])
+
+
+def test_interleaved_runs_and_forward_references(tmp_path):
+    cells: dict[str, object] = {}
+    for r in range(1, 121):
+        cells[f"A{r}"] = float(r)
+        # alternating formulas in one column: two non-contiguous runs
+        cells[f"B{r}"] = f"=A{r}*2" if r % 2 else f'=A{r}&"-"&A{r - 1}'
+        # reads the next row of its own column: a chain evaluated cell by cell, last row first
+        cells[f"C{r}"] = f"=C{r + 1}+A{r}" if r < 120 else "=A120"
+        # every third row is an input, the rest formulas reading another sheet
+        cells[f"D{r}"] = -1.0 if r % 3 == 0 else f"=Other!A{r}+D$3"
+    other = {f"A{r}": r * 10 for r in range(1, 121)}
+    path = write_book(tmp_path / "i.xlsx", {"S": cells, "Other": other})
+    fast, slow = _evaluate(path, vectorize=True), _evaluate(path, vectorize=False)
+    for sheet, cell in fast.formula_cells():
+        assert same(fast.value(sheet, cell), slow.value(sheet, cell)), cell
+    assert fast.value("S", "B3") == 6.0 and fast.value("S", "B4") == "4-3"
+    assert fast.value("S", "C1") == sum(range(1, 121))
+    assert fast.value("S", "D7") == 69.0

@@ -12,6 +12,7 @@ circular references.
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -33,6 +34,14 @@ from .vec import Vec, concat_rows
 
 _DIGITS = re.compile(r"([1-9]\d*)")  # no leading zeros: "05" stays literal
 _CHUNK_CELLS = 4_000_000  # bound on rows x range-width held at once (SUMPRODUCT arrays)
+
+
+class _Codes(dict[str, int]):
+    """Dense integer code per distinct key, assigned on first sight."""
+
+    def __missing__(self, key: str) -> int:
+        code = self[key] = len(self)
+        return code
 
 
 class Unsupported(Exception):
@@ -129,10 +138,9 @@ class Engine:
             return
         mark = "\x01"
         row_list = rows.tolist()
-        keys = [t.replace(s, mark) for t, s in zip(texts, map(str, row_list), strict=True)]
-        table: dict[str, int] = {}
-        codes = np.fromiter((table.setdefault(k, len(table)) for k in keys), np.int64, len(keys))
-        del table
+        # map() over builtins keeps these per-cell steps in C
+        keys = list(map(str.replace, texts, map(str, row_list), itertools.repeat(mark)))
+        codes = np.fromiter(map(_Codes().__getitem__, keys), np.int64, len(keys))
         combined = codes * (int(cols.max()) + 1) + cols
         slow: list[np.ndarray] = []
         for _, idx in _split_by(combined):

@@ -192,6 +192,20 @@ def binary(op: str, a: Vec, b: Vec) -> Vec:
 
 
 _fmt = np.frompyfunc(number_to_text, 1, 1)
+
+
+def _num_text(num: np.ndarray) -> np.ndarray:
+    """Excel text of numbers; whole numbers (the common case) skip the general formatter."""
+    out = np.empty(num.shape, dtype=object)
+    whole = (num == np.trunc(num)) & (np.abs(num) < 1e15)
+    if whole.all():
+        out[...] = np.array(list(map(str, num.astype(np.int64).ravel().tolist())),
+                            dtype=object).reshape(num.shape)  # fmt: skip
+        return out
+    out[...] = _fmt(num)
+    return out
+
+
 _lower = np.frompyfunc(str.lower, 1, 1)
 
 
@@ -202,14 +216,14 @@ def to_text(v: Vec) -> np.ndarray:
         assert v.obj is not None
         return v.obj
     if u == NUM:
-        return _fmt(v.num)
+        return _num_text(v.num)
     if u == EMPTY:
         return np.full(v.shape, "", dtype=object)
     kinds = v.kinds()
     out = np.full(v.shape, "", dtype=object)
     m = kinds == NUM
     if m.any():
-        out[m] = _fmt(np.broadcast_to(v.num, v.shape)[m])
+        out[m] = _num_text(np.broadcast_to(v.num, v.shape)[m])
     m = kinds == STR
     if m.any():
         out[m] = v.objs()[m]

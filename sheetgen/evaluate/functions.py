@@ -498,6 +498,8 @@ def _literal_int(node: Node, default: int) -> int | None:
         return int(node[1])
     if node[0] == "bool":
         return int(node[1])
+    if node[0] == "call" and node[1] in ("TRUE", "FALSE") and not node[2]:
+        return int(node[1] == "TRUE")
     if node[0] == "neg" and node[1][0] == "num":
         return -int(node[1][1])
     return None
@@ -555,3 +557,8 @@ def _vlookup(args: list[Node], ctx: Ctx) -> Vec:
 
 
 __all__ = ["ARITY", "FUNCTIONS", "ExcelError"]
+
+
+# TRUE() and FALSE() as functions: LibreOffice writes VLOOKUP(...,FALSE()) when it saves xlsx.
+_register("TRUE", 0, 0)(lambda args, ctx: const(True))
+_register("FALSE", 0, 0)(lambda args, ctx: const(False))

@@ -114,12 +114,10 @@ class _ColIndex(dict[str, int]):
 
 _SLICE = 1 << 23  # characters of sheet XML per regex slice
 _F_CELL = re.compile(r'<c r="([A-Z]{1,3})(\d+)"[^>]*><f>([^<]*)</f>')
-_N_CELL = re.compile(r'<c r="([A-Z]{1,3})(\d+)"(?: s="\d+")?><v>([^<]*)</v></c>')
-_O_CELL = re.compile(
-    r'<c r="([A-Z]{1,3})(\d+)"(?: s="\d+")? t="(\w+)">'
-    r'<(?:v>([^<]*)</v|is><t(?: xml:space="preserve")?>([^<]*)</t></is)></c>'
+_V_CELL = re.compile(  # every non-formula cell: numbers, typed values, inline text, blanks
+    r'<c r="([A-Z]{1,3})(\d+)"(?: s="\d+")?(?: t="(\w+)")?'
+    r'(?:><v>([^<]*)</v></c>|><is><t(?: xml:space="preserve")?>([^<]*)</t></is></c>|/>|></c>)'
 )
-_BLANK_CELL = re.compile(r'<c r="[A-Z]{1,3}\d+"(?: s="\d+")?(?: t="\w+")?(?:/>|></c>)')
 
 
 def _xml_text(s: str) -> str:
@@ -150,10 +148,8 @@ def _read_sheet_fast(text: str, sheet: RawSheet, shared: list[str]) -> bool:
         end = text.find("</row>", pos + _SLICE)
         end = size if end < 0 else end + 6
         formulas = _F_CELL.findall(text, pos, end)
-        numbers = _N_CELL.findall(text, pos, end)
-        others = _O_CELL.findall(text, pos, end)
-        found += len(formulas) + len(numbers) + len(others)
-        found += sum(1 for _ in _BLANK_CELL.finditer(text, pos, end))
+        values = _V_CELL.findall(text, pos, end)
+        found += len(formulas) + len(values)
         pos = end
         if formulas:
             letters, rows_s, texts = zip(*formulas, strict=True)
@@ -164,8 +160,11 @@ def _read_sheet_fast(text: str, sheet: RawSheet, shared: list[str]) -> bool:
             )
             f_texts += ["=" + (_xml_text(f) if "&" in f else f) for f in texts]
             del texts
+        if not values:
+            continue
+        numbers = [c for c in values if c[3] and c[2] in ("", "n")]
         if numbers:
-            letters, rows_s, vals = zip(*numbers, strict=True)
+            letters, rows_s, _, vals, _ = zip(*numbers, strict=True)
             parts["nr"].append(np.fromiter(map(int, rows_s), np.int64, len(rows_s)))
             parts["nc"].append(
                 np.fromiter(map(cols_of.__getitem__, letters), np.int64, len(letters))
@@ -174,7 +173,11 @@ def _read_sheet_fast(text: str, sheet: RawSheet, shared: list[str]) -> bool:
                 parts["nv"].append(np.fromiter(map(float, vals), np.float64, len(vals)))
             except ValueError:
                 return False
-        for letters, row_s, t, v, inline in others:
+        if len(numbers) == len(values):
+            continue
+        for letters, row_s, t, v, inline in values:
+            if t in ("", "n") or not (v or inline):
+                continue  # numbers done above; blanks hold nothing
             sheet.v_rows.append(int(row_s))
             sheet.v_cols.append(cols_of[letters])
             if t == "inlineStr":
