@@ -70,10 +70,32 @@ def build(path: Path, rows: int) -> int:
     return n_formulas
 
 
+def build_sheetgen(path: Path, rows: int) -> int:
+    """A workbook built by `sheetgen build` itself (all sheets), `rows` random shapes."""
+    import random
+
+    from sheetgen.api import plan
+    from sheetgen.compare import expected_cells
+    from sheetgen.xlsx import write_xlsx
+
+    rng = random.Random(rows)
+    shapes = [(rng.randint(1, 16384), rng.randint(1, 16384), rng.randint(1, 16384))
+              for _ in range(rows)]
+    p = plan(shapes=shapes, spare_rows=0)
+    write_xlsx(p, path, force=True)
+    return sum(1 for _ in expected_cells(p))
+
+
 def child(engine: str, path: str) -> None:
     """Run one engine on one file; print JSON {seconds, peak_mb}."""
     t0 = time.perf_counter()
-    if engine == "sheetgen":
+    if engine == "check":
+        from sheetgen.check import check_workbook
+
+        report = check_workbook(path)
+        assert report.ok, report.mismatches[:3]
+        usage = resource.RUSAGE_SELF
+    elif engine == "sheetgen":
         from sheetgen.evaluate import evaluate_workbook
 
         ev = evaluate_workbook(path)
@@ -151,13 +173,20 @@ def main() -> None:
     ap.add_argument("--no-formulas", action="store_true", help="skip the slow `formulas` runs")
     ap.add_argument("--no-libreoffice", action="store_true")
     ap.add_argument("--rows", type=int, nargs="*", help="row counts to run")
+    ap.add_argument("--sheetgen-workbook", action="store_true",
+                    help="time `sheetgen check` (evaluate + model + compare) on workbooks built "
+                         "by sheetgen itself, against LibreOffice and `formulas`")
+    ap.add_argument("--formulas-max-rows", type=int, default=10_000,
+                    help="largest size `formulas` is run at (it is very slow)")
     ap.add_argument("--child", nargs=2, metavar=("ENGINE", "PATH"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         child(*args.child)
         return
     sizes = args.rows or ([1_000, 10_000] if args.quick else [1_000, 10_000, 100_000])
-    engines = ["sheetgen-read", "openpyxl-read", "sheetgen"]
+    engines = (["check"] if args.sheetgen_workbook
+               else ["sheetgen-read", "openpyxl-read", "sheetgen"])
+    ours_engine = engines[-1]
     if not args.no_libreoffice and shutil.which("soffice"):
         engines.append("libreoffice")
     if not args.no_formulas:
@@ -166,15 +195,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for rows in sizes:
             path = Path(tmp) / f"roofline_{rows}.xlsx"
-            n = build(path, rows)
+            n = build_sheetgen(path, rows) if args.sheetgen_workbook else build(path, rows)
             for engine in engines:
-                if engine == "formulas" and rows > 10_000:
+                if engine == "formulas" and rows > args.formulas_max_rows:
                     continue
                 print(f"{rows} rows ({n} formulas): {engine} ...", file=sys.stderr, flush=True)
                 results.append((rows, n, engine, measure(engine, path)))
-    print("| rows | formula cells | engine | wall s | peak RSS MB | engine time / sheetgen |")
+    print(f"| rows | formula cells | engine | wall s | peak RSS MB | time / {ours_engine} |")
     print("|---:|---:|---|---:|---:|---:|")
-    ours = {rows: r["seconds"] for rows, _, e, r in results if e == "sheetgen" and r}
+    ours = {rows: r["seconds"] for rows, _, e, r in results if e == ours_engine and r}
     for rows, n, engine, r in results:
         if r is None:
             print(f"| {rows:,} | {n:,} | {engine} | failed | | |")

@@ -196,3 +196,11 @@ def test_evaluator_agrees_with_libreoffice(built, tmp_path):
                 (sheet.name, addr)
             checked += 1
     assert checked > 700
+
+
+def test_huge_workbook_is_refused_up_front(tmp_path, monkeypatch):
+    import sheetgen.evaluate.reader as reader
+
+    path = write_xlsx(plan_build(BuildConfig(shapes=SHAPES, spare_rows=0)), tmp_path / "h.xlsx")
+    monkeypatch.setattr(reader, "MAX_XML_BYTES", 10_000)  # as if the file were gigabytes
+    one_line_error(run("check", str(path)), "too large to evaluate")

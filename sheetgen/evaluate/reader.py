@@ -298,10 +298,19 @@ def read_workbook(source: str | os.PathLike[str]) -> RawWorkbook:
         raise WorkbookError(f"{path} is not a readable xlsx workbook: {msg}") from None
 
 
+#: Uncompressed XML the reader will take on (a 100k-row sheetgen workbook is ~150 MB); beyond
+#: it a file is refused up front rather than exhausting memory (a zip bomb is refused too).
+MAX_XML_BYTES = 2_000_000_000
+
+
 def _read_zip(zf: zipfile.ZipFile, path: str) -> RawWorkbook:
     names = set(zf.namelist())
     if "xl/workbook.xml" not in names:
         raise WorkbookError(f"{path} is not an xlsx workbook (no xl/workbook.xml)")
+    total = sum(i.file_size for i in zf.infolist() if i.filename.endswith(".xml"))
+    if total > MAX_XML_BYTES:
+        raise WorkbookError(f"{path} is too large to evaluate: {total / 1e9:.1f} GB of sheet XML "
+                            f"(limit {MAX_XML_BYTES / 1e9:.0f} GB); split the workbook")
     rels_path = "xl/_rels/workbook.xml.rels"
     rel_targets: dict[str, str] = {}
     if rels_path in names:
