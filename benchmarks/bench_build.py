@@ -55,13 +55,22 @@ def baseline_spec() -> dict:
     column's formula split where the row number goes (or None for a constant), its cached
     value, and where the table starts. Made in the parent, so no run pays for planning."""
     from sheetgen.api import plan
+    from sheetgen.compare import expected_cells
     from sheetgen.xlsx import CONSTANT_MEMORY_ROWS, _cached
 
     p = plan(shapes=[(4096, 4096, 4096)], spare_rows=0)
     t = p.table(TABLE)
     cols = [{"col": c.col, "parts": c.parts, "value": None if c.is_input else _cached(c.values[0])}
             for c in t.columns]
-    return {"sheet": "Matmul", "first_row": t.first_row, "columns": cols,
+    # The workbook's other formula cells (Inputs, the ceiling, Pipeline, Parallelism, What-if)
+    # do not grow with the shapes; the baseline writes them too, so both write the same cells.
+    fixed: dict[str, list] = {}
+    for e in expected_cells(p):
+        if not (e.sheet == "Matmul" and e.row >= t.first_row and e.col < len(t.columns)):
+            fixed.setdefault(e.sheet, []).append([e.row, e.col, e.formula, _cached(e.value)])
+    for cells in fixed.values():
+        cells.sort()
+    return {"sheet": "Matmul", "first_row": t.first_row, "columns": cols, "fixed": fixed,
             "constant_memory_rows": CONSTANT_MEMORY_ROWS}
 
 
@@ -89,8 +98,17 @@ def child_baseline(n: int, csv: Path, out: Path, spec: dict) -> dict:
                                         "strings_to_urls": False})
     f_in = wb.add_format({"bg_color": "#FFF2CC", "num_format": "0"})
     f_out = wb.add_format({"bg_color": "#F2F2F2", "num_format": "0.00E+00"})
-    ws = wb.add_worksheet(spec["sheet"])
+    sheets = {name: wb.add_worksheet(name) for name in [spec["sheet"], *spec["fixed"]]
+              if name not in wb.sheetnames}
+    ws = sheets[spec["sheet"]]
+    for row, col, formula, value in spec["fixed"].get(spec["sheet"], []):
+        if row < spec["first_row"]:
+            ws.write_formula(row, col, formula, f_out, value)
     first = spec["first_row"]
+    beside: dict[int, list] = {}  # Matmul's fixed cells at table rows (the chart's ceiling)
+    for row, col, formula, value in spec["fixed"].get(spec["sheet"], []):
+        if row >= first:
+            beside.setdefault(row, []).append((col, formula, value))
     k = 0
     for row in range(first, first + n):
         number = str(row + 1)
@@ -100,6 +118,12 @@ def child_baseline(n: int, csv: Path, out: Path, spec: dict) -> dict:
                 k += 1
             else:
                 ws.write_formula(row, c["col"], number.join(c["parts"]), f_out, c["value"])
+        for col, formula, value in beside.get(row, ()):
+            ws.write_formula(row, col, formula, f_out, value)
+    for name, cells in spec["fixed"].items():
+        if name != spec["sheet"]:
+            for row, col, formula, value in cells:
+                sheets[name].write_formula(row, col, formula, f_out, value)
     wb.close()
     return {"seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0}
 
@@ -122,6 +146,7 @@ def bench(sizes: list[int], repeat: int, workdir: Path) -> list[dict]:
     run_child("spec", 0, workdir, workdir, spec_file)
     spec = json.loads(spec_file.read_text("utf-8"))
     n_formulas = sum(1 for c in spec["columns"] if c["parts"] is not None)
+    n_fixed = sum(len(cells) for cells in spec["fixed"].values())
     results = []
     for i, n in enumerate(sizes):
         csv = workdir / f"shapes_{n}.csv"
@@ -138,7 +163,8 @@ def bench(sizes: list[int], repeat: int, workdir: Path) -> list[dict]:
         sm = max(x["peak_mb"] for x in runs["sheetgen"])
         bm = max(x["peak_mb"] for x in runs["baseline"])
         cpu = (min(x["cpu"] for x in runs["sheetgen"]) / min(x["cpu"] for x in runs["baseline"]))
-        results.append({"rows": n, "formula_cells": n * n_formulas, "sheetgen_s": s,
+        results.append({"rows": n, "formula_cells": n * n_formulas + n_fixed,
+                        "sheetgen_s": s,
                         "baseline_s": b, "time_ratio": s / b, "sheetgen_mb": sm,
                         "baseline_mb": bm, "memory_ratio": sm / bm, "cpu_ratio": cpu})
         print(f"  {n} rows: sheetgen {s:.2f} s, baseline {b:.2f} s", file=sys.stderr)
