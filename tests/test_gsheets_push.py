@@ -33,7 +33,7 @@ from sheets_emulator import (
 
 import sheetgen
 import sheetgen.gsheets_client
-from sheetgen import gsheets
+from sheetgen import gsheets, gsheets_requests
 from sheetgen.cli import cli
 from sheetgen.compare import expected_cells
 from sheetgen.errors import SheetsError
@@ -200,7 +200,7 @@ def test_stored_cells_equal_the_xlsx_build(tmp_path, shared, gsheets_client):
     # named ranges: the xlsx defined names, same targets
     names = {n["name"]: n for n in shared.spreadsheets[KEY].named_ranges}
     assert set(names) == set(wb.defined_names)
-    got = sheetgen.gsheets._parse_ref(wb.defined_names["GPU_LIST"].attr_text)
+    got = gsheets_requests._parse_ref(wb.defined_names["GPU_LIST"].attr_text)
     r = names["GPU_LIST"]["range"]
     assert (r["startRowIndex"], r["endRowIndex"], r["startColumnIndex"]) == got[1:4]
 
@@ -213,7 +213,7 @@ def test_formats_validation_conditional_freeze_chart(shared, gsheets_client):
     b7 = shared.cell(KEY, "Inputs", "B7")
     assert b7["dataValidation"]["condition"] == {
         "type": "ONE_OF_RANGE", "values": [{"userEnteredValue": "='GPU Specs'!$A$14:$A$22"}]}
-    assert b7["userEnteredFormat"]["backgroundColor"] == gsheets._rgb("#FFF2CC")
+    assert b7["userEnteredFormat"]["backgroundColor"] == gsheets_requests._rgb("#FFF2CC")
     a6 = shared.cell(KEY, "Matmul", "A6")
     assert a6["dataValidation"]["condition"]["type"] == "NUMBER_BETWEEN"
     assert a6["dataValidation"]["strict"] is True
