@@ -1,0 +1,37 @@
+"""Every formula sheetgen writes stays in the dialect Excel, LibreOffice 7.4 and Google
+Sheets all evaluate alike (../shared/DESIGN.md), with exponents written with a sign."""
+
+from __future__ import annotations
+
+import re
+
+from sheetgen.compare import expected_cells
+from sheetgen.workbook import BuildConfig, plan_build
+
+PORTABLE = {"MAX", "MIN", "IF", "AND", "OR", "NOT", "SUM", "SUMPRODUCT", "INDEX", "MATCH",
+            "ROUNDUP", "ROUNDDOWN", "ROUND", "MOD", "LOG10", "ABS", "ISNUMBER", "ISBLANK",
+            "IFERROR", "COUNT"}
+AVOID = {"XLOOKUP", "LET", "LAMBDA", "TEXT", "FILTER", "SEQUENCE", "INDIRECT", "OFFSET"}
+_STRING = re.compile(r'"[^"]*"')
+_FUNCTION = re.compile(r"\b([A-Z][A-Z0-9.]*)\(")
+_NUMBER = re.compile(r"(?<![A-Z$])\d+(?:\.\d+)?[eE]\d")
+
+
+def _all_formulas():
+    for helpers in (False, True):
+        plan = plan_build(BuildConfig(practice=3, spare_rows=2), chart_helpers=helpers)
+        yield from (e.formula for e in expected_cells(plan))
+
+
+def test_only_portable_functions():
+    used = set()
+    for formula in _all_formulas():
+        used |= set(_FUNCTION.findall(_STRING.sub('""', formula)))
+    assert used <= PORTABLE, used - PORTABLE
+    assert not used & AVOID
+    assert {"MAX", "INDEX", "MATCH", "SUMPRODUCT", "IF"} <= used  # the scan sees them
+
+
+def test_exponents_carry_a_sign():
+    for formula in _all_formulas():
+        assert not _NUMBER.search(_STRING.sub('""', formula)), formula
