@@ -102,16 +102,10 @@ def child(engine: str, path: str) -> None:
         assert ev.value("Matmul", f"E{FIRST_ROW}") == 2 * 256 * 128 * 512
         usage = resource.RUSAGE_SELF
     elif engine == "libreoffice":
+        from sheetgen.libreoffice import recalculate
+
         with tempfile.TemporaryDirectory() as tmp:
-            profile = Path(tmp) / "profile"
-            (profile / "user").mkdir(parents=True)
-            (profile / "user" / "registrymodifications.xcu").write_text(RECALC_XCU)
-            subprocess.run(
-                ["soffice", "--headless", "--norestore",
-                 f"-env:UserInstallation={profile.as_uri()}",
-                 "--convert-to", "xlsx", "--outdir", str(Path(tmp) / "out"), path],
-                check=True, capture_output=True, timeout=3600,
-            )  # fmt: skip
+            recalculate(path, Path(tmp) / "out", timeout=3600)
         usage = resource.RUSAGE_CHILDREN
     elif engine == "formulas":
         import formulas
@@ -144,14 +138,6 @@ def child(engine: str, path: str) -> None:
     seconds = time.perf_counter() - t0
     peak_mb = resource.getrusage(usage).ru_maxrss / 1024
     print(json.dumps({"seconds": seconds, "peak_mb": peak_mb}))
-
-
-RECALC_XCU = """<?xml version="1.0" encoding="UTF-8"?>
-<oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
-<item oor:path="/org.openoffice.Office.Calc/Formula/Load"><prop oor:name="OOXMLRecalcMode" oor:op="fuse"><value>0</value></prop></item>
-<item oor:path="/org.openoffice.Office.Calc/Formula/Load"><prop oor:name="ODFRecalcMode" oor:op="fuse"><value>0</value></prop></item>
-</oor:items>
-"""  # noqa: E501
 
 
 def measure(engine: str, path: Path) -> dict[str, float] | None:
