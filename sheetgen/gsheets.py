@@ -51,6 +51,7 @@ from sheetgen.gsheets_requests import (
 )
 from sheetgen.hardware import DEFAULT_DTYPE
 from sheetgen.plan import SheetPlan, TablePlan, WorkbookPlan, plan_workbook
+from sheetgen.sheets import practice as practice_sheet
 from sheetgen.workbook import DEFAULT_SPARE_ROWS, sheet_specs
 
 __all__ = [
@@ -175,18 +176,19 @@ def push(spreadsheet: str, *, client: gspread.Client | None = None,
          replace: bool = False, gpu: str | None = None, dtype: str = DEFAULT_DTYPE,
          shapes: Any = None, spare_rows: int = DEFAULT_SPARE_ROWS,
          gpu_file: str | os.PathLike[str] | None = None,
-         progress: Progress | None = None) -> PushResult:
+         progress: Progress | None = None, **options: Any) -> PushResult:
     """Write the roofline workbook into the user's spreadsheet (URL or key).
 
     `client`: an authorised gspread client (Colab: `gspread.authorize(creds)`); otherwise
     `credentials` is a service-account JSON key (path or dict), default
     `$GOOGLE_APPLICATION_CREDENTIALS`. Refuses if sheetgen's tabs exist, unless `replace`.
+    `options`: the other build options (layers, gpus, practice, ...; see `sheetgen.plan`).
     Inputs are validated before any request is made.
     """
     from sheetgen.api import plan as make_plan
 
     p = make_plan(gpu=gpu, dtype=dtype, shapes=shapes, spare_rows=spare_rows, gpu_file=gpu_file,
-                  chart_helpers=True)
+                  chart_helpers=True, **options)
     return push_plan(p, spreadsheet, client=client, credentials=credentials, replace=replace,
                      progress=progress)
 
@@ -194,11 +196,21 @@ def push(spreadsheet: str, *, client: gspread.Client | None = None,
 # --------------------------------------------------------------------------- read back
 
 
-def _layout() -> WorkbookPlan:
-    """Where things are: positions do not depend on the inputs, only row counts do."""
-    from sheetgen.workbook import plan_build
+def _layout(practice: bool = False) -> WorkbookPlan:
+    """Where things are: positions do not depend on the inputs, only row counts do.
 
-    return plan_build(chart_helpers=True)
+    `practice`: the spreadsheet has a Practice tab (pushed with `--practice N`).
+    """
+    from sheetgen.workbook import BuildConfig, plan_build
+
+    return plan_build(BuildConfig(practice=1 if practice else 0), chart_helpers=True)
+
+
+def _specs(practice: bool) -> list[Any]:
+    from sheetgen.workbook import BuildConfig
+
+    return sheet_specs(BuildConfig(practice=1 if practice else 0, presets=None),  # type: ignore[arg-type]
+                       chart_helpers=True)
 
 
 def _grid_values(sh: gspread.Spreadsheet, titles: Sequence[str], render: str
@@ -291,16 +303,17 @@ def _table_end(sheet: SheetPlan, table: TablePlan, grid_rows: int) -> int:
 
 def plan_from_cells(value_at: Callable[[str, int, int], Any],
                     formula_at: Callable[[str, int, int], str | None],
-                    grid_rows: Mapping[str, int], metadata: Mapping[str, str] | None = None
-                    ) -> WorkbookPlan:
+                    grid_rows: Mapping[str, int], metadata: Mapping[str, str] | None = None,
+                    *, practice: bool = False) -> WorkbookPlan:
     """Re-plan the workbook from a spreadsheet's own inputs (so edits are modelled).
 
     `value_at(sheet, row, col)`: the value of an input cell ("" or None when blank);
     `formula_at`: the formula text of a cell, or None; `grid_rows`: rows present per sheet.
     A table's rows are those of the pushed layout that still hold a formula (tables with
     formula columns) or any input value (input-only tables), from its first row down.
+    `practice`: include the Practice sheet.
     """
-    layout = _layout()
+    layout = _layout(practice)
     values: dict[str, Any] = {}
     for sp in layout.sheets:
         for c in sp.cells:
@@ -323,12 +336,12 @@ def plan_from_cells(value_at: Callable[[str, int, int], Any],
                 if c.is_input:
                     values[c.name] = [_blank_to_none(value_at(sp.name, t.first_row + i, c.col))
                                       for i in range(n)]
-    registry_inputs = {i.name for s in sheet_specs(chart_helpers=True)
-                       for i in _inputs_of(s)}
+    specs = _specs(practice)
+    registry_inputs = {i.name for s in specs for i in _inputs_of(s)}
     missing = registry_inputs - set(values)
     if missing:  # pragma: no cover - the layout plan places every input
         raise ValueError(f"inputs not placed: {sorted(missing)}")
-    return plan_workbook(sheet_specs(chart_helpers=True), values, metadata)
+    return plan_workbook(specs, values, metadata)
 
 
 def _inputs_of(spec: Any) -> list[Input]:
@@ -345,11 +358,12 @@ def check_spreadsheet(spreadsheet: str, *, client: gspread.Client | None = None,
                       rtol: float = 1e-9) -> CheckReport:
     """Compare every formula cell Google computed with the reference model of the
     spreadsheet's own inputs (GPU/dtype choice, efficiencies, preset table, shapes)."""
-    layout = _layout()
-    titles = [s.name for s in layout.sheets]
     gc, sh, key = _open(spreadsheet, client, credentials)
     with _api_errors(gc, key):
-        _need_tabs(fetch_state(sh), titles, key)
+        state = fetch_state(sh)
+        practice = state.sheet_id(practice_sheet.SHEET) is not None
+        titles = [s.name for s in _layout(practice).sheets]
+        _need_tabs(state, titles, key)
         values = _grid_values(sh, titles, "UNFORMATTED_VALUE")
         formulas = _grid_values(sh, titles, "FORMULA")
 
@@ -358,7 +372,8 @@ def check_spreadsheet(spreadsheet: str, *, client: gspread.Client | None = None,
         return f if isinstance(f, str) and f.startswith("=") else None
 
     rows = {t: max(len(values[t]), len(formulas[t])) for t in titles}
-    p = plan_from_cells(lambda s, r, c: _at(values[s], r, c), formula_at, rows)
+    p = plan_from_cells(lambda s, r, c: _at(values[s], r, c), formula_at, rows,
+                        practice=practice)
     report = CheckReport(spreadsheet, shape_rows=int(p.model.ok["matmul"].sum()))
     for e in expected_cells(p):
         report.checked[e.sheet] = report.checked.get(e.sheet, 0) + 1

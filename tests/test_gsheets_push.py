@@ -63,7 +63,8 @@ def model_compute(snap: Snapshot) -> dict[tuple[str, str], Any]:
     def formula_at(s: str, r: int, c: int) -> str | None:
         return stored(s, r, c).get("formulaValue")
 
-    p = plan_from_cells(value_at, formula_at, {t: g[0] for t, g in snap.grids.items()})
+    p = plan_from_cells(value_at, formula_at, {t: g[0] for t, g in snap.grids.items()},
+                        practice="Practice" in snap.grids)
     out: dict[tuple[str, str], Any] = {}
     for e in expected_cells(p):
         v = e.value.item() if hasattr(e.value, "item") else e.value
@@ -587,3 +588,18 @@ def test_pushed_plan_formulas_agree_with_libreoffice(tmp_path, monkeypatch):
     src = sheetgen.xlsx.write_xlsx(p, tmp_path / "google_variant.xlsx")
     out = recalc_many([src], tmp_path / "out")[src]
     assert mismatches(p, read_values(out)) == []
+
+
+def test_practice_tab_is_pushed_and_checked(shared, gsheets_client):
+    shared.compute = model_compute
+    result = push(gsheets_client, practice=4, layers=6)
+    assert "Practice" in result.sheets
+    report = sheetgen.check_spreadsheet(KEY, client=gsheets_client)
+    assert report.ok, [m.line() for m in report.mismatches[:3]]
+    assert report.checked["Practice"] > 4 * 10
+    # an answer typed in Google gets the model's feedback, and the check follows it
+    sh = sheetgen.gsheets_client.open_spreadsheet(gsheets_client, KEY)
+    sh.values_update("Practice!D10", params={"valueInputOption": "USER_ENTERED"},
+                     body={"values": [["1"]]})
+    report = sheetgen.check_spreadsheet(KEY, client=gsheets_client)
+    assert report.ok and report.checked["Practice"] > 40
