@@ -603,3 +603,26 @@ def test_practice_tab_is_pushed_and_checked(shared, gsheets_client):
                      body={"values": [["1"]]})
     report = sheetgen.check_spreadsheet(KEY, client=gsheets_client)
     assert report.ok and report.checked["Practice"] > 40
+
+
+def test_colab_style_plain_client(shared, service_account_file, monkeypatch):
+    """Colab: `gspread.authorize(creds)` gives a plain client (no key file, no retries);
+    push and read take it as is and add sheetgen's bounded retries around its session."""
+    import gspread
+    from google.oauth2.service_account import Credentials
+    from sheets_emulator import make_http_client_class
+
+    creds = Credentials.from_service_account_file(str(service_account_file),
+                                                  scopes=sheetgen.gsheets_client.SCOPES)
+    plain = gspread.authorize(creds, http_client=make_http_client_class(  # routed, no retries
+        shared.base_url, gspread.HTTPClient))  # type: ignore[arg-type]
+    assert not isinstance(plain.http_client, sheetgen.gsheets_client.RetryingHTTPClient)
+    monkeypatch.setattr(sheetgen.gsheets_client, "RetryingHTTPClient",
+                        shared.http_client_class(**FAST_RETRY))
+    shared.compute = model_compute
+    shared.inject(r":batchUpdate$", [503])  # survived thanks to the added retries
+    result = sheetgen.push(URL, client=plain, shapes=SHAPES, spare_rows=2)
+    assert result.write_requests == 1
+    frame = sheetgen.read(URL, client=plain)
+    assert len(frame) == len(SHAPES)
+    assert sheetgen.check_spreadsheet(URL, client=plain).ok
