@@ -623,6 +623,7 @@ def test_colab_style_plain_client(shared, service_account_file, monkeypatch):
     shared.inject(r":batchUpdate$", [503])  # survived thanks to the added retries
     result = sheetgen.push(URL, client=plain, shapes=SHAPES, spare_rows=2)
     assert result.write_requests == 1
+    assert shared.count("POST", r":batchUpdate$", 503) == 1  # the fault really happened
     frame = sheetgen.read(URL, client=plain)
     assert len(frame) == len(SHAPES)
     assert sheetgen.check_spreadsheet(URL, client=plain).ok
