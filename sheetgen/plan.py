@@ -19,6 +19,7 @@ from sheetgen.definitions import (
     PLACEHOLDER,
     Block,
     BlockRow,
+    Chart,
     Input,
     Quantity,
     SheetSpec,
@@ -26,6 +27,7 @@ from sheetgen.definitions import (
     Validation,
 )
 from sheetgen.model import ModelResult, Registry, evaluate
+from sheetgen.styles import COMPUTE_BOUND, COMPUTE_FILL, MEMORY_BOUND, MEMORY_FILL
 
 ROW = "\x00"  # stands for the row number inside a column's formula template
 _SHIFTED = re.compile("\x00|\x02(-?\\d+)\x03")  # ROW, or ROW shifted to another table's row
@@ -429,8 +431,6 @@ def _plan_validations(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
 
 
 def _plan_conditionals(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
-    from sheetgen.styles import COMPUTE_BOUND, COMPUTE_FILL, MEMORY_BOUND, MEMORY_FILL
-
     for name in spec.regime_columns:
         w = layout.where[name]
         if w.last_row < w.row:
@@ -441,7 +441,7 @@ def _plan_conditionals(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
                                                MEMORY_FILL))
 
 
-def _plan_chart(chart: Any, layout: _Layout) -> ChartPlan:
+def _plan_chart(chart: Chart, layout: _Layout) -> ChartPlan:
     def col(name: str) -> tuple[int, int, int]:
         w = layout.where[name]
         return (w.col, w.row, max(w.row, w.last_row))
