@@ -39,9 +39,11 @@ def default_output(theirs: Path) -> Path:
 def _paths(theirs: Path, out: Path | None, in_place: bool, force: bool) -> Path:
     if theirs.is_dir() or not theirs.exists():
         raise InputError(f"{theirs}: no such workbook")
+    if theirs.suffix.lower() == ".xlsm":
+        raise InputError(f"{theirs.name}: fill would lose the macros of an .xlsm; save a copy "
+                         "as .xlsx and fill that")
     if theirs.suffix.lower() != ".xlsx":
-        raise InputError(f"{theirs.name}: fill works on .xlsx workbooks (an .xlsm would lose "
-                         "its macros; save a copy as .xlsx)")
+        raise InputError(f"{theirs.name}: fill works on .xlsx workbooks (save yours as .xlsx)")
     if in_place:
         if out is not None and out.resolve() != theirs.resolve():
             raise InputError("give either -o OUT or --in-place, not both")

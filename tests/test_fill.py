@@ -173,7 +173,9 @@ def test_fill_input_errors(tmp_path: Path):
     one_line_error(run("fill", str(tmp_path / "none.xlsx")), "no such workbook")
     (tmp_path / "s.csv").write_text("m,k,n\n1,2,3\n")
     one_line_error(run("fill", str(tmp_path / "s.csv")), "fill works on .xlsx")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.xlsx", "s.csv"]
+    (tmp_path / "m.xlsm").write_bytes((tmp_path / "bad.xlsx").read_bytes())
+    one_line_error(run("fill", str(tmp_path / "m.xlsm")), "lose the macros")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.xlsx", "m.xlsm", "s.csv"]
 
 
 def test_fill_api(tmp_path: Path):
