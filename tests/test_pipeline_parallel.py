@@ -156,6 +156,9 @@ VARIANTS = {
                       "pipeline_shape": (512, 4096, 16384), "layers": 10},
     "l4_small_m": {"gpu": "L4", "dtype": "fp16", "pipeline_shape": (64, 2048, 8192),
                    "layers": 8, "micro_batches": 64},
+    "one_gpu_more_gpus_than_layers": {"gpus": 1, "micro_batches": 1, "layers": 1},
+    "g5_three_layers": {"gpus": 5, "layers": 3, "pipeline_shape": (7, 9, 11),
+                        "micro_batches": 7},
 }
 
 
