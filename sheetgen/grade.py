@@ -31,7 +31,7 @@ from sheetgen.hardware import DEFAULT_DTYPE, DTYPE_BYTES, Presets, check_dtype, 
 from sheetgen.shapes import DIMS, Shape, _find_header, _missing_header, header_key, parse_dim
 from sheetgen.sheets import matmul
 from sheetgen.styles import COMPUTE_BOUND, MEMORY_BOUND
-from sheetgen.units import si
+from sheetgen.units import MEGA, PREFIXES, TIME_UNITS, si
 from sheetgen.workbook import BuildConfig, plan_build
 
 DEFAULT_GRADE_RTOL = 1e-6  # hand-made sheets: typed constants are often rounded a little
@@ -73,11 +73,9 @@ ALIASES: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 _BY_SPELLING = {s: q for q, (_kind, spellings) in ALIASES.items() for s in spellings}
 KINDS = {q: kind for q, (kind, _s) in ALIASES.items()}
-TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 
 _BRACKETED = re.compile(r"\(([^)]*)\)|\[([^\]]*)\]|\{([^}]*)\}")
-_PREFIX = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15,
-           "ki": 2.0**10, "mi": 2.0**20, "gi": 2.0**30, "ti": 2.0**40}
+
 _UNIT_PATTERNS = {
     "time": re.compile(r"^(?:(?P<s>s|sec|secs|seconds?)|(?P<ms>ms|msec|milliseconds?)"
                        r"|(?P<us>us|usec|microseconds?)|(?P<ns>ns|nsec|nanoseconds?))$"),
@@ -109,7 +107,7 @@ def unit_scale(unit: str, kind: str) -> float | None:
         return None
     if kind == "time":
         return next(TIME_UNITS[g] for g, v in m.groupdict().items() if v)
-    return _PREFIX[m.groupdict().get("p") or ""] if "p" in m.groupdict() else 1.0
+    return PREFIXES[m.groupdict().get("p") or ""] if "p" in m.groupdict() else 1.0
 
 
 def _bracket_units(text: str) -> list[str]:
@@ -630,8 +628,8 @@ def grade_workbook(path: str | os.PathLike[str], *, gpu: str | None = None,
                          f"{header_row}")
 
     peak_value = None if peak is None else _figure(ev, name, peak, "--peak", "rate", "FLOP/s",
-                                                   1e6)
-    bw_value = None if bw is None else _figure(ev, name, bw, "--bw", "bw", "B/s", 1e6)
+                                                   MEGA)
+    bw_value = None if bw is None else _figure(ev, name, bw, "--bw", "bw", "B/s", MEGA)
     ref, figures = reference(shapes, gpu=gpu, dtype=dtype, peak=peak_value, bw=bw_value,
                              gpu_file=gpu_file)
     report = GradeReport(str(p), name, header_row, rows, figures, columns, unrecognised,

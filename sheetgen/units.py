@@ -6,6 +6,13 @@ import math
 
 KILO, MEGA, GIGA, TERA, PETA = 1e3, 1e6, 1e9, 1e12, 1e15
 MICRO, NANO, MILLI = 1e-6, 1e-9, 1e-3
+KIBI, MEBI, GIBI, TEBI = 2.0**10, 2.0**20, 2.0**30, 2.0**40
+
+#: Seconds per unit of the time spellings people put in headers.
+TIME_UNITS: dict[str, float] = {"s": 1.0, "ms": MILLI, "us": MICRO, "ns": NANO}
+#: Scale of each (lower-case) prefix: decimal SI, and binary for bytes.
+PREFIXES: dict[str, float] = {"": 1.0, "k": KILO, "m": MEGA, "g": GIGA, "t": TERA, "p": PETA,
+                              "ki": KIBI, "mi": MEBI, "gi": GIBI, "ti": TEBI}
 
 
 def seconds(value: float) -> str:
