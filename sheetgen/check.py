@@ -127,7 +127,8 @@ def rebuild_plan(ev: EvaluatedWorkbook, meta: dict[str, str]) -> WorkbookPlan:
     """The plan of this workbook with the reference model run on its own input cells."""
     rows = _rows(meta)
     practice = rows.get("practice", 0)
-    specs = sheet_specs(BuildConfig(practice=practice, presets=None))  # type: ignore[arg-type]
+    specs = sheet_specs(BuildConfig(practice=practice, presets=None),  # type: ignore[arg-type]
+                        meta.get("sheetgen.prefix", ""))
     missing = [s.name for s in specs if s.name not in ev.sheet_names]
     if missing:
         raise WorkbookError(f"missing sheet(s) {', '.join(missing)}: not a complete sheetgen "

@@ -191,21 +191,25 @@ def build(out: Path, gpu: str | None, dtype: str, shapes: Path | None,
 @click.option("--in-place", is_flag=True,
               help="Change THEIRS itself (a copy is kept as THEIRS.xlsx.bak).")
 @click.option("--force", is_flag=True, help="Overwrite the output if it exists.")
+@click.option("--replace", is_flag=True,
+              help="THEIRS was filled before: rewrite sheetgen's sheets (e.g. after adding "
+                   "rows), keeping the earlier prefix and linked sheet.")
 @click.option("--allow-loss", is_flag=True,
               help="Fill even if THEIRS has parts openpyxl drops (shapes, slicers, ...).")
 def fill(theirs: Path, out: Path | None, shapes_sheet: str | None, gpu: str | None,
          dtype: str, gpu_file: Path | None, spare_rows: int, prefix: str, in_place: bool,
-         force: bool, allow_loss: bool) -> None:
+         force: bool, replace: bool, allow_loss: bool) -> None:
     """Add sheetgen's sheets to your own workbook THEIRS.xlsx, linked live to your shapes.
 
     The Matmul sheet's m, k, n cells refer to your sheet's cells: edit them and everything
     recomputes. Your sheets are left as they are; the result is a new file unless
-    --in-place. Rows you add to your table later need a re-fill.
+    --in-place. Rows you add to your table later need a re-fill (--replace).
 
     \b
     Example:
       sheetgen fill plan.xlsx --gpu "H100 SXM"          # writes plan.sheetgen.xlsx
       sheetgen fill plan.xlsx --in-place --prefix "sg "
+      sheetgen fill plan.xlsx --in-place --replace      # after adding rows to your table
     """
     from sheetgen.fill import fill_workbook
 
@@ -213,7 +217,8 @@ def fill(theirs: Path, out: Path | None, shapes_sheet: str | None, gpu: str | No
         result = fill_workbook(theirs, out, gpu=gpu, dtype=dtype, gpu_file=gpu_file,
                                shapes_sheet=shapes_sheet, spare_rows=spare_rows,
                                prefix=prefix, in_place=in_place, force=force,
-                               allow_loss=allow_loss, progress_factory=progress_bar)
+                               allow_loss=allow_loss, replace=replace,
+                               progress_factory=progress_bar)
     t = result.table
     click.echo(f"wrote {result.path} ({len(t.shapes)} shapes linked to sheet {t.sheet!r}, "
                f"rows {t.rows[0]}-{t.rows[-1]})")

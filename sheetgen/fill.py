@@ -70,14 +70,28 @@ def fill_workbook(theirs: str | os.PathLike[str], out: str | os.PathLike[str] | 
                   gpu_file: str | os.PathLike[str] | None = None,
                   shapes_sheet: str | None = None, spare_rows: int = 0, prefix: str = "",
                   in_place: bool = False, force: bool = False, allow_loss: bool = False,
+                  replace: bool = False,
                   progress_factory: Callable[[int, str], AbstractContextManager[Any]]
                   | None = None) -> FillResult:
-    """Add sheetgen's sheets to the workbook `theirs`, linked live to its shapes table."""
+    """Add sheetgen's sheets to the workbook `theirs`, linked live to its shapes table.
+
+    `replace`: `theirs` was filled before; rewrite sheetgen's sheets and names (a re-fill
+    after rows were added), keeping the earlier fill's prefix and linked sheet by default.
+    """
     import openpyxl
 
+    from sheetgen.check import read_metadata
     from sheetgen.xlsx_into import losses, write_into
 
     src = Path(theirs)
+    earlier = read_metadata(src) if src.is_file() else {}
+    refill = replace and "sheetgen.linked_sheet" in earlier
+    if replace and not refill:
+        raise InputError(f"{src.name} was not filled by sheetgen, so there is nothing of "
+                         "sheetgen's to replace; leave out --replace")
+    if refill:
+        prefix = prefix or earlier.get("sheetgen.prefix", "")
+        shapes_sheet = shapes_sheet or earlier["sheetgen.linked_sheet"]
     target = _paths(src, Path(out) if out is not None else None, in_place, force)
     try:
         lost = losses(src)
@@ -97,14 +111,24 @@ def fill_workbook(theirs: str | os.PathLike[str], out: str | os.PathLike[str] | 
     plan = plan_build(config, prefix=prefix, links=links)
     plan.metadata["sheetgen.linked_sheet"] = table.sheet
     plan.metadata["sheetgen.linked_rows"] = f"{table.rows[0]}-{table.rows[-1]}"
+    plan.metadata["sheetgen.prefix"] = prefix
     try:
         wb = openpyxl.load_workbook(src, rich_text=True)
     except Exception as exc:  # openpyxl raises many types for a damaged package
         raise WorkbookError(f"cannot open {src.name}: {exc}") from None
     clash = [s.name for s in plan.sheets if s.name in wb.sheetnames]
+    if refill:
+        for name in clash:
+            del wb[name]
+        for name in set(plan.defined_names) & set(wb.defined_names):
+            del wb.defined_names[name]
+        clash = []
     if clash:
+        hint = ("pass --replace to rewrite sheetgen's sheets from an earlier fill"
+                if "sheetgen.linked_sheet" in earlier else
+                "pass --prefix (e.g. --prefix 'sg ') to name sheetgen's sheets apart")
         raise InputError(f"{src.name} already has sheet(s) {', '.join(map(repr, clash))}; "
-                         "pass --prefix (e.g. --prefix 'sg ') to name sheetgen's sheets apart")
+                         f"{hint}")
     names = sorted(set(plan.defined_names) & set(wb.defined_names))
     if names:
         raise InputError(f"{src.name} already defines the name(s) {', '.join(names)} that "

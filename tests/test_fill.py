@@ -256,3 +256,34 @@ def test_progress_bar_only_on_a_terminal(monkeypatch, capsys):
         update(100_000)
     with progress_bar(10, "filling") as update:
         assert update is None  # too small to bother
+
+
+@pytest.mark.parametrize("prefix", ["", "sg "])
+def test_refill_in_place_after_adding_rows(tmp_path: Path, prefix: str):
+    from sheetgen.check import check_workbook
+
+    theirs = make_theirs(tmp_path / "plan.xlsx", extra_sheets=("Inputs",) if prefix else ())
+    args = ["--prefix", prefix] if prefix else []
+    assert run("fill", str(theirs), "--in-place", *args).exit_code == 0
+    assert check_workbook(theirs).ok  # a filled workbook checks clean, prefix or not
+    # a second fill without --replace is refused, and says what to do
+    one_line_error(run("fill", str(theirs), "--in-place", "--force"), "--replace")
+    # the user adds a row to their table, then re-fills in place
+    wb = openpyxl.load_workbook(theirs)
+    wb["Model plan"].append(["new", 2048, 2048, 2048, 0.1])
+    wb.save(theirs)
+    result = run("fill", str(theirs), "--in-place", "--force", "--replace")
+    assert result.exit_code == 0, result.output
+    assert "4 shapes linked to sheet 'Model plan', rows 4-8" in result.output
+    wb = openpyxl.load_workbook(theirs)
+    matmul = wb[f"{prefix}Matmul"]
+    assert matmul["A9"].value == "='Model plan'!$B$8*1"  # the new row is linked
+    assert wb.sheetnames.count(f"{prefix}Matmul") == 1
+    assert wb["Notes"]["A1"].value == "keep me"
+    report = check_workbook(theirs)
+    assert report.ok and report.shape_rows == 4
+
+
+def test_replace_needs_an_earlier_fill(tmp_path: Path):
+    theirs = make_theirs(tmp_path / "plan.xlsx")
+    one_line_error(run("fill", str(theirs), "--replace"), "not filled by sheetgen")
