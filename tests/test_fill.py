@@ -130,7 +130,7 @@ def test_fill_refuses_clobbering_and_keeps_a_backup_in_place(tmp_path: Path):
     assert "Matmul" in openpyxl.load_workbook(theirs).sheetnames
     # filling again in place meets its own sheets: a clear refusal, nothing changed
     now = digest(theirs)
-    one_line_error(run("fill", str(theirs), "--in-place"), "already has sheet(s)", "--prefix")
+    one_line_error(run("fill", str(theirs), "--in-place"), "already has sheet(s)", "--replace")
     assert digest(theirs) == now
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "plan.sheetgen.xlsx", "plan.xlsx", "plan.xlsx.bak"]  # no temporaries left
