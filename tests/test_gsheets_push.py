@@ -1,11 +1,11 @@
 """`sheetgen push / read / check` against the loopback Sheets emulator, with the real gspread
 and google-auth clients (no network).
 
-Formula values (UNFORMATTED_VALUE) come from the emulator's ``compute`` hook, which here is
-the **reference model**, not a formula engine: `model_compute` rebuilds the plan from the
-stored input cells (`sheetgen.gsheets.plan_from_cells`) and gives each formula cell the
-model's value, but only if the stored formula is exactly the one the plan puts there (so a
-changed formula reads back blank and the checker sees it).
+Formula values (UNFORMATTED_VALUE) come from the emulator's ``compute`` hook,
+`engine_compute`, which evaluates the formulas **as stored in the emulator** (typed cells, formula
+columns filled down by `repeatCell`, named ranges) with sheetgen's formula evaluator, an
+engine independent of the reference model, so `check` compares two independent answers, as
+it does against Google.
 """
 
 from __future__ import annotations
@@ -35,9 +35,8 @@ import sheetgen
 import sheetgen.gsheets_client
 from sheetgen import gsheets, gsheets_requests
 from sheetgen.cli import cli
-from sheetgen.compare import expected_cells
 from sheetgen.errors import SheetsError
-from sheetgen.gsheets import SpreadsheetState, plan_from_cells, requests_for
+from sheetgen.gsheets import SpreadsheetState, requests_for
 from sheetgen.gsheets_client import authorize
 
 KEY = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcd"
@@ -50,29 +49,31 @@ HELPER_COLUMNS = {"O", "P", "T", "U"}  # Matmul: the LOG10 chart helpers (Google
 # --------------------------------------------------------------------------- helpers
 
 
-def model_compute(snap: Snapshot) -> dict[tuple[str, str], Any]:
-    """UNFORMATTED_VALUE of formula cells, from the reference model (see module docstring)."""
+def engine_compute(snap: Snapshot) -> dict[tuple[str, str], Any]:
+    """UNFORMATTED_VALUE of every formula cell, evaluated from the stored cells."""
+    from xlsxwriter.utility import xl_cell_to_rowcol
 
-    def stored(s: str, r: int, c: int) -> dict[str, Any]:
-        return snap.sheets.get(s, {}).get(a1(r, c)) or {}
+    from sheetgen.evaluate import ExcelError, evaluate_cells
 
-    def value_at(s: str, r: int, c: int) -> Any:
-        v = stored(s, r, c)
-        return None if not v or "formulaValue" in v else next(iter(v.values()))
-
-    def formula_at(s: str, r: int, c: int) -> str | None:
-        return stored(s, r, c).get("formulaValue")
-
-    p = plan_from_cells(value_at, formula_at, {t: g[0] for t, g in snap.grids.items()},
-                        practice="Practice" in snap.grids)
+    formulas: dict[str, dict[tuple[int, int], str]] = {}
+    values: dict[str, dict[tuple[int, int], Any]] = {}
+    for title, cells in snap.sheets.items():
+        formulas[title], values[title] = {}, {}
+        for addr, typed in cells.items():
+            if not typed:
+                continue
+            rc = xl_cell_to_rowcol(addr)
+            if "formulaValue" in typed:
+                formulas[title][rc] = typed["formulaValue"]
+            else:
+                values[title][rc] = next(iter(typed.values()))
+    ev = evaluate_cells(formulas, values, snap.named_ranges)
     out: dict[tuple[str, str], Any] = {}
-    for e in expected_cells(p):
-        v = e.value.item() if hasattr(e.value, "item") else e.value
-        if formula_at(e.sheet, e.row, e.col) != e.formula or v is None:
-            continue
-        if isinstance(v, float) and not math.isfinite(v):
-            continue
-        out[(e.sheet, a1(e.row, e.col))] = v
+    for title, cells in formulas.items():
+        for r, c in cells:
+            v = ev.value(title, a1(r, c))
+            if v is not None:
+                out[(title, a1(r, c))] = str(v) if isinstance(v, ExcelError) else v
     return out
 
 
@@ -422,7 +423,7 @@ def test_replace_when_only_sheetgen_tabs_remain(shared, gsheets_client):
 
 
 def test_read_returns_google_values(shared, gsheets_client):
-    shared.compute = model_compute
+    shared.compute = engine_compute
     push(gsheets_client, gpu="H100 SXM")
     frame = sheetgen.read(URL, client=gsheets_client)
     ref = sheetgen.analyze(SHAPES, gpu="H100 SXM")
@@ -439,7 +440,7 @@ def test_read_returns_google_values(shared, gsheets_client):
 
 
 def test_check_follows_user_edits_and_finds_disagreement(shared, gsheets_client):
-    shared.compute = model_compute
+    shared.compute = engine_compute
     push(gsheets_client)
     sh = sheetgen.gsheets_client.open_spreadsheet(gsheets_client, KEY)
     # The user picks another GPU and types a shape into a spare row, in Google.
@@ -454,7 +455,7 @@ def test_check_follows_user_edits_and_finds_disagreement(shared, gsheets_client)
 
     # Google disagrees on one cell; someone edits a formula.
     def off_by_one_percent(snap):
-        values = model_compute(snap)
+        values = engine_compute(snap)
         values[("Matmul", "G6")] *= 1.01
         return values
 
@@ -463,7 +464,10 @@ def test_check_follows_user_edits_and_finds_disagreement(shared, gsheets_client)
                      body={"values": [["=1"]]})
     report = sheetgen.check_spreadsheet(KEY, client=gsheets_client)
     where = {(m.cell, m.note.startswith("formula changed")) for m in report.mismatches}
-    assert where == {("G6", False), ("K7", True)}
+    assert {("G6", False), ("K7", True)} <= where
+    # the cells computed from K7 follow its new formula, and are reported as such
+    assert {c for c, changed in where - {("G6", False), ("K7", True)}} <= {"L7", "M7", "P7"}
+    assert all(not changed for c, changed in where if c != "K7")
 
 
 # --------------------------------------------------------------------------- CLI
@@ -475,7 +479,7 @@ def cli_env(monkeypatch, shared, service_account_file):
     monkeypatch.setattr(sheetgen.gsheets_client, "RetryingHTTPClient",
                         shared.http_client_class(**FAST_RETRY))
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(service_account_file))
-    shared.compute = model_compute
+    shared.compute = engine_compute
     return shared
 
 
@@ -512,7 +516,7 @@ def test_cli_push_read_check(cli_env, tmp_path):
 
 def test_cli_check_reports_mismatch_exit_1(cli_env):
     assert run("push", KEY, "--spare-rows", "0").exit_code == 0
-    cli_env.compute = lambda snap: {**model_compute(snap), ("Matmul", "E6"): 1.0}
+    cli_env.compute = lambda snap: {**engine_compute(snap), ("Matmul", "E6"): 1.0}
     result = CliRunner().invoke(cli, ["check", KEY])
     assert result.exit_code == 1
     assert "Matmul!E6  flops  got 1  expected 33554432" in result.output
@@ -591,7 +595,7 @@ def test_pushed_plan_formulas_agree_with_libreoffice(tmp_path, monkeypatch):
 
 
 def test_practice_tab_is_pushed_and_checked(shared, gsheets_client):
-    shared.compute = model_compute
+    shared.compute = engine_compute
     result = push(gsheets_client, practice=4, layers=6)
     assert "Practice" in result.sheets
     report = sheetgen.check_spreadsheet(KEY, client=gsheets_client)
@@ -619,7 +623,7 @@ def test_colab_style_plain_client(shared, service_account_file, monkeypatch):
     assert not isinstance(plain.http_client, sheetgen.gsheets_client.RetryingHTTPClient)
     monkeypatch.setattr(sheetgen.gsheets_client, "RetryingHTTPClient",
                         shared.http_client_class(**FAST_RETRY))
-    shared.compute = model_compute
+    shared.compute = engine_compute
     shared.inject(r":batchUpdate$", [503])  # survived thanks to the added retries
     result = sheetgen.push(URL, client=plain, shapes=SHAPES, spare_rows=2)
     assert result.write_requests == 1

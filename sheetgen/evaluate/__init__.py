@@ -11,6 +11,6 @@ Anything else raises WorkbookError naming the cell rather than giving a wrong an
 from __future__ import annotations
 
 from .values import ExcelError
-from .workbook import EvaluatedWorkbook, evaluate_workbook
+from .workbook import EvaluatedWorkbook, evaluate_cells, evaluate_workbook
 
-__all__ = ["EvaluatedWorkbook", "ExcelError", "evaluate_workbook"]
+__all__ = ["EvaluatedWorkbook", "ExcelError", "evaluate_cells", "evaluate_workbook"]

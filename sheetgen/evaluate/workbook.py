@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -12,7 +12,7 @@ import numpy as np
 from sheetgen.errors import WorkbookError
 
 from .engine import Engine
-from .reader import read_workbook
+from .reader import RawSheet, RawWorkbook, read_workbook
 from .refs import a1, col_to_index, parse_a1, parse_range
 from .store import SheetStore
 from .values import NUM, to_python
@@ -125,4 +125,37 @@ def _evaluate(
     return EvaluatedWorkbook(engine)
 
 
-__all__ = ["EvaluatedWorkbook", "evaluate_workbook"]
+def evaluate_cells(
+    formulas: Mapping[str, Mapping[tuple[int, int], str]],
+    values: Mapping[str, Mapping[tuple[int, int], Any]],
+    names: Mapping[str, str] | None = None,
+) -> EvaluatedWorkbook:
+    """Evaluate cells given as data rather than as an xlsx file: a spreadsheet read through an
+    API, say. Keys are (row, col), zero-based; formulas start with '='; `values` are typed
+    inputs (text stays text even when it starts with '='); `names` map to references such
+    as "Inputs!$B$7". Sheets come in the order of `formulas`, then any only in `values`."""
+    order = list(dict.fromkeys([*formulas, *values]))
+    sheets = []
+    for name in order:
+        sheet = RawSheet(name)
+        for (r, c), text in formulas.get(name, {}).items():
+            sheet.f_rows.append(r + 1)  # RawSheet rows and columns are 1-based
+            sheet.f_cols.append(c + 1)
+            sheet.f_texts.append(text)
+        numbers = [(r, c, float(v)) for (r, c), v in values.get(name, {}).items()
+                   if isinstance(v, int | float) and not isinstance(v, bool)]
+        sheet.n_rows = np.asarray([r + 1 for r, _, _ in numbers], dtype=np.int64)
+        sheet.n_cols = np.asarray([c + 1 for _, c, _ in numbers], dtype=np.int64)
+        sheet.n_vals = np.asarray([v for _, _, v in numbers], dtype=float)
+        for (r, c), v in values.get(name, {}).items():
+            if isinstance(v, bool) or not isinstance(v, int | float):
+                sheet.v_rows.append(r + 1)
+                sheet.v_cols.append(c + 1)
+                sheet.v_vals.append(v)
+        sheets.append(sheet)
+    engine = Engine(RawWorkbook(sheets, dict(names or {}), {}))
+    engine.run(vectorize=True)
+    return EvaluatedWorkbook(engine)
+
+
+__all__ = ["EvaluatedWorkbook", "evaluate_cells", "evaluate_workbook"]
