@@ -116,8 +116,6 @@ def _rows(meta: dict[str, str]) -> dict[str, int]:
 
 def _cell_value(value: Any) -> Any:
     """An input cell's value as the reference model takes it (errors become text)."""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        return value
     if value is None or isinstance(value, bool | int | float | str):
         return value
     return str(value)

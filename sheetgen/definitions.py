@@ -165,10 +165,8 @@ class Chart:
     title: str
     row: int
     col: int
-    ceiling_table: str
     ceiling_x: str
     ceiling_y: str
-    points_table: str
     points_x: str
     points_y: str
     points_label: str

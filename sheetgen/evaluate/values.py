@@ -6,7 +6,6 @@ evaluated with NumPy; the kind codes below say how to read each triple.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 EMPTY, NUM, STR, BOOL, ERR = 0, 1, 2, 3, 4
@@ -72,7 +71,3 @@ def to_python(kind: int, num: float, obj: Any) -> Any:
         return bool(num)
     return obj
 
-
-def is_finite(x: float) -> bool:
-    """True for a number Excel can hold (no inf/NaN)."""
-    return math.isfinite(x)

@@ -155,8 +155,8 @@ def sheet() -> SheetSpec:
         tables=(TABLE, CEILING),
         charts=(Chart(
             title="Roofline", row=TABLE.header_row + len(ROOF_DECADES) + 3, col=CEILING_COL,
-            ceiling_table="roofline", ceiling_x="roof_x", ceiling_y="roof_y",
-            points_table="matmul", points_x="intensity", points_y="attained_flops",
+            ceiling_x="roof_x", ceiling_y="roof_y",
+            points_x="intensity", points_y="attained_flops",
             points_label="shape_label",
             x_title="arithmetic intensity (FLOP/B)", y_title="attainable FLOP/s",
         ),),
