@@ -1,0 +1,199 @@
+"""Commands that read workbooks back: read and check (a sheetgen workbook, or grading)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from sheetgen.cli.common import UserError, cli, credentials_option, gpu_file_option, user_errors
+from sheetgen.hardware import DTYPES
+
+
+@cli.command()
+@click.argument("source")
+@credentials_option
+@click.option("--sheet", default="Matmul", show_default=True,
+              help="Which sheetgen sheet to read (Matmul, Pipeline, What-if, Inputs, ...).")
+@click.option("--format", "fmt", type=click.Choice(["csv", "json"]), default="csv",
+              show_default=True, help="Output format (to stdout).")
+def read(source: str, credentials: Path | None, sheet: str, fmt: str) -> None:
+    """Print a sheet's computed columns: an .xlsx file's formulas evaluated in pure Python
+    (never its cached values), or a Google spreadsheet's values as Google computed them.
+
+    \b
+    Example:
+      sheetgen read roofline.xlsx > matmul.csv
+      sheetgen read KEY --credentials sa.json --sheet Inputs --format json
+    """
+    from sheetgen.check import is_workbook_path
+
+    with user_errors():
+        if is_workbook_path(source):
+            from sheetgen.check import read_workbook
+
+            frame = read_workbook(source, sheet)
+        else:
+            from sheetgen.gsheets import read as read_sheet
+
+            frame = read_sheet(source, credentials=credentials, sheet=sheet)
+    if fmt == "csv":
+        click.echo(frame.to_csv(), nl=False)
+    else:
+        click.echo(frame.reset_index().to_json(orient="records"))
+
+
+@cli.command()
+@click.argument("target")
+@credentials_option
+@click.option("--rtol", type=float, default=None,
+              help="Relative tolerance for numbers (default: 1e-9 for a sheetgen workbook, "
+                   "1e-6 when grading a hand-made sheet).")
+@click.option("--gpu", help="Grading: GPU preset to grade against (see `sheetgen gpus`). "
+              "Default: A100 40GB SXM.")
+@click.option("--dtype", help=f"Grading: element type, one of {', '.join(DTYPES)} "
+              "(default bf16).")
+@click.option("--peak", metavar="CELL|NUMBER", help="Grading: peak FLOP/s from a cell of the "
+              "sheet (B2, Inputs!B2; a unit in the label beside it such as 'TFLOP/s' counts) "
+              "or a number, instead of the preset's.")
+@click.option("--bw", metavar="CELL|NUMBER", help="Grading: HBM bandwidth in B/s from a cell "
+              "or a number, instead of the preset's.")
+@click.option("--sheet", metavar="NAME", help="Grading: the sheet to grade (default: the first "
+              "with an m/k/n header).")
+@click.option("--time-unit", type=click.Choice(["s", "ms", "us", "ns"]),
+              help="Grading: the unit of every time column (default: from its header, such "
+                   "as 'Time (ms)', else seconds).")
+@gpu_file_option
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def check(target: str, credentials: Path | None, rtol: float | None, gpu: str | None,
+          dtype: str | None, peak: str | None, bw: str | None, sheet: str | None,
+          time_unit: str | None, gpu_file: Path | None, as_json: bool) -> None:
+    """Check every formula cell against the reference model of the sheet's own inputs, or
+    grade a hand-made roofline sheet.
+
+    TARGET is an .xlsx file (every formula evaluated in pure Python, cached values ignored)
+    or a Google spreadsheet URL or key (values as Google computed them). Exit status 0 when
+    everything agrees, 1 when some cell does not, 2 when the target cannot be read.
+
+    An .xlsx file sheetgen did not build is graded: its header row naming m, k, n is found,
+    the other columns are recognised by their headers (FLOPs, Bytes moved, AI (FLOP/byte),
+    Bound, Time (ms), ...) and compared row by row with the model of the GPU given by --gpu
+    and --dtype (or --peak and --bw); failing columns show their first failing rows and a
+    hint when the mistake is a classic one.
+
+    \b
+    Example:
+      sheetgen check roofline.xlsx
+      sheetgen check https://docs.google.com/spreadsheets/d/KEY/edit --credentials sa.json
+      sheetgen check my_roofline.xlsx --gpu "H100 SXM" --dtype fp8
+      sheetgen check my_roofline.xlsx --peak Inputs!B2 --bw Inputs!B3 --time-unit ms
+    """
+    from sheetgen.check import is_workbook_path
+
+    grading = {"--gpu": gpu, "--dtype": dtype, "--peak": peak, "--bw": bw, "--sheet": sheet,
+               "--time-unit": time_unit, "--gpu-file": gpu_file}
+    if is_workbook_path(target):
+        _check_file(target, rtol, as_json, GradeOptions(gpu, dtype, peak, bw, sheet,
+                                                        time_unit, gpu_file))
+        return
+    _refuse_grading_options(grading, "a Google spreadsheet")
+    from sheetgen.gsheets import check_spreadsheet
+
+    with user_errors():
+        report = check_spreadsheet(target, credentials=credentials,
+                                   rtol=1e-9 if rtol is None else rtol)
+    _print_check(report, as_json)
+
+
+MAX_SHOWN = 50  # mismatch lines printed before "... and N more"
+
+
+@dataclass(frozen=True)
+class GradeOptions:
+    gpu: str | None = None
+    dtype: str | None = None
+    peak: str | None = None
+    bw: str | None = None
+    sheet: str | None = None
+    time_unit: str | None = None
+    gpu_file: Path | None = None
+
+
+def _refuse_grading_options(options: dict[str, Any], what: str) -> None:
+    given = [name for name, value in options.items() if value is not None]
+    if given:
+        raise UserError(f"{', '.join(given)} appl{'y' if len(given) > 1 else 'ies'} to grading "
+                        f"a hand-made sheet; {what} is checked against its own inputs")
+
+
+def _check_file(path: str, rtol: float | None, as_json: bool,
+                grade: GradeOptions | None = None) -> None:
+    from sheetgen.check import check_workbook, read_metadata
+
+    grade = grade or GradeOptions()
+    if Path(path).is_file() and not read_metadata(path):
+        _grade_file(path, rtol, as_json, grade)
+        return
+    _refuse_grading_options({f"--{k.replace('_', '-')}": v
+                             for k, v in dataclasses.asdict(grade).items()},
+                            "a sheetgen workbook")
+    with user_errors(), _evaluation_progress() as progress:
+        report = check_workbook(path, rtol=1e-9 if rtol is None else rtol, progress=progress)
+    _print_check(report, as_json)
+
+
+def _print_check(report: Any, as_json: bool) -> None:
+    """A CheckReport (file or spreadsheet) as text or JSON; exit status 1 on a mismatch."""
+    if as_json:
+        click.echo(json.dumps(report.as_dict()))
+    else:
+        for line in report.summary():
+            click.echo(line)
+        for m in report.mismatches[:MAX_SHOWN]:
+            click.echo(m.line())
+        more = len(report.mismatches) - MAX_SHOWN
+        if more > 0:
+            click.echo(f"... and {more} more")
+        click.echo("ok: every formula cell agrees with the reference model" if report.ok else
+                   f"{len(report.mismatches)} of {report.cells} formula cells disagree with "
+                   "the reference model")
+    if not report.ok:
+        sys.exit(1)
+
+
+def _grade_file(path: str, rtol: float | None, as_json: bool, o: GradeOptions) -> None:
+    from sheetgen.grade import DEFAULT_GRADE_RTOL, grade_workbook
+
+    with user_errors(), _evaluation_progress() as progress:
+        report = grade_workbook(path, gpu=o.gpu, dtype=o.dtype, peak=o.peak, bw=o.bw,
+                                sheet=o.sheet, time_unit=o.time_unit, gpu_file=o.gpu_file,
+                                rtol=DEFAULT_GRADE_RTOL if rtol is None else rtol,
+                                progress=progress)
+    if as_json:
+        click.echo(json.dumps(report.as_dict()))
+    else:
+        for line in report.summary():
+            click.echo(line)
+    if not report.ok:
+        sys.exit(1)
+
+
+@contextmanager
+def _evaluation_progress() -> Iterator[Callable[[int, int], None] | None]:
+    """A bar for evaluating big workbooks (the evaluator reports done/total formula groups)."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    with click.progressbar(length=1, label="evaluating", file=sys.stderr) as bar:
+
+        def update(done: int, total: int) -> None:
+            bar.length = max(total, 1)
+            bar.update(done - bar.pos)
+
