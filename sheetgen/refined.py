@@ -1,0 +1,48 @@
+"""The refined matmul time: a launch floor plus tile/wave quantization on top of the roofline.
+
+Pure NumPy functions, the one Python reference for the refined-time quantities (the workbook's
+formulas, the reference model and `calibrate`'s fit all use these):
+
+    tiles      = ceil(m / tile_m) · ceil(n / tile_n)      output tiles of the kernel
+    waves      = ceil(tiles / sms)                        a partial last wave costs a whole one
+    wave_eff   = tiles / (waves · sms)                    share of SM slots doing work
+    quantized  = compute_time / wave_eff                  compute time with idle SMs counted
+    refined    = floor + max(quantized or compute_time, memory_time)
+
+Tile and wave quantization follows NVIDIA's "Matrix Multiplication Background User's Guide"
+(docs.nvidia.com/deeplearning/performance/dl-performance-matrix-multiplication). Real
+libraries pick tiles and split-K per shape, so quantization is a switch whose value must be
+shown by held-out error, never assumed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def tiles(m: Any, n: Any, tile_m: Any, tile_n: Any) -> Any:
+    """Output tiles of an m×n result cut into tile_m×tile_n blocks."""
+    return np.ceil(np.asarray(m, dtype=float) / tile_m) * np.ceil(np.asarray(n, dtype=float)
+                                                                  / tile_n)
+
+
+def waves(tiles_: Any, sms: Any) -> Any:
+    """Waves of thread blocks: one tile per SM per wave, the last wave rounded up."""
+    return np.ceil(np.asarray(tiles_, dtype=float) / sms)
+
+
+def wave_efficiency(tiles_: Any, waves_: Any, sms: Any) -> Any:
+    """The fraction of SM slots over all waves that hold a tile (1.0 = no quantization loss)."""
+    return np.asarray(tiles_, dtype=float) / (np.asarray(waves_, dtype=float) * sms)
+
+
+def quantized_compute_time(compute_time: Any, wave_eff: Any) -> Any:
+    """Compute time when the idle SMs of the last wave are paid for."""
+    return np.asarray(compute_time, dtype=float) / wave_eff
+
+
+def refined_time(floor: Any, compute_time: Any, memory_time: Any) -> Any:
+    """Launch floor plus the slower of compute (quantized or not) and memory traffic."""
+    return floor + np.maximum(compute_time, memory_time)
