@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from sheetgen import __version__
+from sheetgen.defaults import DEFAULT_SPARE_ROWS
 from sheetgen.definitions import SheetSpec
 from sheetgen.errors import InputError
 from sheetgen.hardware import DEFAULT_DTYPE, Presets, check_dtype, load_presets
@@ -17,8 +18,6 @@ from sheetgen.plan import Source, WorkbookPlan, plan_workbook
 from sheetgen.shapes import Shape, default_shapes, parse_dim
 from sheetgen.sheets import chart_helpers, inputs, matmul, parallel, pipeline, specs, whatif
 from sheetgen.sheets import practice as practice_sheet
-
-DEFAULT_SPARE_ROWS = 200
 
 
 @dataclass

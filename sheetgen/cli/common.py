@@ -13,10 +13,9 @@ from typing import Any
 
 import click
 
-from sheetgen import __version__
+from sheetgen import __version__, defaults
 from sheetgen.errors import SheetgenError
 from sheetgen.hardware import DTYPES
-from sheetgen.sheets import parallel, pipeline, practice, whatif
 
 
 class UserError(click.ClickException):
@@ -84,26 +83,27 @@ gpu_file_option = click.option(
 
 
 _MODEL_OPTIONS = [
-    click.option("--layers", type=int, default=pipeline.DEFAULT_LAYERS, show_default=True,
+    click.option("--layers", type=int, default=defaults.DEFAULT_LAYERS, show_default=True,
                  help="Layers in the Pipeline sheet (alternating types 1 and 2)."),
     click.option("--pipeline-shape", type=int, nargs=3, metavar="M K N",
-                 default=(pipeline.DEFAULT_M, pipeline.DEFAULT_K, pipeline.DEFAULT_N),
+                 default=(defaults.DEFAULT_M, defaults.DEFAULT_K, defaults.DEFAULT_N),
                  show_default=True,
                  help="The pipeline's m, k, n (type 1: [m×n]·[n×k]; type 2: [m×k]·[k×n])."),
-    click.option("--gpus", type=int, default=parallel.DEFAULT_GPUS, show_default=True,
+    click.option("--gpus", type=int, default=defaults.DEFAULT_GPUS, show_default=True,
                  help="GPU count G for the Parallelism sheet."),
-    click.option("--micro-batches", type=int, default=parallel.DEFAULT_MICRO_BATCHES,
+    click.option("--micro-batches", type=int, default=defaults.DEFAULT_MICRO_BATCHES,
                  show_default=True, help="Pipeline micro-batches M."),
     click.option("--link-bw", type=float,
                  help="GPU link bandwidth per direction, B/s (default: the GPU preset's)."),
     click.option("--link-latency", type=float,
                  help="GPU link latency, s (default: the preset's)."),
     click.option("--whatif-shape", type=int, nargs=3, metavar="M K N",
-                 default=whatif.DEFAULT_SHAPE, show_default=True,
+                 default=defaults.DEFAULT_WHATIF_SHAPE, show_default=True,
                  help="Base shape of the What-if sheet."),
     click.option("--practice", type=int, default=0, metavar="N",
                  help="Add a Practice sheet of N seeded random shapes to estimate by hand."),
-    click.option("--practice-seed", type=int, default=practice.DEFAULT_SEED, show_default=True,
+    click.option("--practice-seed", type=int, default=defaults.DEFAULT_PRACTICE_SEED,
+                 show_default=True,
                  help="Seed of the practice shapes."),
 ]
 

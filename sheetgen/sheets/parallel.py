@@ -27,8 +27,8 @@ from sheetgen.definitions import (
 from sheetgen.sheets import roofline as rf
 
 SHEET = "Parallelism"
-DEFAULT_GPUS = 2
-DEFAULT_MICRO_BATCHES = 8
+from sheetgen.defaults import DEFAULT_GPUS as DEFAULT_GPUS  # noqa: E402  (re-exported)
+from sheetgen.defaults import DEFAULT_MICRO_BATCHES as DEFAULT_MICRO_BATCHES  # noqa: E402
 
 _COUNT = Validation("whole_min", minimum=1, maximum=1_000_000, message="A whole number, 1 or more")
 _POSITIVE = Validation("decimal_range", minimum=0, maximum=1e18,
