@@ -67,7 +67,8 @@ def plan(*, gpu: str | None = None, dtype: str = DEFAULT_DTYPE, shapes: ShapesLi
     """The planned workbook (cells, formulas and reference values), without writing it.
 
     `options` are the other BuildConfig fields: layers, pipeline_shape, gpus, micro_batches,
-    link_bw, link_latency, whatif_shape, practice, practice_seed. `chart_helpers`: the Google
+    link_bw, link_latency, whatif_shape, practice, practice_seed, compute_eff, memory_eff,
+    link_eff. `chart_helpers`: the Google
     Sheets variant, with LOG10 chart helper columns.
     """
     config = BuildConfig(gpu=gpu, dtype=dtype, shapes=to_shapes(shapes, shapes_sheet),
@@ -78,14 +79,15 @@ def plan(*, gpu: str | None = None, dtype: str = DEFAULT_DTYPE, shapes: ShapesLi
 def analyze(shapes: ShapesLike = None, *, gpu: str | None = None,
             dtype: str = DEFAULT_DTYPE,
             gpu_file: str | os.PathLike[str] | None = None,
-            shapes_sheet: str | None = None) -> pd.DataFrame:
+            shapes_sheet: str | None = None, **options: Any) -> pd.DataFrame:
     """The Part 1 roofline table as a DataFrame: one row per shape, one column per quantity.
 
     `shapes`: a CSV or xlsx path, a DataFrame with m/k/n columns, or (m, k, n) tuples;
-    None for the built-in dozen. Times in seconds, rates in FLOP/s and B/s (SI).
+    None for the built-in dozen. Times in seconds, rates in FLOP/s and B/s (SI). `options`:
+    other BuildConfig fields, e.g. compute_eff=0.8, memory_eff=0.9.
     """
     p = plan(gpu=gpu, dtype=dtype, shapes=shapes, spare_rows=0, gpu_file=gpu_file,
-             shapes_sheet=shapes_sheet)
+             shapes_sheet=shapes_sheet, **options)
     frame = table_frame(p, matmul.TABLE.name)
     frame.attrs["gpu"] = gpu_figures(p)
     return frame

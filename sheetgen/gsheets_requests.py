@@ -24,6 +24,7 @@ from typing import Any
 
 from xlsxwriter.utility import xl_cell_to_rowcol
 
+from sheetgen import palette
 from sheetgen.plan import Cell, ChartPlan, SheetPlan, TablePlan, WorkbookPlan
 from sheetgen.styles import NUMBER_FORMATS, STYLES
 
@@ -367,10 +368,10 @@ def _chart_request(sid: int, sheet: SheetPlan, chart: ChartPlan, chart_id: int) 
                                 "targetAxis": "LEFT_AXIS"}
         if s.line:
             item |= {"lineStyle": {"width": 2, "type": "SOLID"},
-                     "colorStyle": {"rgbColor": _rgb("#C00000")}}
+                     "colorStyle": {"rgbColor": _rgb(palette.CEILING)}}
         else:
             item |= {"pointStyle": {"shape": "CIRCLE", "size": 6},
-                     "colorStyle": {"rgbColor": _rgb("#2F5597")}}
+                     "colorStyle": {"rgbColor": _rgb(palette.POINT)}}
             if s.labels is not None and s.labels[2] - s.labels[1] < LABELLED_POINTS_MAX:
                 labels = [rng(s.labels) if j == i else rng(o.x, pad)
                           for j, o in enumerate(chart.series)]

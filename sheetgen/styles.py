@@ -7,6 +7,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from sheetgen.palette import (
+    COMPUTE,
+    COMPUTE_FILL,
+    DERIVED_FILL,
+    HEADER_FILL,
+    INPUT_FILL,
+    INPUT_FONT,
+    LINK_FONT,
+    MEMORY,
+    MEMORY_FILL,
+    NOTE_FONT,
+)
+
 #: Number-format codes understood by Excel, LibreOffice and Google Sheets alike.
 NUMBER_FORMATS: dict[str, str] = {
     "general": "General",
@@ -21,15 +34,6 @@ NUMBER_FORMATS: dict[str, str] = {
     "bool": "General",
 }
 
-#: Colours (hex) used by both writers.
-INPUT_FILL = "#FFF2CC"  # pale yellow: a cell you may change
-INPUT_FONT = "#1F4E79"  # dark blue text: the spreadsheet-modelling convention for inputs
-HEADER_FILL = "#DDEBF7"
-DERIVED_FILL = "#F2F2F2"
-COMPUTE_FILL = "#F8CBAD"  # compute-bound rows
-MEMORY_FILL = "#BDD7EE"  # memory-bound rows
-NOTE_FONT = "#595959"
-LINK_FONT = "#00803C"  # green text: a value read live from another sheet (modelling convention)
 
 #: Cell roles; writers translate these into their own style objects.
 STYLES: dict[str, dict[str, Any]] = {
@@ -48,3 +52,5 @@ STYLES: dict[str, dict[str, Any]] = {
 
 COMPUTE_BOUND = "compute-bound"
 MEMORY_BOUND = "memory-bound"
+#: regime -> (strong colour for marks and text, light colour for cell fills)
+REGIME_COLORS = {COMPUTE_BOUND: (COMPUTE, COMPUTE_FILL), MEMORY_BOUND: (MEMORY, MEMORY_FILL)}

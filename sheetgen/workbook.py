@@ -39,6 +39,10 @@ class BuildConfig:
     whatif_shape: tuple[int, int, int] = whatif.DEFAULT_SHAPE
     practice: int = 0  # rows of the Practice sheet; 0 leaves the sheet out
     practice_seed: int = practice_sheet.DEFAULT_SEED
+    #: the Inputs sheet's efficiencies (fractions in (0, 1]); 1.0 = the pure roofline
+    compute_eff: float = 1.0
+    memory_eff: float = 1.0
+    link_eff: float = 1.0
 
     def resolved(self) -> BuildConfig:
         """Validate everything up front, with errors naming the option."""
@@ -64,9 +68,22 @@ class BuildConfig:
                                                   and self.link_latency >= 0):
             raise InputError(f"--link-latency must be 0 or more seconds, got "
                              f"{self.link_latency!r}")
+        for option, value in (("--compute-eff", self.compute_eff),
+                              ("--memory-eff", self.memory_eff), ("--link-eff", self.link_eff)):
+            _fraction(option, value)
         shapes = list(self.shapes) if self.shapes is not None else default_shapes()
         return replace(self, gpu=gpu.name, dtype=dtype, shapes=shapes, pipeline_shape=(m, k, n),
                        whatif_shape=whatif_shape)
+
+
+def _fraction(option: str, value: object) -> None:
+    """An efficiency: a number in (0, 1], as the Inputs sheet's validation allows it."""
+    low = inputs.EFF_MIN
+    ok = (isinstance(value, int | float) and not isinstance(value, bool)
+          and math.isfinite(value) and low <= value <= 1.0)
+    if not ok:
+        raise InputError(f"{option} must be a fraction from {low:g} to 1 (1 = pure roofline), "
+                         f"got {value!r}")
 
 
 def _whole(option: str, value: object, low: int, high: int | None = None) -> None:
@@ -103,6 +120,8 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
     values: dict[str, list | object] = {}
     values.update(specs.input_values(config.presets))
     values.update(inputs.input_values(config.gpu or config.presets.default, config.dtype))
+    values.update(compute_eff=float(config.compute_eff), memory_eff=float(config.memory_eff),
+                  link_eff=float(config.link_eff))
     values["m"] = [s.m for s in shapes] + pad
     values["k"] = [s.k for s in shapes] + pad
     values["n"] = [s.n for s in shapes] + pad

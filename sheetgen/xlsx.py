@@ -20,6 +20,7 @@ from xlsxwriter.utility import quote_sheetname, xl_rowcol_to_cell
 from xlsxwriter.workbook import Workbook
 from xlsxwriter.worksheet import Worksheet
 
+from sheetgen import palette
 from sheetgen.atomic import atomic_write
 from sheetgen.errors import OutputError
 from sheetgen.plan import (
@@ -209,11 +210,12 @@ def _chart(wb: Workbook, ws: Worksheet, sheet: str, chart: ChartPlan) -> None:
     for s in chart.series:
         opts: dict[str, Any] = {"name": s.name, "categories": rng(s.x), "values": rng(s.y)}
         if s.line:
-            opts |= {"line": {"color": "#C00000", "width": 2.25}, "marker": {"type": "none"}}
+            opts |= {"line": {"color": palette.CEILING, "width": 2.25}, "marker": {"type": "none"}}
         else:
             opts |= {"line": {"none": True},
                      "marker": {"type": "circle", "size": 6,
-                                "fill": {"color": "#2F5597"}, "border": {"color": "#2F5597"}}}
+                                "fill": {"color": palette.POINT},
+                                "border": {"color": palette.POINT}}}
             if s.labels is not None and s.labels[2] - s.labels[1] < LABELLED_POINTS_MAX:
                 col, first, last = s.labels
                 custom = [{"value": f"={quote_sheetname(sheet)}!"
@@ -224,9 +226,9 @@ def _chart(wb: Workbook, ws: Worksheet, sheet: str, chart: ChartPlan) -> None:
         ch.add_series(opts)
     ch.set_title({"name": chart.title})
     ch.set_x_axis({"name": chart.x_title, "log_base": 10, "num_format": "General",
-                   "major_gridlines": {"visible": True, "line": {"color": "#D9D9D9"}}})
+                   "major_gridlines": {"visible": True, "line": {"color": palette.GRID}}})
     ch.set_y_axis({"name": chart.y_title, "log_base": 10, "num_format": "0E+00",
-                   "major_gridlines": {"visible": True, "line": {"color": "#D9D9D9"}}})
+                   "major_gridlines": {"visible": True, "line": {"color": palette.GRID}}})
     ch.set_legend({"position": "bottom"})
     ch.set_size({"width": 720, "height": 440})
     ws.insert_chart(chart.row, chart.col, ch)

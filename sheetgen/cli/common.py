@@ -108,12 +108,23 @@ _MODEL_OPTIONS = [
 ]
 
 
+def efficiency_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--compute-eff, --memory-eff, --link-eff: the Inputs sheet's efficiency cells."""
+    for flag, what in reversed((("--compute-eff", "peak FLOP/s a matmul reaches"),
+                                ("--memory-eff", "HBM bandwidth reached"),
+                                ("--link-eff", "GPU-to-GPU link bandwidth reached"))):
+        command = click.option(flag, type=float, default=1.0, show_default=True,
+                               help=f"Fraction of {what}, in (0, 1]; 1 = pure roofline "
+                                    "(`sheetgen gpus` shows measured figures).")(command)
+    return command
+
+
 def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The workbook's model options (pipeline, parallelism, what-if, practice), shared by
     every command that plans a workbook; they arrive as keyword arguments."""
     for option in reversed(_MODEL_OPTIONS):
         command = option(command)
-    return command
+    return efficiency_options(command)
 
 
 def workbook_options(command: Callable[..., Any]) -> Callable[..., Any]:

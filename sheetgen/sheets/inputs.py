@@ -23,10 +23,13 @@ DTYPE = Input(
 )
 
 
+EFF_MIN = 0.0001  # the smallest efficiency the sheet's validation (and the CLI) accepts
+
+
 def _efficiency(name: str, label: str, defined: str, doc: str) -> Input:
     return Input(
         name, label, "fraction", fmt="fraction", defined_name=defined, doc=doc,
-        validation=Validation("decimal_range", minimum=0.0001, maximum=1.0,
+        validation=Validation("decimal_range", minimum=EFF_MIN, maximum=1.0,
                               message="A fraction in (0, 1]; 1 = pure roofline"),
     )
 
