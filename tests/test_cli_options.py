@@ -80,3 +80,27 @@ def test_show_aligns_at_the_largest_dimension_and_never_prints_exponents(shapes_
     assert "e-" not in result.output and "e+" not in result.output
     # 1×1×1: 2 FLOP at 312 TFLOP/s = 6.41 fs
     assert "6.41 fs" in rows[1]
+
+
+def test_read_block_gives_the_pipeline_totals_and_parallel_comparison(tmp_path: Path):
+    """Hand figures for the default pipeline (72 layers of 8192×32768 bf16 weights, m = 4096)
+    on a 40 GB A100: weights 72·8192·32768·2 B = 38,654,705,664 B; the largest live pair is
+    a type-1 layer's input 4096×32768 plus output 4096×8192, 2 B each = 335,544,320 B;
+    headroom 40e9 − both = 1,009,750,016 B; compute 72·2·4096·8192·32768 FLOP / 312 TFLOP/s."""
+    out = tmp_path / "r.xlsx"
+    assert run("build", str(out), "--spare-rows", "0").exit_code == 0
+    result = run("read", str(out), "--sheet", "Pipeline", "--block", "--format", "json")
+    assert result.exit_code == 0, result.output
+    totals = {r["name"]: r["value"] for r in json.loads(result.output)}
+    assert totals["total_weight_bytes"] == 72 * 8192 * 32768 * 2
+    assert totals["peak_live_act"] == (4096 * 32768 + 4096 * 8192) * 2
+    assert totals["headroom"] == 40e9 - 72 * 8192 * 32768 * 2 - (4096 * 32768 + 4096 * 8192) * 2
+    assert totals["pipe_fits"] is True
+    assert totals["total_compute_time"] == pytest.approx(72 * 2 * 4096 * 8192 * 32768 / PEAK)
+    par = run("read", str(out), "--sheet", "Parallelism", "--block", "--format", "json")
+    comparison = {r["name"]: r["value"] for r in json.loads(par.output)}
+    # G = 2: each GPU holds half the weights either way
+    assert comparison["pp_weights"] == comparison["tp_weights"] == 72 * 8192 * 32768
+    assert comparison["b_weights"] == "tie"
+    table = run("read", str(out), "--sheet", "Pipeline")
+    assert table.output.startswith("row,layer,") and "total_weight_bytes" not in table.output
