@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from xlsxwriter.utility import xl_cell_to_rowcol
+from xlsxwriter.utility import xl_cell_to_rowcol, xl_rowcol_to_cell
 
 from sheetgen import palette
 from sheetgen.plan import Cell, ChartPlan, SheetPlan, TablePlan, WorkbookPlan
@@ -343,11 +343,22 @@ def _validation_requests(sid: int, sheet: SheetPlan) -> list[Request]:
 
 
 def _conditional_requests(sid: int, sheet: SheetPlan) -> list[Request]:
+    def condition(c: Any) -> dict[str, Any]:
+        if isinstance(c.equals, bool):  # =A6=FALSE, relative to the range's first cell
+            first = xl_rowcol_to_cell(c.first_row, c.col)
+            return {"type": "CUSTOM_FORMULA",
+                    "values": [{"userEnteredValue": f"={first}={c.literal}"}]}
+        return {"type": "TEXT_EQ", "values": [{"userEnteredValue": c.equals}]}
+
+    def style(c: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {"backgroundColor": _rgb(c.color)}
+        if c.font:
+            out["textFormat"] = {"foregroundColor": _rgb(c.font)}
+        return out
+
     return [{"addConditionalFormatRule": {"index": i, "rule": {
         "ranges": [_grid(sid, c.first_row, c.last_row + 1, c.col, c.col + 1)],
-        "booleanRule": {
-            "condition": {"type": "TEXT_EQ", "values": [{"userEnteredValue": c.equals}]},
-            "format": {"backgroundColor": _rgb(c.color)}}}}}
+        "booleanRule": {"condition": condition(c), "format": style(c)}}}}
         for i, c in enumerate(sheet.conditionals)]
 
 

@@ -247,9 +247,10 @@ def _write_worksheet(wb: Workbook, sheet: SheetPlan, formats: _Formats,
     for v in sheet.validations:
         _validation(ws, v)
     for c in sheet.conditionals:
+        style = {"bg_color": c.color} | ({"font_color": c.font} if c.font else {})
         ws.conditional_format(c.first_row, c.col, c.last_row, c.col, {
-            "type": "cell", "criteria": "==", "value": f'"{c.equals}"',
-            "format": wb.add_format({"bg_color": c.color})})
+            "type": "cell", "criteria": "==", "value": c.literal,
+            "format": wb.add_format(style)})
     for chart in sheet.charts:
         _chart(wb, ws, sheet.name, chart)
 

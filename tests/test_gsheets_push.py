@@ -38,6 +38,7 @@ from sheetgen.cli import cli
 from sheetgen.errors import SheetsError
 from sheetgen.gsheets import SpreadsheetState, requests_for
 from sheetgen.gsheets_client import authorize
+from sheetgen.styles import NUMBER_FORMATS
 
 KEY = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcd"
 OTHER = "1ZyXwVuTsRqPoNmLkJiHgFeDcBa9876543210-_zyxw"
@@ -220,8 +221,12 @@ def test_formats_validation_conditional_freeze_chart(shared, gsheets_client):
     assert a6["dataValidation"]["condition"]["type"] == "NUMBER_BETWEEN"
     assert a6["dataValidation"]["strict"] is True
     assert a6["userEnteredFormat"]["numberFormat"] == {"type": "NUMBER", "pattern": "#,##0"}
-    e6 = shared.cell(KEY, "Matmul", "E6")
-    assert e6["userEnteredFormat"]["numberFormat"]["type"] == "SCIENTIFIC"
+    e6 = shared.cell(KEY, "Matmul", "E6")  # FLOPs: readable units, the same pattern as xlsx
+    assert e6["userEnteredFormat"]["numberFormat"] == {"type": "NUMBER",
+                                                       "pattern": NUMBER_FORMATS["flop"]}
+    i6 = shared.cell(KEY, "Matmul", "I6")  # compute time: engineering notation, in seconds
+    assert i6["userEnteredFormat"]["numberFormat"] == {"type": "SCIENTIFIC",
+                                                       "pattern": '##0.00E+0" s"'}
     assert shared.cell(KEY, "Matmul", "M6")["userEnteredFormat"]["numberFormat"]["type"] == \
         "PERCENT"
     assert shared.cell(KEY, "Matmul", "A5")["userEnteredFormat"]["textFormat"]["bold"]

@@ -102,7 +102,7 @@ def _boundary(par_layer: Any, stage_layers: float, n_layers: float) -> Any:
 
 IS_BOUNDARY = Quantity(
     "is_boundary", "PP stage boundary after this layer", "",
-    "AND(MOD({par_layer},{stage_layers})=0,{par_layer}<{n_layers})", _boundary, fmt="bool")
+    "AND(MOD({par_layer},{stage_layers})=0,{par_layer}<{n_layers})", _boundary, fmt="flag")
 
 
 def _hop(name: str, label: str, nbytes: str) -> Quantity:
