@@ -24,7 +24,7 @@ from typing import Any
 
 from xlsxwriter.utility import xl_cell_to_rowcol, xl_rowcol_to_cell
 
-from sheetgen import palette
+from sheetgen import layout_rules, palette
 from sheetgen.plan import Cell, ChartPlan, SheetPlan, TablePlan, WorkbookPlan
 from sheetgen.styles import NUMBER_FORMATS, STYLES
 
@@ -230,6 +230,14 @@ def _pad_col(sheet: SheetPlan) -> int:
     return max(cols, default=-1) + 1
 
 
+def _heights(sid: int, heights: Mapping[int, float]) -> list[Request]:
+    """Header rows as tall as their wrapped text (points -> pixels at 96 dpi)."""
+    return [{"updateDimensionProperties": {
+        "range": {"sheetId": sid, "dimension": "ROWS", "startIndex": row, "endIndex": row + 1},
+        "properties": {"pixelSize": round(points * 4 / 3)}, "fields": "pixelSize"}}
+        for row, points in sorted(heights.items())]
+
+
 def _widths(sid: int, widths: Mapping[int, float]) -> list[Request]:
     out: list[Request] = []
     items = sorted((c, round(w * PX_PER_CHAR)) for c, w in widths.items())
@@ -429,11 +437,12 @@ def structure_requests(plan: WorkbookPlan, state: SpreadsheetState) -> list[Requ
     for pos, sheet in enumerate(plan.sheets):
         rows, cols = _grid_size(sheet)
         grid: dict[str, int] = {"rowCount": rows, "columnCount": cols}
-        if sheet.freeze:
-            if sheet.freeze[0]:
-                grid["frozenRowCount"] = sheet.freeze[0]
-            if sheet.freeze[1]:
-                grid["frozenColumnCount"] = sheet.freeze[1]
+        frozen = layout_rules.freeze(sheet)
+        if frozen:
+            if frozen[0]:
+                grid["frozenRowCount"] = frozen[0]
+            if frozen[1]:
+                grid["frozenColumnCount"] = frozen[1]
         out.append({"addSheet": {"properties": {
             "sheetId": ids[sheet.name], "title": sheet.name, "index": at + pos,
             "gridProperties": grid}}})
@@ -458,6 +467,7 @@ def sheet_requests(plan: WorkbookPlan, state: SpreadsheetState,
     for sheet in plan.sheets:
         sid = ids[sheet.name]
         out += _widths(sid, sheet.widths)
+        out += _heights(sid, layout_rules.row_heights(sheet))
         out += _cells_request(sid, sheet.cells)
         for table in sheet.tables:
             out += _table_requests(sid, table, max_bytes)

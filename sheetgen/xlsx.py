@@ -20,7 +20,7 @@ from xlsxwriter.utility import quote_sheetname, xl_rowcol_to_cell
 from xlsxwriter.workbook import Workbook
 from xlsxwriter.worksheet import Worksheet
 
-from sheetgen import palette
+from sheetgen import layout_rules, palette
 from sheetgen.atomic import atomic_write
 from sheetgen.errors import OutputError
 from sheetgen.plan import (
@@ -166,12 +166,15 @@ def _write_table_row(ws: Worksheet, row: int, columns: list[_Column]) -> None:
 def _write_sheet(ws: Worksheet, sheet: SheetPlan, formats: _Formats,
                  progress: Progress | None) -> None:
     """Rows strictly top to bottom, as constant-memory mode requires."""
+    heights = layout_rules.row_heights(sheet)
     by_row: dict[int, list[Cell]] = {}
     for cell in sheet.cells:
         by_row.setdefault(cell.row, []).append(cell)
     tables = [(t.first_row, t.last_row, _table_columns(t, formats)) for t in sheet.tables]
     last = max([*by_row, *(t.last_row for t in sheet.tables)], default=-1)
     for row in range(last + 1):
+        if row in heights:
+            ws.set_row(row, heights[row])
         cells = by_row.get(row)
         if cells:
             for cell in sorted(cells, key=lambda c: c.col):
@@ -234,6 +237,19 @@ def _chart(wb: Workbook, ws: Worksheet, sheet: str, chart: ChartPlan) -> None:
     ws.insert_chart(chart.row, chart.col, ch)
 
 
+def _page_setup(ws: Worksheet, sheet: SheetPlan) -> None:
+    """Landscape, one page wide, header rows repeated, print area over the used range."""
+    setup = layout_rules.print_setup(sheet)
+    ws.set_landscape()
+    ws.set_paper(9)  # A4; Letter users' printers scale the same one-page-wide layout
+    ws.fit_to_pages(1, 0)
+    ws.print_area(0, 0, setup.last_row, setup.last_col)
+    if setup.repeat_rows is not None:
+        ws.repeat_rows(*setup.repeat_rows)
+    ws.set_margins(left=0.4, right=0.4, top=0.5, bottom=0.5)
+    ws.set_footer("&L&A&R&P / &N")
+
+
 def _write_worksheet(wb: Workbook, sheet: SheetPlan, formats: _Formats,
                      progress: Progress | None) -> None:
     ws = wb.add_worksheet(sheet.name)
@@ -241,8 +257,10 @@ def _write_worksheet(wb: Workbook, sheet: SheetPlan, formats: _Formats,
         ws.set_column(col, col, width)
     for col in sheet.hidden:
         ws.set_column(col, col, sheet.widths.get(col, 12.0), None, {"hidden": True})
-    if sheet.freeze:
-        ws.freeze_panes(*sheet.freeze)
+    frozen = layout_rules.freeze(sheet)
+    if frozen:
+        ws.freeze_panes(*frozen)
+    _page_setup(ws, sheet)
     _write_sheet(ws, sheet, formats, progress)
     for v in sheet.validations:
         _validation(ws, v)
