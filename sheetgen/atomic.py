@@ -88,12 +88,13 @@ def describe(exc: OSError, where: Path) -> str:
 
 @contextlib.contextmanager
 def signals_held() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM off (they arrive afterwards) while a short step must finish."""
+    """Hold SIGINT, SIGTERM and SIGHUP off (they arrive afterwards) while a short step must
+    finish."""
     if not hasattr(signal, "pthread_sigmask") or threading.current_thread() \
             is not threading.main_thread():
         yield
         return
-    held = {signal.SIGINT, signal.SIGTERM}
+    held = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
     old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
     try:
         yield
