@@ -248,38 +248,58 @@ def clean_scratch(base: Path) -> None:
 
 
 class QuietFile:
-    """A binary file that, after its first failed write, accepts and drops everything.
+    """A binary file that, after its first failed write (or once closed), drops everything.
 
     A zip writer (xlsxwriter's, openpyxl's) leaves its ZipFile open when a write fails, and
     ZipFile.__del__ later retries the central directory, printing "Exception ignored in
     ZipFile.__del__" on a full disk. Once one write has failed the file is discarded anyway,
-    so later writes go nowhere; `error` keeps the first failure.
+    so later writes go nowhere (the position still advances, so the zip's arithmetic holds);
+    `error` keeps the first failure.
     """
 
     def __init__(self, raw: BinaryIO) -> None:
         self._raw = raw
+        self._pos = 0
+        self._closed = False
         self.error: OSError | None = None
 
-    def _do(self, fn: Any, *args: Any, dropped: Any = None) -> Any:
-        if self.error is not None:
-            return dropped
-        try:
-            return fn(*args)
-        except OSError as exc:
-            self.error = exc
-            raise
+    @property
+    def dropping(self) -> bool:
+        return self.error is not None or self._closed
+
+    def _fail(self, exc: OSError) -> OSError:
+        self.error = exc
+        return exc
 
     def write(self, data: Any) -> int:
-        return self._do(self._raw.write, data, dropped=len(data))
+        n = len(data)
+        if not self.dropping:
+            try:
+                self._raw.write(data)
+            except OSError as exc:
+                raise self._fail(exc) from None
+        self._pos += n
+        return n
 
     def flush(self) -> None:
-        self._do(self._raw.flush)
+        if not self.dropping:
+            try:
+                self._raw.flush()
+            except OSError as exc:
+                raise self._fail(exc) from None
 
     def seek(self, offset: int, whence: int = 0) -> int:
-        return self._do(self._raw.seek, offset, whence, dropped=0)
+        if self.dropping:
+            self._pos = offset if whence == 0 else self._pos + offset
+            return self._pos
+        try:
+            self._pos = self._raw.seek(offset, whence)
+        except OSError as exc:
+            raise self._fail(exc) from None
+        return self._pos
 
     def tell(self) -> int:
-        return self._do(self._raw.tell, dropped=0)
+        return self._pos
 
     def seekable(self) -> bool:
         return True
@@ -291,6 +311,9 @@ class QuietFile:
         return False
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         try:
             self._raw.close()
         except OSError as exc:

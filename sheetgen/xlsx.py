@@ -303,13 +303,14 @@ def _write_workbook(wb: Workbook, plan: WorkbookPlan, progress: Progress | None)
 
 
 def _discard(wb: Workbook) -> None:
-    """After a failure: close the worksheets' scratch files (their buffers cannot be flushed
-    to a full disk; left open, each would complain when garbage-collected)."""
-    for ws in wb.worksheets():
-        fh = getattr(ws, "row_data_fh", None)
-        if fh is not None:
-            with contextlib.suppress(OSError, ValueError):
-                fh.close()
+    """After a failure: close the parts' scratch files (their buffers cannot be flushed to a
+    full disk; left open, each would complain when garbage-collected)."""
+    for part in [*wb.worksheets(), *wb.charts, wb]:
+        for attr in ("row_data_fh", "fh"):
+            fh = getattr(part, attr, None)
+            if fh is not None and hasattr(fh, "close"):
+                with contextlib.suppress(OSError, ValueError):
+                    fh.close()
 
 
 @contextlib.contextmanager
@@ -320,8 +321,11 @@ def _quiet_failure():  # type: ignore[no-untyped-def]
     try:
         yield
     except BaseException as exc:
-        if exc.__traceback__ is not None:
-            traceback.clear_frames(exc.__traceback__)
+        seen: BaseException | None = exc
+        while seen is not None:  # the whole chain: `from None` still keeps __context__
+            if seen.__traceback__ is not None:
+                traceback.clear_frames(seen.__traceback__)
+            seen = seen.__cause__ or seen.__context__
         hook = sys.unraisablehook
 
         def quiet(unraisable: Any) -> None:

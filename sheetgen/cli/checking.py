@@ -118,11 +118,13 @@ def neutralise(value: Any) -> Any:
 
 def neutralised(frame: Any) -> Any:
     """The frame with every text cell neutralised (index and headers too)."""
+    from pandas.api.types import is_numeric_dtype
+
     out = frame.copy()
     for col in out.columns:
-        if out[col].dtype == object:
-            out[col] = out[col].map(neutralise)
-    if out.index.dtype == object:
+        if not is_numeric_dtype(out[col]):  # text (object or string dtype), mixed columns
+            out[col] = out[col].astype(object).map(neutralise)
+    if not is_numeric_dtype(out.index):
         out.index = out.index.map(neutralise)
     out.columns = [neutralise(c) for c in out.columns]
     return out
