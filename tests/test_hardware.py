@@ -18,6 +18,7 @@ memory_bytes = 8e10
 link_bandwidth = 1e11
 link_latency = 1e-6
 host_bandwidth = 3e10
+sm_count = 64
 measured_compute_efficiency = 0.8
 measured_memory_efficiency = 0.9
 measured_link_efficiency = 0.8
