@@ -190,3 +190,18 @@ def test_bad_refined_options_are_one_line(args, needle):
     lines = r.output.strip().splitlines()
     assert r.exit_code == 2 and len(lines) == 1 and lines[0].startswith("Error: ")
     assert needle in lines[0]
+
+
+def test_pipeline_layers_have_a_refined_total():
+    """Default pipeline (4096, 8192, 32768) on an A100, waves on, a 7 µs floor: every layer is
+    compute-bound with the same FLOPs; type 1 outputs 4096x8192 = 32·64 = 2048 tiles
+    (19 waves of 108 = 2052 slots), type 2 outputs 4096x32768 = 32·256 = 8192 tiles
+    (76 waves = 8208 slots)."""
+    p = sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, waves=True, launch_overhead=7e-6)
+    col = {c.name: c.values for c in p.table("layers").columns}
+    assert (col["layer_tiles"][0], col["layer_waves"][0]) == (2048, 19)
+    assert (col["layer_tiles"][1], col["layer_waves"][1]) == (8192, 76)
+    compute = 2 * 4096 * 8192 * 32768 / A100_PEAK
+    expected = 72 * 7e-6 + 36 * compute * 2052 / 2048 + 36 * compute * 8208 / 8192
+    assert p.model.scalars["pipe_refined"] == pytest.approx(expected, rel=1e-12)
+    assert p.model.scalars["pipe_predicted"] == pytest.approx(72 * compute, rel=1e-12)
