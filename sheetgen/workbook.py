@@ -14,6 +14,7 @@ from sheetgen.definitions import SheetSpec
 from sheetgen.errors import InputError
 from sheetgen.hardware import (
     DEFAULT_DTYPE,
+    MAX_TILE,
     Presets,
     builtin_presets,
     check_dtype,
@@ -53,6 +54,9 @@ class BuildConfig:
     whatif_shape: tuple[int, int, int] = whatif.DEFAULT_SHAPE
     practice: int = 0  # rows of the Practice sheet; 0 leaves the sheet out
     practice_seed: int = practice_sheet.DEFAULT_SEED
+    launch_overhead: float | None = None  # s per matmul call; None = the preset's
+    tile: tuple[int, int] | None = None  # (tile m, tile n); None = the preset's
+    waves: bool | None = None  # wave quantization in the refined time; None = the preset's
 
     def resolved(self) -> BuildConfig:
         """Validate everything up front, with errors naming the option."""
@@ -81,10 +85,23 @@ class BuildConfig:
                                                   and self.link_latency >= 0):
             raise InputError(f"--link-latency must be 0 or more seconds, got "
                              f"{self.link_latency!r}")
+        launch = gpu.launch_overhead if self.launch_overhead is None else self.launch_overhead
+        if isinstance(launch, bool) or not isinstance(launch, int | float) \
+                or not (math.isfinite(launch) and 0 <= launch <= 1):
+            raise InputError(f"--launch-overhead must be 0 to 1 seconds, got {launch!r}")
+        tile = (gpu.tile_m, gpu.tile_n) if not self.tile else tuple(self.tile)
+        if len(tile) != 2:
+            raise InputError(f"--tile takes two whole numbers M N, got {self.tile!r}")
+        for value, dim in zip(tile, "MN", strict=True):
+            _whole(f"--tile {dim}", value, 1, MAX_TILE)
+        waves = gpu.wave_quantization if self.waves is None else self.waves
+        if not isinstance(waves, bool):
+            raise InputError(f"--waves must be on or off (True or False), got {waves!r}")
         shapes = list(self.shapes) if self.shapes is not None else default_shapes()
         self._check_rows(len(shapes))
         return replace(self, gpu=gpu.name, dtype=dtype, shapes=shapes, pipeline_shape=(m, k, n),
-                       whatif_shape=whatif_shape)
+                       whatif_shape=whatif_shape, launch_overhead=float(launch),
+                       tile=(int(tile[0]), int(tile[1])), waves=waves)
 
     def _check_rows(self, n_shapes: int) -> None:
         """Refuse, before any work, a table that would run past the last row of a sheet."""
@@ -165,7 +182,13 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
     pad = [None] * config.spare_rows
     values: dict[str, list | object] = {}
     values.update(specs.input_values(config.presets))
-    values.update(inputs.input_values(config.gpu or config.presets.default, config.dtype))
+    gpu = config.presets.get(config.gpu or config.presets.default)
+    values.update(inputs.input_values(
+        gpu.name, config.dtype,
+        launch_overhead=gpu.launch_overhead if config.launch_overhead is None
+        else config.launch_overhead,
+        tile=(gpu.tile_m, gpu.tile_n) if not config.tile else config.tile,
+        waves=gpu.wave_quantization if config.waves is None else config.waves))
     values["m"] = [s.m for s in shapes] + pad
     values["k"] = [s.k for s in shapes] + pad
     values["n"] = [s.n for s in shapes] + pad
