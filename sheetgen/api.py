@@ -67,8 +67,8 @@ def plan(*, gpu: str | None = None, dtype: str = DEFAULT_DTYPE, shapes: ShapesLi
     """The planned workbook (cells, formulas and reference values), without writing it.
 
     `options` are the other BuildConfig fields: layers, pipeline_shape, gpus, micro_batches,
-    link_bw, link_latency, whatif_shape, practice, practice_seed, compute_eff, memory_eff,
-    link_eff. `chart_helpers`: the Google
+    link_bw, link_latency, whatif_shape, practice, practice_seed, launch_overhead, tile,
+    waves, compute_eff, memory_eff, link_eff. `chart_helpers`: the Google
     Sheets variant, with LOG10 chart helper columns.
     """
     config = BuildConfig(gpu=gpu, dtype=dtype, shapes=to_shapes(shapes, shapes_sheet),
@@ -83,8 +83,11 @@ def analyze(shapes: ShapesLike = None, *, gpu: str | None = None,
     """The Part 1 roofline table as a DataFrame: one row per shape, one column per quantity.
 
     `shapes`: a CSV or xlsx path, a DataFrame with m/k/n columns, or (m, k, n) tuples;
-    None for the built-in dozen. Times in seconds, rates in FLOP/s and B/s (SI). `options`:
-    other BuildConfig fields, e.g. compute_eff=0.8, memory_eff=0.9.
+    None for the built-in dozen. Times in seconds, rates in FLOP/s and B/s (SI).
+    The refined time (columns tiles, waves, wave_efficiency, quantized_compute_time,
+    refined_time) uses `launch_overhead` (s), `tile` (m, n) and `waves` (wave quantization
+    on/off); None takes the GPU preset's. Other `options`: BuildConfig fields such as
+    compute_eff=0.8, memory_eff=0.9.
     """
     p = plan(gpu=gpu, dtype=dtype, shapes=shapes, spare_rows=0, gpu_file=gpu_file,
              shapes_sheet=shapes_sheet, **options)
@@ -105,6 +108,11 @@ FIGURES = {
     "attainable_flops": inputs.ATTAINABLE_FLOPS.name,
     "attainable_bw": inputs.ATTAINABLE_BW.name,
     "attainable_ridge": inputs.ATTAINABLE_RIDGE.name,
+    "sm_count": inputs.SM_COUNT.name,
+    "launch_overhead": inputs.LAUNCH_OVERHEAD.name,
+    "tile_m": inputs.TILE_M.name,
+    "tile_n": inputs.TILE_N.name,
+    "wave_quantization": inputs.WAVE_QUANT.name,
 }
 
 

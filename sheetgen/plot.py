@@ -45,7 +45,8 @@ def _analysed(data: Any, gpu: str | None, dtype: str, gpu_file: Any,
     from sheetgen.api import analyze
 
     if isinstance(data, pd.DataFrame) and "gpu" in data.attrs and gpu is None \
-            and {"intensity", "attained_flops"} <= set(data.columns) and not options:
+            and not any(v is not None for v in options.values()) \
+            and {"intensity", "attained_flops"} <= set(data.columns):
         return data
     return analyze(data, gpu=gpu, dtype=dtype, gpu_file=gpu_file, **options)
 
@@ -67,7 +68,7 @@ def check_plot_path(path: str | os.PathLike[str], force: bool) -> Path:
 def save_figure(fig: Any, path: str | os.PathLike[str], *, force: bool = True) -> Path:
     """Write fig atomically (temporary file beside path, then rename)."""
     out = check_plot_path(path, force)
-    with atomic_write(out, out.suffix) as tmp:
+    with atomic_write(out, out.suffix, replace=force) as tmp:
         fig.savefig(tmp, format=out.suffix.lstrip(".").lower(), dpi=fig.dpi)
     return out
 
@@ -103,7 +104,9 @@ def plot_roofline(data: Any = None, *, gpu: str | None = None, dtype: str = DEFA
     `data`: a frame from `sheetgen.analyze` (its GPU figures are reused), or anything
     `analyze` takes (shapes path, DataFrame with m/k/n, (m, k, n) tuples, None for the
     built-in dozen). `ax`: draw into an existing Axes. `path`: also save it (.png/.svg/.pdf).
-    `options`: model options for `analyze` (compute_eff=0.8, memory_eff=0.9, ...).
+    Each shape also gets a hollow marker at FLOPs / refined time (launch floor and, when on,
+    wave quantization). `options`: model options for `analyze` (`compute_eff=0.8`,
+    `memory_eff`, `launch_overhead`, `tile`, `waves`, ...).
     """
     frame = _analysed(data, gpu, dtype, gpu_file, options)
     g = frame.attrs["gpu"]
@@ -141,8 +144,14 @@ def plot_roofline(data: Any = None, *, gpu: str | None = None, dtype: str = DEFA
         mask = regimes == regime
         if mask.any():
             ax.scatter(x[mask], y[mask], s=28, color=color, zorder=3, label=regime)
+    if "refined_time" in frame.columns and len(frame):
+        y_refined = np.asarray(frame["flops"], dtype=float) / np.asarray(
+            frame["refined_time"], dtype=float) / TERA
+        ax.scatter(x, y_refined, s=28, facecolors="none", edgecolors=palette.POINT, lw=0.8,
+                   zorder=2, label="refined time (launch floor, waves)")
+        y = np.concatenate([y, y_refined])
     if len(frame) <= LABELLED_POINTS_MAX:
-        _label_points(ax, x, y, [str(s) for s in frame["shape_label"]], regimes)
+        _label_points(ax, x, y[:len(x)], [str(s) for s in frame["shape_label"]], regimes)
     floor = min([float(np.min(ceiling)), *y]) if len(y) else float(np.min(ceiling))
     ax.set_ylim(floor / 2, top * 8)  # room above the roof for labels moved up
     ax.set_xscale("log")

@@ -71,7 +71,7 @@ def test_text_from_a_gpu_file_is_written_as_text(tmp_path: Path):
                         .replace('default = "A100 40GB SXM"', 'default = "=1+1"')
                         + '[[gpu]]\nname = "=1+1"\npeak_flops = { bf16 = 1e15 }\n'
                         'hbm_bandwidth = 1e12\nmemory_bytes = 1e9\nlink_bandwidth = 1e11\n'
-                        'link_latency = 1e-6\nhost_bandwidth = 1e10\n'
+                        'link_latency = 1e-6\nhost_bandwidth = 1e10\nsm_count = 100\n'
                         'measured_compute_efficiency = 0.8\nmeasured_memory_efficiency = 0.9\n'
                         'measured_link_efficiency = 0.8\n'
                         'peak_flops_source = "=HYPERLINK(\\"http://x\\")"\n')
@@ -167,7 +167,7 @@ def test_gpus_is_one_line_per_preset_and_sources_on_request():
     assert "source" not in lines[1]
     detail = run("gpus", "H100 SXM", "--sources")
     assert detail.exit_code == 0 and "peak_flops: " in detail.output
-    assert "A100" not in detail.output
+    assert "A100 40GB SXM" not in detail.output.splitlines()[1]  # only the GPU named
     assert "shared/" not in run("gpus", "--sources").output  # users have no such file
     bad = run("gpus", "A200")
     assert bad.exit_code == 2 and bad.output.startswith("Error: unknown GPU 'A200'")

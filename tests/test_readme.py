@@ -29,13 +29,25 @@ __doc__ += "".join(f"\n- {pattern}: {why}" for pattern, why in SKIPS)
 
 def shell_lines(text: str) -> list[str]:
     """The commands of the README's bash blocks, one per `&&` part of each line (comment-only
-    and blank lines dropped), so `pip install . && sheetgen build x` still runs the build."""
+    and blank lines dropped), so `pip install . && sheetgen build x` still runs the build;
+    a here-document (`cat > f <<'EOF'` ... `EOF`) stays one command."""
     commands = []
     for block in re.findall(r"```(?:bash|sh|shell)\n(.*?)```", text, re.S):
-        for line in block.splitlines():
+        lines = iter(block.splitlines())
+        for line in lines:
             line = line.strip()
-            if line and not line.startswith("#"):
-                commands += [part.strip() for part in line.split("&&")]
+            if not line or line.startswith("#"):
+                continue
+            heredoc = re.search(r"<<-?\s*'?(\w+)'?", line)
+            if heredoc:
+                body = []
+                for more in lines:
+                    body.append(more)
+                    if more.strip() == heredoc.group(1):
+                        break
+                commands.append("\n".join([line, *body]))
+                continue
+            commands += [part.strip() for part in line.split("&&")]
     return commands
 
 
@@ -98,7 +110,8 @@ def test_the_required_preset_fields_are_documented_and_the_minimal_file_loads():
 
     readme = (ROOT / "README.md").read_text("utf-8")
     section = readme.split("### Your own GPU", 1)[1].split("\n### ", 1)[0]
-    documented = re.findall(r"^\| `(\w+)` \|", section, re.M)
+    required = section.split("Required:", 1)[1].split("Optional:", 1)[0]
+    documented = re.findall(r"`(\w+)`", required)
     assert set(documented) == {"name", "peak_flops", *FIGURES}
     path = ROOT / "examples" / "my_gpus.toml"
     gpu = load_preset_file(path).get("My GPU")

@@ -13,6 +13,8 @@ from sheetgen.cli.common import (
     cli,
     efficiency_options,
     gpu_file_option,
+    nonblank,
+    refined_options,
     shapes_options,
     user_errors,
 )
@@ -24,15 +26,17 @@ from sheetgen.units import GIGA, TERA, rate_unit, seconds, si
 
 @cli.command()
 @shapes_options
-@click.option("--gpu", help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
+@click.option("--gpu", callback=nonblank,
+              help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
 @click.option("--dtype", default="bf16", show_default=True,
               help=f"Element type: {', '.join(DTYPES)}.")
 @gpu_file_option
 @efficiency_options
+@refined_options
 @click.option("--json", "as_json", is_flag=True,
               help="Print JSON (SI numbers) for scripts instead of the table.")
 def show(shapes: Path | None, shapes_sheet: str | None, gpu: str | None, dtype: str,
-         gpu_file: Path | None, as_json: bool, **efficiency: float) -> None:
+         gpu_file: Path | None, as_json: bool, **options: Any) -> None:
     """Print the Matmul table (Part 1) in the terminal, regimes coloured.
 
     \b
@@ -44,7 +48,7 @@ def show(shapes: Path | None, shapes_sheet: str | None, gpu: str | None, dtype: 
 
     with user_errors():
         frame = analyze(shapes, gpu=gpu, dtype=dtype, gpu_file=gpu_file,
-                        shapes_sheet=shapes_sheet, **efficiency)
+                        shapes_sheet=shapes_sheet, **_refined(options))
     if as_json:
         click.echo(json.dumps(show_json(frame), indent=2))
         return
@@ -62,6 +66,8 @@ _SHOW_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("compute", "compute_time", seconds),
     ("memory", "memory_time", seconds),
     ("predicted", "predicted_time", seconds),
+    ("waves", "waves", lambda v: f"{int(v)}"),
+    ("refined", "refined_time", seconds),
     ("TFLOP/s", "attained_flops", lambda v: f"{v / TERA:.4g}"),
     ("of peak", "peak_fraction", lambda v: f"{v:.1%}"),
 ]
@@ -84,7 +90,9 @@ def show_table(frame: Any) -> list[str]:
     lines = [
         click.style(f"{g['gpu']}, {g['dtype']}", bold=True)
         + f": peak {si(g['peak_flops'], unit)}, HBM {si(g['hbm_bw'], 'B/s')}, "
-          f"ridge {g['ridge']:.4g} {per_byte}{eff}",
+          f"ridge {g['ridge']:.4g} {per_byte}{eff}; refined: floor "
+          f"{seconds(g['launch_overhead'])}, {g['tile_m']:.0f}x{g['tile_n']:.0f} tiles on "
+          f"{g['sm_count']:.0f} SMs, waves {g['wave_quantization']}",
         "  ".join(f"{h:>{w}}" for h, w in zip(headers, widths, strict=True)),
     ]
     for row, texts in zip(records, table, strict=True):
@@ -114,14 +122,16 @@ def show_json(frame: Any) -> dict[str, Any]:
 @cli.command()
 @click.argument("out", type=click.Path(path_type=Path))
 @shapes_options
-@click.option("--gpu", help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
+@click.option("--gpu", callback=nonblank,
+              help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
 @click.option("--dtype", default="bf16", show_default=True,
               help=f"Element type: {', '.join(DTYPES)}.")
 @gpu_file_option
 @efficiency_options
+@refined_options
 @click.option("--force", is_flag=True, help="Overwrite OUT if it exists.")
 def plot(out: Path, shapes: Path | None, shapes_sheet: str | None, gpu: str | None,
-         dtype: str, gpu_file: Path | None, force: bool, **efficiency: float) -> None:
+         dtype: str, gpu_file: Path | None, force: bool, **options: Any) -> None:
     """Draw the roofline to OUT.png, OUT.svg or OUT.pdf (needs matplotlib).
 
     \b
@@ -133,8 +143,13 @@ def plot(out: Path, shapes: Path | None, shapes_sheet: str | None, gpu: str | No
 
         check_plot_path(out, force)
         plot_roofline(shapes_frame(shapes, shapes_sheet), gpu=gpu, dtype=dtype,
-                      gpu_file=gpu_file, path=out, force=force, **efficiency)
+                      gpu_file=gpu_file, path=out, force=force, **_refined(options))
     click.echo(f"wrote {out}")
+
+
+def _refined(options: dict[str, Any]) -> dict[str, Any]:
+    """The refined-time options as the API takes them (an unset --tile arrives empty)."""
+    return {**options, "tile": options.get("tile") or None}
 
 
 def shapes_frame(shapes: Path | None, sheet: str | None) -> Any:
@@ -161,32 +176,43 @@ def gpus(gpu_file: Path | None, sources: bool, names: tuple[str, ...]) -> None:
     with user_errors():
         presets = load_presets(gpu_file)
         chosen = [presets.get(n) for n in names] if names else list(presets.gpus)
-    for line in gpus_table(chosen, presets.default):
+    for line in gpus_table(chosen, presets):
         click.echo(line)
     if not sources:
         click.echo("Sources of every figure: sheetgen gpus --sources")
         return
     for g in chosen:
         click.secho(f"\n{g.name}", bold=True)
+        click.echo(f"  refined time: {g.sm_count} SMs, {g.tile_m}x{g.tile_n} tiles, launch "
+                   f"{seconds(g.launch_overhead)}, wave quantization "
+                   f"{'on' if g.wave_quantization else 'off'}")
         for key, src in g.sources.items():
             click.echo(f"  {key}: {src}")
 
 
-def gpus_table(presets: list[Any], default: str) -> list[str]:
-    """`sheetgen gpus`: one aligned row per preset, figures in the units people quote."""
+def gpus_table(chosen: list[Any], presets: Any) -> list[str]:
+    """`sheetgen gpus`: one aligned row per preset, figures in the units people quote;
+    * marks the default, + a preset from --gpu-file (++ when it replaces a built-in one)."""
+    default = presets.default
+
+    def mark(g: Any) -> str:
+        out = " *" if g.name == default else ""
+        if g.name in presets.origins:
+            out += " ++" if presets.replaces_builtin(g.name) else " +"
+        return out
 
     def peak(g: Any, dtype: str) -> str:
         return f"{g.peak_flops[dtype] / TERA:.4g}" if dtype in g.peak_flops else "-"
 
     headers = ["GPU", *DTYPES, "HBM TB/s", "mem GB", "link GB/s", "latency", "host GB/s",
-               "measured c/m/l"]
-    rows = [[g.name + (" *" if g.name == default else ""),
+               "measured c/m/l", "SMs"]
+    rows = [[g.name + mark(g),
              *(peak(g, d) for d in DTYPES),
              f"{g.hbm_bandwidth / TERA:.4g}", f"{g.memory_bytes / GIGA:.4g}",
              f"{g.link_bandwidth / GIGA:.4g}", seconds(g.link_latency),
              f"{g.host_bandwidth / GIGA:.4g}",
              f"{g.measured_compute_efficiency:g}/{g.measured_memory_efficiency:g}/"
-             f"{g.measured_link_efficiency:g}"] for g in presets]
+             f"{g.measured_link_efficiency:g}", str(g.sm_count)] for g in chosen]
     widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
 
     def line(cells: list[str]) -> str:
@@ -196,4 +222,5 @@ def gpus_table(presets: list[Any], default: str) -> list[str]:
     units = ", ".join(f"{d} T{rate_unit(d)}" for d in DTYPES if rate_unit(d) != "FLOP/s")
     return [line(headers), *(line(r) for r in rows),
             f"Dense peaks in TFLOP/s ({units}); links per direction; measured compute/memory/"
-            f"link efficiency{'; * default' if any(g.name == default for g in presets) else ''}."]
+            f"link efficiency{'; * default' if any(g.name == default for g in chosen) else ''}"
+            f"{'; + from --gpu-file (++ replaces a built-in)' if presets.origins else ''}."]
