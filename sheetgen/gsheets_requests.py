@@ -355,10 +355,11 @@ def _validation_requests(sid: int, sheet: SheetPlan) -> list[Request]:
 
 def _conditional_requests(sid: int, sheet: SheetPlan) -> list[Request]:
     def condition(c: Any) -> dict[str, Any]:
-        if isinstance(c.equals, bool):  # =A6=FALSE, relative to the range's first cell
+        if isinstance(c.equals, bool) or c.negate:  # =A6=FALSE, relative to the first cell
             first = xl_rowcol_to_cell(c.first_row, c.col)
+            op = "<>" if c.negate else "="
             return {"type": "CUSTOM_FORMULA",
-                    "values": [{"userEnteredValue": f"={first}={c.literal}"}]}
+                    "values": [{"userEnteredValue": f"={first}{op}{c.literal}"}]}
         return {"type": "TEXT_EQ", "values": [{"userEnteredValue": c.equals}]}
 
     def style(c: Any) -> dict[str, Any]:

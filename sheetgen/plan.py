@@ -15,6 +15,7 @@ import numpy as np
 from xlsxwriter.utility import quote_sheetname, xl_col_to_name, xl_rowcol_to_cell
 
 from sheetgen.definitions import (
+    GAP_WRAP,
     GUARD_WRAP,
     PLACEHOLDER,
     Block,
@@ -127,6 +128,7 @@ class ConditionalPlan:
     equals: str | bool
     color: str
     font: str | None = None
+    negate: bool = False  # colour the cells that do NOT equal `equals`
 
     @property
     def literal(self) -> str:
@@ -235,6 +237,7 @@ class _Layout:
 
     def __init__(self, registry: Registry, rows: Mapping[str, int]) -> None:
         self.registry = registry
+        self.gaps = registry.gaps()
         self.where: dict[str, _Where] = {}
         self.where_table: dict[str, tuple[int, int]] = {  # table -> (first row, rows)
             t.name: (t.first_row, rows[t.name]) for t in registry.tables.values()}
@@ -305,6 +308,10 @@ class _Layout:
                 m.group(2)], sheet, tname),
             q.template,
         )
+        gap = self.gaps.get(q.name)
+        if gap is not None:
+            body = GAP_WRAP.format(source=self._ref(gap[0], "cell", sheet, tname),
+                                   marker=self._ref(gap[1], "cell", sheet, tname), body=body)
         if table is not None and table.guard and q.name != table.guard:
             guard = self._ref(table.guard, "cell", sheet, tname)
             body = GUARD_WRAP.format(guard=guard, body=body)
@@ -488,11 +495,15 @@ def _plan_conditionals(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
                                                COMPUTE_FILL))
         sp.conditionals.append(ConditionalPlan(w.row, w.col, w.last_row, MEMORY_BOUND,
                                                MEMORY_FILL))
-    # every pass/fail boolean, on every sheet: FALSE (does not fit, does not hide) stands out
+    # every pass/fail boolean, on every sheet: FALSE (does not fit, does not hide) stands out,
+    # and so does a status cell that is not "ok"
     for cell in sp.cells:
         if cell.fmt == "bool" and cell.role in ("formula", "input"):
             sp.conditionals.append(ConditionalPlan(cell.row, cell.col, cell.row, False,
                                                    FALSE_FILL, FALSE_FONT))
+        elif cell.fmt == "status" and cell.role == "formula":
+            sp.conditionals.append(ConditionalPlan(cell.row, cell.col, cell.row, "ok",
+                                                   FALSE_FILL, FALSE_FONT, negate=True))
     for table in sp.tables:
         for column in table.columns:
             if column.fmt == "bool" and table.n_rows:

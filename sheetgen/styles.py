@@ -34,6 +34,7 @@ NUMBER_FORMATS: dict[str, str] = {
     "text": "@",
     "bool": "General",  # a pass/fail check: TRUE/FALSE, FALSE highlighted
     "flag": "General",  # a neutral yes/no (a stage boundary): TRUE/FALSE, not highlighted
+    "status": "@",  # a status text: "ok", else highlighted
     # Readable units on exact SI values (what check, read and the API see). A format can only
     # divide by powers of 1000 (each trailing comma) and hold two conditions, so each picks
     # the larger of two prefixes; times cannot be scaled up to ms or µs by a format and use

@@ -271,7 +271,7 @@ def _write_worksheet(wb: Workbook, sheet: SheetPlan, formats: _Formats,
     for c in sheet.conditionals:
         style = {"bg_color": c.color} | ({"font_color": c.font} if c.font else {})
         ws.conditional_format(c.first_row, c.col, c.last_row, c.col, {
-            "type": "cell", "criteria": "==", "value": c.literal,
+            "type": "cell", "criteria": "!=" if c.negate else "==", "value": c.literal,
             "format": wb.add_format(style)})
     for chart in sheet.charts:
         _chart(wb, ws, sheet.name, chart)

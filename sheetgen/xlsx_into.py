@@ -220,7 +220,8 @@ def write_into(plan: WorkbookPlan, wb: Workbook, *, progress: Progress | None = 
             fill = PatternFill("solid", start_color=_color(c.color), end_color=_color(c.color))
             ws.conditional_formatting.add(
                 f"{xl_rowcol_to_cell(c.first_row, c.col)}:{xl_rowcol_to_cell(c.last_row, c.col)}",
-                CellIsRule(operator="equal", formula=[c.literal], fill=fill,
+                CellIsRule(operator="notEqual" if c.negate else "equal", formula=[c.literal],
+                           fill=fill,
                            font=Font(color=_color(c.font)) if c.font else None))
         for chart in sheet.charts:
             _chart(ws, chart)
