@@ -220,7 +220,10 @@ def gpus_table(chosen: list[Any], presets: Any) -> list[str]:
                          for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
 
     units = ", ".join(f"{d} T{rate_unit(d)}" for d in DTYPES if rate_unit(d) != "FLOP/s")
-    return [line(headers), *(line(r) for r in rows),
+    origins = [f"{g.name}{mark(g)}: from {presets.origins[g.name]}"
+               + (", replaces the built-in preset" if presets.replaces_builtin(g.name) else "")
+               for g in chosen if g.name in presets.origins]
+    return [line(headers), *(line(r) for r in rows), *origins,
             f"Dense peaks in TFLOP/s ({units}); links per direction; measured compute/memory/"
             f"link efficiency{'; * default' if any(g.name == default for g in chosen) else ''}"
             f"{'; + from --gpu-file (++ replaces a built-in)' if presets.origins else ''}."]
