@@ -57,6 +57,9 @@ class Input:
     #: How a table cell reads this input from another workbook's cell when the table is
     #: linked to the user's own sheet (`sheetgen fill`): {source} is that cell's address.
     link: str = "{source}"
+    #: A constant the build lays down for formulas to use (a layer index, the chart's decade
+    #: steps), not one the user is meant to change: styled like a formula, not an input.
+    helper: bool = False
 
     def link_formula(self, source: str) -> str:
         """The formula of a cell that reads this input live from `source` (an address)."""

@@ -282,7 +282,7 @@ def _table_requests(sid: int, table: TablePlan, max_bytes: int) -> list[Request]
         if not col.is_input:
             cell["userEnteredValue"] = {"formulaValue": col.formula_at(r0)}
             fields.append("userEnteredValue")
-        fmt = cell_format("input" if col.is_input else "derived", col.fmt)
+        fmt = cell_format(col.style, col.fmt)
         if fmt:
             cell["userEnteredFormat"] = fmt
             fields.append("userEnteredFormat")

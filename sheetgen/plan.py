@@ -75,6 +75,12 @@ class ColumnPlan:
     offsets: list[int] | None = None  # row shifts between parts (same-row refs to other tables)
     #: inputs linked to the user's cells: the formula of each of the first len(links) rows
     links: list[str] | None = None
+    helper: bool = False  # an input the build sets for formulas: styled like a formula
+
+    @property
+    def style(self) -> str:
+        """The cell role writers style this column's cells with."""
+        return "input" if self.is_input and not self.helper else "derived"
 
     def link_at(self, i: int) -> str | None:
         """The linking formula of the column's i-th row, or None for a typed-in constant."""
@@ -450,7 +456,8 @@ def _plan_table(sp: SheetPlan, table: Table, spec: SheetSpec, layout: _Layout,
                       if sources is not None else None)
             columns.append(ColumnPlan(c, item.name, header_text(item),
                                       item_format(item, model.columns[item.name]), True, None,
-                                      model.columns[item.name], links=linked))
+                                      model.columns[item.name], links=linked,
+                                      helper=item.helper))
         else:
             text = layout.formula(item, spec.name, table)
             offsets = None

@@ -128,7 +128,7 @@ def _table_columns(table: TablePlan, formats: _Formats) -> list[_Column]:
         values = c.values.tolist()
         if c.is_input:
             how = _linked_writer(c, table.first_row) if c.links else None
-            out.append((c.col, formats.get("input", c.fmt), iter(values), how))
+            out.append((c.col, formats.get(c.style, c.fmt), iter(values), how))
         else:
             assert c.parts is not None
             how = c.parts if c.offsets is None else _shifted_writer(c)

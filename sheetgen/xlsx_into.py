@@ -121,7 +121,7 @@ def _write_cells(ws: Worksheet, sheet: SheetPlan, styles: _Styles,
         _write_cell(ws, cell, styles)
     for table in sheet.tables:
         for col in table.columns:
-            input_style = styles.get("input", col.fmt)
+            input_style = styles.get(col.style, col.fmt)
             formula_style = styles.get("linked" if col.is_input else "derived", col.fmt)
             for i in range(table.n_rows):
                 row = table.first_row + i

@@ -119,3 +119,22 @@ def test_a_filled_workbook_gets_the_same_page_setup(tmp_path: Path):
     assert ws.page_setup.orientation == "landscape" and ws.page_setup.fitToHeight == 0
     assert ws.print_title_rows.replace("$", "") == "5:5" and ws.freeze_panes == "A6"
     assert ws.row_dimensions[5].height >= 30
+
+
+def test_helper_constants_are_styled_as_formulas(tmp_path: Path):
+    """The Pipeline layer index and the chart's decade steps are set by the build for the
+    formulas, not typed by the user: grey like formulas, not yellow like inputs."""
+    from sheetgen.palette import DERIVED_FILL, INPUT_FILL
+
+    path, _ = build_workbook(tmp_path / "h.xlsx", spare_rows=1)
+    wb = openpyxl.load_workbook(path)
+    p = plan(spare_rows=1)
+
+    def fill(sheet: str, table: str, column: str) -> str:
+        t = p.sheet(sheet).table(table)
+        c = t.column(column)
+        return wb[sheet].cell(t.first_row + 1, c.col + 1).fill.fgColor.rgb[-6:]
+
+    assert fill("Pipeline", "layers", "layer") == DERIVED_FILL.lstrip("#")
+    assert fill("Matmul", "roofline", "roof_decade") == DERIVED_FILL.lstrip("#")
+    assert fill("Matmul", "matmul", "m") == INPUT_FILL.lstrip("#")  # real inputs stay yellow

@@ -91,7 +91,7 @@ AR_TIME = Quantity(
     fmt="time", doc="2(G-1)/G · bytes / (bw · eff) + latency; the factor is 1 at G = 2.")
 
 # Per-layer table (same rows as the Pipeline sheet's; same-row references reach across).
-PAR_LAYER = Input("par_layer", "layer", fmt="int")
+PAR_LAYER = Input("par_layer", "layer", fmt="int", helper=True)
 STAGE = rf.ceil_div("stage", "par_layer", "stage_layers", "PP stage")
 
 

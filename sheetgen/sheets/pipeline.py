@@ -42,7 +42,8 @@ PIPE_K = Input("pipe_k", "k", "", fmt="int", defined_name="PIPE_K", validation=_
                doc="Type 1 output width = type 2 input width.")
 PIPE_N = Input("pipe_n", "n", "", fmt="int", defined_name="PIPE_N", validation=_DIM,
                doc="Type 1 input width = type 2 output width.")
-LAYER = Input("layer", "layer", fmt="int", doc="1..L; odd layers are type 1, even type 2")
+LAYER = Input("layer", "layer", fmt="int", doc="1..L; odd layers are type 1, even type 2",
+              helper=True)
 
 N_LAYERS = Quantity("n_layers", "layers (L)", "", "COUNT({layer[]})",
                     lambda layer: float(np.count_nonzero(~np.isnan(np.asarray(layer, float)))),
