@@ -172,6 +172,8 @@ class Chart:
     points_label: str
     x_title: str
     y_title: str
+    ceiling_name: str = "roofline ceiling"  # the legend's names of the two series
+    points_name: str = "matmuls"
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,16 @@ from sheetgen.errors import InputError
 from sheetgen.hardware import DEFAULT_DTYPE, Presets, check_dtype, load_presets
 from sheetgen.plan import Source, WorkbookPlan, plan_workbook
 from sheetgen.shapes import Shape, default_shapes, parse_dim
-from sheetgen.sheets import chart_helpers, inputs, matmul, parallel, pipeline, specs, whatif
+from sheetgen.sheets import (
+    chart_helpers,
+    inputs,
+    matmul,
+    parallel,
+    pipeline,
+    specs,
+    whatif,
+)
+from sheetgen.sheets import measured as measured_sheet
 from sheetgen.sheets import practice as practice_sheet
 
 DEFAULT_SPARE_ROWS = 200
@@ -40,6 +49,7 @@ class BuildConfig:
     whatif_shape: tuple[int, int, int] = whatif.DEFAULT_SHAPE
     practice: int = 0  # rows of the Practice sheet; 0 leaves the sheet out
     practice_seed: int = practice_sheet.DEFAULT_SEED
+    measured: measured_sheet.MeasuredInputs | None = None  # rows of the Measured sheet, if any
 
     def resolved(self) -> BuildConfig:
         """Validate everything up front, with errors naming the option."""
@@ -88,6 +98,8 @@ def sheet_specs(config: BuildConfig | None = None, prefix: str = "", *,
     whose charts have no log axis); every other cell is the same.
     """
     optional = [practice_sheet.sheet()] if config is not None and config.practice else []
+    if config is not None and config.measured is not None:
+        optional.append(measured_sheet.sheet(config.measured.source))
     mat = chart_helpers_sheet() if chart_helpers else matmul.sheet()
     sheets = [inputs.sheet(), mat, pipeline.sheet(), parallel.sheet(), whatif.sheet(),
               *optional, specs.sheet()]
@@ -114,6 +126,8 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
     values.update(whatif.input_values(config.whatif_shape))
     if config.practice:
         values.update(practice_sheet.input_values(config.practice, config.practice_seed))
+    if config.measured is not None:
+        values.update(measured_sheet.input_values(config.measured))
     return values
 
 

@@ -88,6 +88,43 @@ def predicted_time(name: str, compute: str, memory: str,
                   doc="Roofline: compute and memory traffic overlap; the slower one wins.")
 
 
+def product(name: str, a_: str, b_: str, label: str, unit: str, fmt: str = "sci",
+            doc: str = "") -> Quantity:
+    """a·b (a batch count times a per-matmul figure, among others)."""
+    return Quantity(name, label, unit, f"{{{a_}}}*{{{b_}}}", lambda **k: k[a_] * k[b_],
+                    fmt=fmt, doc=doc)
+
+
+def relative_error(name: str, predicted: str, measured: str, label: str) -> Quantity:
+    """(predicted − measured) / measured: +0.5 predicts 50 % too slow."""
+    return Quantity(name, label, "fraction", f"({{{predicted}}}-{{{measured}}})/{{{measured}}}",
+                    lambda **k: (k[predicted] - k[measured]) / k[measured], fmt="pct",
+                    doc="(predicted − measured) / measured")
+
+
+def absolute(name: str, value: str, label: str, fmt: str = "pct") -> Quantity:
+    return Quantity(name, label, "fraction", f"ABS({{{value}}})",
+                    lambda **k: np.abs(k[value]), fmt=fmt)
+
+
+def _numbers(values: Any) -> np.ndarray:
+    """The numeric entries of a column (a guarded column's blank rows hold "")."""
+    return np.asarray([v for v in np.ravel(np.asarray(values, dtype=object))
+                       if isinstance(v, int | float | np.integer | np.floating)
+                       and not isinstance(v, bool)], dtype=float)
+
+
+def mean(name: str, column: str, label: str, fmt: str = "pct") -> Quantity:
+    """SUM/COUNT over a column's numbers (the portable mean; blanks and text are skipped)."""
+
+    def reference(**k: Any) -> float:
+        nums = _numbers(k[column])
+        return float(np.sum(nums) / len(nums)) if len(nums) else float("nan")
+
+    return Quantity(name, label, "fraction", f"SUM({{{column}[]}})/COUNT({{{column}[]}})",
+                    reference, fmt=fmt)
+
+
 def total(name: str, column: str, label: str, unit: str, fmt: str = "sci",
           doc: str = "") -> Quantity:
     """SUM over a whole column."""
