@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from sheetgen import __version__
 from sheetgen.definitions import SheetSpec
 from sheetgen.errors import InputError
-from sheetgen.hardware import DEFAULT_DTYPE, Presets, check_dtype, load_presets
+from sheetgen.hardware import DEFAULT_DTYPE, MAX_TILE, Presets, check_dtype, load_presets
 from sheetgen.plan import Source, WorkbookPlan, plan_workbook
 from sheetgen.shapes import Shape, default_shapes, parse_dim
 from sheetgen.sheets import (
@@ -49,6 +49,9 @@ class BuildConfig:
     whatif_shape: tuple[int, int, int] = whatif.DEFAULT_SHAPE
     practice: int = 0  # rows of the Practice sheet; 0 leaves the sheet out
     practice_seed: int = practice_sheet.DEFAULT_SEED
+    launch_overhead: float | None = None  # s per matmul call; None = the preset's
+    tile: tuple[int, int] | None = None  # (tile m, tile n); None = the preset's
+    waves: bool | None = None  # wave quantization in the refined time; None = the preset's
     measured: measured_sheet.MeasuredInputs | None = None  # rows of the Measured sheet, if any
 
     def resolved(self) -> BuildConfig:
@@ -75,9 +78,22 @@ class BuildConfig:
                                                   and self.link_latency >= 0):
             raise InputError(f"--link-latency must be 0 or more seconds, got "
                              f"{self.link_latency!r}")
+        launch = gpu.launch_overhead if self.launch_overhead is None else self.launch_overhead
+        if isinstance(launch, bool) or not isinstance(launch, int | float) \
+                or not (math.isfinite(launch) and 0 <= launch <= 1):
+            raise InputError(f"--launch-overhead must be 0 to 1 seconds, got {launch!r}")
+        tile = (gpu.tile_m, gpu.tile_n) if not self.tile else tuple(self.tile)
+        if len(tile) != 2:
+            raise InputError(f"--tile takes two whole numbers M N, got {self.tile!r}")
+        for value, dim in zip(tile, "MN", strict=True):
+            _whole(f"--tile {dim}", value, 1, MAX_TILE)
+        waves = gpu.wave_quantization if self.waves is None else self.waves
+        if not isinstance(waves, bool):
+            raise InputError(f"--waves must be on or off (True or False), got {waves!r}")
         shapes = list(self.shapes) if self.shapes is not None else default_shapes()
         return replace(self, gpu=gpu.name, dtype=dtype, shapes=shapes, pipeline_shape=(m, k, n),
-                       whatif_shape=whatif_shape)
+                       whatif_shape=whatif_shape, launch_overhead=float(launch),
+                       tile=(int(tile[0]), int(tile[1])), waves=waves)
 
 
 def _whole(option: str, value: object, low: int, high: int | None = None) -> None:
@@ -115,7 +131,13 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
     pad = [None] * config.spare_rows
     values: dict[str, list | object] = {}
     values.update(specs.input_values(config.presets))
-    values.update(inputs.input_values(config.gpu or config.presets.default, config.dtype))
+    gpu = config.presets.get(config.gpu or config.presets.default)
+    values.update(inputs.input_values(
+        gpu.name, config.dtype,
+        launch_overhead=gpu.launch_overhead if config.launch_overhead is None
+        else config.launch_overhead,
+        tile=(gpu.tile_m, gpu.tile_n) if not config.tile else config.tile,
+        waves=gpu.wave_quantization if config.waves is None else config.waves))
     values["m"] = [s.m for s in shapes] + pad
     values["k"] = [s.k for s in shapes] + pad
     values["n"] = [s.n for s in shapes] + pad

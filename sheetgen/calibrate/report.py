@@ -36,15 +36,13 @@ FASTER_UNKNOWN = FASTER_ON_GPU + " " + FASTER_ON_CPU
 def device_for(gpu: GPU, dtype: str) -> fit.Device:
     """The model's figures for a preset: spec peak and bandwidth, the dtype's element size."""
     return fit.Device(gpu.name, gpu.peak(dtype), gpu.hbm_bandwidth, DTYPE_BYTES[dtype],
-                      int(getattr(gpu, "sm_count", 1)))
+                      gpu.sm_count)
 
 
 def preset_params(gpu: GPU) -> fit.Params:
     """The refined model a preset already describes (for --no-fit)."""
     return fit.Params(gpu.measured_compute_efficiency, gpu.measured_memory_efficiency,
-                      float(getattr(gpu, "launch_overhead", 0.0)),
-                      bool(getattr(gpu, "wave_quantization", False)),
-                      int(getattr(gpu, "tile_m", 128)), int(getattr(gpu, "tile_n", 128)))
+                      gpu.launch_overhead, gpu.wave_quantization, gpu.tile_m, gpu.tile_n)
 
 
 @dataclass
@@ -148,7 +146,7 @@ class Calibration:
                   "tile_m": p.tile_m, "tile_n": p.tile_n}
         how = (f"fitted by sheetgen calibrate to {len(self.data)} {self.dtype} times in "
                f"{self.data.origin} ({self.data.metadata.get('date', 'undated')})")
-        known = {"name", "peak_flops", *hardware.FIGURES, *getattr(hardware, "OPTIONAL", {})}
+        known = {"name", "peak_flops", *hardware.UNITS}
         out: dict[str, Any] = {}
         for key, value in values.items():
             if key not in known:

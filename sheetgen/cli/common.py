@@ -108,10 +108,30 @@ _MODEL_OPTIONS = [
 ]
 
 
+_REFINED_OPTIONS = [
+    click.option("--launch-overhead", type=float, metavar="S",
+                 help="Launch floor of the refined time, seconds per matmul "
+                      "(default: the GPU preset's, e.g. 5e-6)."),
+    click.option("--tile", type=int, nargs=2, metavar="M N",
+                 help="Output tile one SM computes, for tiles and waves (default: the "
+                      "preset's, 128 128)."),
+    click.option("--waves/--no-waves", default=None,
+                 help="Wave quantization in the refined time: a partial last wave costs a "
+                      "whole one (default: the preset's, off)."),
+]
+
+
+def refined_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--launch-overhead, --tile and --waves: the refined time beside the pure roofline."""
+    for option in reversed(_REFINED_OPTIONS):
+        command = option(command)
+    return command
+
+
 def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """The workbook's model options (pipeline, parallelism, what-if, practice), shared by
-    every command that plans a workbook; they arrive as keyword arguments."""
-    for option in reversed(_MODEL_OPTIONS):
+    """The workbook's model options (pipeline, parallelism, what-if, practice, refined time),
+    shared by every command that plans a workbook; they arrive as keyword arguments."""
+    for option in reversed([*_MODEL_OPTIONS, *_REFINED_OPTIONS]):
         command = option(command)
     return command
 

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sheetgen import hardware
 from sheetgen.errors import InputError
 from sheetgen.hardware import DTYPE_BYTES, check_dtype
 from sheetgen.measure import csvio, sweep, timing
@@ -149,7 +148,7 @@ def device_preset(result: MeasureResult, backend: timing.Backend,
     device = name or f"{meta.get('device_name', backend.device)} (measured)"
     when = meta.get("date", "")
     how = f"sheetgen measure on {meta.get('device_name', '?')}, {when}"
-    preset: dict[str, object] = {
+    return {
         "name": device,
         "peak_flops": {d: float(f"{p:.6g}") for d, p in result.peaks.items() if p > 0},
         "peak_flops_source": f"{how}: {meta['peak_method']} (achievable, not the spec sheet)",
@@ -174,8 +173,6 @@ def device_preset(result: MeasureResult, backend: timing.Backend,
         "measured_link_efficiency": 1.0,
         "measured_link_efficiency_source": "not measured",
     }
-    known = {"name", "peak_flops", *hardware.FIGURES, *getattr(hardware, "OPTIONAL", {})}
-    return {k: v for k, v in preset.items() if k.removesuffix("_source") in known}
 
 
 def run(out: str | Path, *, device: str = "cpu", shapes: Sequence[tuple[int, int, int]] | None

@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from sheetgen import refined
 from sheetgen.definitions import (
     Block,
     BlockRow,
@@ -32,6 +31,7 @@ from sheetgen.definitions import (
     Validation,
 )
 from sheetgen.sheets import roofline as rf
+from sheetgen.sheets.specs import OFF, ON
 
 SHEET = "Measured"
 OK = "ok"
@@ -47,9 +47,8 @@ CAL_ME = Input("cal_memory_eff", "fitted memory efficiency", "fraction", fmt="pc
 CAL_FLOOR = Input("cal_floor", "fitted launch floor", "s", fmt="time",
                   validation=Validation("decimal_range", minimum=0, maximum=1,
                                         message="Seconds, 0 or more"))
-CAL_WAVES = Input("cal_waves", "wave quantization (1 = on)", fmt="int",
-                  validation=Validation("decimal_range", minimum=0, maximum=1,
-                                        message="0 = off, 1 = on"))
+CAL_WAVES = Input("cal_waves", "wave quantization", "on/off", fmt="text",
+                  validation=Validation("choices", choices=(ON, OFF), message="on or off"))
 CAL_TILE_M = Input("cal_tile_m", "tile rows", "rows", fmt="int", validation=_WHOLE)
 CAL_TILE_N = Input("cal_tile_n", "tile columns", "cols", fmt="int", validation=_WHOLE)
 CAL_SMS = Input("cal_sms", "SMs (CUs, CPU threads)", "SMs", fmt="int", validation=_WHOLE)
@@ -113,33 +112,12 @@ CAL_COMPUTE = rf.ratio("meas_cal_compute", "meas_flops", "cal_flops", "fitted co
                        "s", fmt="time")
 CAL_MEMORY = rf.ratio("meas_cal_memory", "meas_bytes", "cal_bw", "fitted memory time", "s",
                       fmt="time")
-TILES = Quantity(
-    "meas_tiles", "output tiles", "tiles",
-    "{meas_b}*ROUNDUP({meas_m}/{cal_tile_m},0)*ROUNDUP({meas_n}/{cal_tile_n},0)",
-    lambda meas_b, meas_m, meas_n, cal_tile_m, cal_tile_n:
-        meas_b * refined.tiles(meas_m, meas_n, cal_tile_m, cal_tile_n),
-    fmt="int", doc="b · ceil(m / tile rows) · ceil(n / tile cols)")
-WAVES = Quantity("meas_waves", "waves", "", "ROUNDUP({meas_tiles}/{cal_sms},0)",
-                 lambda meas_tiles, cal_sms: refined.waves(meas_tiles, cal_sms), fmt="int",
-                 doc="One tile per SM per wave; a partial last wave costs a whole one.")
-WAVE_EFF = Quantity("meas_wave_eff", "wave efficiency", "fraction",
-                    "{meas_tiles}/({meas_waves}*{cal_sms})",
-                    lambda meas_tiles, meas_waves, cal_sms:
-                        refined.wave_efficiency(meas_tiles, meas_waves, cal_sms), fmt="pct")
-QUANTIZED = Quantity(
-    "meas_quantized", "fitted compute time, quantized", "s",
-    "IF({cal_waves}=1,{meas_cal_compute}/{meas_wave_eff},{meas_cal_compute})",
-    lambda cal_waves, meas_cal_compute, meas_wave_eff: np.where(
-        cal_waves == 1, refined.quantized_compute_time(meas_cal_compute, meas_wave_eff),
-        meas_cal_compute),
-    fmt="time", doc="Compute time with the idle SMs of the last wave paid for, when on.")
-CAL_TIME = Quantity(
-    "meas_cal_time", "refined time (fitted)", "s", "{cal_floor}+MAX({meas_quantized},"
-    "{meas_cal_memory})",
-    lambda cal_floor, meas_quantized, meas_cal_memory:
-        refined.refined_time(cal_floor, meas_quantized, meas_cal_memory),
-    fmt="time", doc="floor + max(quantized compute time, memory time)")
-CAL_ERROR = rf.relative_error("meas_cal_error", "meas_cal_time", "meas_time", "refined error")
+FITTED = rf.RefinedInputs(tile_m="cal_tile_m", tile_n="cal_tile_n", sm_count="cal_sms",
+                          launch_overhead="cal_floor", wave_quant="cal_waves")
+REFINED = rf.refined_roofline("meas_", "meas_m", "meas_n", "meas_cal_compute",
+                              "meas_cal_memory", what="fitted", inputs=FITTED, batch="meas_b")
+CAL_TIME = REFINED.time
+CAL_ERROR = rf.relative_error("meas_cal_error", CAL_TIME.name, "meas_time", "refined error")
 ROOF_ABS = rf.absolute("meas_roof_abs", "meas_roof_error", "|roofline error|")
 CAL_ABS = rf.absolute("meas_cal_abs", "meas_cal_error", "|refined error|")
 LABEL = Quantity("meas_label", "chart label", "", '{meas_m}&"x"&{meas_k}&"x"&{meas_n}',
@@ -152,8 +130,8 @@ TABLE = Table(
     name="measured", header_row=28, col=0,
     inputs=(T_M, T_K, T_N, T_B, T_TIME),
     columns=(CHECK, *ONE.columns()[:2], FLOPS, BYTES, ROOF_COMPUTE, ROOF_MEMORY, ROOF_TIME,
-             ROOF_ERROR, CAL_COMPUTE, CAL_MEMORY, TILES, WAVES, WAVE_EFF, QUANTIZED, CAL_TIME,
-             CAL_ERROR, ROOF_ABS, CAL_ABS, LABEL),
+             ROOF_ERROR, CAL_COMPUTE, CAL_MEMORY, *REFINED.columns(), CAL_ERROR,
+             ROOF_ABS, CAL_ABS, LABEL),
     guard="meas_check",
 )
 
@@ -213,7 +191,7 @@ def _decades(values: Sequence[float]) -> list[float]:
 def input_values(data: MeasuredInputs) -> dict[str, Any]:
     return {
         "cal_compute_eff": data.compute_efficiency, "cal_memory_eff": data.memory_efficiency,
-        "cal_floor": data.launch_overhead, "cal_waves": 1 if data.waves else 0,
+        "cal_floor": data.launch_overhead, "cal_waves": ON if data.waves else OFF,
         "cal_tile_m": data.tile_m, "cal_tile_n": data.tile_n, "cal_sms": data.sm_count,
         "meas_m": list(data.m), "meas_k": list(data.k), "meas_n": list(data.n),
         "meas_b": list(data.b), "meas_time": list(data.seconds),
@@ -239,9 +217,10 @@ def sheet(source: str = "") -> SheetSpec:
         tables=(TABLE, DIAG),
         charts=(Chart(title="Measured vs predicted time", row=3, col=5,
                       ceiling_x="meas_diag_x", ceiling_y="meas_diag_y",
-                      points_x="meas_time", points_y="meas_cal_time", points_label="meas_label",
+                      points_x="meas_time", points_y=CAL_TIME.name, points_label="meas_label",
                       x_title="measured time (s)", y_title="predicted time, refined (s)",
                       ceiling_name="measured = predicted", points_name="refined model"),),
+        regime_columns=(),
         column_widths=widths,
         freeze=(TABLE.first_row, 0),
     )
