@@ -129,7 +129,12 @@ class CpuBackend(Backend):
             threads = os.cpu_count() or 1
         env = {v: os.environ[v] for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                                            "MKL_NUM_THREADS") if v in os.environ}
+        try:
+            load = " ".join(f"{x:.2f}" for x in os.getloadavg())  # others sharing the cores
+        except OSError:
+            load = "unknown"
         return {"device_name": self.name, "device": "cpu", "cpu_threads": str(threads),
+                "load_average_1_5_15min": load,
                 "thread_env": " ".join(f"{k}={v}" for k, v in env.items()) or "unset",
                 "numpy": np.__version__, "blas": _blas(),
                 "python": platform.python_version(), "platform": platform.platform(),
