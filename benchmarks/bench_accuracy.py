@@ -27,6 +27,8 @@ Datasets:
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -35,7 +37,6 @@ from sheetgen.calibrate import fit
 from sheetgen.calibrate.data import Measurements, read_measurements
 from sheetgen.calibrate.report import device_for
 from sheetgen.hardware import GPU, load_presets
-from sheetgen.measure import run as measure_run
 
 DATA = Path(__file__).resolve().parent / "data"
 XLA = DATA / "xla_h100_sm90.csv"
@@ -72,26 +73,37 @@ def xla_rows(h100: GPU) -> list[str]:
             *held_out_rows("XLA H100 f32 as TF32", device_for(h100, "tf32"), tf32)]
 
 
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
 def measured_rows(device: str, dtypes: list[str], seconds: float, keep: Path | None,
-                  label: str) -> tuple[list[str], str]:
-    """Measure now, then score; returns the rows and a line describing the device."""
+                  label: str, threads: int | None = None) -> tuple[list[str], str]:
+    """Measure now (`python -m sheetgen.measure` in a subprocess, so BLAS thread variables
+    apply), then score; returns the rows and a line describing the device."""
     with tempfile.TemporaryDirectory() as tmp:
         out = keep or Path(tmp) / "measured.csv"
         preset_path = Path(tmp) / "device.toml"
-        result = measure_run.run(out, device=device, dtype=",".join(dtypes),
-                                 max_seconds=seconds, preset_out=preset_path, name="measured",
-                                 force=True, show_progress=sys.stderr.isatty())
+        env = dict(os.environ)
+        if threads is not None:
+            env.update({v: str(threads) for v in THREAD_VARS})
+        subprocess.run([sys.executable, "-m", "sheetgen.measure", str(out), "--device", device,
+                        "--dtype", ",".join(dtypes), "--max-seconds", str(seconds),
+                        "--preset-out", str(preset_path), "--name", "measured", "--force"],
+                       env=env, check=True, stdout=subprocess.DEVNULL)
         gpu = load_presets(preset_path).get("measured")
         rows = []
         for dtype in dtypes:
             data = read_measurements(out, dtype=dtype)
             rows += held_out_rows(f"{label} {dtype}", device_for(gpu, dtype), data)
-    meta = result.metadata
-    about = (f"{label}: {meta.get('device_name')} ({meta.get('cpu_threads', meta.get('sm_count'))}"
-             f" threads/SMs), {len(result.rows)} shapes in {meta.get('seconds_taken')} s, "
-             + ", ".join(f"measured peak {d} {p / 1e12:.3g} TFLOP/s"
-                         for d, p in result.peaks.items())
-             + f", copy bandwidth {result.bandwidth / 1e9:.3g} GB/s, {meta.get('date')}"
+        meta = data.metadata
+        n_rows = sum(1 for ln in out.read_text().splitlines()
+                     if ln and not ln.startswith(("#", "m,")))
+    peaks = ", ".join(f"measured peak {d} {float(meta[f'peak_flops.{d}']) / 1e12:.3g} TFLOP/s"
+                      for d in dtypes if f"peak_flops.{d}" in meta)
+    about = (f"{label}: {meta.get('device_name')}, {meta.get('thread_env', '')} "
+             f"({meta.get('cpu_threads', meta.get('sm_count'))} threads/SMs available), "
+             f"{n_rows} timings in {meta.get('seconds_taken')} s, {peaks}, copy bandwidth "
+             f"{float(meta.get('copy_bandwidth', 0)) / 1e9:.3g} GB/s, {meta.get('date')}"
              + (f", load average {meta['load_average_1_5_15min']} at the start"
                 if "load_average_1_5_15min" in meta else ""))
     return rows, about
@@ -102,6 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-cpu", action="store_true", help="only the XLA (and GPU) data")
     ap.add_argument("--cpu-seconds", type=float, default=100.0,
                     help="measure budget on the CPU (the whole run stays under 2 minutes)")
+    ap.add_argument("--cpu-threads", type=int, default=1,
+                    help="BLAS threads on the CPU (1: steadier on a machine shared with "
+                         "other jobs, where a descheduled thread stalls the others)")
     ap.add_argument("--gpu", action="store_true", help="also measure bf16 and fp8 on CUDA")
     ap.add_argument("--gpu-seconds", type=float, default=420.0)
     ap.add_argument("--out", type=Path, help="also write the markdown table here")
@@ -110,7 +125,9 @@ def main(argv: list[str] | None = None) -> int:
     lines = list(HEADER)
     notes = []
     if not args.skip_cpu:
-        rows, about = measured_rows("cpu", ["fp32"], args.cpu_seconds, None, "this CPU")
+        rows, about = measured_rows("cpu", ["fp32"], args.cpu_seconds, None,
+                                    f"this CPU, {args.cpu_threads} BLAS thread(s),",
+                                    threads=args.cpu_threads)
         lines += rows
         notes.append(about)
     lines += xla_rows(h100)

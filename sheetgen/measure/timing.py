@@ -19,7 +19,6 @@ import os
 import platform
 import statistics
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -305,7 +304,3 @@ def backend(device: str) -> Backend:
     if d in ("cuda", "gpu"):
         return CudaBackend()
     raise InputError(f"unknown device {device!r}; choose one of: {', '.join(DEVICES)}")
-
-
-def is_tty() -> bool:
-    return sys.stderr.isatty()
