@@ -85,6 +85,10 @@ class Presets:
 
     gpus: tuple[GPU, ...]
     default: str
+    #: names of the presets a user's --gpu-file gave, by the file they came from
+    origins: dict[str, str] = field(default_factory=dict, compare=False)
+    #: built-in preset names a user's file redefined (theirs replaced them)
+    shadowed: tuple[str, ...] = ()
 
     @property
     def names(self) -> list[str]:
@@ -93,16 +97,26 @@ class Presets:
     def get(self, name: str) -> GPU:
         """Look a GPU up by name (case- and space-insensitive)."""
         want = _norm(name)
+        if not want:
+            raise InputError("the GPU name is empty; choose one of: " + ", ".join(self.names))
         for gpu in self.gpus:
             if _norm(gpu.name) == want:
                 return gpu
         raise InputError(f"unknown GPU {name!r}; choose one of: {', '.join(self.names)}")
 
-    def merged(self, other: Presets) -> Presets:
-        """These presets plus other's; other's win on a name clash."""
+    def merged(self, other: Presets, origin: str = "") -> Presets:
+        """These presets plus other's (from the file `origin`); other's win on a name clash,
+        and the names they replace are kept in `shadowed` so the CLI can say so."""
         theirs = {_norm(g.name) for g in other.gpus}
         kept = tuple(g for g in self.gpus if _norm(g.name) not in theirs)
-        return Presets(gpus=kept + other.gpus, default=self.default)
+        shadowed = tuple(g.name for g in self.gpus if _norm(g.name) in theirs)
+        origins = self.origins | {g.name: origin for g in other.gpus}
+        return Presets(gpus=kept + other.gpus, default=self.default, origins=origins,
+                       shadowed=self.shadowed + shadowed)
+
+    def replaces_builtin(self, name: str) -> bool:
+        """Whether the preset `name` came from a user's file and replaced a built-in one."""
+        return _norm(name) in {_norm(n) for n in self.shadowed}
 
 
 def _norm(name: str) -> str:
@@ -242,5 +256,5 @@ def load_presets(gpu_file: str | Path | None = None) -> Presets:
     """Built-in presets, plus a user's file when given (theirs win on name clashes)."""
     presets = builtin_presets()
     if gpu_file is not None:
-        presets = presets.merged(load_preset_file(gpu_file))
+        presets = presets.merged(load_preset_file(gpu_file), str(gpu_file))
     return presets

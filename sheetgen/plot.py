@@ -65,7 +65,7 @@ def check_plot_path(path: str | os.PathLike[str], force: bool) -> Path:
 def save_figure(fig: Any, path: str | os.PathLike[str], *, force: bool = True) -> Path:
     """Write fig atomically (temporary file beside path, then rename)."""
     out = check_plot_path(path, force)
-    with atomic_write(out, out.suffix) as tmp:
+    with atomic_write(out, out.suffix, replace=force) as tmp:
         fig.savefig(tmp, format=out.suffix.lstrip(".").lower(), dpi=fig.dpi)
     return out
 

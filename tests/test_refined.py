@@ -190,3 +190,60 @@ def test_bad_refined_options_are_one_line(args, needle):
     lines = r.output.strip().splitlines()
     assert r.exit_code == 2 and len(lines) == 1 and lines[0].startswith("Error: ")
     assert needle in lines[0]
+
+
+def test_pipeline_layers_have_a_refined_total():
+    """Default pipeline (4096, 8192, 32768) on an A100, waves on, a 7 µs floor: every layer is
+    compute-bound with the same FLOPs; type 1 outputs 4096x8192 = 32·64 = 2048 tiles
+    (19 waves of 108 = 2052 slots), type 2 outputs 4096x32768 = 32·256 = 8192 tiles
+    (76 waves = 8208 slots)."""
+    p = sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, waves=True, launch_overhead=7e-6)
+    col = {c.name: c.values for c in p.table("layers").columns}
+    assert (col["layer_tiles"][0], col["layer_waves"][0]) == (2048, 19)
+    assert (col["layer_tiles"][1], col["layer_waves"][1]) == (8192, 76)
+    compute = 2 * 4096 * 8192 * 32768 / A100_PEAK
+    expected = 72 * 7e-6 + 36 * compute * 2052 / 2048 + 36 * compute * 8208 / 8192
+    assert p.model.scalars["pipe_refined"] == pytest.approx(expected, rel=1e-12)
+    assert p.model.scalars["pipe_predicted"] == pytest.approx(72 * compute, rel=1e-12)
+
+
+def _wave_cell(p):
+    sheet, cell = p.defined_names["WAVE_QUANT"].split("!")
+    return sheet.strip("'"), cell.replace("$", "")
+
+
+def test_wave_switch_is_an_on_off_dropdown_in_every_writer(tmp_path):
+    """xlsx build, fill (openpyxl) and the Sheets requests all offer exactly on/off."""
+    from openpyxl.utils.cell import column_index_from_string, coordinate_from_string
+
+    from sheetgen import gsheets_requests
+    from sheetgen.fill import fill_workbook
+
+    out = tmp_path / "b.xlsx"
+    sheetgen.build(out, shapes=[(8, 8, 8)])
+    p = sheetgen.plan(shapes=[(8, 8, 8)])
+    sheet, cell = _wave_cell(p)
+
+    def rules(path):
+        ws = openpyxl.load_workbook(path)[sheet]
+        return [dv for dv in ws.data_validations.dataValidation if cell in str(dv.sqref)]
+
+    (built,) = rules(out)
+    assert built.type == "list" and built.formula1 == '"on,off"'
+    theirs = tmp_path / "theirs.xlsx"
+    wb = openpyxl.Workbook()
+    wb.active.append(["m", "k", "n"])
+    wb.active.append([8, 8, 8])
+    wb.save(theirs)
+    filled = fill_workbook(theirs, tmp_path / "f.xlsx").path
+    (in_fill,) = rules(filled)
+    assert in_fill.type == "list" and in_fill.formula1 == '"on,off"'
+    col, row = coordinate_from_string(cell)
+    sp = next(s for s in p.sheets if s.name == sheet)
+    reqs = gsheets_requests._validation_requests(0, sp)
+    (rule,) = [r["setDataValidation"]["rule"] for r in reqs
+               if r["setDataValidation"]["range"]["startRowIndex"] == row - 1
+               and r["setDataValidation"]["range"]["startColumnIndex"]
+               == column_index_from_string(col) - 1]
+    assert rule["condition"] == {"type": "ONE_OF_LIST", "values": [
+        {"userEnteredValue": "on"}, {"userEnteredValue": "off"}]}

@@ -9,7 +9,14 @@ from typing import Any
 
 import click
 
-from sheetgen.cli.common import cli, gpu_file_option, refined_options, shapes_options, user_errors
+from sheetgen.cli.common import (
+    cli,
+    gpu_file_option,
+    nonblank,
+    refined_options,
+    shapes_options,
+    user_errors,
+)
 from sheetgen.hardware import DTYPES, load_presets
 from sheetgen.styles import COMPUTE_BOUND, MEMORY_BOUND
 from sheetgen.units import TERA, seconds, si
@@ -17,7 +24,8 @@ from sheetgen.units import TERA, seconds, si
 
 @cli.command()
 @shapes_options
-@click.option("--gpu", help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
+@click.option("--gpu", callback=nonblank,
+              help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
 @click.option("--dtype", default="bf16", show_default=True,
               help=f"Element type: {', '.join(DTYPES)}.")
 @gpu_file_option
@@ -105,7 +113,8 @@ def show_json(frame: Any) -> dict[str, Any]:
 @cli.command()
 @click.argument("out", type=click.Path(path_type=Path))
 @shapes_options
-@click.option("--gpu", help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
+@click.option("--gpu", callback=nonblank,
+              help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
 @click.option("--dtype", default="bf16", show_default=True,
               help=f"Element type: {', '.join(DTYPES)}.")
 @gpu_file_option
@@ -153,6 +162,9 @@ def gpus(gpu_file: Path | None) -> None:
         presets = load_presets(gpu_file)
     for g in presets.gpus:
         star = " (default)" if g.name == presets.default else ""
+        if g.name in presets.origins:
+            star += f" (from {presets.origins[g.name]}" + (
+                ", replaces the built-in preset)" if presets.replaces_builtin(g.name) else ")")
         click.secho(f"{g.name}{star}", bold=True)
         peaks = ", ".join(f"{d} {si(g.peak_flops[d], 'FLOP/s')}" if d in g.peak_flops
                           else f"{d} n/a" for d in DTYPES)
