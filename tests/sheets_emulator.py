@@ -33,10 +33,11 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
+import sheets_discovery
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
@@ -781,6 +782,10 @@ class SheetsEmulator:
         #: spreadsheets.get (includeGridData) tells stringValue from formulaValue. True: such
         #: text comes back with a leading apostrophe (its user-entered form).
         self.formula_render_quotes_text = False
+        #: Every request body is validated against Google's discovery document
+        #: (tests/sheets_discovery.py) before it is applied: how many were, and what failed.
+        self.validated_bodies = 0
+        self.schema_errors: list[str] = []
         self._faults: list[tuple[re.Pattern[str], str | None, list[Fault]]] = []
         self._accounts: dict[str, Any] = {}  # email -> RSA public key
         self._tokens: dict[str, tuple[str, set[str], float]] = {}  # token -> (email, scopes, exp)
@@ -1063,6 +1068,7 @@ class SheetsEmulator:
             raise HTTPReply(403, self.disabled_error())
         with self._lock:
             ss = self.access(key, email, scopes, write)
+            self._validate(method, rest, query, body)
             if method == "GET" and rest == "":
                 return 200, self.get_spreadsheet(ss, query)
             if method == "POST" and rest == ":batchUpdate":
@@ -1084,6 +1090,29 @@ class SheetsEmulator:
                 if method == "POST" and vm.group(2):
                     return 200, self.values_clear(ss, [rng])
         raise HTTPReply(404, google_error(404, f"Method not found: {method} {raw_path}"))
+
+    #: request body schema per (method, path after the key), from the discovery document
+    BODY_SCHEMAS: ClassVar[dict[tuple[str, str], str]] = {
+        ("POST", ":batchUpdate"): "BatchUpdateSpreadsheetRequest",
+        ("POST", "/values:batchUpdate"): "BatchUpdateValuesRequest",
+        ("POST", "/values:batchClear"): "BatchClearValuesRequest",
+        ("PUT", "/values"): "ValueRange",
+    }
+
+    def _validate(self, method: str, rest: str, query: Mapping[str, list[str]], body: Any
+                  ) -> None:
+        """400 for a body (or a `fields` mask) that Google's published schema refuses."""
+        errors: list[str] = []
+        for mask in query.get("fields", []):
+            errors += sheets_discovery.validate_query_fields(mask)
+        path = "/values" if re.fullmatch(r"/values/[^:/]+", rest) else rest
+        schema = self.BODY_SCHEMAS.get((method, path))
+        if schema is not None and body is not None:
+            self.validated_bodies += 1
+            errors += sheets_discovery.validate(body, schema)
+        if errors:
+            self.schema_errors += errors
+            raise HTTPReply(400, google_error(400, errors[0]))
 
     # spreadsheets.get ------------------------------------------------------
     def get_spreadsheet(self, ss: StoredSpreadsheet, query: Mapping[str, list[str]]
