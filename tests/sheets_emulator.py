@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
+import numpy as np
 import pytest
 import sheets_discovery
 from cryptography.exceptions import InvalidSignature
@@ -1236,17 +1237,58 @@ class SheetsEmulator:
             raise Invalid(f"Invalid value for userEnteredValue.{k}: {v!r}")
 
     def _write_cell(self, sheet: Sheet, r: int, c: int, src: Mapping[str, Any], fields: str,
-                    checked: bool = False) -> None:
+                    checked: bool = False, ss: StoredSpreadsheet | None = None) -> None:
         if not checked:
             self._check_value(src.get("userEnteredValue"))
         if src.get("dataValidation") and not checked:
             _check_condition(src["dataValidation"].get("condition"), DV_CONDITIONS)
         cell = dict(sheet.cells.get((r, c), {}))  # stored cells are replaced, never mutated
+        uev = src.get("userEnteredValue")
+        masked = parse_fields(fields)
+        if uev and ss is not None and ("userEnteredValue" in masked or "*" in masked):
+            try:
+                self._check_strict(ss, sheet, r, c, cell, uev)
+            except HTTPReply as reply:
+                raise Invalid(reply.body["error"]["message"]) from None
         apply_mask_shared(cell, src, fields)
         if cell:
             sheet.cells[(r, c)] = cell
         else:
             sheet.cells.pop((r, c), None)
+
+    def _check_strict(self, ss: StoredSpreadsheet, sheet: Sheet, r: int, c: int,
+                      cell: Mapping[str, Any], uev: Mapping[str, Any]) -> None:
+        """A strict rule rejects input that breaks it, as Google's "Reject the input" does.
+        Cheap cases only: formulas (judged by their result) and rule kinds sheetgen does not
+        use pass. The wording is the emulator's own."""
+        rule = cell.get("dataValidation")
+        if not rule or not rule.get("strict") or not uev or "formulaValue" in uev:
+            return
+        (_, v), = uev.items()
+        if not self._satisfies(ss, sheet, r, c, rule.get("condition") or {}, v):
+            raise HTTPReply(400, google_error(
+                400, f"Invalid value: {json.dumps(v)} violates the data validation rule "
+                f"of cell {quote_sheet(sheet.title)}!{a1(r, c)} (strict)."))
+
+    def _satisfies(self, ss: StoredSpreadsheet, sheet: Sheet, r: int, c: int,
+                   cond: Mapping[str, Any], v: Any) -> bool:
+        kind = cond.get("type")
+        given = [str(x.get("userEnteredValue", "")) for x in cond.get("values") or []]
+        number = isinstance(v, int | float) and not isinstance(v, bool)
+        if kind == "NUMBER_BETWEEN":
+            lo, hi = float(given[0]), float(given[1])
+            return number and lo <= v <= hi
+        if kind == "ONE_OF_LIST":
+            return (_fmt_number(v) if number else str(v)) in given
+        if kind == "ONE_OF_RANGE":
+            src, r0, r1, c0, c1 = self._resolve(ss, given[0].lstrip("="))
+            allowed = {next(iter(cd["userEnteredValue"].values()))
+                       for (rr, cc), cd in src.cells.items()
+                       if r0 <= rr < r1 and c0 <= cc < c1 and "userEnteredValue" in cd}
+            return v in allowed
+        if kind == "CUSTOM_FORMULA":
+            return _custom_formula_holds(sheet.title, r, c, v, given[0], ss)
+        return True
 
     # -- request kinds
     def _req_addSheet(self, ss: StoredSpreadsheet, p: Mapping[str, Any]) -> dict[str, Any]:
@@ -1312,14 +1354,14 @@ class SheetsEmulator:
             for dr, row in enumerate(rows):
                 for dc, cd in enumerate(row.get("values") or []):
                     _check_grid(sheet, r0 + dr + 1, c0 + dc + 1)
-                    self._write_cell(sheet, r0 + dr, c0 + dc, cd, fields)
+                    self._write_cell(sheet, r0 + dr, c0 + dc, cd, fields, ss=ss)
         else:
             sheet, r0, r1, c0, c1 = self._range_bounds(ss, p["range"])
             for r in range(r0, r1):
                 row = rows[r - r0].get("values") or [] if r - r0 < len(rows) else []
                 for c in range(c0, c1):
                     cd = row[c - c0] if c - c0 < len(row) else {}
-                    self._write_cell(sheet, r, c, cd, fields)
+                    self._write_cell(sheet, r, c, cd, fields, ss=ss)
 
     def _req_repeatCell(self, ss: StoredSpreadsheet, p: Mapping[str, Any]) -> None:
         """Google: "If writing a cell with a formula, the formula's ranges will automatically
@@ -1620,6 +1662,7 @@ class SheetsEmulator:
                     if not cell:
                         del sheet.cells[(r0 + dr, c0 + dc)]
                 else:
+                    self._check_strict(ss, sheet, r0 + dr, c0 + dc, cell, uev)
                     cell["userEnteredValue"] = uev
         end = a1(r0 + max(nrows, 1) - 1, c0 + max(ncols, 1) - 1)
         return {"spreadsheetId": ss.id,
@@ -1753,6 +1796,36 @@ def _check_condition(cond: Any, allowed: set[str]) -> None:
             raise Invalid("ONE_OF_RANGE needs a range reference starting with '='.")
     if kind == "CUSTOM_FORMULA" and not str(values[0].get("userEnteredValue", "")).startswith("="):
         raise Invalid("CUSTOM_FORMULA needs a formula starting with '='.")
+
+
+def _custom_formula_holds(title: str, r: int, c: int, v: Any, formula: str,
+                          ss: StoredSpreadsheet) -> bool:
+    """A CUSTOM_FORMULA rule for value v at (r, c), by sheetgen's evaluator. The formula is
+    written for the rule range's top-left cell; this finds that cell from the stored rule."""
+    from sheetgen.evaluate import evaluate_cells
+
+    r0, c0 = _rule_origin(ss, title, r, c, formula)
+    shifted = shift_formula(formula, r - r0, c - c0)
+    scratch = (r, c + 1)  # the only other cell of this one-rule workbook
+    ev = evaluate_cells({title: {scratch: shifted}}, {title: {(r, c): v}})
+    got = ev.value(title, a1(*scratch))
+    return isinstance(got, bool | np.bool_) and bool(got)
+
+
+def _rule_origin(ss: StoredSpreadsheet, title: str, r: int, c: int, formula: str
+                 ) -> tuple[int, int]:
+    """Top-left cell of the block of cells around (r, c) holding this same rule formula."""
+    cells = ss.sheet(title=title).cells
+
+    def same(rr: int, cc: int) -> bool:
+        cond = ((cells.get((rr, cc)) or {}).get("dataValidation") or {}).get("condition") or {}
+        return [x.get("userEnteredValue") for x in cond.get("values") or []] == [formula]
+
+    while r > 0 and same(r - 1, c):
+        r -= 1
+    while c > 0 and same(r, c - 1):
+        c -= 1
+    return r, c
 
 
 def _typed(v: Any) -> dict[str, Any]:
