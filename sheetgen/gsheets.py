@@ -7,7 +7,8 @@ Requests, for a push: two reads (open the spreadsheet, list its tabs and named r
 the whole workbook as the batchUpdate bodies `gsheets_requests.requests_for` builds (one, up
 to a few tens of thousands of rows). A batchUpdate is atomic, so a one-body push either lands
 whole or not at all. If one of sheetgen's tabs or names exists, `push` refuses before writing
-unless `replace=True`.
+unless `replace=True`; so it does when the spreadsheet would exceed Google's 10,000,000 cells
+(its other tabs counted), naming the options that would fit.
 
 A lost response (the batch applied, the reply never came) makes the bounded retry answer 400
 ("already exists"); `push` then re-reads the tabs and, when every clash is a tab with one of

@@ -60,6 +60,7 @@ READ_SCOPES = SHEETS_SCOPES | {
     "https://www.googleapis.com/auth/drive.readonly",
 }
 
+CELL_LIMIT = 10_000_000  # cells per spreadsheet, all tabs together
 CellKey = tuple[str, str]  # (sheet title, "A1")
 ComputeHook = Callable[["Snapshot"], Mapping[CellKey, Any]]
 
@@ -1201,6 +1202,11 @@ class SheetsEmulator:
                     msg = f"Invalid requests[{i}].{kind}: {msg}"
                 raise HTTPReply(400, google_error(400, msg)) from None
             replies.append(reply or {})
+        cells = sum(sh.rows * sh.cols for sh in work.sheets)
+        if cells > CELL_LIMIT:  # every tab counts (https://support.google.com/drive/answer/37603)
+            raise HTTPReply(400, google_error(
+                400, "This action would increase the number of cells in the workbook above "
+                f"the limit of {CELL_LIMIT} cells."))
         work.revision += 1
         ss.__dict__.update(work.__dict__)
         return {"spreadsheetId": ss.id, "replies": replies}
@@ -1736,7 +1742,7 @@ def _check_grid_props(grid: Mapping[str, Any]) -> None:
     rows, cols = int(grid.get("rowCount", 0)), int(grid.get("columnCount", 0))
     if rows < 0 or cols < 0:
         raise Invalid("rowCount and columnCount must be >= 0.")
-    if rows * cols > 10_000_000:
+    if rows * cols > CELL_LIMIT:
         raise Invalid("This action would increase the number of cells in the workbook above "
                       "the limit of 10000000 cells.")
     if int(grid.get("frozenRowCount", 0)) > rows or int(grid.get("frozenColumnCount", 0)) > cols:
