@@ -1105,8 +1105,9 @@ class SheetsEmulator:
                   ) -> None:
         """400 for a body (or a `fields` mask) that Google's published schema refuses."""
         errors: list[str] = []
-        for mask in query.get("fields", []):
-            errors += sheets_discovery.validate_query_fields(mask)
+        if method == "GET" and rest == "":  # spreadsheets.get: a partial Spreadsheet
+            for mask in query.get("fields", []):
+                errors += sheets_discovery.validate_query_fields(mask, "Spreadsheet")
         path = "/values" if re.fullmatch(r"/values/[^:/]+", rest) else rest
         schema = self.BODY_SCHEMAS.get((method, path))
         if schema is not None and body is not None:
