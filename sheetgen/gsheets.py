@@ -44,6 +44,7 @@ from sheetgen.gsheets_client import (
 from sheetgen.gsheets_requests import (
     CELL_LIMIT,
     MAX_BODY_BYTES,
+    MIN_ROWS,
     Progress,
     Request,
     SpreadsheetState,
@@ -154,17 +155,7 @@ def check_cell_limit(plan: WorkbookPlan, state: SpreadsheetState, key: str) -> N
     over = total - CELL_LIMIT
     meta = plan.metadata
     mat = next((s for s in plan.sheets if s.tables and s.tables[0].name == "matmul"), None)
-    spare = int(meta.get("sheetgen.spare_rows", "0") or 0)
-    fixes = []
-    if mat is not None:
-        cols = grid_size(mat)[1]
-        fewer = -(-over // max(cols, 1))  # matmul rows to drop
-        if spare:
-            fixes.append(f"--spare-rows {max(spare - fewer, 0)} (now {spare})"
-                         if fewer <= spare else f"--spare-rows 0 (now {spare})")
-        if fewer > spare:
-            fixes.append(f"a --shapes file with {fewer - spare:,} fewer rows "
-                         f"(now {meta.get('sheetgen.shapes', '?')})")
+    fixes = [f for f in [_fewer_rows(mat, over, meta)] if f] if mat is not None else []
     for option, sheet_names in (("--layers", ("Pipeline", "Parallelism")),
                                 ("--practice", ("Practice",))):
         big = sum(ours.get(n, 0) for n in sheet_names)
@@ -179,6 +170,21 @@ def check_cell_limit(plan: WorkbookPlan, state: SpreadsheetState, key: str) -> N
         f"{CELL_LIMIT:,} per spreadsheet (sheetgen's tabs {sum(ours.values()):,}, the "
         f"largest {biggest!r} {ours[biggest]:,}; other tabs {kept:,}); nothing was written. "
         f"To fit, use {' or '.join(fixes) if fixes else 'fewer rows'}.")
+
+
+def _fewer_rows(mat: SheetPlan, over: int, meta: Mapping[str, str]) -> str | None:
+    """The --spare-rows (or shapes) cut that removes `over` cells from Matmul, if one can."""
+    rows, cols = grid_size(mat)
+    fewer = -(-over // max(cols, 1))  # matmul rows to drop
+    # a tab keeps Google's default 1,000 rows (and room for the chart) however few shapes
+    if fewer > rows - max(MIN_ROWS, *(c.row + 26 for c in mat.charts)):
+        return None
+    spare = int(meta.get("sheetgen.spare_rows", "0") or 0)
+    if fewer <= spare:
+        return f"--spare-rows {spare - fewer} (now {spare})"
+    shapes = (f"a --shapes file with {fewer - spare:,} fewer rows (now "
+              f"{meta.get('sheetgen.shapes', '?')})")
+    return f"--spare-rows 0 (now {spare}) with {shapes}" if spare else shapes
 
 
 def _only_own_clashes(plan: WorkbookPlan, before: SpreadsheetState,

@@ -109,3 +109,25 @@ def test_cli_refuses_a_plan_over_the_cell_limit_without_asking_google(cli_env): 
                           "over Google's limit of 10,000,000", "--spare-rows 352233")
     assert "(now 400000)" in line
     assert cli_env.count(None, r"/v4/") == 0 and cli_env.count(None, r"^/token$") == 0
+
+
+def test_cell_limit_names_shapes_and_other_tabs_when_spare_rows_cannot_help():
+    p = sheetgen.plan(shapes=[(i + 1, 64, 64) for i in range(2000)], spare_rows=0,
+                      chart_helpers=True)
+    ours = sum(gsheets_requests.grid_cells(p).values())
+
+    def beside(cells: int) -> gsheets.SpreadsheetState:
+        return gsheets.SpreadsheetState((("Data", 7),), cells=((7, cells),))
+
+    # another tab leaves room for all of sheetgen's tabs but 1,000 cells: 36 Matmul rows
+    with pytest.raises(SheetsError) as err:
+        gsheets.check_cell_limit(p, beside(10_000_000 - ours + 1_000), KEY)
+    msg = str(err.value)
+    assert "a --shapes file with 36 fewer rows (now 2000)" in msg  # ceil(1,000 / 28)
+    assert "--spare-rows" not in msg and "fewer or smaller other tabs" in msg
+    gsheets.check_cell_limit(p, beside(10_000_000 - ours), KEY)  # "up to": at the limit is ok
+    # 1,000 rows is a tab's floor (Google's default grid): fewer shapes cannot help there
+    small = sheetgen.plan(shapes=SHAPES, spare_rows=0, chart_helpers=True)
+    with pytest.raises(SheetsError) as err:
+        gsheets.check_cell_limit(small, beside(9_900_000), KEY)
+    assert "--shapes" not in str(err.value) and "other tabs" in str(err.value)
