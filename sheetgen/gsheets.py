@@ -177,7 +177,7 @@ def _fewer_rows(mat: SheetPlan, over: int, meta: Mapping[str, str]) -> str | Non
     rows, cols = grid_size(mat)
     fewer = -(-over // max(cols, 1))  # matmul rows to drop
     # a tab keeps Google's default 1,000 rows (and room for the chart) however few shapes
-    if fewer > rows - max(MIN_ROWS, *(c.row + 26 for c in mat.charts)):
+    if fewer > rows - max([MIN_ROWS, *(c.row + 26 for c in mat.charts)]):
         return None
     spare = int(meta.get("sheetgen.spare_rows", "0") or 0)
     if fewer <= spare:
