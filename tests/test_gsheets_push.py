@@ -30,6 +30,7 @@ from sheets_emulator import (
     a1,
     google_error,
 )
+from xlsxwriter.utility import xl_col_to_name
 
 import sheetgen
 import sheetgen.gsheets_client
@@ -38,15 +39,19 @@ from sheetgen.cli import cli
 from sheetgen.errors import SheetsError
 from sheetgen.gsheets import SpreadsheetState, requests_for
 from sheetgen.gsheets_client import authorize
+from sheetgen.sheets import chart_helpers, matmul
 
 KEY = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcd"
 OTHER = "1ZyXwVuTsRqPoNmLkJiHgFeDcBa9876543210-_zyxw"
 URL = f"https://docs.google.com/spreadsheets/d/{KEY}/edit#gid=0"
 SHAPES = [(1, 4096, 4096), (64, 8192, 8192), (4096, 4096, 4096)]
 #: Matmul, Google only: the chart helpers (LOG10 columns, the label copy, blank spacers)
-LOG_COLUMNS = {"T", "U", "X", "Z"}
-BLANK_COLUMNS = {"V", "W", "Y"}
-HELPER_COLUMNS = LOG_COLUMNS | BLANK_COLUMNS | {"AA"}
+_CH = chart_helpers
+LOG_COLUMNS = {xl_col_to_name(c) for c in (_CH.CEILING_BLOCK, _CH.CEILING_BLOCK + 1,
+                                          _CH.POINTS_BLOCK, _CH.POINTS_BLOCK + 2)}
+BLANK_COLUMNS = {xl_col_to_name(c) for c in _CH.BLANK_COLUMNS}
+LABEL_COLUMN = xl_col_to_name(_CH.LAST_COL)
+HELPER_COLUMNS = LOG_COLUMNS | BLANK_COLUMNS | {LABEL_COLUMN}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -202,7 +207,8 @@ def test_stored_cells_equal_the_xlsx_build(tmp_path, shared, gsheets_client):
     for col in sorted(LOG_COLUMNS):
         assert helpers[f"{col}5"]["stringValue"].startswith("chart helper: log10")
         assert helpers[f"{col}6"]["formulaValue"].count("LOG10(") == 1
-    assert helpers["AA6"] == {"formulaValue": '=IF(D6="ok",N6,"")'}  # the point label again
+    label = xl_col_to_name(len(matmul.TABLE.all_columns()) - 1)  # the table's shape label
+    assert helpers[f"{LABEL_COLUMN}6"] == {"formulaValue": f'=IF(D6="ok",{label}6,"")'}
     for col in BLANK_COLUMNS:  # the chart's spacer columns hold nothing in the data rows
         assert helpers[f"{col}5"] == {"stringValue": "(blank)"}
         assert not [ref for ref in helpers if ref.rstrip("0123456789") == col and ref != f"{col}5"]
@@ -245,7 +251,7 @@ def test_formats_validation_conditional_freeze_chart(shared, gsheets_client):
         "log10 arithmetic intensity (FLOP/B)", "log10 attainable FLOP/s"]
     domain = basic["domains"][0]["domain"]["sourceRange"]["sources"]
     assert [(s["startColumnIndex"], s["startRowIndex"], s["endRowIndex"]) for s in domain] == [
-        (19, 5, 12), (23, 5, 13)]  # ceiling log x (T), then the points' log x (X)
+        (_CH.CEILING_BLOCK, 5, 12), (_CH.POINTS_BLOCK, 5, 13)]  # ceiling log x, points' log x
 
 
 def test_user_text_lands_as_text(tmp_path, shared, gsheets_client, shapes_csv):
@@ -253,7 +259,7 @@ def test_user_text_lands_as_text(tmp_path, shared, gsheets_client, shapes_csv):
     gpu_file.write_text(
         '[[gpu]]\nname = "=1+1"\npeak_flops = { bf16 = 1e15 }\nhbm_bandwidth = 1e12\n'
         'memory_bytes = 1e9\nlink_bandwidth = 1e11\nlink_latency = 1e-6\n'
-        'host_bandwidth = 1e10\nmeasured_compute_efficiency = 0.8\n'
+        'host_bandwidth = 1e10\nsm_count = 100\nmeasured_compute_efficiency = 0.8\n'
         'measured_memory_efficiency = 0.9\nmeasured_link_efficiency = 0.8\n'
         'peak_flops_source = "=HYPERLINK(\\"http://x\\",\\"x\\")"\n')
     csv = shapes_csv('m,k,n,note\n+1,2,3,"=HYPERLINK(""http://x"",""x"")"\n8,+1,16,+1\n')
@@ -441,8 +447,9 @@ def test_read_returns_google_values(shared, gsheets_client):
         assert list(frame[col]) == pytest.approx(list(ref[col]), rel=1e-12), col
     assert list(frame["regime"]) == list(ref["regime"])
     google = engine_compute(shared.snapshot(KEY))  # the chart's log10 helper, as computed
-    assert google[("Matmul", "Z6")] == pytest.approx(math.log10(ref["attained_flops"][0]))
-    assert google[("Matmul", "X6")] == pytest.approx(math.log10(ref["intensity"][0]))
+    log_x, log_y = (xl_col_to_name(chart_helpers.POINTS_BLOCK + i) + "6" for i in (0, 2))
+    assert google[("Matmul", log_y)] == pytest.approx(math.log10(ref["attained_flops"][0]))
+    assert google[("Matmul", log_x)] == pytest.approx(math.log10(ref["intensity"][0]))
     inputs = sheetgen.read(KEY, client=gsheets_client, sheet="inputs")
     assert inputs.loc["gpu_name", "value"] == "H100 SXM"
     assert inputs.loc["peak_flops", "value"] == pytest.approx(989.4e12, rel=1e-3)
@@ -477,7 +484,9 @@ def test_check_follows_user_edits_and_finds_disagreement(shared, gsheets_client)
     where = {(m.cell, m.note.startswith("formula changed")) for m in report.mismatches}
     assert {("G6", False), ("K7", True)} <= where
     # the cells computed from K7 follow its new formula, and are reported as such
-    assert {c for c, changed in where - {("G6", False), ("K7", True)}} <= {"L7", "M7", "Z7"}
+    log_y = xl_col_to_name(_CH.POINTS_BLOCK + 2)
+    assert {c for c, changed in where - {("G6", False), ("K7", True)}} <= {"L7", "M7",
+                                                                           f"{log_y}7"}
     assert all(not changed for c, changed in where if c != "K7")
 
 

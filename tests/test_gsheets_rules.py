@@ -82,14 +82,15 @@ def test_push_over_googles_cell_limit_is_refused_before_writing(sheets_emulator,
     msg = str(err.value)
     assert "\n" not in msg and "over Google's limit of 10,000,000" in msg
     assert "other tabs 9,800,000" in msg and "nothing was written" in msg
-    # the suggestion is the most spare rows that fit: Matmul is 28 columns wide
+    # the suggestion is the most spare rows that fit
     spare = int(msg.split("--spare-rows ")[1].split(" ")[0])
     assert "(now 40000)" in msg and 0 < spare < 40_000
     assert writes(sheets_emulator) == before
     p = sheetgen.plan(shapes=SHAPES, spare_rows=spare, chart_helpers=True)
     state = gsheets.fetch_state(sheetgen.gsheets_client.open_spreadsheet(gsheets_client, KEY))
     total = state.kept_cells(p) + sum(gsheets_requests.grid_cells(p).values())
-    assert total <= 10_000_000 < total + 28  # one more spare row would not fit
+    width = gsheets_requests.grid_size(p.sheet("Matmul"))[1]
+    assert total <= 10_000_000 < total + width  # one more spare row would not fit
     # The emulator (which counts every tab, as Google does) agrees: one row more is refused
     # when sheetgen's own check is bypassed, and `spare` rows go through.
     over = sheetgen.plan(shapes=SHAPES, spare_rows=spare + 1, chart_helpers=True)
@@ -103,10 +104,10 @@ def test_push_over_googles_cell_limit_is_refused_before_writing(sheets_emulator,
 def test_cli_refuses_a_plan_over_the_cell_limit_without_asking_google(cli_env):  # noqa: F811
     result = run("push", KEY, "--spare-rows", "400000")
     # By hand: Matmul is 6 rows above its data + 11 default shapes + 400,000 spare rows,
-    # 400,017 rows x 28 columns (A..AA + 1) = 11,200,476 cells; the five other tabs hold
-    # 137,000; 11,337,476 is 1,337,476 over, i.e. ceil(1,337,476 / 28) = 47,767 rows fewer.
-    line = one_line_error(result, "would hold 11,337,476 cells",
-                          "over Google's limit of 10,000,000", "--spare-rows 352233")
+    # 400,017 rows x 33 columns (A..AF + 1) = 13,200,561 cells; the five other tabs hold
+    # 138,000; 13,338,561 is 3,338,561 over, i.e. ceil(3,338,561 / 33) = 101,169 rows fewer.
+    line = one_line_error(result, "would hold 13,338,561 cells",
+                          "over Google's limit of 10,000,000", "--spare-rows 298831")
     assert "(now 400000)" in line
     assert cli_env.count(None, r"/v4/") == 0 and cli_env.count(None, r"^/token$") == 0
 
@@ -119,11 +120,11 @@ def test_cell_limit_names_shapes_and_other_tabs_when_spare_rows_cannot_help():
     def beside(cells: int) -> gsheets.SpreadsheetState:
         return gsheets.SpreadsheetState((("Data", 7),), cells=((7, cells),))
 
-    # another tab leaves room for all of sheetgen's tabs but 1,000 cells: 36 Matmul rows
+    # another tab leaves room for all of sheetgen's tabs but 1,000 cells: 31 Matmul rows
     with pytest.raises(SheetsError) as err:
         gsheets.check_cell_limit(p, beside(10_000_000 - ours + 1_000), KEY)
     msg = str(err.value)
-    assert "a --shapes file with 36 fewer rows (now 2000)" in msg  # ceil(1,000 / 28)
+    assert "a --shapes file with 31 fewer rows (now 2000)" in msg  # ceil(1,000 / 33)
     assert "--spare-rows" not in msg and "fewer or smaller other tabs" in msg
     gsheets.check_cell_limit(p, beside(10_000_000 - ours), KEY)  # "up to": at the limit is ok
     # 1,000 rows is a tab's floor (Google's default grid): fewer shapes cannot help there
