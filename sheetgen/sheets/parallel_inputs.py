@@ -113,13 +113,14 @@ def all_gather(name: str, nbytes: str, label: str) -> Quantity:
         g = a["par_gpus"]
         t = ((g - 1) / g * a[nbytes] / (a["par_link_bw"] * a["link_eff"])
              + (g - 1) * a["par_link_latency"])
-        return np.where(g > 1, t, 0.0) * 1.0 if np.ndim(t) else (t if g > 1 else 0.0)
+        return np.where((g > 1) & (np.asarray(a[nbytes]) > 0), t, 0.0) * 1.0
 
     return Quantity(
         name, label, "s",
-        f"IF({{par_gpus}}>1,({{par_gpus}}-1)/{{par_gpus}}*{{{nbytes}}}/({{par_link_bw}}"
+        f"IF(AND({{par_gpus}}>1,{{{nbytes}}}>0),({{par_gpus}}-1)/{{par_gpus}}*{{{nbytes}}}/({{par_link_bw}}"
         f"*{{link_eff}})+({{par_gpus}}-1)*{{par_link_latency}},0)",
-        reference, fmt="time", doc="(G-1)/G · bytes / (bw · eff) + (G-1) · latency.")
+        reference, fmt="time",
+        doc="(G-1)/G · bytes / (bw · eff) + (G-1) · latency; 0 for nothing to gather.")
 
 
 def hop(name: str, nbytes: str, when: str, label: str) -> Quantity:

@@ -3,7 +3,7 @@
 A sentence is declared once as parts (literal text, numbers, other text cells, and IF
 branches); `sentence` turns the parts into both the formula and the Python reference, so the
 two say the same words. Numbers keep three significant digits (two for percentages) but
-never lose whole digits: ROUND(x, MAX(0, d - 1 - ROUNDDOWN(LOG10(|x| + 1E-12), 0))). A
+never lose whole digits: ROUND(x, MAX(0, d - 1 - floor(log10(|x| + 1E-12)))). A
 spreadsheet writes a ROUNDed number into text without trailing zeros; so does `number_text`.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from sheetgen.definitions import Quantity
@@ -49,7 +50,9 @@ Part = str | Num | Ref | When
 
 
 def _digits(x: float, digits: int) -> int:
-    return max(0, digits - 1 - math.trunc(math.log10(abs(x) + 1e-12)))
+    """Decimals that keep `digits` significant ones (floor(log10) is ROUNDDOWN of a shifted
+    positive number: ROUNDDOWN truncates towards zero)."""
+    return max(0, digits + 99 - math.trunc(math.log10(abs(x) + 1e-12) + 100))
 
 
 def excel_round(x: float, digits: int) -> float:
@@ -62,7 +65,8 @@ def number_text(x: float) -> str:
     """How a spreadsheet writes a number into text (General format, no trailing zeros)."""
     if x == 0:
         return "0"
-    return f"{x:.15g}"
+    text = f"{x:.15g}"
+    return format(Decimal(text), "f") if "e" in text else text
 
 
 def rounded_text(x: float, digits: int = 3) -> str:
@@ -76,7 +80,7 @@ def _formula(parts: Sequence[Part]) -> str:
             out.append('"' + p.replace('"', '""') + '"')
         elif isinstance(p, Num):
             e = f"({p.expr})"
-            out.append(f"ROUND({e},MAX(0,{p.digits - 1}-ROUNDDOWN(LOG10(ABS({e})+1E-12),0)))")
+            out.append(f"ROUND({e},MAX(0,{p.digits + 99}-ROUNDDOWN(LOG10(ABS({e})+1E-12)+100,0)))")
         elif isinstance(p, Ref):
             out.append(f"{{{p.name}}}")
         else:

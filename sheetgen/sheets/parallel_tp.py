@@ -147,13 +147,14 @@ LAST_SHARDED = Quantity(
     'INDEX({tp_split[]},{n_layers})="column"',
     lambda tp_split, n_layers: bool(np.asarray(tp_split)[int(n_layers) - 1] == "column"),
     fmt="bool", doc="A column-split last layer leaves each GPU a shard of the output.")
-GATHER_BYTES = Quantity("tp_gather_bytes", "final output bytes", "B",
-                        "INDEX({out_bytes[]},{n_layers})",
-                        lambda out_bytes, n_layers: float(np.asarray(out_bytes)[int(n_layers)
-                                                                                - 1]),
-                        fmt="sci")
+GATHER_BYTES = Quantity(
+    "tp_gather_bytes", "sharded final output bytes", "B",
+    "IF({tp_last_sharded},INDEX({out_bytes[]},{n_layers}),0)",
+    lambda tp_last_sharded, out_bytes, n_layers:
+        float(np.asarray(out_bytes)[int(n_layers) - 1]) if tp_last_sharded else 0.0,
+    fmt="sci", doc="0 when the last all-reduce left it replicated.")
 GATHER_TIME = all_gather("tp_gather_time", "tp_gather_bytes",
-                         "an all-gather of the final output")
+                         "an all-gather of it would take")
 GATHER_USED = Quantity(
     "tp_gather_used", "all-gather counted in TP latency", "s",
     'IF(AND({tp_last_sharded},{tp_gather}="yes"),{tp_gather_time},0)',
