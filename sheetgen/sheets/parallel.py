@@ -299,7 +299,7 @@ COMPARISON = Block(
 VERDICT_BLOCK = Block(row=COMPARISON.row + len(COMPARISON.rows) + 2, col=0,
                       header=("Verdict (live)", ""),
                       rows=tuple(BlockRow(q.label, [q]) for q in VERDICT))
-_LASTING_ROW = VERDICT_BLOCK.row + len(VERDICT_BLOCK.rows) + 1
+_LASTING_ROW = VERDICT_BLOCK.row + len(VERDICT_BLOCK.rows) + 3
 SWEEP = sweep.table(_LASTING_ROW + len(LASTING) + 3)
 TABLE = Table(name="parallel_layers", header_row=SWEEP.first_row + len(sweep.DEFAULT_ROWS) + 3,
               col=0, inputs=(pp.PAR_LAYER,), columns=(*pp.COLUMNS, *tp.COLUMNS))
@@ -316,6 +316,7 @@ def sheet() -> SheetSpec:
         Text(2, 0, "Layers, shapes, dtype and efficiencies come from the Pipeline and Inputs "
              "sheets; link bandwidth is per direction; nothing overlaps communication in TP."),
         *(Text(_DEF_ROW + i, 0, t) for i, t in enumerate(DEFINITIONS)),
+        Text(_LASTING_ROW - 1, 0, "What stays true whatever the numbers", "subtitle"),
         *(Text(_LASTING_ROW + i, 0, t) for i, t in enumerate(LASTING)),
         Text(SWEEP.header_row - 2, 0, "Batch-size sweep", "subtitle"),
         Text(SWEEP.header_row - 1, 0, "Each row is the whole model at its m; PP uses "

@@ -6,6 +6,10 @@ all-reduce (Patarasuk & Yuan), the all-gather and the point-to-point hop are eac
     ring all-reduce  2(G-1)/G · bytes / (link bw · eff) + 2(G-1) · latency
     all-gather       (G-1)/G  · bytes / (link bw · eff) +  (G-1) · latency
     hop              bytes / (link bw · eff) + latency
+
+Ring all-reduce: P. Patarasuk and X. Yuan, "Bandwidth optimal all-reduce algorithms for
+clusters of workstations", J. Parallel Distrib. Comput. 69(2), 2009: a reduce-scatter and an
+all-gather of G-1 steps each, every step moving bytes/G per GPU.
 """
 
 from __future__ import annotations

@@ -73,6 +73,9 @@ AR_BYTES = rf.elements_bytes("allreduce_bytes", "pipe_m", "tp_ar_cols", "all-red
 AR_TIME = ring_allreduce("allreduce_time", "allreduce_bytes", "one ring all-reduce")
 
 
+# nccl-tests' figures, so the sheet reads like `all_reduce_perf` output: algbw = S / t and, for
+# an all-reduce, busbw = algbw · 2(G-1)/G (https://github.com/NVIDIA/nccl-tests/blob/
+# a0b82b2260cf5152b9f8c061bbf7eaf0ba096432/doc/PERFORMANCE.md, "Bus bandwidth", "AllReduce").
 def _algbw(allreduce_bytes: float, allreduce_time: float) -> Any:
     return allreduce_bytes / allreduce_time if allreduce_time > 0 else ""
 
