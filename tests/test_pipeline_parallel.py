@@ -89,6 +89,9 @@ def test_api_frames():
     (["--link-bw", "0"], ["--link-bw must be a positive"]),
     (["--link-latency", "-1"], ["--link-latency"]),
     (["--pipeline-shape", "0", "8", "8"], ["--pipeline-shape m"]),
+    (["--host-link-latency", "-1"], ["--host-link-latency"]),
+    (["--link-over", "pcie"], ["--link-over"]),
+    (["--tp-pairing", "auto"], ["--tp-pairing"]),
 ])
 def test_bad_parallel_options(tmp_path, args, needles):
     out = tmp_path / "o.xlsx"
