@@ -307,7 +307,8 @@ TABLE = Table(name="parallel_layers", header_row=SWEEP.first_row + len(sweep.DEF
 
 def sheet() -> SheetSpec:
     widths = {0: 40.0, 1: 16.0, 2: 16.0, 3: 16.0, 4: 12.0, 5: 22.0, 6: 40.0}
-    widths |= {i: 13.0 for i in range(7, 48)}
+    last = max(len(t.all_columns()) for t in (TABLE, SWEEP))
+    widths |= {i: 13.0 for i in range(7, last)}
     texts = [
         Text(0, 0, "The pipeline on G GPUs: pipeline vs tensor parallelism", "title"),
         Text(1, 0, "PP (GPipe): G stages of ceil(L/G) layers, M micro-batches. TP "
