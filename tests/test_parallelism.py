@@ -287,17 +287,23 @@ def test_libreoffice_recalculates_every_new_cell_and_the_verdict(tmp_path):
     plans = {key: plan_build(BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=1, **opts))
              for key, opts in VARIANTS.items()}
     files = [write_xlsx(p, tmp_path / f"{key}.xlsx") for key, p in plans.items()]
-    # the user types the PCIe figure into the link bandwidth override
+    # the user types the PCIe figure into the link bandwidth override, and clears a sweep row
+    # (the model of that edit, below, has the same blank row)
     edited = tmp_path / "pcie.xlsx"
     wb = openpyxl.load_workbook(files[0])
     cell = _cell(plans["default"], "link_bw_override")
     wb["Parallelism"].cell(cell.row + 1, cell.col + 1, 31.5e9)
+    sweep = plans["default"].table("parallel_sweep")
+    wb["Parallelism"].cell(sweep.first_row + 2, sweep.column("sweep_m_typed").col + 1).value = None
     wb.save(edited)
     out = recalc_many([*files, edited], tmp_path / "out")
     for key, p in plans.items():
         assert mismatches(p, read_values(out[tmp_path / f"{key}.xlsx"])) == [], key
     cfg = BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=1, link_bw=31.5e9).resolved()
-    expected = plan_workbook(sheet_specs(), input_values(cfg))
+    values_in = input_values(cfg)
+    values_in["sweep_m_typed"][1] = None
+    expected = plan_workbook(sheet_specs(), values_in)
+    assert expected.model.columns["sw_check"][1] == "type m or × input m"
     values = read_values(out[edited])
     assert mismatches(expected, values) == []
     verdict = _cell(expected, "verdict_latency")

@@ -28,6 +28,29 @@ DEFAULT_ROWS: tuple[tuple[int | None, float | None], ...] = (
     (1, None), (8, None), (64, None), (512, None), (1024, None), (2048, None), (None, 1),
     (None, 4))
 
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool) \
+        and not np.isnan(v)
+
+
+def _status(sweep_m_typed: Any, sweep_times: Any) -> Any:
+    def one(m: Any, times: Any) -> str:
+        if _is_number(m):
+            return "ok" if m >= 1 else "m must be 1 or more"
+        if _is_number(times):
+            return "ok" if times > 0 else "× must be positive"
+        return "type m or × input m"
+
+    return np.array([one(m, t) for m, t in zip(sweep_m_typed, sweep_times, strict=True)],
+                    dtype=object)
+
+
+SW_CHECK = Quantity(
+    "sw_check", "row", "",
+    'IF(ISNUMBER({sweep_m_typed}),IF({sweep_m_typed}>=1,"ok","m must be 1 or more"),'
+    'IF(ISNUMBER({sweep_times}),IF({sweep_times}>0,"ok","× must be positive"),'
+    '"type m or × input m"))', _status, fmt="text",
+    doc="Blank rows and bad entries show a hint instead of spreadsheet errors.")
 SW_M = Quantity("sw_m", "m (rows)", "",
                 "IF(ISNUMBER({sweep_m_typed}),{sweep_m_typed},ROUNDUP({sweep_times}*{pipe_m},0))",
                 lambda sweep_m_typed, sweep_times, pipe_m: np.where(
@@ -146,7 +169,7 @@ def _relabel(q: Quantity, label: str) -> Quantity:
     return Quantity(q.name, label, q.unit, q.template, q.reference, q.fmt, q.defined_name, q.doc)
 
 
-HEADLINE = (SW_M, SW_MICRO, S_LAT, P_LAT, T_LAT, _relabel(B_LAT, "latency: better"), LEAD,
+HEADLINE = (SW_CHECK, SW_M, SW_MICRO, S_LAT, P_LAT, T_LAT, _relabel(B_LAT, "latency: better"), LEAD,
             P_STREAM, P_FLUSHED, T_TPUT, _relabel(B_STREAM, "stream: better"),
             _relabel(B_FLUSHED, "one at a time: better"))
 HELPERS = (SW_ROWS, S_T1, S_T2, P_T1, P_T2, P_OUT1, P_OUT2, P_H1, P_H2,
@@ -156,7 +179,7 @@ HELPERS = (SW_ROWS, S_T1, S_T2, P_T1, P_T2, P_OUT1, P_OUT2, P_H1, P_H2,
 
 def table(header_row: int) -> Table:
     return Table(name="parallel_sweep", header_row=header_row, col=0,
-                 inputs=(TYPED_M, TIMES_M), columns=(*HEADLINE, *HELPERS))
+                 inputs=(TYPED_M, TIMES_M), columns=(*HEADLINE, *HELPERS), guard="sw_check")
 
 
 def input_values(rows: tuple[tuple[int | None, float | None], ...] = DEFAULT_ROWS
