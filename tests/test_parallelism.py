@@ -11,10 +11,12 @@ import math
 
 import openpyxl
 import pytest
+from click.testing import CliRunner
 from conftest import needs_libreoffice
 from lo_helpers import mismatches, read_values, recalc_many
 
 import sheetgen
+from sheetgen.cli import cli
 from sheetgen.plan import plan_workbook
 from sheetgen.shapes import Shape
 from sheetgen.workbook import BuildConfig, input_values, plan_build, sheet_specs
@@ -264,6 +266,18 @@ def test_verdict_reads_the_numbers():
     assert "both fit" in s["verdict_memory"]
     pcie = scalars(link_bw=31.5e9)
     assert pcie["verdict_latency"].startswith("Latency: pipeline parallel finishes one batch")
+
+
+def test_cli_builds_reads_and_checks_the_sheet(tmp_path):
+    out = tmp_path / "p.xlsx"
+    args = ["build", str(out), "--spare-rows", "0", "--link-over", "host", "--tp-pairing",
+            "wide", "--tp-gather", "--gpus", "4", "--layers", "6"]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    read = CliRunner().invoke(cli, ["read", str(out), "--sheet", "Parallelism"])
+    assert read.exit_code == 0 and read.output.startswith("row,par_layer,stage")
+    assert len(read.output.splitlines()) == 1 + 6  # the per-layer table
+    check = CliRunner().invoke(cli, ["check", str(out)])
+    assert check.exit_code == 0, check.output
 
 
 VARIANTS = {
