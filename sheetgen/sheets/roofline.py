@@ -76,6 +76,21 @@ def memory_time(name: str, bytes_: str, label: str = "memory time") -> Quantity:
                  doc="Bytes at the attainable (efficiency-adjusted) HBM bandwidth.")
 
 
+def time_of(name: str, rows: str, inner: str, cols: str, label: str) -> Quantity:
+    """One matmul's predicted time in a single cell: max(FLOPs / attainable FLOP/s,
+    bytes / attainable bandwidth), composed from `flops` and `bytes_moved` above (the sweep
+    tables need a whole roofline per cell, not seven columns)."""
+    f, b = flops("_f", rows, inner, cols), bytes_moved("_b", rows, inner, cols)
+
+    def reference(**a: Any) -> Any:
+        return np.maximum(f.reference(**a) / a["attainable_flops"],
+                          b.reference(**a) / a["attainable_bw"])
+
+    return Quantity(name, label, "s",
+                    f"MAX(({f.template})/{{attainable_flops}},({b.template})/{{attainable_bw}})",
+                    reference, fmt="time", doc="The roofline: the slower of compute and memory.")
+
+
 def larger(name: str, a_: str, b_: str, label: str, unit: str = "s", fmt: str = "time",
            doc: str = "") -> Quantity:
     """MAX of two values (the roofline's overlap assumption, among others)."""
@@ -204,11 +219,14 @@ def better(name: str, pp: str, tp: str, *, lower_is_better: bool = True) -> Quan
     lt = "<" if lower_is_better else ">"
     scale = 1 - TIE_RTOL if lower_is_better else 1 + TIE_RTOL
 
-    def wins(a: float, b: float) -> bool:
+    def wins(a: Any, b: Any) -> Any:
         return a < b * scale if lower_is_better else a > b * scale
 
-    def reference(**k: Any) -> str:
+    def reference(**k: Any) -> Any:
         a, b = k[pp], k[tp]
+        if np.ndim(a) or np.ndim(b):  # a table column (the sweep)
+            return np.where(wins(a, b), "pipeline",
+                            np.where(wins(b, a), "tensor", "tie")).astype(object)
         return "pipeline" if wins(a, b) else "tensor" if wins(b, a) else "tie"
 
     return Quantity(
