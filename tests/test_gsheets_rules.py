@@ -104,10 +104,16 @@ def test_push_over_googles_cell_limit_is_refused_before_writing(sheets_emulator,
 def test_cli_refuses_a_plan_over_the_cell_limit_without_asking_google(cli_env):  # noqa: F811
     result = run("push", KEY, "--spare-rows", "400000")
     # By hand: Matmul is 6 rows above its data + 11 default shapes + 400,000 spare rows,
-    # 400,017 rows x 33 columns (A..AF + 1) = 13,200,561 cells; the five other tabs hold
-    # 138,000; 13,338,561 is 3,338,561 over, i.e. ceil(3,338,561 / 33) = 101,169 rows fewer.
-    line = one_line_error(result, "would hold 13,338,561 cells",
-                          "over Google's limit of 10,000,000", "--spare-rows 298831")
+    # 400,017 rows x 33 columns (A..AF + 1) = 13,200,561 cells; the other tabs' grids (read
+    # from the plan, since other sheets grow) come on top. The excess over 10,000,000 in
+    # whole Matmul rows, rounded up, is what --spare-rows must drop.
+    p = sheetgen.plan(spare_rows=400_000, chart_helpers=True)
+    assert gsheets_requests.grid_size(p.sheet("Matmul")) == (400_017, 33)
+    others = sum(n for name, n in gsheets_requests.grid_cells(p).items() if name != "Matmul")
+    total = 400_017 * 33 + others
+    fewer = -(-(total - 10_000_000) // 33)
+    line = one_line_error(result, f"would hold {total:,} cells",
+                          "over Google's limit of 10,000,000", f"--spare-rows {400_000 - fewer}")
     assert "(now 400000)" in line
     assert cli_env.count(None, r"/v4/") == 0 and cli_env.count(None, r"^/token$") == 0
 
