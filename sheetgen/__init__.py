@@ -14,6 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+#: Libraries the workbook side needs and `sheetgen.measure` does not: a bare GPU machine with
+#: only NumPy (and PyTorch) can still run `python -m sheetgen.measure` (see sheetgen/measure);
+#: lazy imports keep `import sheetgen` working there, and a public name that needs one of
+#: these says so.
+_WORKBOOK_LIBRARIES = {"pandas", "xlsxwriter", "openpyxl", "click", "matplotlib", "scipy"}
+
 #: public name -> the module that defines it
 _LAZY = {
     "analyze": "sheetgen.api", "build": "sheetgen.api", "gpu_figures": "sheetgen.api",
@@ -52,7 +58,14 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'sheetgen' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    try:
+        value = getattr(importlib.import_module(module), name)
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in _WORKBOOK_LIBRARIES:
+            raise
+        raise ImportError(f"sheetgen.{name} needs {exc.name}, which is not installed: "
+                          f"pip install sheetgen (only sheetgen.measure works without it)"
+                          ) from None
     globals()[name] = value
     return value
 

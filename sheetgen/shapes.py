@@ -20,8 +20,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from xlsxwriter.utility import xl_rowcol_to_cell
-
 from sheetgen.errors import InputError
 from sheetgen.sheets.matmul import MAX_DIM
 
@@ -201,7 +199,8 @@ def _xlsx_rows(ws: Any) -> list[tuple[int, tuple[object, ...]]]:
 
 def read_xlsx_table(path: str | Path, sheet: str | None = None) -> ShapeTable:
     """Shapes from an xlsx: the named sheet, else the first sheet with an m/k/n header."""
-    import openpyxl
+    import openpyxl  # imported here: reading CSV needs neither it nor xlsxwriter (measure)
+    from xlsxwriter.utility import xl_rowcol_to_cell
 
     p = Path(path)
     try:
