@@ -15,3 +15,6 @@ DEFAULT_PRACTICE_SEED = 2026
 #: What-if base shape: memory-bound on an A100 in bf16, a few doublings from the ridge
 DEFAULT_WHATIF_SHAPE = (128, 4096, 4096)
 DEFAULT_SPARE_ROWS = 200
+#: `sheetgen measure`: the time budget of a sweep and the timed repeats per shape
+DEFAULT_MEASURE_SECONDS = 60.0
+DEFAULT_MEASURE_REPEATS = 10

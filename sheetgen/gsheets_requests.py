@@ -282,20 +282,36 @@ def _widths(sid: int, widths: Mapping[int, float]) -> list[Request]:
     return out
 
 
-def _cells_request(sid: int, cells: Sequence[Cell]) -> list[Request]:
-    """The non-table cells of a sheet: one updateCells from A1, values and formats."""
+def _cells_request(sid: int, cells: Sequence[Cell],
+                   max_bytes: int = MAX_BODY_BYTES) -> list[Request]:
+    """The non-table cells of a sheet: updateCells from A1, values and formats; split into
+    runs of rows when one request would pass the body budget (long number formats add up)."""
     if not cells:
         return []
     by_row: dict[int, dict[int, Cell]] = {}
     for c in cells:
         by_row.setdefault(c.row, {})[c.col] = c
-    rows = []
+    budget = max(max_bytes - 50_000, max_bytes // 2, 1)
+    out: list[Request] = []
+    rows: list[dict[str, Any]] = []
+    start, size = 0, 0
     for r in range(max(by_row) + 1):
         row = by_row.get(r, {})
         values = [_cell_data(row[c]) if c in row else {} for c in range(max(row, default=-1) + 1)]
-        rows.append({"values": values} if values else {})
-    return [{"updateCells": {"start": {"sheetId": sid, "rowIndex": 0, "columnIndex": 0},
-                             "rows": rows, "fields": "userEnteredValue,userEnteredFormat"}}]
+        item = {"values": values} if values else {}
+        n = len(json.dumps(item)) + 2
+        if rows and size + n > budget:
+            out.append(_update_cells(sid, start, rows))
+            rows, start, size = [], r, 0
+        rows.append(item)
+        size += n
+    out.append(_update_cells(sid, start, rows))
+    return out
+
+
+def _update_cells(sid: int, row: int, rows: list[dict[str, Any]]) -> Request:
+    return {"updateCells": {"start": {"sheetId": sid, "rowIndex": row, "columnIndex": 0},
+                            "rows": rows, "fields": "userEnteredValue,userEnteredFormat"}}
 
 
 def _table_requests(sid: int, table: TablePlan, max_bytes: int) -> list[Request]:
@@ -520,7 +536,7 @@ def sheet_requests(plan: WorkbookPlan, state: SpreadsheetState,
         out += _widths(sid, sheet.widths)
         out += _heights(sid, layout_rules.row_heights(sheet))
         out += _hidden_requests(sid, sheet)
-        out += _cells_request(sid, sheet.cells)
+        out += _cells_request(sid, sheet.cells, max_bytes)
         for table in sheet.tables:
             out += _table_requests(sid, table, max_bytes)
         out += _validation_requests(sid, sheet)

@@ -151,6 +151,7 @@ def evaluate(registry: Registry, values: Mapping[str, Any]) -> ModelResult:
             _release_inputs(table, raw, ok[table.name], env)
     for span, (_table, cols) in registry.spans.items():
         env[span] = np.column_stack([raw[c] for c in cols]) if cols else np.empty((0, 0))
+    gaps = registry.gaps()
 
     for q in registry.order():
         table = registry.table_of.get(q.name)
@@ -160,7 +161,11 @@ def evaluate(registry: Registry, values: Mapping[str, Any]) -> ModelResult:
             ok[table.name] = status == "ok"
             _release_inputs(table, raw, ok[table.name], env)
             continue
-        result = q.reference(**{d: env[d] for d in q.dependencies()})
+        gap = gaps.get(q.name)
+        if gap is not None and not _is_number(env.get(gap[0])):
+            result = np.nan  # a gap upstream: the sheet shows its marker (_mark_gaps)
+        else:
+            result = q.reference(**{d: env[d] for d in q.dependencies()})
         if table is None:
             env[q.name] = _scalar(result)
             continue

@@ -23,6 +23,10 @@ SKIPS: list[tuple[str, str]] = [
     (r"GOOGLE_APPLICATION_CREDENTIALS|--credentials", "needs a Google service-account key"),
     (r"\bKEY\b|docs\.google\.com", "needs a real Google spreadsheet"),
     (r"^python3? benchmarks/", "benchmarks take minutes (tests/test_bench_*.py run them small)"),
+    (r"^sheetgen measure |--device cuda",
+     "times real matmuls for a minute or needs a CUDA GPU: a benchmark "
+     "(tests/test_measure.py runs it small)"),
+    (r"\bcpu\.(csv|toml)\b", "reads what a skipped `sheetgen measure` wrote"),
 ]
 __doc__ += "".join(f"\n- {pattern}: {why}" for pattern, why in SKIPS)
 
@@ -33,7 +37,7 @@ def shell_lines(text: str) -> list[str]:
     a here-document (`cat > f <<'EOF'` ... `EOF`) stays one command."""
     commands = []
     for block in re.findall(r"```(?:bash|sh|shell)\n(.*?)```", text, re.S):
-        lines = iter(block.splitlines())
+        lines = iter(block.replace("\\\n", " ").splitlines())  # join continued lines
         for line in lines:
             line = line.strip()
             if not line or line.startswith("#"):
