@@ -282,36 +282,41 @@ def _widths(sid: int, widths: Mapping[int, float]) -> list[Request]:
     return out
 
 
-def _cells_request(sid: int, cells: Sequence[Cell],
-                   max_bytes: int = MAX_BODY_BYTES) -> list[Request]:
-    """The non-table cells of a sheet: updateCells from A1, values and formats; split into
-    runs of rows when one request would pass the body budget (long number formats add up)."""
+def _cells_request(sid: int, cells: Sequence[Cell], max_bytes: int) -> list[Request]:
+    """The non-table cells of a sheet: updateCells from A1, values and formats, chunked."""
     if not cells:
         return []
     by_row: dict[int, dict[int, Cell]] = {}
     for c in cells:
         by_row.setdefault(c.row, {})[c.col] = c
-    budget = max(max_bytes - 50_000, max_bytes // 2, 1)
-    out: list[Request] = []
     rows: list[dict[str, Any]] = []
-    start, size = 0, 0
     for r in range(max(by_row) + 1):
         row = by_row.get(r, {})
         values = [_cell_data(row[c]) if c in row else {} for c in range(max(row, default=-1) + 1)]
-        item = {"values": values} if values else {}
-        n = len(json.dumps(item)) + 2
-        if rows and size + n > budget:
-            out.append(_update_cells(sid, start, rows))
-            rows, start, size = [], r, 0
-        rows.append(item)
-        size += n
-    out.append(_update_cells(sid, start, rows))
+        rows.append({"values": values} if values else {})
+    return _chunked_rows(sid, rows, 0, 0, "userEnteredValue,userEnteredFormat", max_bytes)
+
+
+def _chunked_rows(sid: int, rows: list[dict[str, Any]], r0: int, c0: int, fields: str,
+                  max_bytes: int) -> list[Request]:
+    """updateCells requests over consecutive row groups, none larger than the body budget
+    (with room for a little more in the same body)."""
+    budget = max(max_bytes - 50_000, max_bytes // 2, 1)
+    out: list[Request] = []
+    start = 0
+    while start < len(rows):
+        size, end = 0, start
+        while end < len(rows):
+            n = len(json.dumps(rows[end])) + 2
+            if size + n > budget and end > start:
+                break
+            size += n
+            end += 1
+        out.append({"updateCells": {
+            "start": {"sheetId": sid, "rowIndex": r0 + start, "columnIndex": c0},
+            "rows": rows[start:end], "fields": fields}})
+        start = end
     return out
-
-
-def _update_cells(sid: int, row: int, rows: list[dict[str, Any]]) -> Request:
-    return {"updateCells": {"start": {"sheetId": sid, "rowIndex": row, "columnIndex": 0},
-                            "rows": rows, "fields": "userEnteredValue,userEnteredFormat"}}
 
 
 def _table_requests(sid: int, table: TablePlan, max_bytes: int) -> list[Request]:
@@ -350,22 +355,7 @@ def _table_requests(sid: int, table: TablePlan, max_bytes: int) -> list[Request]
         rows.append({"values": values} if values else {})
     while rows and not rows[-1]:
         rows.pop()
-    # Chunk so that no single request exceeds the body budget (with room for a little more).
-    budget = max(max_bytes - 50_000, max_bytes // 2, 1)
-    start = 0
-    while start < len(rows):
-        size, end = 0, start
-        while end < len(rows):
-            n = len(json.dumps(rows[end])) + 2
-            if size + n > budget and end > start:
-                break
-            size += n
-            end += 1
-        out.append({"updateCells": {
-            "start": {"sheetId": sid, "rowIndex": r0 + start, "columnIndex": c0},
-            "rows": rows[start:end], "fields": "userEnteredValue"}})
-        start = end
-    return out
+    return out + _chunked_rows(sid, rows, r0, c0, "userEnteredValue", max_bytes)
 
 
 def _validation_requests(sid: int, sheet: SheetPlan) -> list[Request]:
