@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .evaluator import Ctx, ev, take_cells
+from .evaluator import Ctx, blanks_beyond, ev, take_cells
 from .parser import Node
 from .values import BOOL, DIV0, EMPTY, ERR, NA, NUM, NUM_ERR, REF, STR, VALUE, ExcelError
 from .vec import ErrAcc, Vec, const, error_vec, finite_check, select, text_to_number, to_bool
@@ -197,7 +197,8 @@ def _countblank(args: list[Node], ctx: Ctx) -> Vec:
     blank = kinds == EMPTY
     if v.obj is not None:
         blank = blank | ((kinds == STR) & (v.objs() == ""))
-    return Vec(NUM, blank.sum(axis=1, keepdims=True).astype(float))
+    beyond = blanks_beyond(v)  # a clipped whole-column range: the rest is empty
+    return Vec(NUM, blank.sum(axis=1, keepdims=True).astype(float) + beyond)
 
 
 @_register("SUMPRODUCT", 1, 255)

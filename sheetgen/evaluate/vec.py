@@ -22,7 +22,7 @@ _NUMERIC_TEXT = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
 class Vec:
     """Values for a group of rows; see the module docstring for the layout."""
 
-    __slots__ = ("dims", "is_ref", "kind", "num", "obj")
+    __slots__ = ("dims", "is_ref", "kind", "nominal", "num", "obj")
 
     def __init__(
         self,
@@ -37,6 +37,7 @@ class Vec:
         self.obj = obj
         self.is_ref = is_ref
         self.dims = dims
+        self.nominal: tuple[int, int] | None = None  # a clipped range's written (h, w)
 
     @property
     def shape(self) -> tuple[int, int]:
