@@ -24,11 +24,20 @@ from sheetgen.errors import WorkbookError
 
 from .evaluator import Ctx, Rowwise, ev
 from .functions import ARITY, FUNCTIONS, PREFIX_AGGREGATES, Unsupported, is_moving_column
+from .limits import (
+    MAX_CELLS,
+    MAX_COL,
+    MAX_EXPANDED_NODES,
+    MAX_ROW,
+    MAX_SPAN_CELLS,
+    LimitExceeded,
+    check_formula,
+)
 from .parser import FormulaSyntaxError, Node, parse
-from .reader import RawWorkbook
-from .refs import a1
+from .reader import RawSheet, RawWorkbook
+from .refs import a1, index_to_col
 from .store import Book, Column, SheetStore
-from .tokenizer import MAX_ROW, tokenize
+from .tokenizer import tokenize
 from .values import BOOL, EMPTY, ERR, NUM, STR, VALUE, ExcelError, NotEvaluated
 from .vec import Vec, concat_rows
 
@@ -76,27 +85,27 @@ class Engine:
         self.lenient = lenient
         self.not_evaluated: dict[tuple[str, int, int], str] = {}  # (sheet, row, col) -> why
         self.book = Book()
-        self.texts: dict[str, dict[int, np.ndarray]] = {}
         self.names = dict(raw.names)
         self.local_names = raw.local_names
         self.sheet_names = [s.name for s in raw.sheets]
         self.groups: list[Group] = []
         self._name_cache: dict[tuple[str, str], Node] = {}
+        cells = spans = 0
         for sh in raw.sheets:
             f_rows = np.asarray(sh.f_rows, dtype=np.int64)
             f_cols = np.asarray(sh.f_cols, dtype=np.int64)
-            top = [int(a.max()) for a in (f_rows, sh.n_rows) if len(a)]
-            top.append(max(sh.v_rows, default=0))
-            store = SheetStore(sh.name, max(max(top) + 1, 2))
+            store, n_cells = _allocate(sh, f_rows, f_cols)
+            cells += n_cells
+            spans += sum(c.hi - c.lo for c in store.cols.values())
+            _check_budget(cells, spans)
             self.book.add(store)
             self._load_values(store, sh)
             texts = np.empty(len(sh.f_texts), dtype=object)
             texts[:] = sh.f_texts
-            by_col: dict[int, np.ndarray] = {}
             for c, idx in _split_by(f_cols):
-                arr = by_col[c] = np.full(store.cap, None, dtype=object)
-                arr[f_rows[idx]] = texts[idx]
-            self.texts[sh.name] = by_col
+                column = store.cols[c]
+                column.texts = np.full(column.hi - column.lo, None, dtype=object)
+                column.texts[f_rows[idx] - column.lo] = texts[idx]
             self._group(sh.name, f_rows, f_cols, sh.f_texts)
         self.n_formulas = sum(len(sh.f_texts) for sh in raw.sheets)
 
@@ -104,14 +113,13 @@ class Engine:
     @staticmethod
     def _load_values(store: SheetStore, sh: Any) -> None:
         for c, idx in _split_by(np.asarray(sh.n_cols, dtype=np.int64)):
-            column = store.column(c, create=True)
-            assert column is not None
-            rows = sh.n_rows[idx]
+            column = store.cols[c]
+            rows = sh.n_rows[idx] - column.lo
             column.kind[rows] = NUM
             column.num[rows] = sh.n_vals[idx]
-        for r, c, v in zip(sh.v_rows, sh.v_cols, sh.v_vals, strict=True):
-            column = store.column(c, create=True)
-            assert column is not None
+        for r0, c, v in zip(sh.v_rows, sh.v_cols, sh.v_vals, strict=True):
+            column = store.cols[c]
+            r = r0 - column.lo
             if isinstance(v, bool):
                 column.kind[r] = BOOL
                 column.num[r] = float(v)
@@ -223,6 +231,7 @@ class Engine:
             node: Node = ("err", "#NAME?")
         else:
             try:
+                check_formula(target, f"the defined name {name}")
                 parsed = parse(target, sheet, 0)
                 node = self._compile_node(parsed, sheet, "", depth + 1, absolute=True)
             except (FormulaSyntaxError, Unsupported):
@@ -260,8 +269,10 @@ class Engine:
         for g in self.groups:
             where = g.label()
             try:
+                check_formula(g.text, where)
                 ast = parse(g.text, g.sheet, g.origin)
                 g.ast = self._compile_node(ast, g.sheet, where)
+                _check_expansion(g.ast, where)
             except FormulaSyntaxError as exc:
                 if not self.lenient:
                     raise WorkbookError(f"cannot parse formula in {where}: {exc}") from None
@@ -337,8 +348,8 @@ class Engine:
         self.compile()
         sccs = self.order()
         total, done = self.n_formulas, 0
-        self._pending: dict[tuple[str, int], np.ndarray] = {}
-        self._gid_of: dict[tuple[str, int], np.ndarray] = {}
+        self._pending: dict[tuple[str, int], _Window] = {}
+        self._gid_of: dict[tuple[str, int], _Window] = {}
         for comp in sccs:
             g0 = self.groups[comp[0]]
             if self.lenient and self._skip(comp):
@@ -372,10 +383,11 @@ class Engine:
         g.skipped = g.skipped or why
         store = self.book.get(g.sheet)
         assert store is not None
-        column: Column = store.column(g.col, create=True)  # type: ignore[assignment]
-        column.kind[g.rows] = ERR
-        column.num[g.rows] = np.nan
-        column.ensure_obj()[g.rows] = NotEvaluated(g.skipped)
+        column: Column = store.cols[g.col]  # allocated over every formula row at load
+        at = g.rows - column.lo
+        column.kind[at] = ERR
+        column.num[at] = np.nan
+        column.ensure_obj()[at] = NotEvaluated(g.skipped)
         for r in g.rows.tolist():
             self.not_evaluated[(g.sheet, int(r), g.col)] = g.skipped
 
@@ -404,6 +416,8 @@ class Engine:
             if not self.lenient:
                 raise WorkbookError(f"{exc} in {g.label(int(rows[0]))}") from None
             raise _Skip(str(exc)) from None
+        except LimitExceeded as exc:
+            raise WorkbookError(f"{exc} in {g.label(int(rows[0]))}") from None
 
     def _write(self, g: Group, rows: np.ndarray, v: Vec) -> None:
         n = len(rows)
@@ -417,19 +431,20 @@ class Engine:
             )
         store = self.book.get(g.sheet)
         assert store is not None
-        column: Column = store.column(g.col, create=True)  # type: ignore[assignment]
+        column: Column = store.cols[g.col]  # allocated over every formula row at load
         kinds = np.broadcast_to(v.kinds(), (n, 1))[:, 0]
         num = np.broadcast_to(v.num, (n, 1))[:, 0]
         empty = kinds == EMPTY
         if empty.any():  # a formula showing an empty cell's value shows 0
             kinds = np.where(empty, np.int8(NUM), kinds)
             num = np.where(empty, 0.0, num)
-        column.kind[rows] = kinds
-        column.num[rows] = num
+        at = rows - column.lo
+        column.kind[at] = kinds
+        column.num[at] = num
         if v.obj is not None:
-            column.ensure_obj()[rows] = np.broadcast_to(v.obj, (n, 1))[:, 0]
+            column.ensure_obj()[at] = np.broadcast_to(v.obj, (n, 1))[:, 0]
         elif column.obj is not None:
-            column.obj[rows] = None
+            column.obj[at] = None
 
     def _eval_group(self, g: Group) -> None:
         try:
@@ -443,10 +458,10 @@ class Engine:
         for gid in comp:
             g = self.groups[gid]
             key = (g.sheet.upper(), g.col)
-            cap = self.book.get(g.sheet).cap  # type: ignore[union-attr]
+            column = self.book.get(g.sheet).cols[g.col]  # type: ignore[union-attr]
             if key not in pending:
-                pending[key] = np.zeros(cap, dtype=bool)
-                gid_of[key] = np.full(cap, -1, dtype=np.int64)
+                pending[key] = _Window(column.lo, column.hi, False)
+                gid_of[key] = _Window(column.lo, column.hi, -1)
             pending[key][g.rows] = True
             gid_of[key][g.rows] = gid
         for gid in comp:
@@ -478,10 +493,11 @@ class Engine:
                 pend = self._pending.get((sheet, c))
                 if pend is None:
                     continue
-                lo_c, hi_c = max(lo, 1), min(hi, len(pend) - 1)
+                lo_c, hi_c = max(lo, pend.lo), min(hi, pend.hi - 1)
                 if lo_c > hi_c:
                     continue
-                for off in np.flatnonzero(pend[lo_c : hi_c + 1]).tolist():
+                window = pend.arr[lo_c - pend.lo : hi_c + 1 - pend.lo]
+                for off in np.flatnonzero(window).tolist():
                     yield (sheet, c), lo_c + off
 
     def _dfs(self, key: tuple[str, int], row: int) -> None:
@@ -528,6 +544,100 @@ def _intersect(v: Vec, rows: np.ndarray, col: int) -> Vec:
     num = np.where(ok, np.broadcast_to(v.num, v.shape)[0][flat], np.nan).reshape(-1, 1)
     obj = np.where(ok, v.objs()[0][flat], VALUE).reshape(-1, 1)
     return Vec(kinds, num, obj)
+
+
+class _Window:
+    """A per-row array over one column's rows lo..hi-1, indexed by sheet row."""
+
+    __slots__ = ("arr", "hi", "lo")
+
+    def __init__(self, lo: int, hi: int, fill: Any) -> None:
+        self.lo, self.hi = lo, hi
+        self.arr = np.full(hi - lo, fill, dtype=bool if isinstance(fill, bool) else np.int64)
+
+    def __getitem__(self, row: Any) -> Any:
+        return self.arr[row - self.lo]
+
+    def __setitem__(self, row: Any, value: Any) -> None:
+        self.arr[row - self.lo] = value
+
+
+def _allocate(sh: RawSheet, f_rows: np.ndarray, f_cols: np.ndarray) -> tuple[SheetStore, int]:
+    """A store whose columns span exactly their present rows; refuse cells off the grid."""
+    rows = np.concatenate([f_rows, np.asarray(sh.n_rows, dtype=np.int64),
+                           np.asarray(sh.v_rows, dtype=np.int64)])
+    cols = np.concatenate([f_cols, np.asarray(sh.n_cols, dtype=np.int64),
+                           np.asarray(sh.v_cols, dtype=np.int64)])
+    if len(rows) == 0:
+        return SheetStore(sh.name, 2), 0
+    off = ~((rows >= 1) & (rows <= MAX_ROW) & (cols >= 1) & (cols <= MAX_COL))
+    if off.any():
+        i = int(np.flatnonzero(off)[0])
+        raise WorkbookError(
+            f"cell {_q(sh.name)}!{index_to_col(int(cols[i]))}{int(rows[i])} is outside Excel's "
+            f"grid ({MAX_ROW:,} rows x {MAX_COL:,} columns)")
+    keys, inverse = np.unique(cols, return_inverse=True)
+    lo = np.full(len(keys), MAX_ROW + 1, dtype=np.int64)
+    hi = np.zeros(len(keys), dtype=np.int64)
+    np.minimum.at(lo, inverse, rows)
+    np.maximum.at(hi, inverse, rows)
+    store = SheetStore(sh.name, int(hi.max()) + 1)
+    _check_budget(len(rows), int((hi - lo + 1).sum()))
+    for c, a, b in zip(keys.tolist(), lo.tolist(), hi.tolist(), strict=True):
+        store.add_column(c, a, b + 1)
+    return store, len(rows)
+
+
+def _check_budget(cells: int, spans: int) -> None:
+    if cells > MAX_CELLS:
+        raise WorkbookError(f"the workbook has more than {MAX_CELLS:,} cells, sheetgen's "
+                            "budget for evaluating one workbook; split it")
+    if spans > MAX_SPAN_CELLS:
+        raise WorkbookError(
+            f"the workbook's columns span {spans:,} cells from their first to their last "
+            f"used row, more than sheetgen's budget of {MAX_SPAN_CELLS:,}; remove stray "
+            "cells far below the data")
+
+
+def _check_expansion(ast: Node, where: str) -> None:
+    """Refuse a formula whose defined names fan out (each name's tree is shared, so the
+    compiled formula is a DAG; count its nodes as evaluation would visit them)."""
+    sizes: dict[int, int] = {}
+    depths: dict[int, int] = {}
+    todo: list[tuple[Node, bool]] = [(ast, False)]
+    while todo:  # iterative post-order, memoised by node identity
+        node, done = todo.pop()
+        key = id(node)
+        if key in sizes:
+            continue
+        kids = _children(node)
+        if not done:
+            todo.append((node, True))
+            todo.extend((k, False) for k in kids if id(k) not in sizes)
+            continue
+        sizes[key] = 1 + sum(sizes[id(k)] for k in kids)
+        depths[key] = 1 + max((depths[id(k)] for k in kids), default=0)
+        if sizes[key] > MAX_EXPANDED_NODES:
+            raise WorkbookError(
+                f"the formula in {where} expands to more than {MAX_EXPANDED_NODES:,} terms "
+                "once its defined names are substituted (names that use names many times)")
+        if depths[key] > _MAX_DEPTH:
+            raise WorkbookError(f"the formula in {where} nests more than {_MAX_DEPTH} levels "
+                                "deep once its defined names are substituted")
+
+
+_MAX_DEPTH = 200  # compiled tree depth: the evaluator recurses once or twice per level
+
+
+def _children(node: Node) -> list[Node]:
+    tag = node[0]
+    if tag == "call":
+        return list(node[2])
+    if tag == "bin":
+        return [node[2], node[3]]
+    if tag in ("neg", "pct", "final"):
+        return [node[1]]
+    return []
 
 
 def _split_by(keys: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:

@@ -16,7 +16,9 @@ import numpy as np
 
 from sheetgen import excel_numbers as xn
 
-from .parser import MAX_ROW, Node
+from .limits import MAX_COL, MAX_RANGE_CELLS, MAX_ROW, LimitExceeded
+from .parser import Node
+from .refs import index_to_col
 from .store import Book
 from .values import BOOL, DIV0, EMPTY, ERR, NAME, NUM, NUM_ERR, REF, STR, number_to_text, text_key
 from .vec import ErrAcc, Vec, array_vec, const, error_vec, finite_check, to_number
@@ -48,22 +50,23 @@ def take_cells(book: Book, sheet: str, col: int, idx: np.ndarray | slice, n: int
     column = store.cols.get(col)
     if isinstance(idx, slice):
         a, b = idx.start, idx.stop
-        if a >= 1 and b <= store.cap:
-            if column is None:
-                return Vec(EMPTY, np.zeros((n, 1)), is_ref=True)
+        if a >= 1 and column is None:
+            return Vec(EMPTY, np.zeros((n, 1)), is_ref=True)
+        if a >= 1 and column is not None and column.lo <= a and b <= column.hi:
+            a, b = a - column.lo, b - column.lo
             obj = None if column.obj is None else column.obj[a:b].reshape(n, 1)
             return Vec(column.kind[a:b].reshape(n, 1), column.num[a:b].reshape(n, 1), obj,
                        is_ref=True)  # fmt: skip
         idx = np.arange(a, b)
     idx = np.asarray(idx)
     below = idx < 1
-    inside = (idx >= 1) & (idx < store.cap)
-    safe = np.where(inside, idx, 0)
     if column is None:
         kind = np.zeros(idx.shape, dtype=np.int8)
         num = np.zeros(idx.shape)
         obj = None
     else:
+        inside = (idx >= column.lo) & (idx < column.hi)
+        safe = np.where(inside, idx - column.lo, 0)
         kind = np.where(inside, column.kind[safe], EMPTY).astype(np.int8)
         num = np.where(inside, column.num[safe], 0.0)
         obj = None if column.obj is None else np.where(inside, column.obj[safe], None)
@@ -76,14 +79,32 @@ def take_cells(book: Book, sheet: str, col: int, idx: np.ndarray | slice, n: int
                None if obj is None else obj.reshape(n, 1), is_ref=True)  # fmt: skip
 
 
+_CLIP_CELLS = 1_000_000  # smaller rectangles are taken whole, exactly as written
+
+
 def take_block(book: Book, sheet: str, r1: int, c1: int, r2: int, c2: int) -> Vec:
-    """A fixed rectangle as a (1, h*w) Vec, row-major, with dims (h, w)."""
+    """A fixed rectangle as a (1, h*w) Vec, row-major, with dims (h, w).
+
+    A whole-column reference, or any rectangle over _CLIP_CELLS, is materialised only where
+    it can hold cells: clipped at the sheet's last present row and column (its top-left
+    corner stays, so positions within it keep their meaning); ``nominal`` keeps the written
+    size for functions that count blanks.
+    """
     store = book.get(sheet)
-    if store is None or r1 < 1:
+    if store is None or r1 < 1 or c1 < 1 or r2 > MAX_ROW or c2 > MAX_COL:
         return error_vec(REF)
+    nominal = (r2 - r1 + 1, c2 - c1 + 1)
     if r2 >= MAX_ROW:  # whole-column reference: nothing lives below the last used row
         r2 = max(r1, store.cap - 1)
+    if (r2 - r1 + 1) * (c2 - c1 + 1) > _CLIP_CELLS:
+        r2 = max(r1, min(r2, store.cap - 1))
+        c2 = max(c1, min(c2, store.max_col))
     h, w = r2 - r1 + 1, c2 - c1 + 1
+    if h * w > MAX_RANGE_CELLS:
+        raise LimitExceeded(
+            f"the range {index_to_col(c1)}{r1}:{index_to_col(c2)}{r2} of {sheet} spans "
+            f"{h * w:,} cells that may hold values, more than sheetgen's budget of "
+            f"{MAX_RANGE_CELLS:,} for one range")
     if w > 1:
         cols = [take_cells(book, sheet, c, slice(r1, r2 + 1), h) for c in range(c1, c2 + 1)]
         kind = np.concatenate([c.kinds() for c in cols], axis=1).reshape(1, h * w)
@@ -91,11 +112,23 @@ def take_block(book: Book, sheet: str, r1: int, c1: int, r2: int, c2: int) -> Ve
         obj = None
         if any(c.obj is not None for c in cols):
             obj = np.concatenate([c.objs() for c in cols], axis=1).reshape(1, h * w)
-        return Vec(kind, num, obj, is_ref=True, dims=(h, w))
+        return _nominal(Vec(kind, num, obj, is_ref=True, dims=(h, w)), nominal)
     v = take_cells(book, sheet, c1, slice(r1, r2 + 1), h)
     kind = v.kind.reshape(1, h) if not isinstance(v.kind, int) else v.kind
     obj = None if v.obj is None else v.obj.reshape(1, h)
-    return Vec(kind, v.num.reshape(1, h), obj, is_ref=True, dims=(h, 1))
+    return _nominal(Vec(kind, v.num.reshape(1, h), obj, is_ref=True, dims=(h, 1)), nominal)
+
+
+def _nominal(v: Vec, nominal: tuple[int, int]) -> Vec:
+    v.nominal = nominal
+    return v
+
+
+def blanks_beyond(v: Vec) -> int:
+    """Cells of a range reference beyond the part materialised by take_block (all empty)."""
+    if v.nominal is None or v.dims is None:
+        return 0
+    return v.nominal[0] * v.nominal[1] - v.dims[0] * v.dims[1]
 
 
 def range_bounds(node: Node, ctx: Ctx) -> tuple[int, int, int, int]:
@@ -292,4 +325,5 @@ def compare(op: str, a: Vec, b: Vec, acc: ErrAcc) -> Vec:
     return acc.finish(out, kind=BOOL)
 
 
-__all__ = ["NUM", "Ctx", "Rowwise", "binary", "ev", "range_bounds", "take_block", "take_cells"]
+__all__ = ["NUM", "Ctx", "Rowwise", "binary", "blanks_beyond", "ev", "range_bounds",
+           "take_block", "take_cells"]

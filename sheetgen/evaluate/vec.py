@@ -19,7 +19,7 @@ from .values import BOOL, EMPTY, ERR, NUM, NUM_ERR, STR, VALUE, ExcelError, text
 class Vec:
     """Values for a group of rows; see the module docstring for the layout."""
 
-    __slots__ = ("anchor", "dims", "is_ref", "kind", "num", "obj")
+    __slots__ = ("anchor", "dims", "is_ref", "kind", "nominal", "num", "obj")
 
     def __init__(
         self,
@@ -35,6 +35,7 @@ class Vec:
         self.is_ref = is_ref
         self.dims = dims
         self.anchor: tuple[str, int, int] | None = None  # (sheet, row, col) of a range's corner
+        self.nominal: tuple[int, int] | None = None  # a clipped range's written (h, w)
 
     @property
     def shape(self) -> tuple[int, int]:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..evaluator import Ctx, ev, take_cells
+from ..evaluator import Ctx, blanks_beyond, ev, take_cells
 from ..parser import Node
 from ..values import BOOL, DIV0, EMPTY, ERR, NUM, NUM_ERR, REF, STR, VALUE
 from ..vec import ErrAcc, Vec, error_vec, finite_check
-from .base import agg_parts, first_error_rows, hidden_rows, register, to_num, values_matrix
+from .base import agg_parts, first_error_rows, register, to_num, values_matrix
 
 PREFIX_AGGREGATES = frozenset({"SUM", "MAX", "MIN", "AVERAGE", "COUNT"})
 
@@ -135,7 +135,7 @@ def _countblank(args: list[Node], ctx: Ctx) -> Vec:
     blank = kinds == EMPTY
     if v.obj is not None:
         blank = blank | ((kinds == STR) & (v.objs() == ""))
-    hidden = hidden_rows(args[0], v) * (v.dims[1] if v.dims else 1)
+    hidden = blanks_beyond(v)  # a clipped whole-column range: the rest is empty
     return Vec(NUM, blank.sum(axis=1, keepdims=True).astype(float) + hidden)
 
 

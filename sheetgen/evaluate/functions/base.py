@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..evaluator import Ctx, ev
-from ..parser import MAX_ROW, Node
+from ..parser import Node
 from ..values import BOOL, EMPTY, ERR, NUM, STR, VALUE, ExcelError, text_to_number
 from ..vec import ErrAcc, Vec, error_vec, finite_check, select
 from ..vec import to_number as to_num
@@ -147,13 +147,6 @@ def with_errors(acc: ErrAcc, picked: Vec) -> Vec:
     return out
 
 
-def hidden_rows(node: Node, v: Vec) -> int:
-    """Rows of a whole-column range below the stored ones (all empty), per column."""
-    if node[0] != "range" or not node[6] or node[5] < MAX_ROW or v.dims is None:
-        return 0
-    return max(0, MAX_ROW - node[2] + 1 - v.dims[0])
-
-
 def values_matrix(args: list[Node], ctx: Ctx, *, skip_text: bool = True
                   ) -> tuple[np.ndarray, np.ndarray, ErrAcc]:
     """(numbers, included, errors) of every argument side by side, shape (n, total width)."""
@@ -170,5 +163,5 @@ def values_matrix(args: list[Node], ctx: Ctx, *, skip_text: bool = True
 
 __all__ = ["ARITY", "BOOL", "EMPTY", "ERR", "FUNCTIONS", "NUM", "STR", "Func", "Unsupported",
            "agg_parts", "block_arg", "broadcast_rows", "error_vec", "first_error_rows",
-           "hidden_rows", "literal_int", "numeric_fn", "register", "to_num", "values_matrix",
+           "literal_int", "numeric_fn", "register", "to_num", "values_matrix",
            "with_errors"]

@@ -18,11 +18,11 @@ import numpy as np
 
 from sheetgen import excel_numbers as xn
 
-from ..evaluator import Ctx, Rowwise, ev
+from ..evaluator import Ctx, Rowwise, blanks_beyond, ev
 from ..parser import Node
 from ..values import BOOL, DIV0, EMPTY, ERR, NUM, STR, VALUE, text_key, text_to_number
 from ..vec import ErrAcc, Vec
-from .base import Unsupported, block_arg, hidden_rows, register
+from .base import Unsupported, block_arg, register
 
 _OPS = ("<=", ">=", "<>", "<", ">", "=")
 _NUM_OPS: dict[str, Callable[[Any, Any], Any]] = {
@@ -59,7 +59,7 @@ class Cells:
         self.num = np.broadcast_to(v.num, v.shape)[0]
         self.obj = v.objs()[0]
         self.dims = v.dims or (1, v.shape[1])
-        self.hidden = hidden_rows(node, v) * self.dims[1]
+        self.hidden = blanks_beyond(v)  # a clipped whole-column range: the rest is empty
         self._strs: np.ndarray | None = None
 
     def texts(self) -> np.ndarray:
