@@ -10,7 +10,8 @@ Anything else raises WorkbookError naming the cell rather than giving a wrong an
 
 from __future__ import annotations
 
-from .values import ExcelError
+from .values import ExcelError, NotEvaluated
 from .workbook import EvaluatedWorkbook, evaluate_cells, evaluate_workbook
 
-__all__ = ["EvaluatedWorkbook", "ExcelError", "evaluate_cells", "evaluate_workbook"]
+__all__ = ["EvaluatedWorkbook", "ExcelError", "NotEvaluated", "evaluate_cells",
+           "evaluate_workbook"]

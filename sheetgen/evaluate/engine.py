@@ -350,46 +350,88 @@ class Engine:
         total, done = self.n_formulas, 0
         self._pending: dict[tuple[str, int], _Window] = {}
         self._gid_of: dict[tuple[str, int], _Window] = {}
+        self._skipped_rows: dict[tuple[str, int], np.ndarray] = {}
+        self._why: dict[tuple[str, int, int], tuple[str, str]] = {}
         for comp in sccs:
             g0 = self.groups[comp[0]]
             if self.lenient and self._skip(comp):
-                pass
-            elif vectorize and len(comp) == 1 and not self._reads_itself(comp[0]):
+                done += sum(len(self.groups[i].rows) for i in comp)
+                continue
+            if vectorize and len(comp) == 1 and not self._reads_itself(comp[0]):
                 self._eval_group(g0)
             else:
                 self._eval_cells(comp)
+            if self._skipped_rows:
+                self._taint(comp)
             done += sum(len(self.groups[i].rows) for i in comp)
             if progress is not None:
                 progress(done, total)
 
     def _skip(self, comp: list[int]) -> bool:
-        """Lenient mode: mark a component not evaluated if it, or what it reads, is not."""
+        """Lenient mode: a component holding a formula that cannot be compiled is skipped."""
         why = next((self.groups[i].skipped for i in comp if self.groups[i].skipped), None)
-        if why is None:
-            for i in comp:
-                dep = next((d for d in self._edges[i] if self.groups[d].skipped), None)
-                if dep is not None:
-                    d = self.groups[dep]
-                    why = d.skipped if d.skipped.startswith("reads ") else (  # type: ignore[union-attr]
-                        f"reads {d.label()}: {d.skipped}")
-                    break
         if why is None:
             return False
         for i in comp:
-            self._mark_skipped(self.groups[i], why)
+            self._mark_skipped(self.groups[i], why, self.groups[i].rows)
         return True
 
-    def _mark_skipped(self, g: Group, why: str) -> None:
+    def _mark_skipped(self, g: Group, why: str, rows: np.ndarray) -> None:
+        """Store NotEvaluated(why) in the given rows of the group's column."""
         g.skipped = g.skipped or why
         store = self.book.get(g.sheet)
         assert store is not None
         column: Column = store.cols[g.col]  # allocated over every formula row at load
-        at = g.rows - column.lo
+        at = rows - column.lo
         column.kind[at] = ERR
         column.num[at] = np.nan
-        column.ensure_obj()[at] = NotEvaluated(g.skipped)
-        for r in g.rows.tolist():
-            self.not_evaluated[(g.sheet, int(r), g.col)] = g.skipped
+        column.ensure_obj()[at] = NotEvaluated(why)
+        key = (g.sheet.upper(), g.col)
+        for r in rows.tolist():
+            self.not_evaluated[(g.sheet, int(r), g.col)] = why
+            self._why[(key[0], int(r), g.col)] = (g.sheet, why)
+        old = self._skipped_rows.get(key)
+        self._skipped_rows[key] = rows if old is None else np.union1d(old, rows)
+
+    def _taint(self, comp: list[int]) -> None:
+        """Lenient mode: the rows of an evaluated component that read a not-evaluated cell
+        are not evaluated either (cell by cell, through the intervals each row reads)."""
+        for gid in comp:
+            g = self.groups[gid]
+            rows = g.rows
+            hit = np.zeros(len(rows), dtype=bool)
+            first = np.full(len(rows), -1, dtype=np.int64)
+            source = np.zeros(len(rows), dtype=np.int64)
+            sheets = [""] * len(rows)
+            for r in g.refs:
+                sheet = r[1].upper()
+                if r[0] == "ref":
+                    lo = hi = np.full(len(rows), r[2]) if r[3] else rows + r[2]
+                    c1 = c2 = r[4]
+                else:
+                    a = np.full(len(rows), r[2]) if r[3] else rows + r[2]
+                    b = np.full(len(rows), r[5]) if r[6] else rows + r[5]
+                    lo, hi, c1, c2 = np.minimum(a, b), np.maximum(a, b), r[4], r[7]
+                for c in range(c1, min(c2, MAX_COL) + 1):
+                    bad = self._skipped_rows.get((sheet, c))
+                    if bad is None:
+                        continue
+                    i = np.searchsorted(bad, lo)
+                    here = (i < len(bad)) & (bad[np.minimum(i, len(bad) - 1)] <= hi)
+                    new = here & ~hit
+                    first[new] = bad[np.minimum(i, len(bad) - 1)][new]
+                    source[new] = c
+                    for j in np.flatnonzero(new).tolist():
+                        sheets[j] = sheet
+                    hit |= here
+            if not hit.any():
+                continue
+            for j in np.flatnonzero(hit).tolist():
+                row, col = int(first[j]), int(source[j])
+                sheet, why = self._why[(sheets[j], row, col)]
+                if not why.startswith("reads "):
+                    why = f"reads {_q(sheet)}!{a1(row, col)}: {why}"
+                self._mark_skipped(g, why, rows[j : j + 1])
 
     def _reads_itself(self, gid: int) -> bool:
         g = self.groups[gid]
@@ -450,7 +492,7 @@ class Engine:
         try:
             self._write(g, g.rows, self._evaluate_rows(g, g.rows))
         except _Skip as exc:
-            self._mark_skipped(g, str(exc))
+            self._mark_skipped(g, str(exc), g.rows)
 
     def _eval_cells(self, comp: list[int]) -> None:
         """Cell-by-cell evaluation with a depth-first walk (true cycle detection)."""
@@ -475,7 +517,7 @@ class Engine:
                         if not self.lenient:
                             raise
                         for i in comp:
-                            self._mark_skipped(self.groups[i], str(exc))
+                            self._mark_skipped(self.groups[i], str(exc), self.groups[i].rows)
                         return
 
     def _cell_deps(self, key: tuple[str, int], row: int) -> Iterator[tuple[tuple[str, int], int]]:

@@ -51,7 +51,7 @@ def grade_workbook(path: str | os.PathLike[str], *, gpu: str | None = None,
         time_scale = unit_scale(time_unit, "time")
         if time_scale is None:
             raise InputError(f"--time-unit {time_unit!r}: choose one of s, ms, us, ns")
-    ev = evaluate_workbook(p, progress=progress)
+    ev = evaluate_workbook(p, progress=progress, lenient=True)
     name, header_row, header = _find_table(ev, p.name, sheet)
 
     dims: dict[str, int] = {}
@@ -114,6 +114,9 @@ def grade_workbook(path: str | os.PathLike[str], *, gpu: str | None = None,
                          skipped)
     for col in columns:
         grade_column(ev, name, col, rows, ref.reset_index(drop=True), figures, dtype, rtol)
+    graded = {(name, f"{c.column}{r}") for c in columns for r in rows}
+    report.not_evaluated = [(f"{s}!{cell}", why) for (s, cell), why in ev.not_evaluated.items()
+                            if (s, cell) not in graded]
     return report
 
 

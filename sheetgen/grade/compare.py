@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from sheetgen.api import gpu_figures, table_frame
-from sheetgen.evaluate import EvaluatedWorkbook
+from sheetgen.evaluate import EvaluatedWorkbook, NotEvaluated
 from sheetgen.hardware import DTYPE_BYTES, Presets, load_presets
 from sheetgen.shapes import Shape
 from sheetgen.sheets import matmul
@@ -188,6 +188,8 @@ def grade_column(ev: EvaluatedWorkbook, sheet: str, col: ColumnGrade, rows: list
             if ok2.sum() > ok.sum():
                 col.scale, ok, missing, got_si = 1.0, ok2, missing2, got2
         shown_expected = list(expected_si / col.scale)
+    unevaluated = np.array([isinstance(v, NotEvaluated) for v in raw], dtype=bool)
+    ok = ok & ~unevaluated
     bad = ~ok
     col.failed, col.missing = int(bad.sum()), int(missing.sum())
     for i in np.flatnonzero(bad)[:SHOWN_FAILURES]:
@@ -195,7 +197,11 @@ def grade_column(ev: EvaluatedWorkbook, sheet: str, col: ColumnGrade, rows: list
         col.failures.append(RowFailure(rows[i], cell, "missing" if missing[i] else raw[i],
                                        _plain(shown_expected[i]), ev.formula(sheet, cell)))
     if col.failed:
-        if bool(missing[bad].all()):
+        if unevaluated.any():
+            first = next(v for v in raw if isinstance(v, NotEvaluated))
+            col.hint = (f"{int(unevaluated.sum())} cell(s) not evaluated: {first.why}; use a "
+                        "function sheetgen knows (README, 'What check evaluates')")
+        elif bool(missing[bad].all()):
             col.hint = "blank cells"
         else:
             numeric = col.quantity != "regime"

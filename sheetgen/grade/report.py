@@ -70,6 +70,8 @@ class GradeReport:
     columns: list[ColumnGrade] = field(default_factory=list)
     unrecognised: list[tuple[str, str]] = field(default_factory=list)  # (letter, header)
     skipped: list[tuple[int, str]] = field(default_factory=list)  # (row, why)
+    #: formula cells outside the graded columns' reach that could not be evaluated
+    not_evaluated: list[tuple[str, str]] = field(default_factory=list)  # (cell, why)
 
     @property
     def ok(self) -> bool:
@@ -91,6 +93,12 @@ class GradeReport:
             lines.append(f"skipped row {row}: {why}")
         if len(self.skipped) > SHOWN_FAILURES:
             lines.append(f"... and {len(self.skipped) - SHOWN_FAILURES} more skipped rows")
+        if self.not_evaluated:
+            shown = "; ".join(f"{cell} ({why})" for cell, why in
+                              self.not_evaluated[:SHOWN_FAILURES])
+            more = len(self.not_evaluated) - SHOWN_FAILURES
+            lines.append(f"not evaluated (not graded, {len(self.not_evaluated)} cell(s)): "
+                         + shown + (f"; ... and {more} more" if more > 0 else ""))
         for c in self.columns:
             lines.append("  " + c.line())
             lines.extend("      " + f.line() for f in c.failures)
@@ -107,7 +115,8 @@ class GradeReport:
                 "gpu": {k: _plain(v) for k, v in self.gpu.items()},
                 "columns": [c.as_dict() for c in self.columns],
                 "unrecognised": [{"column": c, "header": h} for c, h in self.unrecognised],
-                "skipped": [{"row": r, "why": w} for r, w in self.skipped]}
+                "skipped": [{"row": r, "why": w} for r, w in self.skipped],
+                "not_evaluated": [{"cell": c, "why": w} for c, w in self.not_evaluated]}
 
 
 def _show(value: Any) -> str:
