@@ -37,6 +37,17 @@ def _digits15(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return e, m
 
 
+def round15(x: Any) -> np.ndarray:
+    """x rounded to 15 significant digits (what Excel holds after decimal rounding)."""
+    x = np.asarray(x, dtype=float)
+    e, m = _digits15(x)
+    with np.errstate(all="ignore"):
+        k = (DIGITS - 1) - e
+        half = np.trunc(k / 2)
+        out = m / np.power(10.0, half) / np.power(10.0, k - half)
+    return np.where(np.isfinite(x) & (x != 0), out, x)
+
+
 def eq(a: Any, b: Any) -> np.ndarray:
     """a = b as Excel compares numbers: equal to 15 significant digits."""
     a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
@@ -76,4 +87,4 @@ def as_bool(value: np.ndarray) -> Any:
     return bool(value) if np.ndim(value) == 0 else np.asarray(value).astype(object)
 
 
-__all__ = ["DIGITS", "as_bool", "eq", "ge", "gt", "le", "lt", "snap_sum"]
+__all__ = ["DIGITS", "as_bool", "eq", "ge", "gt", "le", "lt", "round15", "snap_sum"]

@@ -224,7 +224,7 @@ def _order_stat(args: list[Node], ctx: Ctx, fn: str) -> Vec:
             shape = np.broadcast_shapes(count.shape, kv.shape)
             acc2 = ErrAcc(shape)
             acc2.add(acc.mask, acc.obj)
-            k = np.ceil(to_num(kv, acc2))  # Excel and LibreOffice round k up
+            k = np.trunc(to_num(kv, acc2))  # a fractional k is truncated (as LibreOffice)
             bad = ~((k >= 1) & (k <= count))
             acc2.add(bad, NUM_ERR)
             srt = np.sort(np.where(incl, nums, np.inf), axis=1)

@@ -69,7 +69,8 @@ class Cells:
 
 
 def parse_criterion(kind: int, num: float, obj: Any) -> tuple[str, str, Any]:
-    """(operator, type, operand) of one criterion value: type is num, bool, text or blank."""
+    """(operator, type, operand) of one criterion value: type is num (a number), numtext (a
+    number written as text, which also matches cells of numeric text), bool, text or blank."""
     if kind in (NUM, EMPTY):
         return "=", "num", float(num)
     if kind == BOOL:
@@ -83,7 +84,7 @@ def parse_criterion(kind: int, num: float, obj: Any) -> tuple[str, str, Any]:
         return (op or ""), "blank", None
     x = text_to_number(rest)
     if x is not None:
-        return op or "=", "num", x
+        return op or "=", "numtext", x
     if rest.upper() in ("TRUE", "FALSE"):
         return op or "=", "bool", rest.upper() == "TRUE"
     return op or "=", "text", rest
@@ -104,8 +105,15 @@ def criterion_mask(c: Cells, crit: tuple[str, str, Any]) -> tuple[np.ndarray, bo
     if typ == "err":
         return (k == ERR) & (c.obj == x), False
     neg = op == "<>"
-    if typ == "num":
-        hit = (k == NUM) & _NUM_OPS["=" if neg else op](c.num, x)
+    if typ in ("num", "numtext"):
+        nums = c.num
+        isnum = k == NUM
+        if typ == "numtext" and op in ("=", "<>") and (k == STR).any():  # "5" is "5"
+            as_num = np.array([text_to_number(t) if t else None for t in c.texts()],
+                              dtype=float)  # None -> nan
+            isnum = isnum | ((k == STR) & ~np.isnan(as_num))
+            nums = np.where(k == STR, as_num, nums)
+        hit = isnum & _NUM_OPS["=" if neg else op](nums, x)
     elif typ == "bool":
         if op in ("=", "<>"):
             hit = (k == BOOL) & ((c.num != 0) == x)

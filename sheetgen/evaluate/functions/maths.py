@@ -83,7 +83,8 @@ register("FLOOR.MATH", 1, 3)(_math(False))
 
 def _mround(x: np.ndarray, m: np.ndarray) -> np.ndarray:
     q = np.abs(x / np.where(m == 0, 1, m))
-    return np.where(m == 0, 0.0, np.sign(x) * np.floor(q + 0.5 + q * _EPS) * np.abs(m))
+    r = np.sign(x) * np.floor(q + 0.5 + q * _EPS) * np.abs(m)
+    return np.where(m == 0, 0.0, xn.round15(r))  # 1.3 to 0.2 is 1.4, not 1.4000000000000001
 
 
 register("MROUND", 2, 2)(lambda args, ctx: numeric_fn(
