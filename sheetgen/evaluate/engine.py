@@ -25,7 +25,7 @@ import numpy as np
 from sheetgen.errors import WorkbookError
 
 from .evaluator import Ctx, Rowwise, ev
-from .functions import ARITY, FUNCTIONS, PREFIX_AGGREGATES, is_moving_column
+from .functions import ARITY, FUNCTIONS, PREFIX_AGGREGATES, Unsupported, is_moving_column
 from .limits import (
     MAX_CELLS,
     MAX_COL,
@@ -40,7 +40,7 @@ from .reader import RawSheet, RawWorkbook
 from .refs import a1, index_to_col
 from .store import Book, Column, SheetStore
 from .tokenizer import tokenize
-from .values import BOOL, EMPTY, ERR, NUM, STR, ExcelError
+from .values import BOOL, EMPTY, ERR, NUM, STR, VALUE, ExcelError, NotEvaluated
 from .vec import Vec, concat_rows
 
 _DIGITS = re.compile(r"([1-9]\d*)")  # no leading zeros: "05" stays literal
@@ -53,10 +53,6 @@ class _Codes(dict[str, int]):
     def __missing__(self, key: str) -> int:
         code = self[key] = len(self)
         return code
-
-
-class Unsupported(Exception):
-    """A construct the evaluator does not implement (never silently approximated)."""
 
 
 @dataclass
@@ -72,6 +68,7 @@ class Group:
     refs: list[Node] = field(default_factory=list)
     width: int = 1
     moving: bool = False
+    skipped: str | None = None  # why the group is not evaluated (lenient engines only)
 
     def label(self, row: int | None = None) -> str:
         return f"{_q(self.sheet)}!{a1(self.origin if row is None else row, self.col)}"
@@ -84,7 +81,11 @@ def _q(sheet: str) -> str:
 class Engine:
     """Holds the stores and texts of a workbook and evaluates every formula."""
 
-    def __init__(self, raw: RawWorkbook) -> None:
+    def __init__(self, raw: RawWorkbook, lenient: bool = False) -> None:
+        """lenient: a formula the evaluator cannot handle (and every formula that reads it)
+        is left "not evaluated" (see `not_evaluated`) instead of failing the workbook."""
+        self.lenient = lenient
+        self.not_evaluated: dict[tuple[str, int, int], str] = {}  # (sheet, row, col) -> why
         self.book = Book()
         self.names = dict(raw.names)
         self.local_names = raw.local_names
@@ -189,7 +190,12 @@ class Engine:
             skel = "\x00".join(parts[0::2])
             rel = roles.get(skel)
             if rel is None:
-                rel = roles[skel] = self._roles(sheet, r, c, t)
+                try:
+                    rel = roles[skel] = self._roles(sheet, r, c, t)
+                except WorkbookError:
+                    if not self.lenient:
+                        raise
+                    rel = roles[skel] = ()  # compile() reports it as not evaluated
             digits = parts[1::2]
             for i in rel:
                 digits[i] = int(digits[i]) - r
@@ -270,12 +276,18 @@ class Engine:
                 g.ast = self._compile_node(ast, g.sheet, where)
                 _check_expansion(g.ast, where)
             except FormulaSyntaxError as exc:
-                raise WorkbookError(f"cannot parse formula in {where}: {exc}") from None
+                if not self.lenient:
+                    raise WorkbookError(f"cannot parse formula in {where}: {exc}") from None
+                g.skipped, g.ast = f"cannot parse formula: {exc}", ("num", 0.0)
             except Unsupported as exc:
-                raise WorkbookError(f"{exc} in {where}") from None
+                if not self.lenient:
+                    raise WorkbookError(f"{exc} in {where}") from None
+                g.skipped, g.ast = str(exc), ("num", 0.0)
             except RecursionError:
                 raise WorkbookError(f"the formula in {where} nests too deeply to "
                                     "evaluate") from None
+            if g.ast[0] == "bin" and g.ast[1] in ("+", "-"):
+                g.ast = ("final", g.ast)  # Excel's near-zero rule applies to the last step
             g.refs = list(_iter_refs(g.ast))
             g.moving = _needs_rowwise(g.ast)
             for r in g.refs:
@@ -331,6 +343,7 @@ class Engine:
                         deps.add(items[j][2])
                     j -= 1
             edges.append(sorted(deps))
+        self._edges = edges
         return _tarjan(edges)
 
     # ---- evaluating ----------------------------------------------------------------------
@@ -348,13 +361,44 @@ class Engine:
         self._gid_of: dict[tuple[str, int], _Window] = {}
         for comp in sccs:
             g0 = self.groups[comp[0]]
-            if vectorize and len(comp) == 1 and not self._reads_itself(comp[0]):
+            if self.lenient and self._skip(comp):
+                pass
+            elif vectorize and len(comp) == 1 and not self._reads_itself(comp[0]):
                 self._eval_group(g0)
             else:
                 self._eval_cells(comp)
             done += sum(len(self.groups[i].rows) for i in comp)
             if progress is not None:
                 progress(done, total)
+
+    def _skip(self, comp: list[int]) -> bool:
+        """Lenient mode: mark a component not evaluated if it, or what it reads, is not."""
+        why = next((self.groups[i].skipped for i in comp if self.groups[i].skipped), None)
+        if why is None:
+            for i in comp:
+                dep = next((d for d in self._edges[i] if self.groups[d].skipped), None)
+                if dep is not None:
+                    d = self.groups[dep]
+                    why = d.skipped if d.skipped.startswith("reads ") else (  # type: ignore[union-attr]
+                        f"reads {d.label()}: {d.skipped}")
+                    break
+        if why is None:
+            return False
+        for i in comp:
+            self._mark_skipped(self.groups[i], why)
+        return True
+
+    def _mark_skipped(self, g: Group, why: str) -> None:
+        g.skipped = g.skipped or why
+        store = self.book.get(g.sheet)
+        assert store is not None
+        column: Column = store.cols[g.col]  # allocated over every formula row at load
+        at = g.rows - column.lo
+        column.kind[at] = ERR
+        column.num[at] = np.nan
+        column.ensure_obj()[at] = NotEvaluated(g.skipped)
+        for r in g.rows.tolist():
+            self.not_evaluated[(g.sheet, int(r), g.col)] = g.skipped
 
     def _reads_itself(self, gid: int) -> bool:
         g = self.groups[gid]
@@ -370,14 +414,18 @@ class Engine:
                 raise Rowwise
             step = max(1, _CHUNK_CELLS // g.width)
             if len(rows) <= step:
-                return ev(g.ast, Ctx(self.book, rows))
-            return _stack([ev(g.ast, Ctx(self.book, rows[i:i + step]))
+                return ev(g.ast, Ctx(self.book, rows, g.col))
+            return _stack([ev(g.ast, Ctx(self.book, rows[i:i + step], g.col))
                            for i in range(0, len(rows), step)])  # fmt: skip
         except Rowwise:
             return concat_rows(
-                [ev(g.ast, Ctx(self.book, rows[i : i + 1])) for i in range(len(rows))]
+                [ev(g.ast, Ctx(self.book, rows[i : i + 1], g.col)) for i in range(len(rows))]
             )
-        except (Unsupported, LimitExceeded) as exc:
+        except Unsupported as exc:
+            if not self.lenient:
+                raise WorkbookError(f"{exc} in {g.label(int(rows[0]))}") from None
+            raise _Skip(str(exc)) from None
+        except LimitExceeded as exc:
             raise WorkbookError(f"{exc} in {g.label(int(rows[0]))}") from None
         except RecursionError:
             raise WorkbookError(f"the formula in {g.label(int(rows[0]))} nests too deeply "
@@ -385,7 +433,11 @@ class Engine:
 
     def _write(self, g: Group, rows: np.ndarray, v: Vec) -> None:
         n = len(rows)
+        if v.shape[1] != 1 and v.anchor is not None and v.dims is not None:
+            v = _intersect(v, rows, g.col)
         if v.shape[1] != 1:
+            if self.lenient:
+                raise _Skip("a range is used where a single value is expected")
             raise WorkbookError(
                 f"a range is used where a single value is expected in {g.label(int(rows[0]))}"
             )
@@ -407,7 +459,10 @@ class Engine:
             column.obj[at] = None
 
     def _eval_group(self, g: Group) -> None:
-        self._write(g, g.rows, self._evaluate_rows(g, g.rows))
+        try:
+            self._write(g, g.rows, self._evaluate_rows(g, g.rows))
+        except _Skip as exc:
+            self._mark_skipped(g, str(exc))
 
     def _eval_cells(self, comp: list[int]) -> None:
         """Cell-by-cell evaluation with a depth-first walk (true cycle detection)."""
@@ -426,7 +481,14 @@ class Engine:
             key = (g.sheet.upper(), g.col)
             for row in g.rows.tolist():
                 if pending[key][row]:
-                    self._dfs(key, row)
+                    try:
+                        self._dfs(key, row)
+                    except (_Skip, WorkbookError) as exc:  # lenient: the component is skipped
+                        if not self.lenient:
+                            raise
+                        for i in comp:
+                            self._mark_skipped(self.groups[i], str(exc))
+                        return
 
     def _cell_deps(self, key: tuple[str, int], row: int) -> Iterator[tuple[tuple[str, int], int]]:
         g = self.groups[int(self._gid_of[key][row])]
@@ -475,6 +537,25 @@ class Engine:
                 self._pending[k][r] = False
                 on_stack.discard((k, r))
                 stack.pop()
+
+
+class _Skip(Exception):
+    """Lenient mode: this group cannot be evaluated (the message says why)."""
+
+
+def _intersect(v: Vec, rows: np.ndarray, col: int) -> Vec:
+    """Excel 2019's implicit intersection: a range where one value is expected gives the cell
+    in the formula's own row (a column range) or column (a row range); #VALUE! if none."""
+    h, w = v.dims  # type: ignore[misc]
+    _sheet, r1, c1 = v.anchor  # type: ignore[misc]
+    i = rows - r1 if h > 1 else np.zeros(len(rows), dtype=np.int64)
+    j = col - c1 if w > 1 else 0
+    ok = (i >= 0) & (i < h) & (0 <= j < w)
+    flat = np.where(ok, i * w + j, 0).astype(np.int64)
+    kinds = np.where(ok, v.kinds()[0][flat], ERR).astype(np.int8).reshape(-1, 1)
+    num = np.where(ok, np.broadcast_to(v.num, v.shape)[0][flat], np.nan).reshape(-1, 1)
+    obj = np.where(ok, v.objs()[0][flat], VALUE).reshape(-1, 1)
+    return Vec(kinds, num, obj)
 
 
 class _Window:
@@ -566,7 +647,7 @@ def _children(node: Node) -> list[Node]:
         return list(node[2])
     if tag == "bin":
         return [node[2], node[3]]
-    if tag in ("neg", "pct"):
+    if tag in ("neg", "pct", "final"):
         return [node[1]]
     return []
 
@@ -605,7 +686,7 @@ def _needs_rowwise(node: Node) -> bool:
         return any(not (prefix_ok and is_moving_column(a)) and _needs_rowwise(a) for a in node[2])
     if tag == "bin":
         return _needs_rowwise(node[2]) or _needs_rowwise(node[3])
-    if tag in ("neg", "pct"):
+    if tag in ("neg", "pct", "final"):
         return _needs_rowwise(node[1])
     return False
 
@@ -623,7 +704,7 @@ def _iter_refs(node: Node) -> Iterator[Node]:
         elif tag == "bin":
             todo.append(n[3])
             todo.append(n[2])
-        elif tag in ("neg", "pct"):
+        elif tag in ("neg", "pct", "final"):
             todo.append(n[1])
 
 

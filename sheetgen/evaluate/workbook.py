@@ -26,6 +26,12 @@ class EvaluatedWorkbook:
         self.sheet_names: list[str] = list(engine.sheet_names)
         self.defined_names: dict[str, str] = dict(engine.names)
 
+    @property
+    def not_evaluated(self) -> dict[tuple[str, str], str]:
+        """(sheet, 'A1') -> why, for each formula left unevaluated (lenient evaluation)."""
+        return {(sheet, a1(r, c)): why
+                for (sheet, r, c), why in sorted(self._engine.not_evaluated.items())}
+
     def _store(self, sheet: str) -> SheetStore:
         store = self._engine.book.get(sheet)
         if store is None:
@@ -104,9 +110,14 @@ def evaluate_workbook(
     source: str | os.PathLike[str],
     *,
     progress: Callable[[int, int], None] | None = None,
+    lenient: bool = False,
 ) -> EvaluatedWorkbook:
-    """Read an xlsx file and evaluate every formula; see the package docstring."""
-    return _evaluate(source, vectorize=True, progress=progress)
+    """Read an xlsx file and evaluate every formula; see the package docstring.
+
+    lenient: a formula that cannot be evaluated, and whatever reads it, is left "not
+    evaluated" (its value is a NotEvaluated error naming why; see `not_evaluated`) instead
+    of raising WorkbookError."""
+    return _evaluate(source, vectorize=True, progress=progress, lenient=lenient)
 
 
 def _evaluate(
@@ -114,12 +125,13 @@ def _evaluate(
     *,
     vectorize: bool,
     progress: Callable[[int, int], None] | None = None,
+    lenient: bool = False,
 ) -> EvaluatedWorkbook:
     """vectorize=False evaluates every cell on its own (the reference path for tests)."""
     gc_was_on = gc.isenabled()
     gc.disable()  # millions of small acyclic objects: the cyclic GC only costs time here
     try:
-        engine = Engine(read_workbook(source))
+        engine = Engine(read_workbook(source), lenient=lenient)
         engine.run(vectorize=vectorize, progress=progress)
     finally:
         if gc_was_on:
