@@ -67,7 +67,8 @@ def plan(*, gpu: str | None = None, dtype: str = DEFAULT_DTYPE, shapes: ShapesLi
     """The planned workbook (cells, formulas and reference values), without writing it.
 
     `options` are the other BuildConfig fields: layers, pipeline_shape, gpus, micro_batches,
-    link_bw, link_latency, whatif_shape, practice, practice_seed. `chart_helpers`: the Google
+    link_bw, link_latency, whatif_shape, practice, practice_seed, launch_overhead, tile,
+    waves. `chart_helpers`: the Google
     Sheets variant, with LOG10 chart helper columns.
     """
     config = BuildConfig(gpu=gpu, dtype=dtype, shapes=to_shapes(shapes, shapes_sheet),
@@ -78,14 +79,19 @@ def plan(*, gpu: str | None = None, dtype: str = DEFAULT_DTYPE, shapes: ShapesLi
 def analyze(shapes: ShapesLike = None, *, gpu: str | None = None,
             dtype: str = DEFAULT_DTYPE,
             gpu_file: str | os.PathLike[str] | None = None,
-            shapes_sheet: str | None = None) -> pd.DataFrame:
+            shapes_sheet: str | None = None, launch_overhead: float | None = None,
+            tile: tuple[int, int] | None = None, waves: bool | None = None) -> pd.DataFrame:
     """The Part 1 roofline table as a DataFrame: one row per shape, one column per quantity.
 
     `shapes`: a CSV or xlsx path, a DataFrame with m/k/n columns, or (m, k, n) tuples;
     None for the built-in dozen. Times in seconds, rates in FLOP/s and B/s (SI).
+    The refined time (columns tiles, waves, wave_efficiency, quantized_compute_time,
+    refined_time) uses `launch_overhead` (s), `tile` (m, n) and `waves` (wave quantization
+    on/off); None takes the GPU preset's.
     """
     p = plan(gpu=gpu, dtype=dtype, shapes=shapes, spare_rows=0, gpu_file=gpu_file,
-             shapes_sheet=shapes_sheet)
+             shapes_sheet=shapes_sheet, launch_overhead=launch_overhead, tile=tile,
+             waves=waves)
     frame = table_frame(p, matmul.TABLE.name)
     frame.attrs["gpu"] = gpu_figures(p)
     return frame
@@ -103,6 +109,11 @@ FIGURES = {
     "attainable_flops": inputs.ATTAINABLE_FLOPS.name,
     "attainable_bw": inputs.ATTAINABLE_BW.name,
     "attainable_ridge": inputs.ATTAINABLE_RIDGE.name,
+    "sm_count": inputs.SM_COUNT.name,
+    "launch_overhead": inputs.LAUNCH_OVERHEAD.name,
+    "tile_m": inputs.TILE_M.name,
+    "tile_n": inputs.TILE_N.name,
+    "wave_quantization": inputs.WAVE_QUANT.name,
 }
 
 

@@ -2,12 +2,15 @@
 
 The Matmul table's m, k, n cells become live references to the cells of the user's shapes
 table (found as `--shapes` finds it), so editing their sheet recomputes everything. Their
-workbook is read, never written, unless `in_place` (which first copies it to THEIRS.xlsx.bak);
-the result is saved under a temporary name and renamed, so a failure leaves no half file.
+workbook is read, never written, unless `in_place`, which first copies it to THEIRS.xlsx.bak
+(or .bak.2, .bak.3, ...: an existing backup is never overwritten and a link there is never
+followed). The result is saved under a temporary name and moved into place (sheetgen.atomic),
+so a failure leaves no half file, no half backup, and the user's workbook as it was.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections.abc import Callable
@@ -16,7 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sheetgen.atomic import atomic_write
+from sheetgen.atomic import (
+    TargetExists,
+    WriteFailed,
+    atomic_write,
+    check_writable_dir,
+    describe,
+    quiet_file,
+)
 from sheetgen.errors import InputError, OutputError, WorkbookError
 from sheetgen.hardware import DEFAULT_DTYPE, load_presets
 from sheetgen.shapes import ShapeTable, read_xlsx_table
@@ -47,8 +57,10 @@ def _paths(theirs: Path, out: Path | None, in_place: bool, force: bool) -> Path:
     if in_place:
         if out is not None and out.resolve() != theirs.resolve():
             raise InputError("give either -o OUT or --in-place, not both")
-        if not os.access(theirs.parent, os.W_OK):
-            raise OutputError(f"cannot write to {theirs.parent}: permission denied")
+        if theirs.is_symlink():
+            raise InputError(f"{theirs} is a symbolic link to {theirs.resolve()}; fill that file "
+                             "--in-place, or write a new one with -o OUT")
+        check_writable_dir(theirs.parent)
         return theirs
     target = out or default_output(theirs)
     if target.exists() and target.resolve() == theirs.resolve():
@@ -62,6 +74,7 @@ def _paths(theirs: Path, out: Path | None, in_place: bool, force: bool) -> Path:
         raise OutputError(f"{target.parent} does not exist")
     if target.exists() and not force:
         raise OutputError(f"{target} already exists; pass --force to overwrite it")
+    check_writable_dir(target.parent)
     return target
 
 
@@ -92,6 +105,7 @@ def fill_workbook(theirs: str | os.PathLike[str], out: str | os.PathLike[str] | 
     if refill:
         prefix = prefix or earlier.get("sheetgen.prefix", "")
         shapes_sheet = shapes_sheet or earlier["sheetgen.linked_sheet"]
+    before = _identity(src)
     with damage_as_error(src.name):
         lost = losses(src)
     if lost and not allow_loss:
@@ -110,7 +124,9 @@ def fill_workbook(theirs: str | os.PathLike[str], out: str | os.PathLike[str] | 
     plan.metadata["sheetgen.linked_rows"] = f"{table.rows[0]}-{table.rows[-1]}"
     plan.metadata["sheetgen.prefix"] = prefix
     wb = load_openpyxl(src, rich_text=True)
-    clash = [s.name for s in plan.sheets if s.name in wb.sheetnames]
+    theirs_names = {name.casefold(): name for name in wb.sheetnames}  # Excel ignores case
+    clash = [theirs_names[s.name.casefold()] for s in plan.sheets
+             if s.name.casefold() in theirs_names]
     if refill:
         for name in clash:
             del wb[name]
@@ -131,17 +147,67 @@ def fill_workbook(theirs: str | os.PathLike[str], out: str | os.PathLike[str] | 
     ctx = progress_factory(total, "filling") if progress_factory else nullcontext(None)
     with ctx as progress:
         write_into(plan, wb, progress=progress)
-    backup = None
-    if in_place:
-        backup = src.with_name(src.name + ".bak")
-        shutil.copy2(src, backup)
-    _save(wb, target)
+    backup = backup_copy(src) if in_place else None
+    try:
+        _save(wb, target, replace=force or in_place,
+              unchanged=(src, before) if in_place else None)
+    except BaseException:
+        if backup is not None:  # the original is intact, so this copy is redundant
+            with contextlib.suppress(OSError):
+                backup.unlink()
+        raise
     return FillResult(target, backup, table)
 
 
-def _save(wb: Any, target: Path) -> None:
-    with atomic_write(target, ".tmp.xlsx") as tmp:
-        wb.save(tmp)
+def _identity(path: Path) -> tuple[int, int, int]:
+    st = path.stat()
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+MAX_BACKUPS = 1000
+
+
+def backup_name(src: Path, number: int) -> Path:
+    """THEIRS.xlsx.bak, then THEIRS.xlsx.bak.2, .bak.3, ..."""
+    return src.with_name(f"{src.name}.bak" + (f".{number}" if number > 1 else ""))
+
+
+def backup_copy(src: Path) -> Path:
+    """Copy src to the first free backup name, written whole under a temporary name and
+    linked into place: never over an existing backup or through a symbolic link, and never
+    a partial or empty one (a full disk leaves no backup and src untouched)."""
+    for number in range(1, MAX_BACKUPS + 1):
+        backup = backup_name(src, number)
+        if os.path.lexists(backup):
+            continue
+        try:
+            with atomic_write(backup, ".tmp") as tmp:
+                with open(src, "rb") as fin, open(tmp, "wb") as fout:
+                    shutil.copyfileobj(fin, fout)
+                shutil.copystat(src, tmp)
+        except TargetExists:  # another fill took this name meanwhile
+            continue
+        except WriteFailed as exc:
+            raise OutputError(f"cannot back up {src.name} to {backup.name}: {exc.reason}; "
+                              f"{src.name} was not changed") from None
+        return backup
+    raise OutputError(f"{src.name} already has {MAX_BACKUPS} backups ({backup_name(src, 1).name}"
+                      f" ... {backup_name(src, MAX_BACKUPS).name}); move some away first")
+
+
+def _save(wb: Any, target: Path, *, replace: bool,
+          unchanged: tuple[Path, tuple[int, int, int]] | None = None) -> None:
+    """Save atomically; `unchanged`: (path, identity) that must still hold when committing
+    (an in-place fill refuses to replace a workbook someone saved while it ran)."""
+    with atomic_write(target, ".tmp.xlsx", replace=replace) as tmp:
+        with quiet_file(tmp) as fh:
+            try:
+                wb.save(fh)
+            except OSError as exc:
+                raise WriteFailed(target, describe(exc, target.parent)) from None
+        if unchanged is not None and _identity(unchanged[0]) != unchanged[1]:
+            raise OutputError(f"{unchanged[0]} changed while fill was running; nothing was "
+                              "written, run fill again")
 
 
 def fill(theirs: str | os.PathLike[str], out: str | os.PathLike[str] | None = None,

@@ -322,6 +322,9 @@ def _validation_requests(sid: int, sheet: SheetPlan) -> list[Request]:
         if rule.kind == "list":
             cond = {"type": "ONE_OF_RANGE",
                     "values": [{"userEnteredValue": "=" + (v.source or "")}]}
+        elif rule.kind == "choices":
+            cond = {"type": "ONE_OF_LIST",
+                    "values": [{"userEnteredValue": c} for c in rule.choices]}
         elif rule.kind == "whole_min":
             lo, hi = int(rule.minimum or 1), int(rule.maximum or 2**31 - 1)
             cond = {"type": "NUMBER_BETWEEN",
@@ -331,7 +334,7 @@ def _validation_requests(sid: int, sheet: SheetPlan) -> list[Request]:
                 {"userEnteredValue": repr(float(rule.minimum or 0))},
                 {"userEnteredValue": repr(float(rule.maximum or 0))}]}
         body: dict[str, Any] = {"condition": cond, "strict": True}
-        if rule.kind == "list":
+        if rule.kind in ("list", "choices"):
             body["showCustomUi"] = True
         if rule.message:
             body["inputMessage"] = rule.message

@@ -28,11 +28,23 @@ FIGURES: dict[str, str] = {
     "link_bandwidth": "B/s",
     "link_latency": "s",
     "host_bandwidth": "B/s",
-    "measured_compute_efficiency": "fraction",
-    "measured_memory_efficiency": "fraction",
-    "measured_link_efficiency": "fraction",
+    "sm_count": "SMs, or CUs on AMD",
 }
-_FRACTIONS = {k for k, unit in FIGURES.items() if unit == "fraction"}
+#: Figures a preset may leave out, with their units and the value used then. The defaults
+#: change nothing: efficiencies of 1.0 are the pure roofline, no launch floor, waves off.
+OPTIONAL: dict[str, tuple[str, float | int | bool]] = {
+    "measured_compute_efficiency": ("fraction", 1.0),
+    "measured_memory_efficiency": ("fraction", 1.0),
+    "measured_link_efficiency": ("fraction", 1.0),
+    "launch_overhead": ("s", 0.0),
+    "tile_m": ("rows", 128),
+    "tile_n": ("cols", 128),
+    "wave_quantization": ("on/off", False),
+}
+UNITS: dict[str, str] = FIGURES | {k: unit for k, (unit, _) in OPTIONAL.items()}
+_WHOLE = {"sm_count", "tile_m", "tile_n"}
+_FRACTIONS = {k for k, unit in UNITS.items() if unit == "fraction"}
+MAX_TILE = 4096  # larger than any GEMM kernel's thread-block tile
 
 
 @dataclass(frozen=True)
@@ -46,9 +58,14 @@ class GPU:
     link_bandwidth: float
     link_latency: float
     host_bandwidth: float
-    measured_compute_efficiency: float
-    measured_memory_efficiency: float
-    measured_link_efficiency: float
+    sm_count: int
+    measured_compute_efficiency: float = 1.0
+    measured_memory_efficiency: float = 1.0
+    measured_link_efficiency: float = 1.0
+    launch_overhead: float = 0.0
+    tile_m: int = 128
+    tile_n: int = 128
+    wave_quantization: bool = False
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
     def supports(self, dtype: str) -> bool:
@@ -68,6 +85,10 @@ class Presets:
 
     gpus: tuple[GPU, ...]
     default: str
+    #: names of the presets a user's --gpu-file gave, by the file they came from
+    origins: dict[str, str] = field(default_factory=dict, compare=False)
+    #: built-in preset names a user's file redefined (theirs replaced them)
+    shadowed: tuple[str, ...] = ()
 
     @property
     def names(self) -> list[str]:
@@ -76,16 +97,26 @@ class Presets:
     def get(self, name: str) -> GPU:
         """Look a GPU up by name (case- and space-insensitive)."""
         want = _norm(name)
+        if not want:
+            raise InputError("the GPU name is empty; choose one of: " + ", ".join(self.names))
         for gpu in self.gpus:
             if _norm(gpu.name) == want:
                 return gpu
         raise InputError(f"unknown GPU {name!r}; choose one of: {', '.join(self.names)}")
 
-    def merged(self, other: Presets) -> Presets:
-        """These presets plus other's; other's win on a name clash."""
+    def merged(self, other: Presets, origin: str = "") -> Presets:
+        """These presets plus other's (from the file `origin`); other's win on a name clash,
+        and the names they replace are kept in `shadowed` so the CLI can say so."""
         theirs = {_norm(g.name) for g in other.gpus}
         kept = tuple(g for g in self.gpus if _norm(g.name) not in theirs)
-        return Presets(gpus=kept + other.gpus, default=self.default)
+        shadowed = tuple(g.name for g in self.gpus if _norm(g.name) in theirs)
+        origins = self.origins | {g.name: origin for g in other.gpus}
+        return Presets(gpus=kept + other.gpus, default=self.default, origins=origins,
+                       shadowed=self.shadowed + shadowed)
+
+    def replaces_builtin(self, name: str) -> bool:
+        """Whether the preset `name` came from a user's file and replaced a built-in one."""
+        return _norm(name) in {_norm(n) for n in self.shadowed}
 
 
 def _norm(name: str) -> str:
@@ -109,6 +140,32 @@ def _positive(value: Any, where: str) -> float:
     return v
 
 
+def _whole_number(value: Any, where: str, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+        raise PresetError(f"{where}: expected a whole number from 1 to {high:,}, got {value!r}")
+    return int(value)
+
+
+def _figure(key: str, value: Any, where: str) -> float | int | bool:
+    """One scalar figure, validated for its kind (whole, fraction, seconds, switch)."""
+    field_where = f"{where}: field '{key}'"
+    if key == "wave_quantization":
+        if not isinstance(value, bool):
+            raise PresetError(f"{field_where}: expected true or false, got {value!r}")
+        return value
+    if key in _WHOLE:
+        return _whole_number(value, field_where, MAX_TILE if key != "sm_count" else 100_000)
+    if key == "launch_overhead":
+        if isinstance(value, bool) or not isinstance(value, int | float) \
+                or not math.isfinite(value) or not 0 <= value <= 1:
+            raise PresetError(f"{field_where}: expected 0 to 1 seconds, got {value!r}")
+        return float(value)
+    v = _positive(value, field_where)
+    if key in _FRACTIONS and v > 1:
+        raise PresetError(f"{field_where} is a fraction and must be at most 1")
+    return v
+
+
 def _parse_gpu(raw: Any, origin: str, index: int) -> GPU:
     if not isinstance(raw, dict):
         raise PresetError(f"{origin}: gpu #{index + 1} is not a table")
@@ -126,14 +183,19 @@ def _parse_gpu(raw: Any, origin: str, index: int) -> GPU:
                 f"{where}: field 'peak_flops.{dtype}': unknown dtype (known: {', '.join(DTYPES)})"
             )
         peaks[dtype] = _positive(value, f"{where}: field 'peak_flops.{dtype}'")
-    figures: dict[str, float] = {}
+    figures: dict[str, Any] = {}
     for key in FIGURES:
         if key not in raw:
             raise PresetError(f"{where}: missing field '{key}' ({FIGURES[key]})")
-        figures[key] = _positive(raw[key], f"{where}: field '{key}'")
-        if key in _FRACTIONS and figures[key] > 1:
-            raise PresetError(f"{where}: field '{key}' is a fraction and must be at most 1")
-    known = {"name", "peak_flops", *FIGURES}
+        figures[key] = _figure(key, raw[key], where)
+    defaulted: dict[str, str] = {}
+    for key, (_unit, default) in OPTIONAL.items():
+        if key in raw:
+            figures[key] = _figure(key, raw[key], where)
+        else:
+            figures[key] = default
+            defaulted[key] = f"not given in the preset: {_show(default)} (the default)"
+    known = {"name", "peak_flops", *UNITS}
     sources: dict[str, str] = {}
     for key, value in raw.items():
         if key.endswith("_source"):
@@ -142,7 +204,15 @@ def _parse_gpu(raw: Any, origin: str, index: int) -> GPU:
             sources[key[: -len("_source")]] = str(value)
         elif key not in known:
             raise PresetError(f"{where}: unknown field '{key}'")
+    for key, note in defaulted.items():
+        sources.setdefault(key, note)
     return GPU(name=name.strip(), peak_flops=peaks, sources=sources, **figures)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return f"{value:g}"
 
 
 def parse_presets(data: dict[str, Any], origin: str) -> Presets:
@@ -186,5 +256,5 @@ def load_presets(gpu_file: str | Path | None = None) -> Presets:
     """Built-in presets, plus a user's file when given (theirs win on name clashes)."""
     presets = builtin_presets()
     if gpu_file is not None:
-        presets = presets.merged(load_preset_file(gpu_file))
+        presets = presets.merged(load_preset_file(gpu_file), str(gpu_file))
     return presets

@@ -36,14 +36,16 @@ def _figure_class() -> Any:
     return Figure
 
 
-def _analysed(data: Any, gpu: str | None, dtype: str, gpu_file: Any) -> pd.DataFrame:
+def _analysed(data: Any, gpu: str | None, dtype: str, gpu_file: Any,
+              refined: dict[str, Any]) -> pd.DataFrame:
     """A frame from `analyze`: reuse one that already is, else analyse the shapes given."""
     from sheetgen.api import analyze
 
     if isinstance(data, pd.DataFrame) and "gpu" in data.attrs and gpu is None \
+            and not any(v is not None for v in refined.values()) \
             and {"intensity", "attained_flops"} <= set(data.columns):
         return data
-    return analyze(data, gpu=gpu, dtype=dtype, gpu_file=gpu_file)
+    return analyze(data, gpu=gpu, dtype=dtype, gpu_file=gpu_file, **refined)
 
 
 def check_plot_path(path: str | os.PathLike[str], force: bool) -> Path:
@@ -63,7 +65,7 @@ def check_plot_path(path: str | os.PathLike[str], force: bool) -> Path:
 def save_figure(fig: Any, path: str | os.PathLike[str], *, force: bool = True) -> Path:
     """Write fig atomically (temporary file beside path, then rename)."""
     out = check_plot_path(path, force)
-    with atomic_write(out, out.suffix) as tmp:
+    with atomic_write(out, out.suffix, replace=force) as tmp:
         fig.savefig(tmp, format=out.suffix.lstrip(".").lower(), dpi=fig.dpi)
     return out
 
@@ -71,14 +73,18 @@ def save_figure(fig: Any, path: str | os.PathLike[str], *, force: bool = True) -
 def plot_roofline(data: Any = None, *, gpu: str | None = None, dtype: str = DEFAULT_DTYPE,
                   gpu_file: str | os.PathLike[str] | None = None,
                   path: str | os.PathLike[str] | None = None, ax: Any = None,
-                  force: bool = True) -> Any:
+                  force: bool = True, launch_overhead: float | None = None,
+                  tile: tuple[int, int] | None = None, waves: bool | None = None) -> Any:
     """The roofline plot as a matplotlib Figure (shown inline in a notebook).
 
     `data`: a frame from `sheetgen.analyze` (its GPU figures are reused), or anything
     `analyze` takes (shapes path, DataFrame with m/k/n, (m, k, n) tuples, None for the
     built-in dozen). `ax`: draw into an existing Axes. `path`: also save it (.png/.svg/.pdf).
+    Each shape also gets a hollow marker at FLOPs / refined time (launch floor and, when on,
+    wave quantization: `launch_overhead`, `tile`, `waves` as for `analyze`).
     """
-    frame = _analysed(data, gpu, dtype, gpu_file)
+    frame = _analysed(data, gpu, dtype, gpu_file,
+                      {"launch_overhead": launch_overhead, "tile": tile, "waves": waves})
     g = frame.attrs["gpu"]
     if ax is None:
         fig = _figure_class()(figsize=(8, 5), dpi=100, layout="constrained")
@@ -107,8 +113,15 @@ def plot_roofline(data: Any = None, *, gpu: str | None = None, dtype: str = DEFA
         mask = regimes == regime
         if mask.any():
             ax.scatter(x[mask], y[mask], s=28, color=color, zorder=3, label=regime)
+    if "refined_time" in frame.columns and len(frame):
+        y_refined = np.asarray(frame["flops"], dtype=float) / np.asarray(frame["refined_time"],
+                                                                          dtype=float)
+        ax.scatter(x, y_refined, s=28, facecolors="none", edgecolors="#404040", lw=0.8,
+                   zorder=2, label="refined time (launch floor, waves)")
+        y = np.concatenate([y, y_refined])
     if len(frame) <= LABELLED_POINTS_MAX:
-        for xi, yi, label, regime in zip(x, y, frame["shape_label"], regimes, strict=True):
+        for xi, yi, label, regime in zip(x, y[:len(x)], frame["shape_label"], regimes,
+                                         strict=True):
             if regime == COMPUTE_BOUND:  # on the flat roof: hang the labels below it
                 ax.annotate(str(label), (xi, yi), xytext=(2, -5), textcoords="offset points",
                             fontsize=7, rotation=-50, rotation_mode="anchor", ha="left",

@@ -43,6 +43,18 @@ def quantized_compute_time(compute_time: Any, wave_eff: Any) -> Any:
     return np.asarray(compute_time, dtype=float) / wave_eff
 
 
+def waves_on(switch: Any) -> bool:
+    """The wave-quantization switch as the sheet reads it: the text "on" (any case) or True."""
+    if isinstance(switch, bool | np.bool_):
+        return bool(switch)
+    return str(switch).lower() == "on"
+
+
+def chosen_compute_time(compute_time: Any, quantized: Any, switch: Any) -> Any:
+    """The compute time the refined time uses: quantized when waves are on, else plain."""
+    return np.asarray(quantized if waves_on(switch) else compute_time, dtype=float)
+
+
 def refined_time(floor: Any, compute_time: Any, memory_time: Any) -> Any:
     """Launch floor plus the slower of compute (quantized or not) and memory traffic."""
     return floor + np.maximum(compute_time, memory_time)

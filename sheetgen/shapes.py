@@ -160,7 +160,7 @@ def _table(rows: list[tuple[int, Sequence[object]]], origin: str, sheet: str | N
         raise _missing_header(origin, near, data)
     table = ShapeTable(origin, sheet, header_line, cols)
     problems: list[str] = []
-    for line, row in data:
+    for line, row in rows:  # all rows: a row of uncached formulas reads as blank
         if line <= header_line:
             continue
         cells = {d: row[c] if c < len(row) else None for d, c in cols.items()}

@@ -12,13 +12,27 @@ from dataclasses import dataclass, field, replace
 from sheetgen import __version__
 from sheetgen.definitions import SheetSpec
 from sheetgen.errors import InputError
-from sheetgen.hardware import DEFAULT_DTYPE, Presets, check_dtype, load_presets
+from sheetgen.hardware import (
+    DEFAULT_DTYPE,
+    MAX_TILE,
+    Presets,
+    builtin_presets,
+    check_dtype,
+    load_presets,
+)
 from sheetgen.plan import Source, WorkbookPlan, plan_workbook
 from sheetgen.shapes import Shape, default_shapes, parse_dim
 from sheetgen.sheets import chart_helpers, inputs, matmul, parallel, pipeline, specs, whatif
 from sheetgen.sheets import practice as practice_sheet
 
 DEFAULT_SPARE_ROWS = 200
+#: Excel's grid (and so every xlsx reader's): rows per sheet ("Excel specifications and
+#: limits", https://support.microsoft.com/en-us/office/excel-specifications-and-limits-1672b34d-7043-467e-8e27-269d656771c3).
+XLSX_MAX_ROWS = 1_048_576
+#: Excel's sheet-name rules: at most 31 characters, none of [ ] : * ? / \, not starting or
+#: ending with an apostrophe (the Excel error text when renaming a tab says the same).
+SHEET_NAME_MAX = 31
+SHEET_NAME_FORBIDDEN = "[]:*?/\\"
 
 
 @dataclass
@@ -40,9 +54,15 @@ class BuildConfig:
     whatif_shape: tuple[int, int, int] = whatif.DEFAULT_SHAPE
     practice: int = 0  # rows of the Practice sheet; 0 leaves the sheet out
     practice_seed: int = practice_sheet.DEFAULT_SEED
+    launch_overhead: float | None = None  # s per matmul call; None = the preset's
+    tile: tuple[int, int] | None = None  # (tile m, tile n); None = the preset's
+    waves: bool | None = None  # wave quantization in the refined time; None = the preset's
 
     def resolved(self) -> BuildConfig:
         """Validate everything up front, with errors naming the option."""
+        if self.gpu is not None and not self.gpu.strip():
+            raise InputError("--gpu is empty; give a preset name (see `sheetgen gpus`) or "
+                             "leave the option out for the default")
         gpu = self.presets.get(self.gpu or self.presets.default)
         dtype = check_dtype(self.dtype)
         gpu.peak(dtype)
@@ -65,9 +85,68 @@ class BuildConfig:
                                                   and self.link_latency >= 0):
             raise InputError(f"--link-latency must be 0 or more seconds, got "
                              f"{self.link_latency!r}")
+        launch = gpu.launch_overhead if self.launch_overhead is None else self.launch_overhead
+        if isinstance(launch, bool) or not isinstance(launch, int | float) \
+                or not (math.isfinite(launch) and 0 <= launch <= 1):
+            raise InputError(f"--launch-overhead must be 0 to 1 seconds, got {launch!r}")
+        tile = (gpu.tile_m, gpu.tile_n) if not self.tile else tuple(self.tile)
+        if len(tile) != 2:
+            raise InputError(f"--tile takes two whole numbers M N, got {self.tile!r}")
+        for value, dim in zip(tile, "MN", strict=True):
+            _whole(f"--tile {dim}", value, 1, MAX_TILE)
+        waves = gpu.wave_quantization if self.waves is None else self.waves
+        if not isinstance(waves, bool):
+            raise InputError(f"--waves must be on or off (True or False), got {waves!r}")
         shapes = list(self.shapes) if self.shapes is not None else default_shapes()
+        self._check_rows(len(shapes))
         return replace(self, gpu=gpu.name, dtype=dtype, shapes=shapes, pipeline_shape=(m, k, n),
-                       whatif_shape=whatif_shape)
+                       whatif_shape=whatif_shape, launch_overhead=float(launch),
+                       tile=(int(tile[0]), int(tile[1])), waves=waves)
+
+    def _check_rows(self, n_shapes: int) -> None:
+        """Refuse, before any work, a table that would run past the last row of a sheet."""
+        why = {
+            matmul.TABLE.name: (n_shapes + self.spare_rows,
+                                f"{n_shapes:,} shape rows and --spare-rows {self.spare_rows:,}"),
+            pipeline.TABLE.name: (self.layers, f"--layers {self.layers:,}"),
+            parallel.TABLE.name: (self.layers, f"--layers {self.layers:,}"),
+            practice_sheet.TABLE.name: (self.practice, f"--practice {self.practice:,}"),
+        }
+        for spec in sheet_specs(self):
+            for table in spec.tables:
+                rows, what = why.get(table.name, (0, ""))
+                needed = table.first_row + rows
+                if needed > XLSX_MAX_ROWS:
+                    raise InputError(
+                        f"{what} need {needed:,} rows on the {spec.name} sheet "
+                        f"({table.first_row} above the table); an xlsx sheet holds at most "
+                        f"{XLSX_MAX_ROWS:,} rows")
+
+
+def check_prefix(prefix: str) -> str:
+    """A --prefix that gives valid Excel sheet names for every sheet sheetgen writes."""
+    if not prefix:
+        return prefix
+    bad = sorted({c for c in prefix if c in SHEET_NAME_FORBIDDEN})
+    if bad:
+        raise InputError(f"--prefix {prefix!r}: sheet names cannot contain "
+                         f"{' '.join(bad)} (Excel forbids {' '.join(SHEET_NAME_FORBIDDEN)})")
+    if any(ord(c) < 32 or ord(c) == 127 for c in prefix):
+        raise InputError(f"--prefix {prefix!r}: sheet names cannot contain control characters")
+    if prefix.startswith("'"):
+        raise InputError(f"--prefix {prefix!r}: a sheet name cannot begin with an apostrophe")
+    longest = max((s.name for s in all_sheet_specs()), key=len)
+    room = SHEET_NAME_MAX - len(longest)
+    if len(prefix) > room:
+        raise InputError(f"--prefix {prefix!r} is {len(prefix)} characters; at most {room} fit, "
+                         f"since {longest!r} ({len(longest)}) is sheetgen's longest sheet name "
+                         f"and Excel's limit is {SHEET_NAME_MAX}")
+    return prefix
+
+
+def all_sheet_specs() -> list[SheetSpec]:
+    """Every sheet sheetgen can write (the optional Practice sheet included)."""
+    return sheet_specs(BuildConfig(practice=1, presets=builtin_presets()))
 
 
 def _whole(option: str, value: object, low: int, high: int | None = None) -> None:
@@ -103,7 +182,13 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
     pad = [None] * config.spare_rows
     values: dict[str, list | object] = {}
     values.update(specs.input_values(config.presets))
-    values.update(inputs.input_values(config.gpu or config.presets.default, config.dtype))
+    gpu = config.presets.get(config.gpu or config.presets.default)
+    values.update(inputs.input_values(
+        gpu.name, config.dtype,
+        launch_overhead=gpu.launch_overhead if config.launch_overhead is None
+        else config.launch_overhead,
+        tile=(gpu.tile_m, gpu.tile_n) if not config.tile else config.tile,
+        waves=gpu.wave_quantization if config.waves is None else config.waves))
     values["m"] = [s.m for s in shapes] + pad
     values["k"] = [s.k for s in shapes] + pad
     values["n"] = [s.n for s in shapes] + pad
@@ -123,6 +208,7 @@ def plan_build(config: BuildConfig | None = None, *, prefix: str = "",
     """Validate the config and plan the whole workbook (no I/O). `prefix` and `links`: see
     sheet_specs and plan_workbook (used by `fill`); `chart_helpers`: plan the Google Sheets
     variant (see `sheet_specs`)."""
+    check_prefix(prefix)
     cfg = (config or BuildConfig()).resolved()
     metadata = {
         "sheetgen.version": __version__,

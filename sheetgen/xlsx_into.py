@@ -148,6 +148,9 @@ def _validation(ws: Worksheet, v: ValidationPlan) -> None:
     rule = v.rule
     if rule.kind == "list":
         dv = DataValidation(type="list", formula1=v.source_name or v.source, allow_blank=True)
+    elif rule.kind == "choices":
+        dv = DataValidation(type="list", formula1='"' + ",".join(rule.choices) + '"',
+                            allow_blank=True)
     elif rule.kind == "whole_min":
         dv = DataValidation(type="whole", operator="between", allow_blank=True,
                             formula1=str(int(rule.minimum or 1)),

@@ -71,7 +71,7 @@ def test_text_from_a_gpu_file_is_written_as_text(tmp_path: Path):
                         .replace('default = "A100 40GB SXM"', 'default = "=1+1"')
                         + '[[gpu]]\nname = "=1+1"\npeak_flops = { bf16 = 1e15 }\n'
                         'hbm_bandwidth = 1e12\nmemory_bytes = 1e9\nlink_bandwidth = 1e11\n'
-                        'link_latency = 1e-6\nhost_bandwidth = 1e10\n'
+                        'link_latency = 1e-6\nhost_bandwidth = 1e10\nsm_count = 100\n'
                         'measured_compute_efficiency = 0.8\nmeasured_memory_efficiency = 0.9\n'
                         'measured_link_efficiency = 0.8\n'
                         'peak_flops_source = "=HYPERLINK(\\"http://x\\")"\n')

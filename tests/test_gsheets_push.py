@@ -43,7 +43,7 @@ KEY = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcd"
 OTHER = "1ZyXwVuTsRqPoNmLkJiHgFeDcBa9876543210-_zyxw"
 URL = f"https://docs.google.com/spreadsheets/d/{KEY}/edit#gid=0"
 SHAPES = [(1, 4096, 4096), (64, 8192, 8192), (4096, 4096, 4096)]
-HELPER_COLUMNS = {"O", "P", "T", "U"}  # Matmul: the LOG10 chart helpers (Google only)
+HELPER_COLUMNS = {"T", "U", "Y", "Z"}  # Matmul: the LOG10 chart helpers (Google only)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -236,7 +236,7 @@ def test_formats_validation_conditional_freeze_chart(shared, gsheets_client):
         "log10 arithmetic intensity (FLOP/B)", "log10 attainable FLOP/s"]
     domain = basic["domains"][0]["domain"]["sourceRange"]["sources"]
     assert [(s["startColumnIndex"], s["startRowIndex"], s["endRowIndex"]) for s in domain] == [
-        (19, 5, 12), (14, 5, 13)]  # ceiling log x (T), then the points' log x (O)
+        (24, 5, 12), (19, 5, 13)]  # ceiling log x (Y), then the points' log x (T)
 
 
 def test_user_text_lands_as_text(tmp_path, shared, gsheets_client, shapes_csv):
@@ -244,7 +244,7 @@ def test_user_text_lands_as_text(tmp_path, shared, gsheets_client, shapes_csv):
     gpu_file.write_text(
         '[[gpu]]\nname = "=1+1"\npeak_flops = { bf16 = 1e15 }\nhbm_bandwidth = 1e12\n'
         'memory_bytes = 1e9\nlink_bandwidth = 1e11\nlink_latency = 1e-6\n'
-        'host_bandwidth = 1e10\nmeasured_compute_efficiency = 0.8\n'
+        'host_bandwidth = 1e10\nsm_count = 100\nmeasured_compute_efficiency = 0.8\n'
         'measured_memory_efficiency = 0.9\nmeasured_link_efficiency = 0.8\n'
         'peak_flops_source = "=HYPERLINK(\\"http://x\\",\\"x\\")"\n')
     csv = shapes_csv('m,k,n,note\n+1,2,3,"=HYPERLINK(""http://x"",""x"")"\n8,+1,16,+1\n')
@@ -466,7 +466,7 @@ def test_check_follows_user_edits_and_finds_disagreement(shared, gsheets_client)
     where = {(m.cell, m.note.startswith("formula changed")) for m in report.mismatches}
     assert {("G6", False), ("K7", True)} <= where
     # the cells computed from K7 follow its new formula, and are reported as such
-    assert {c for c, changed in where - {("G6", False), ("K7", True)}} <= {"L7", "M7", "P7"}
+    assert {c for c, changed in where - {("G6", False), ("K7", True)}} <= {"L7", "M7", "U7"}
     assert all(not changed for c, changed in where if c != "K7")
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from sheetgen.errors import InputError, PresetError
-from sheetgen.hardware import DTYPES, FIGURES, builtin_presets, load_presets
+from sheetgen.hardware import DTYPES, FIGURES, OPTIONAL, builtin_presets, load_presets
 
 GOOD = """
 [[gpu]]
@@ -18,6 +19,7 @@ memory_bytes = 8e10
 link_bandwidth = 1e11
 link_latency = 1e-6
 host_bandwidth = 3e10
+sm_count = 64
 measured_compute_efficiency = 0.8
 measured_memory_efficiency = 0.9
 measured_link_efficiency = 0.8
@@ -61,6 +63,14 @@ def test_user_file_adds_and_overrides(tmp_path: Path):
     (lambda s: s.replace("link_latency = 1e-6\n", ""), "missing field 'link_latency'"),
     (lambda s: s.replace("measured_link_efficiency = 0.8", "measured_link_efficiency = 1.5"),
      "must be at most 1"),
+    (lambda s: s.replace("sm_count = 64\n", ""), "missing field 'sm_count' (SMs, or CUs on AMD)"),
+    (lambda s: s.replace("sm_count = 64", "sm_count = 0"),
+     "field 'sm_count': expected a whole number from 1 to 100,000, got 0"),
+    (lambda s: s.replace("sm_count = 64", "sm_count = 64.5"), "field 'sm_count'"),
+    (lambda s: s + "tile_m = 0\n", "field 'tile_m': expected a whole number from 1 to 4,096"),
+    (lambda s: s + "launch_overhead = -1e-6\n", "field 'launch_overhead': expected 0 to 1 s"),
+    (lambda s: s + 'wave_quantization = "yes"\n',
+     "field 'wave_quantization': expected true or false"),
     (lambda s: s + "colour = 1\n", "unknown field 'colour'"),
     (lambda s: s.replace('name = "Mine"', "name = 3"), "'name' must be a non-empty string"),
     (lambda s: s + "[[gpu\n", "not valid TOML"),
@@ -78,3 +88,73 @@ def test_bad_preset_files_name_file_and_field(tmp_path: Path, edit, needle):
 def test_unknown_gpu_lists_choices():
     with pytest.raises(InputError, match="choose one of: A100 40GB SXM"):
         builtin_presets().get("V100")
+
+
+#: Internal notes users do not have; a source must never point there.
+_INTERNAL = re.compile(r"shared/|DESIGN\.md|STYLE\.md|/work/", re.I)
+_CITES = re.compile(r"\b(19|20)\d\d\b|@[0-9a-f]{7}")  # a year or a commit
+
+
+@pytest.mark.parametrize("gpu", builtin_presets().gpus, ids=lambda g: g.name)
+def test_every_figure_has_a_public_source(gpu):
+    for key in ("peak_flops", *FIGURES, *OPTIONAL):
+        src = gpu.sources.get(key, "")
+        assert src, f"{gpu.name}: no source for {key}"
+        assert not _INTERNAL.search(src), f"{gpu.name}: {key} cites an internal file: {src}"
+    for key in ("measured_compute_efficiency", "measured_memory_efficiency",
+                "measured_link_efficiency", "launch_overhead", "sm_count"):
+        src = gpu.sources[key]
+        assert "estimate" in src.lower() or _CITES.search(src), (gpu.name, key, src)
+
+
+def test_sm_counts_are_the_published_ones():
+    """Whitepaper SM counts (AMD: compute units)."""
+    published = {"A100 40GB SXM": 108, "A100 40GB PCIe": 108, "A100 80GB SXM": 108,
+                 "H100 SXM": 132, "H100 PCIe": 114, "H200": 132, "B200": 148,
+                 "MI300X": 304, "L4": 58}
+    assert {g.name: g.sm_count for g in builtin_presets().gpus} == published
+
+
+#: ml-engineering's MAMF table (stas00/ml-engineering@744d01e, compute/accelerator/README.md):
+#: measured bf16 TFLOP/s. The preset efficiency times the preset's dense peak must give them.
+MAMF_BF16_TFLOPS = {"A100 40GB SXM": 271.2, "A100 80GB SXM": 271.2, "A100 40GB PCIe": 252.9,
+                    "H100 SXM": 794.5, "H200": 794.5, "B200": 1745.0, "MI300X": 668.4}
+#: BabelStream Triad (MB/s) of the runs the presets cite.
+TRIAD_MBPS = {"A100 40GB SXM": 1_377_517, "A100 80GB SXM": 1_724_827, "MI300X": 3_948_061}
+
+
+@pytest.mark.parametrize(("name", "tflops"), MAMF_BF16_TFLOPS.items())
+def test_compute_efficiency_reproduces_the_published_mamf(name, tflops):
+    gpu = builtin_presets().get(name)
+    assert gpu.measured_compute_efficiency * gpu.peak("bf16") == pytest.approx(tflops * 1e12,
+                                                                                rel=1e-3)
+    assert "Maximum Achievable Matmul FLOPS" in gpu.sources["measured_compute_efficiency"] \
+        or "MAMF" in gpu.sources["measured_compute_efficiency"]
+
+
+def test_mi300x_efficiency_is_against_the_presets_peak_not_1300():
+    gpu = builtin_presets().get("MI300X")
+    assert gpu.peak("bf16") == 1307.4e12
+    assert gpu.measured_compute_efficiency == pytest.approx(668.4 / 1307.4, abs=5e-4)
+    assert "1300" in gpu.sources["measured_compute_efficiency"]  # the table's 51.4% basis
+
+
+@pytest.mark.parametrize(("name", "mbps"), TRIAD_MBPS.items())
+def test_memory_efficiency_reproduces_the_published_triad(name, mbps):
+    gpu = builtin_presets().get(name)
+    assert gpu.measured_memory_efficiency * gpu.hbm_bandwidth == pytest.approx(mbps * 1e6,
+                                                                                rel=1e-3)
+    assert "BabelStream" in gpu.sources["measured_memory_efficiency"]
+
+
+def test_optional_fields_default_to_the_pure_roofline(tmp_path: Path):
+    f = tmp_path / "mine.toml"
+    f.write_text("\n".join(line for line in GOOD.splitlines()
+                           if not line.startswith("measured_")))
+    gpu = load_presets(f).get("Mine")
+    assert (gpu.measured_compute_efficiency, gpu.measured_memory_efficiency,
+            gpu.measured_link_efficiency) == (1.0, 1.0, 1.0)
+    assert (gpu.launch_overhead, gpu.tile_m, gpu.tile_n, gpu.wave_quantization) == \
+        (0.0, 128, 128, False)
+    assert gpu.sources["measured_compute_efficiency"].startswith("not given in the preset")
+    assert gpu.sm_count == 64

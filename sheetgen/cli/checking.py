@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -13,7 +15,14 @@ from typing import Any
 
 import click
 
-from sheetgen.cli.common import UserError, cli, credentials_option, gpu_file_option, user_errors
+from sheetgen.cli.common import (
+    UserError,
+    cli,
+    credentials_option,
+    gpu_file_option,
+    nonblank,
+    user_errors,
+)
 from sheetgen.hardware import DTYPES
 
 
@@ -44,19 +53,106 @@ def read(source: str, credentials: Path | None, sheet: str, fmt: str) -> None:
             from sheetgen.gsheets import read as read_sheet
 
             frame = read_sheet(source, credentials=credentials, sheet=sheet)
+    frame = whole_numbers(frame)
     if fmt == "csv":
-        click.echo(frame.to_csv(), nl=False)
+        click.echo(neutralised(frame).to_csv(), nl=False)
     else:
-        click.echo(frame.reset_index().to_json(orient="records"))
+        click.echo(json.dumps(json_records(frame), allow_nan=False))
+
+
+def _int_names() -> set[str]:
+    """The quantities declared as whole numbers (fmt "int": m, k, n, layer, GPU count...)."""
+    from sheetgen.workbook import all_sheet_specs
+
+    names = set()
+    for spec in all_sheet_specs():
+        items = [i for b in spec.blocks for i in b.items()]
+        items += [c for t in spec.tables for c in t.all_columns()]
+        names.update(i.name for i in items if i.fmt == "int")
+    return names
+
+
+def _whole(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    return value
+
+
+def whole_numbers(frame: Any) -> Any:
+    """Whole-number quantities (m, k, n, ...) as integers, not 4096.0."""
+    ints = _int_names()
+    frame = frame.copy()
+    if list(frame.columns) == ["value"]:  # a sheet of named values: name -> value
+        frame["value"] = [_whole(_plain(v)) if name in ints else v
+                          for name, v in zip(frame.index, frame["value"], strict=True)]
+        return frame
+    for col in frame.columns:
+        if col in ints:
+            frame[col] = frame[col].astype(object).map(lambda v: _whole(_plain(v)))
+    return frame
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
+
+
+#: A text cell starting with one of these is read as a formula by Excel, LibreOffice and
+#: Google Sheets when the CSV is opened. OWASP's advice (CSV Injection,
+#: https://owasp.org/www-community/attacks/CSV_Injection; ASVS 5.0 V1.2.10 adds NUL):
+#: prefix such cells with a single quote so they stay text.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\0")
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def neutralise(value: Any) -> Any:
+    """A text cell that a spreadsheet would run as a formula, made inert (`'=HYPERLINK..`).
+
+    Numbers, negative ones included, are left alone: they are not text, and neither is text
+    that is just a number ("-5"), which no spreadsheet can turn into a formula.
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS) \
+            and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+def neutralised(frame: Any) -> Any:
+    """The frame with every text cell neutralised (index and headers too)."""
+    from pandas.api.types import is_numeric_dtype
+
+    out = frame.copy()
+    for col in out.columns:
+        if not is_numeric_dtype(out[col]):  # text (object or string dtype), mixed columns
+            out[col] = out[col].astype(object).map(neutralise)
+    if not is_numeric_dtype(out.index):
+        out.index = out.index.map(neutralise)
+    out.columns = [neutralise(c) for c in out.columns]
+    return out
+
+
+def json_records(frame: Any) -> list[dict[str, Any]]:
+    """One object per row, every number at full precision (Python's shortest round-trip
+    repr, not pandas' 10 decimals that turn 3.9e-12 s into 0.0); NaN and infinities (which
+    JSON cannot hold) as null."""
+    rows = frame.reset_index().to_dict("records")
+    return [{str(k): _json_value(v) for k, v in row.items()} for row in rows]
+
+
+def _json_value(value: Any) -> Any:
+    value = _plain(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 @cli.command()
 @click.argument("target")
 @credentials_option
-@click.option("--rtol", type=float, default=None,
-              help="Relative tolerance for numbers (default: 1e-9 for a sheetgen workbook, "
-                   "1e-6 when grading a hand-made sheet).")
-@click.option("--gpu", help="Grading: GPU preset to grade against (see `sheetgen gpus`). "
+@click.option("--rtol", type=float, default=None, callback=lambda c, p, v: check_rtol(v),
+              help="Relative tolerance for numbers, 0 <= RTOL < 1 (default: 1e-9 for a "
+                   "sheetgen workbook, 1e-6 when grading a hand-made sheet).")
+@click.option("--gpu", callback=nonblank,
+              help="Grading: GPU preset to grade against (see `sheetgen gpus`). "
               "Default: A100 40GB SXM.")
 @click.option("--dtype", help=f"Grading: element type, one of {', '.join(DTYPES)} "
               "(default bf16).")
@@ -110,6 +206,15 @@ def check(target: str, credentials: Path | None, rtol: float | None, gpu: str | 
         report = check_spreadsheet(target, credentials=credentials,
                                    rtol=1e-9 if rtol is None else rtol)
     _print_check(report, as_json)
+
+
+def check_rtol(rtol: float | None) -> float | None:
+    """--rtol: a finite relative tolerance from 0 (exact) to below 1 (at 1 or more any two
+    numbers of the same sign agree, so nothing would be checked)."""
+    if rtol is not None and not (math.isfinite(rtol) and 0 <= rtol < 1):
+        raise click.BadParameter(f"{rtol!r} is not a relative tolerance; give a number from 0 "
+                                 "up to (not including) 1, such as 1e-6")
+    return rtol
 
 
 MAX_SHOWN = 50  # mismatch lines printed before "... and N more"

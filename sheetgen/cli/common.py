@@ -1,11 +1,16 @@
 """What every command shares: the click group, one-line errors, progress bars and options.
 
 Library errors (SheetgenError) become one `Error: ...` line and exit status 2; no traceback.
+Ctrl-C prints `Error: interrupted` (exit 130, the shell's 128 + SIGINT); SIGTERM and SIGHUP
+are turned into the same clean exit (`Error: terminated`, 128 + the signal), so temporary
+files are removed on the way out.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -43,8 +48,59 @@ def progress_bar(total: int, label: str) -> Iterator[Callable[[int], None] | Non
         yield bar.update
 
 
+INTERRUPTED_EXIT = 128 + signal.SIGINT  # 130: what shells report for a Ctrl-C'd command
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised like Ctrl-C so every `finally` (temporary files) runs."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+class _Stopped(click.ClickException):
+    """Ctrl-C or a termination signal, as one Error line with the shell's 128 + N status."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def _stopped(exc: KeyboardInterrupt) -> _Stopped:
+    if isinstance(exc, Terminated):
+        return _Stopped("terminated", 128 + exc.signum)
+    return _Stopped("interrupted", INTERRUPTED_EXIT)
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated(signum)
+
+
+@contextmanager
+def _termination_as_exception() -> Iterator[None]:
+    """While a command runs, SIGTERM/SIGHUP raise Terminated (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    wanted = [getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n)]
+    old = {s: signal.signal(s, _raise_terminated) for s in wanted}
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
 class _OneLineErrors(click.Group):
-    """Usage errors as one `Error: ...` line and exit 2, like every other user error."""
+    """Usage errors as one `Error: ...` line and exit 2, like every other user error; an
+    interrupt as `Error: interrupted` (exit 130) instead of click's `Aborted!` (exit 1)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as exc:
+            raise _stopped(exc) from None
 
     def main(self, args: Any = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
@@ -52,16 +108,20 @@ class _OneLineErrors(click.Group):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, False, **extra)
         try:
-            rv = super().main(args, prog_name, complete_var, False, **extra)
+            with _termination_as_exception():
+                rv = super().main(args, prog_name, complete_var, False, **extra)
         except click.UsageError as exc:
             click.echo(f"Error: {exc.format_message()}", err=True)
             sys.exit(2)
         except click.ClickException as exc:
             exc.show()
             sys.exit(exc.exit_code)
-        except click.Abort:
-            click.echo("Aborted!", err=True)
-            sys.exit(1)
+        except (click.Abort, KeyboardInterrupt) as exc:  # before a command started
+            stop = _stopped(exc.__cause__ if isinstance(exc.__cause__, KeyboardInterrupt)
+                            else exc if isinstance(exc, KeyboardInterrupt) else
+                            KeyboardInterrupt())
+            stop.show()
+            sys.exit(stop.exit_code)
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
@@ -78,9 +138,35 @@ def shapes_options(command: Callable[..., Any]) -> Callable[..., Any]:
     )(command)
 
 
+def _announce_shadowing(ctx: click.Context, param: click.Parameter,
+                        value: Path | None) -> Path | None:
+    """A user preset may replace a built-in one of the same name (by design); say so, once,
+    on stderr, so a figure that differs from the shipped one is never a surprise."""
+    if value is None:
+        return value
+    from sheetgen.hardware import load_presets
+
+    with user_errors():
+        presets = load_presets(value)
+    if presets.shadowed:
+        names = ", ".join(repr(n) for n in presets.shadowed)
+        click.echo(f"note: {value} replaces the built-in preset{'s' * (len(presets.shadowed) > 1)}"
+                   f" {names}", err=True)
+    return value
+
+
 gpu_file_option = click.option(
     "--gpu-file", type=click.Path(dir_okay=False, path_type=Path),
-    help="A TOML file of extra GPU presets (same fields as templates/gpus.toml).")
+    callback=_announce_shadowing, expose_value=True,
+    help="A TOML file of extra GPU presets (same fields as templates/gpus.toml); a preset "
+         "named like a built-in one replaces it (announced on stderr).")
+
+
+def nonblank(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None and not value.strip():
+        raise click.BadParameter("is empty; give a preset name (see `sheetgen gpus`) or leave "
+                                 "the option out for the default")
+    return value
 
 
 _MODEL_OPTIONS = [
@@ -108,10 +194,30 @@ _MODEL_OPTIONS = [
 ]
 
 
+_REFINED_OPTIONS = [
+    click.option("--launch-overhead", type=float, metavar="S",
+                 help="Launch floor of the refined time, seconds per matmul "
+                      "(default: the GPU preset's, e.g. 5e-6)."),
+    click.option("--tile", type=int, nargs=2, metavar="M N",
+                 help="Output tile one SM computes, for tiles and waves (default: the "
+                      "preset's, 128 128)."),
+    click.option("--waves/--no-waves", default=None,
+                 help="Wave quantization in the refined time: a partial last wave costs a "
+                      "whole one (default: the preset's, off)."),
+]
+
+
+def refined_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--launch-overhead, --tile and --waves: the refined time beside the pure roofline."""
+    for option in reversed(_REFINED_OPTIONS):
+        command = option(command)
+    return command
+
+
 def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """The workbook's model options (pipeline, parallelism, what-if, practice), shared by
-    every command that plans a workbook; they arrive as keyword arguments."""
-    for option in reversed(_MODEL_OPTIONS):
+    """The workbook's model options (pipeline, parallelism, what-if, practice, refined time),
+    shared by every command that plans a workbook; they arrive as keyword arguments."""
+    for option in reversed([*_MODEL_OPTIONS, *_REFINED_OPTIONS]):
         command = option(command)
     return command
 
@@ -119,7 +225,7 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
 def workbook_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Everything that decides a workbook: GPU, dtype, shapes, spare rows, presets, model."""
     for option in reversed((
-        click.option("--gpu", help="GPU preset name (see `sheetgen gpus`). "
+        click.option("--gpu", callback=nonblank, help="GPU preset name (see `sheetgen gpus`). "
                                    "Default: A100 40GB SXM."),
         click.option("--dtype", default="bf16", show_default=True,
                      help=f"Element type: {', '.join(DTYPES)}."),

@@ -9,7 +9,14 @@ from typing import Any
 
 import click
 
-from sheetgen.cli.common import cli, gpu_file_option, shapes_options, user_errors
+from sheetgen.cli.common import (
+    cli,
+    gpu_file_option,
+    nonblank,
+    refined_options,
+    shapes_options,
+    user_errors,
+)
 from sheetgen.hardware import DTYPES, load_presets
 from sheetgen.styles import COMPUTE_BOUND, MEMORY_BOUND
 from sheetgen.units import TERA, seconds, si
@@ -17,14 +24,16 @@ from sheetgen.units import TERA, seconds, si
 
 @cli.command()
 @shapes_options
-@click.option("--gpu", help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
+@click.option("--gpu", callback=nonblank,
+              help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
 @click.option("--dtype", default="bf16", show_default=True,
               help=f"Element type: {', '.join(DTYPES)}.")
 @gpu_file_option
+@refined_options
 @click.option("--json", "as_json", is_flag=True,
               help="Print JSON (SI numbers) for scripts instead of the table.")
 def show(shapes: Path | None, shapes_sheet: str | None, gpu: str | None, dtype: str,
-         gpu_file: Path | None, as_json: bool) -> None:
+         gpu_file: Path | None, as_json: bool, **refined: Any) -> None:
     """Print the Matmul table (Part 1) in the terminal, regimes coloured.
 
     \b
@@ -36,7 +45,7 @@ def show(shapes: Path | None, shapes_sheet: str | None, gpu: str | None, dtype: 
 
     with user_errors():
         frame = analyze(shapes, gpu=gpu, dtype=dtype, gpu_file=gpu_file,
-                        shapes_sheet=shapes_sheet)
+                        shapes_sheet=shapes_sheet, **_refined(refined))
     if as_json:
         click.echo(json.dumps(show_json(frame), indent=2))
         return
@@ -54,6 +63,8 @@ _SHOW_COLUMNS: list[tuple[str, int, str, Callable[[Any], str]]] = [
     ("compute", 9, "compute_time", seconds),
     ("memory", 9, "memory_time", seconds),
     ("predicted", 9, "predicted_time", seconds),
+    ("waves", 5, "waves", lambda v: f"{int(v)}"),
+    ("refined", 9, "refined_time", seconds),
     ("TFLOP/s", 8, "attained_flops", lambda v: f"{v / TERA:.4g}"),
     ("of peak", 7, "peak_fraction", lambda v: f"{v:.1%}"),
 ]
@@ -70,7 +81,9 @@ def show_table(frame: Any) -> list[str]:
     lines = [
         click.style(f"{g['gpu']}, {g['dtype']}", bold=True)
         + f": peak {si(g['peak_flops'], 'FLOP/s')}, HBM {si(g['hbm_bw'], 'B/s')}, "
-          f"ridge {g['ridge']:.4g} FLOP/B{eff}",
+          f"ridge {g['ridge']:.4g} FLOP/B{eff}; refined: floor "
+          f"{seconds(g['launch_overhead'])}, {g['tile_m']:.0f}x{g['tile_n']:.0f} tiles on "
+          f"{g['sm_count']:.0f} SMs, waves {g['wave_quantization']}",
         "  ".join(f"{h:>{w}}" for h, w, _, _ in _SHOW_COLUMNS),
     ]
     for row in frame.to_dict("records"):
@@ -100,13 +113,15 @@ def show_json(frame: Any) -> dict[str, Any]:
 @cli.command()
 @click.argument("out", type=click.Path(path_type=Path))
 @shapes_options
-@click.option("--gpu", help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
+@click.option("--gpu", callback=nonblank,
+              help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
 @click.option("--dtype", default="bf16", show_default=True,
               help=f"Element type: {', '.join(DTYPES)}.")
 @gpu_file_option
+@refined_options
 @click.option("--force", is_flag=True, help="Overwrite OUT if it exists.")
 def plot(out: Path, shapes: Path | None, shapes_sheet: str | None, gpu: str | None,
-         dtype: str, gpu_file: Path | None, force: bool) -> None:
+         dtype: str, gpu_file: Path | None, force: bool, **refined: Any) -> None:
     """Draw the roofline to OUT.png, OUT.svg or OUT.pdf (needs matplotlib).
 
     \b
@@ -118,8 +133,13 @@ def plot(out: Path, shapes: Path | None, shapes_sheet: str | None, gpu: str | No
 
         check_plot_path(out, force)
         plot_roofline(shapes_frame(shapes, shapes_sheet), gpu=gpu, dtype=dtype,
-                      gpu_file=gpu_file, path=out, force=force)
+                      gpu_file=gpu_file, path=out, force=force, **_refined(refined))
     click.echo(f"wrote {out}")
+
+
+def _refined(options: dict[str, Any]) -> dict[str, Any]:
+    """The refined-time options as the API takes them (an unset --tile arrives empty)."""
+    return {**options, "tile": options.get("tile") or None}
 
 
 def shapes_frame(shapes: Path | None, sheet: str | None) -> Any:
@@ -142,6 +162,9 @@ def gpus(gpu_file: Path | None) -> None:
         presets = load_presets(gpu_file)
     for g in presets.gpus:
         star = " (default)" if g.name == presets.default else ""
+        if g.name in presets.origins:
+            star += f" (from {presets.origins[g.name]}" + (
+                ", replaces the built-in preset)" if presets.replaces_builtin(g.name) else ")")
         click.secho(f"{g.name}{star}", bold=True)
         peaks = ", ".join(f"{d} {si(g.peak_flops[d], 'FLOP/s')}" if d in g.peak_flops
                           else f"{d} n/a" for d in DTYPES)
@@ -155,6 +178,9 @@ def gpus(gpu_file: Path | None) -> None:
             ("measured efficiency", f"compute {g.measured_compute_efficiency:g}, memory "
                                     f"{g.measured_memory_efficiency:g}, link "
                                     f"{g.measured_link_efficiency:g}"),
+            ("refined time", f"{g.sm_count} SMs, {g.tile_m}x{g.tile_n} tiles, launch "
+                             f"{seconds(g.launch_overhead)}, wave quantization "
+                             f"{'on' if g.wave_quantization else 'off'}"),
         ]
         for label, value in rows:
             click.echo(f"  {label:<24} {value}")

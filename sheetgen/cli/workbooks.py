@@ -11,6 +11,7 @@ from sheetgen.cli.common import (
     cli,
     credentials_option,
     gpu_file_option,
+    nonblank,
     progress_bar,
     user_errors,
     workbook_options,
@@ -49,7 +50,8 @@ def build(out: Path, gpu: str | None, dtype: str, shapes: Path | None,
               help="Where to write the result. Default: THEIRS.sheetgen.xlsx beside it.")
 @click.option("--shapes-sheet", metavar="NAME",
               help="Your sheet holding m, k, n (default: the first with an m/k/n header).")
-@click.option("--gpu", help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
+@click.option("--gpu", callback=nonblank,
+              help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
 @click.option("--dtype", default="bf16", show_default=True,
               help=f"Element type: {', '.join(DTYPES)}.")
 @gpu_file_option

@@ -12,8 +12,10 @@ circular references.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import itertools
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -281,6 +283,9 @@ class Engine:
                 if not self.lenient:
                     raise WorkbookError(f"{exc} in {where}") from None
                 g.skipped, g.ast = str(exc), ("num", 0.0)
+            except RecursionError:
+                raise WorkbookError(f"the formula in {where} nests too deeply to "
+                                    "evaluate") from None
             if g.ast[0] == "bin" and g.ast[1] in ("+", "-"):
                 g.ast = ("final", g.ast)  # Excel's near-zero rule applies to the last step
             g.refs = list(_iter_refs(g.ast))
@@ -345,6 +350,10 @@ class Engine:
     def run(self, vectorize: bool = True,
             progress: Callable[[int, int], None] | None = None) -> None:  # fmt: skip
         """Evaluate every formula cell into the stores."""
+        with _deep_stack():
+            self._run(vectorize, progress)
+
+    def _run(self, vectorize: bool, progress: Callable[[int, int], None] | None) -> None:
         self.compile()
         sccs = self.order()
         total, done = self.n_formulas, 0
@@ -460,6 +469,9 @@ class Engine:
             raise _Skip(str(exc)) from None
         except LimitExceeded as exc:
             raise WorkbookError(f"{exc} in {g.label(int(rows[0]))}") from None
+        except RecursionError:
+            raise WorkbookError(f"the formula in {g.label(int(rows[0]))} nests too deeply "
+                                "to evaluate") from None
 
     def _write(self, g: Group, rows: np.ndarray, v: Vec) -> None:
         n = len(rows)
@@ -668,7 +680,7 @@ def _check_expansion(ast: Node, where: str) -> None:
                                 "deep once its defined names are substituted")
 
 
-_MAX_DEPTH = 200  # compiled tree depth: the evaluator recurses once or twice per level
+_MAX_DEPTH = 20_000  # compiled tree depth: the evaluator recurses once or twice per level
 
 
 def _children(node: Node) -> list[Node]:
@@ -722,17 +734,36 @@ def _needs_rowwise(node: Node) -> bool:
 
 
 def _iter_refs(node: Node) -> Iterator[Node]:
-    tag = node[0]
-    if tag in ("ref", "range"):
-        yield node
-    elif tag == "call":
-        for a in node[2]:
-            yield from _iter_refs(a)
-    elif tag == "bin":
-        yield from _iter_refs(node[2])
-        yield from _iter_refs(node[3])
-    elif tag in ("neg", "pct", "final"):
-        yield from _iter_refs(node[1])
+    """Every ref/range node, left to right (iterative: operator chains can be deep)."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        tag = n[0]
+        if tag in ("ref", "range"):
+            yield n
+        elif tag == "call":
+            todo.extend(reversed(n[2]))
+        elif tag == "bin":
+            todo.append(n[3])
+            todo.append(n[2])
+        elif tag in ("neg", "pct", "final"):
+            todo.append(n[1])
+
+
+@contextlib.contextmanager
+def _deep_stack() -> Iterator[None]:
+    """Room for the recursive parser and evaluator on formulas within Excel's limits: 8,192
+    characters allow a 4,000-term operator chain, and names nest such formulas. Python 3.11+
+    runs Python-to-Python calls without C recursion, so a higher limit is safe."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, _RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
+_RECURSION_LIMIT = 100_000
 
 
 def _tarjan(edges: list[list[int]]) -> list[list[int]]:

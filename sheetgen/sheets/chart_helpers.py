@@ -51,7 +51,8 @@ def matmul_sheet() -> SheetSpec:
     base = matmul.sheet()
     (chart,) = base.charts
     last = matmul.CEILING_COL + len(CEILING.all_columns())
-    widths = dict(base.column_widths) | {14: 14.0, 15: 14.0} | {
+    first_helper = len(matmul.TABLE.all_columns())
+    widths = dict(base.column_widths) | {first_helper: 14.0, first_helper + 1: 14.0} | {
         c: 14.0 for c in range(matmul.CEILING_COL, last)}
     return replace(
         base,

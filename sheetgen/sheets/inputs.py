@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from sheetgen.definitions import Block, BlockRow, Input, Quantity, SheetSpec, Text, Validation
-from sheetgen.sheets.specs import lookup, match, number
+from sheetgen.hardware import MAX_TILE
+from sheetgen.sheets.specs import OFF, ON, lookup, match, number
 
 SHEET = "Inputs"
 
@@ -37,6 +40,25 @@ MEMORY_EFF = _efficiency("memory_eff", "Memory efficiency", "MEMORY_EFF",
                          "Share of HBM bandwidth reached; 1.0 = pure roofline.")
 LINK_EFF = _efficiency("link_eff", "Link efficiency", "LINK_EFF",
                        "Share of GPU-to-GPU link bandwidth reached (parallelism sheet).")
+
+
+LAUNCH_OVERHEAD = Input(
+    "launch_overhead", "Launch overhead", "s", fmt="sci", defined_name="LAUNCH_OVERHEAD",
+    validation=Validation("decimal_range", minimum=0.0, maximum=1.0,
+                          message="Seconds per matmul call, 0 to 1 (0 = no floor)"),
+    doc="Fixed cost of one matmul call (launch, first tile's latency): the refined time's floor.",
+)
+_TILE_RULE = Validation("whole_min", minimum=1, maximum=MAX_TILE,
+                        message=f"A whole number of rows/cols, 1 to {MAX_TILE}")
+TILE_M = Input("tile_m", "Tile m", "rows", fmt="int", defined_name="TILE_M",
+               validation=_TILE_RULE, doc="Rows of C one thread block computes.")
+TILE_N = Input("tile_n", "Tile n", "cols", fmt="int", defined_name="TILE_N",
+               validation=_TILE_RULE, doc="Columns of C one thread block computes.")
+WAVE_QUANT = Input(
+    "wave_quant", "Wave quantization", "on/off", fmt="text", defined_name="WAVE_QUANT",
+    validation=Validation("choices", choices=(ON, OFF), message="on or off"),
+    doc="on: the refined time pays for a partial last wave of tiles; off: plain compute time.",
+)
 
 
 def _gpu_lookup(name: str, label: str, unit: str, column: str, defined: str | None,
@@ -111,6 +133,29 @@ SUGGEST_LINK = _gpu_lookup("suggest_link_eff", "measured link efficiency",
                            "fraction", "spec_meas_link", None, fmt="fraction")
 
 
+SM_COUNT = _gpu_lookup("sm_count", "SMs (CUs)", "SMs", "spec_sms", "SM_COUNT", fmt="int",
+                       doc="Streaming multiprocessors (AMD: compute units) tiles spread over.")
+SUGGEST_LAUNCH = _gpu_lookup("suggest_launch_overhead", "preset launch overhead", "s",
+                             "spec_launch", None)
+SUGGEST_TILE_M = _gpu_lookup("suggest_tile_m", "preset tile m", "rows", "spec_tile_m", None,
+                             fmt="int")
+SUGGEST_TILE_N = _gpu_lookup("suggest_tile_n", "preset tile n", "cols", "spec_tile_n", None,
+                             fmt="int")
+
+
+def _text_lookup(column: Any, spec_name: Any, gpu_name: Any) -> Any:
+    i = match(spec_name, gpu_name)
+    return "" if i is None else np.asarray(column, dtype=object).ravel()[i]
+
+
+SUGGEST_WAVES = Quantity(
+    "suggest_wave_quant", "preset wave quantization", "on/off",
+    "INDEX({spec_waves[]},MATCH({gpu_name},{spec_name[]},0))",
+    lambda spec_waves, spec_name, gpu_name: _text_lookup(spec_waves, spec_name, gpu_name),
+    fmt="text",
+)
+
+
 _NO_PEAK = "the selected GPU has no peak for this dtype: pick another dtype"
 
 STATUS = Quantity(
@@ -136,6 +181,12 @@ BLOCK = Block(
           for q in (PEAK_FLOPS, HBM_BW, DTYPE_BYTES, VRAM_BYTES, RIDGE, ATTAINABLE_FLOPS,
                     ATTAINABLE_BW, ATTAINABLE_RIDGE, LINK_BW, LINK_LATENCY, HOST_BW)),
         BlockRow(STATUS.label, [STATUS], note=STATUS.doc),
+        "Refined time (beside the pure roofline; suggested = the GPU preset's)",
+        *(BlockRow(i.label, [i], i.unit, f"{i.defined_name}. {i.doc}", sug)
+          for i, sug in ((LAUNCH_OVERHEAD, SUGGEST_LAUNCH), (TILE_M, SUGGEST_TILE_M),
+                         (TILE_N, SUGGEST_TILE_N), (WAVE_QUANT, SUGGEST_WAVES))),
+        BlockRow(SM_COUNT.label, [SM_COUNT], SM_COUNT.unit,
+                 f"{SM_COUNT.defined_name}. {SM_COUNT.doc}"),
     ),
 )
 
@@ -155,6 +206,8 @@ def sheet() -> SheetSpec:
     )
 
 
-def input_values(gpu: str, dtype: str) -> dict[str, Any]:
+def input_values(gpu: str, dtype: str, *, launch_overhead: float = 0.0,
+                 tile: tuple[int, int] = (128, 128), waves: bool = False) -> dict[str, Any]:
     return {"gpu_name": gpu, "dtype": dtype, "compute_eff": 1.0, "memory_eff": 1.0,
-            "link_eff": 1.0}
+            "link_eff": 1.0, "launch_overhead": launch_overhead, "tile_m": tile[0],
+            "tile_n": tile[1], "wave_quant": ON if waves else OFF}

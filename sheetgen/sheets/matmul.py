@@ -98,6 +98,8 @@ ATTAINED = roofline.ratio("attained_flops", "flops", "predicted_time", "attained
                           "FLOP/s", fmt="sci")
 PEAK_FRACTION = roofline.ratio("peak_fraction", "attained_flops", "peak_flops",
                                "fraction of peak", "", fmt="pct")
+#: The refined time beside the pure roofline: launch floor, tiles, waves (sheetgen.refined).
+REFINED = roofline.refined_roofline("", "m", "n", "compute_time", "memory_time")
 
 
 def _labels(m: Any, k: Any, n: Any) -> np.ndarray:
@@ -114,7 +116,7 @@ TABLE = Table(
     col=0,
     inputs=(M, K, N),
     columns=(ROW_CHECK, FLOPS, BYTES, INTENSITY, REGIME, COMPUTE_TIME, MEMORY_TIME, PREDICTED,
-             ATTAINED, PEAK_FRACTION, LABEL),
+             ATTAINED, PEAK_FRACTION, *REFINED.columns(), LABEL),
     guard="row_check",
 )
 
@@ -138,7 +140,7 @@ ROOF_DECADES = [-3, -2, -1, 0, 1, 2, 3]
 
 
 def sheet() -> SheetSpec:
-    widths = {0: 10.0, 1: 10.0, 2: 10.0, 3: 12.0} | {i: 14.0 for i in range(4, 14)}
+    widths = {0: 10.0, 1: 10.0, 2: 10.0, 3: 12.0} | {i: 14.0 for i in range(4, CEILING_COL)}
     widths |= {CEILING_COL + i: 14.0 for i in range(3)}
     return SheetSpec(
         name=SHEET,
@@ -148,7 +150,9 @@ def sheet() -> SheetSpec:
                  "a matmul is compute-bound when its intensity (FLOPs per byte moved) is at "
                  "or above the ridge point, memory-bound below it."),
             Text(2, 0, "Type shapes into the yellow m, k, n cells of the spare rows; the "
-                 "computed columns fill in once all three are positive whole numbers."),
+                 "computed columns fill in once all three are positive whole numbers. The "
+                 "refined time adds the launch floor and (when on) wave quantization of "
+                 "tile_m×tile_n tiles over the GPU's SMs (Inputs sheet)."),
             Text(TABLE.header_row - 1, CEILING_COL, "Roofline ceiling (chart data)",
                  "subtitle"),
         ),

@@ -92,13 +92,18 @@ LIVE_ACT = rf.plus("live_act", ("in_bytes", "out_bytes"), "live activations (in 
 WORKING_SET = rf.same_as("working_set", "layer_bytes", "working set (in + out + weight)", "B",
                          doc="Under minimum traffic the bytes moved are the working set.")
 WS_FITS = rf.at_most("ws_fits", "working_set", "vram_bytes", "working set fits in VRAM")
+#: Each layer's refined time (launch floor, tiles and waves of its m × output-columns result),
+#: beside its roofline time; the Inputs sheet's LAUNCH_OVERHEAD, TILE_M/N and WAVE_QUANT apply.
+LAYER_REFINED = rf.refined_roofline("layer_", "pipe_m", "out_cols", "layer_compute_time",
+                                    "layer_memory_time", what="layer")
 
 TABLE = Table(
-    name="layers", header_row=30, col=0, inputs=(LAYER,),
+    name="layers", col=0, inputs=(LAYER,),
     columns=(LAYER_TYPE, IN_COLS, OUT_COLS, IN_SHAPE, WEIGHT_SHAPE, OUT_SHAPE, LAYER_FLOPS,
              IN_BYTES, WEIGHT_BYTES, OUT_BYTES, LAYER_BYTES, LAYER_INTENSITY, LAYER_REGIME,
              LAYER_COMPUTE, LAYER_MEMORY, LAYER_TIME, CUMULATIVE, LIVE_ACT, WORKING_SET,
-             WS_FITS),
+             WS_FITS, *LAYER_REFINED.columns()),
+    header_row=32,
 )
 
 TOTAL_FLOPS = rf.total("total_flops", "layer_flops", "total FLOPs", "FLOP")
@@ -131,6 +136,9 @@ STREAM_TIME = rf.ratio("stream_time", "stream_bytes", "host_bw", "host streaming
                        fmt="time")
 STREAM_HIDDEN = rf.at_most("stream_hidden", "stream_time", "pipe_predicted",
                            "streaming hides behind the layers' time")
+PIPE_REFINED = rf.total("pipe_refined", "layer_refined_time",
+                        "refined total (per layer: launch floor + waves)", "s", fmt="time",
+                        doc="Σ per-layer refined time, beside the roofline's predicted total.")
 PIPE_WITH_STREAM = rf.larger("pipe_with_stream", "pipe_predicted", "stream_time",
                              "predicted total incl. host streaming")
 
@@ -151,12 +159,15 @@ TOTALS_BLOCK = Block(
         "When the weights do not fit",
         *(BlockRow(q.label, [q], q.unit, q.doc) for q in (
             STREAM_BYTES, STREAM_TIME, STREAM_HIDDEN, PIPE_WITH_STREAM)),
+        "Refined time (beside the roofline)",
+        BlockRow(PIPE_REFINED.label, [PIPE_REFINED], PIPE_REFINED.unit, PIPE_REFINED.doc),
     ),
 )
 
 
 def sheet() -> SheetSpec:
-    widths = {0: 44.0, 1: 16.0, 2: 12.0, 3: 16.0} | {i: 13.0 for i in range(4, 21)}
+    widths = {0: 44.0, 1: 16.0, 2: 12.0, 3: 16.0} | {
+        i: 13.0 for i in range(4, len(TABLE.all_columns()))}
     return SheetSpec(
         name=SHEET,
         texts=(

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from sheetgen import excel_numbers as xn
+from sheetgen import refined
 from sheetgen.definitions import Quantity
 from sheetgen.styles import COMPUTE_BOUND, MEMORY_BOUND
 
@@ -230,4 +231,88 @@ def matmul_roofline(prefix: str, rows: str, inner: str, cols: str, *, what: str 
         compute_time(ct, f, label("compute time")),
         memory_time(mt, b, label("memory time")),
         predicted_time(time_name or prefix + "time", ct, mt, label("predicted time")),
+    )
+
+
+# The refined time: a launch floor plus tile and wave quantization (sheetgen.refined holds the
+# Python reference). The inputs come from the Inputs sheet: tile_m, tile_n, sm_count,
+# launch_overhead and the wave_quant switch ("on"/"off").
+
+def tiles(name: str, rows: str, cols: str, label: str = "tiles") -> Quantity:
+    """ceil(rows/tile_m)·ceil(cols/tile_n): the output tiles, one thread block each."""
+    return Quantity(
+        name, label, "", f"ROUNDUP({{{rows}}}/{{tile_m}},0)*ROUNDUP({{{cols}}}/{{tile_n}},0)",
+        lambda **a: refined.tiles(a[rows], a[cols], a["tile_m"], a["tile_n"]), fmt="int",
+        doc="Output tiles of tile_m×tile_n: one thread block, on one SM, each.")
+
+
+def waves(name: str, tiles_: str, label: str = "waves") -> Quantity:
+    """ceil(tiles/SMs): a partial last wave still takes a whole wave."""
+    return Quantity(name, label, "", f"ROUNDUP({{{tiles_}}}/{{sm_count}},0)",
+                    lambda **a: refined.waves(a[tiles_], a["sm_count"]), fmt="int",
+                    doc="One tile per SM per wave; the last wave is rounded up.")
+
+
+def wave_efficiency(name: str, tiles_: str, waves_: str,
+                    label: str = "wave efficiency") -> Quantity:
+    """tiles / (waves·SMs): the share of SM slots that do work."""
+    return Quantity(name, label, "fraction", f"{{{tiles_}}}/({{{waves_}}}*{{sm_count}})",
+                    lambda **a: refined.wave_efficiency(a[tiles_], a[waves_], a["sm_count"]),
+                    fmt="pct", doc="1.0 when the tiles fill every wave; idle SMs lower it.")
+
+
+def quantized_compute_time(name: str, compute: str, wave_eff: str,
+                           label: str = "quantized compute time") -> Quantity:
+    """compute time / wave efficiency: the idle SMs of the last wave are paid for."""
+    return Quantity(name, label, "s", f"{{{compute}}}/{{{wave_eff}}}",
+                    lambda **a: refined.quantized_compute_time(a[compute], a[wave_eff]),
+                    fmt="time", doc="Compute time when a partial last wave costs a whole one.")
+
+
+def refined_time(name: str, compute: str, quantized: str, memory: str,
+                 label: str = "refined time") -> Quantity:
+    """floor + max(quantized compute time when waves are on, else compute time; memory)."""
+
+    def reference(**a: Any) -> Any:
+        chosen = refined.chosen_compute_time(a[compute], a[quantized], a["wave_quant"])
+        return refined.refined_time(a["launch_overhead"], chosen, a[memory])
+
+    return Quantity(
+        name, label, "s",
+        f'{{launch_overhead}}+MAX(IF({{wave_quant}}="on",{{{quantized}}},{{{compute}}}),'
+        f"{{{memory}}})",
+        reference, fmt="time",
+        doc="Launch floor + the slower of compute (quantized when waves are on) and memory.")
+
+
+@dataclass(frozen=True)
+class RefinedTime:
+    """The refined-time chain of one matmul, beside (never replacing) its roofline."""
+
+    tiles: Quantity
+    waves: Quantity
+    wave_efficiency: Quantity
+    quantized_compute_time: Quantity
+    time: Quantity
+
+    def columns(self) -> tuple[Quantity, ...]:
+        return (self.tiles, self.waves, self.wave_efficiency, self.quantized_compute_time,
+                self.time)
+
+
+def refined_roofline(prefix: str, rows: str, cols: str, compute: str, memory: str, *,
+                     what: str = "") -> RefinedTime:
+    """The five refined-time quantities of a rows×cols output, named `prefix` + role."""
+
+    def label(text: str) -> str:
+        return f"{what} {text}" if what else text
+
+    t, w, e, q = (prefix + "tiles", prefix + "waves", prefix + "wave_efficiency",
+                  prefix + "quantized_compute_time")
+    return RefinedTime(
+        tiles(t, rows, cols, label("tiles")),
+        waves(w, t, label("waves")),
+        wave_efficiency(e, t, w, label("wave efficiency")),
+        quantized_compute_time(q, compute, e, label("quantized compute time")),
+        refined_time(prefix + "refined_time", compute, q, memory, label("refined time")),
     )

@@ -45,6 +45,11 @@ GPU_TABLE = Table(
         Input("spec_meas_compute", "measured matmul efficiency", "fraction", fmt="fraction"),
         Input("spec_meas_memory", "measured memory efficiency", "fraction", fmt="fraction"),
         Input("spec_meas_link", "measured link efficiency", "fraction", fmt="fraction"),
+        Input("spec_sms", "SMs (AMD: CUs)", fmt="int"),
+        Input("spec_launch", "launch overhead", "s", fmt="sci"),
+        Input("spec_tile_m", "tile m", "rows", fmt="int"),
+        Input("spec_tile_n", "tile n", "cols", fmt="int"),
+        Input("spec_waves", "wave quantization", "on/off", fmt="text"),
         Input("spec_source", "sources", fmt="text"),
     ),
     columns=(),
@@ -62,11 +67,17 @@ _GPU_FIELDS = {
     "spec_meas_compute": "measured_compute_efficiency",
     "spec_meas_memory": "measured_memory_efficiency",
     "spec_meas_link": "measured_link_efficiency",
+    "spec_sms": "sm_count",
+    "spec_launch": "launch_overhead",
+    "spec_tile_m": "tile_m",
+    "spec_tile_n": "tile_n",
 }
+ON, OFF = "on", "off"  # how the wave-quantization switch reads in a cell
 
 
 def sheet() -> SheetSpec:
-    widths = {0: 18.0, 1: 12.0} | {i: 13.0 for i in range(2, 16)} | {16: 80.0}
+    source_col = len(GPU_TABLE.all_columns()) - 1
+    widths = {0: 18.0, 1: 12.0} | {i: 13.0 for i in range(2, source_col)} | {source_col: 80.0}
     return SheetSpec(
         name=SHEET,
         texts=(
@@ -99,7 +110,13 @@ def input_values(presets: Presets) -> dict[str, list[Any]]:
         values[f"peak_{d}"] = [g.peak_flops.get(d, MISSING) for g in presets.gpus]
     for col, attr in _GPU_FIELDS.items():
         values[col] = [getattr(g, attr) for g in presets.gpus]
+    values["spec_waves"] = [switch(g.wave_quantization) for g in presets.gpus]
     return values
+
+
+def switch(on: bool) -> str:
+    """A boolean as the workbook's on/off text."""
+    return ON if on else OFF
 
 
 def match(names: Any, key: Any) -> int | None:

@@ -78,6 +78,8 @@ def _vs_base(name: str, column: str, label: str) -> Quantity:
 WI_TIME_RATIO = _vs_base("wi_time_ratio", "wi_time", "time vs base")
 WI_FLOPS_RATIO = _vs_base("wi_flops_ratio", "wi_flops", "FLOPs vs base")
 WI_INTENSITY_RATIO = _vs_base("wi_intensity_ratio", "wi_intensity", "intensity vs base")
+WI_REFINED = rf.refined_roofline("wi_", "wi_m", "wi_n", "wi_compute_time", "wi_memory_time")
+WI_REFINED_RATIO = _vs_base("wi_refined_ratio", "wi_refined_time", "refined time vs base")
 
 TABLE = Table(
     name="whatif",
@@ -92,6 +94,8 @@ TABLE = Table(
         WI_TIME_RATIO,
         WI_FLOPS_RATIO,
         WI_INTENSITY_RATIO,
+        *WI_REFINED.columns(),
+        WI_REFINED_RATIO,
     ),
 )
 
@@ -194,7 +198,7 @@ def sheet() -> SheetSpec:
         ),
         blocks=(INPUTS, CROSSOVER),
         tables=(TABLE,),
-        column_widths={0: 40.0} | {i: 13.0 for i in range(1, 17)},
+        column_widths={0: 40.0} | {i: 13.0 for i in range(1, len(TABLE.all_columns()))},
         regime_columns=("wi_regime",),
     )
 
