@@ -19,8 +19,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from xlsxwriter.utility import xl_rowcol_to_cell
-
 from sheetgen.errors import InputError, WorkbookError
 from sheetgen.sheets.matmul import MAX_DIM
 from sheetgen.untrusted import damage_as_error, load_openpyxl
@@ -235,7 +233,8 @@ def _xlsx_rows(ws: Any) -> list[tuple[int, tuple[object, ...]]]:
 def read_xlsx_table(path: str | Path, sheet: str | None = None) -> ShapeTable:
     """Shapes from an xlsx: the named sheet, else the first sheet with an m/k/n header.
 
-    The file is opened through sheetgen.untrusted (size budget, damage as one line)."""
+    The file is opened through sheetgen.untrusted (size budget, damage as one line);
+    openpyxl and xlsxwriter are imported only here (reading CSV needs neither: measure)."""
     p = Path(path)
     try:
         with damage_as_error(p.name):
@@ -245,6 +244,8 @@ def read_xlsx_table(path: str | Path, sheet: str | None = None) -> ShapeTable:
 
 
 def _read_xlsx_table(p: Path, sheet: str | None) -> ShapeTable:
+    from xlsxwriter.utility import xl_rowcol_to_cell
+
     wb = load_openpyxl(p, read_only=True, data_only=True)
     try:
         if sheet is not None:
