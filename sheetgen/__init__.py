@@ -9,27 +9,37 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-from sheetgen.api import (
-    analyze,
-    build,
-    gpu_figures,
-    parallelism,
-    pipeline,
-    plan,
-    table_frame,
-)
-from sheetgen.errors import (
-    InputError,
-    OutputError,
-    PresetError,
-    SheetgenError,
-    SheetsError,
-    WorkbookError,
-)
-from sheetgen.fill import fill
-from sheetgen.hardware import GPU, Presets, load_presets
-from sheetgen.plot import plot_roofline
-from sheetgen.shapes import Shape, read_shapes
+#: Libraries the workbook side needs and `sheetgen.measure` does not: a bare GPU machine with
+#: only NumPy (and PyTorch) can still run `python -m sheetgen.measure` (see sheetgen/measure).
+_WORKBOOK_LIBRARIES = {"pandas", "xlsxwriter", "openpyxl", "click", "matplotlib", "scipy"}
+_missing_library: str | None = None
+
+try:
+    from sheetgen.api import (
+        analyze,
+        build,
+        gpu_figures,
+        parallelism,
+        pipeline,
+        plan,
+        table_frame,
+    )
+    from sheetgen.errors import (
+        InputError,
+        OutputError,
+        PresetError,
+        SheetgenError,
+        SheetsError,
+        WorkbookError,
+    )
+    from sheetgen.fill import fill
+    from sheetgen.hardware import GPU, Presets, load_presets
+    from sheetgen.plot import plot_roofline
+    from sheetgen.shapes import Shape, read_shapes
+except ModuleNotFoundError as _exc:  # pragma: no cover - exercised in a subprocess test
+    if (_exc.name or "").split(".")[0] not in _WORKBOOK_LIBRARIES:
+        raise
+    _missing_library = _exc.name
 
 #: Google Sheets functions, imported on first use (gspread and google-auth take ~0.5 s).
 _LAZY = {"check_spreadsheet": "sheetgen.gsheets", "push": "sheetgen.gsheets",
@@ -41,6 +51,9 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         return getattr(importlib.import_module(_LAZY[name]), name)
+    if _missing_library is not None and name in __all__:
+        raise ImportError(f"sheetgen.{name} needs {_missing_library}, which is not installed: "
+                          f"pip install sheetgen (only sheetgen.measure works without it)")
     raise AttributeError(f"module 'sheetgen' has no attribute {name!r}")
 
 

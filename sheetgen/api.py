@@ -67,9 +67,9 @@ def plan(*, gpu: str | None = None, dtype: str = DEFAULT_DTYPE, shapes: ShapesLi
     """The planned workbook (cells, formulas and reference values), without writing it.
 
     `options` are the other BuildConfig fields: layers, pipeline_shape, gpus, micro_batches,
-    link_bw, link_latency, whatif_shape, practice, practice_seed, launch_overhead, tile,
-    waves. `chart_helpers`: the Google
-    Sheets variant, with LOG10 chart helper columns.
+    link_bw, link_latency, link_over ("gpu" or "host"), host_link_latency, tp_pairing
+    ("narrow" or "wide"), tp_gather, whatif_shape, practice, practice_seed, launch_overhead,
+    tile, waves. `chart_helpers`: the Google Sheets variant, with LOG10 chart helper columns.
     """
     config = BuildConfig(gpu=gpu, dtype=dtype, shapes=to_shapes(shapes, shapes_sheet),
                          spare_rows=spare_rows, presets=load_presets(gpu_file), **options)

@@ -21,6 +21,7 @@ from sheetgen.compare import DEFAULT_RTOL, values_match
 from sheetgen.errors import SheetgenError, WorkbookError
 from sheetgen.evaluate import EvaluatedWorkbook, evaluate_workbook
 from sheetgen.plan import WorkbookPlan, input_addresses, plan_workbook
+from sheetgen.sheets.measured import MeasuredInputs
 from sheetgen.workbook import BuildConfig, sheet_specs
 
 _CUSTOM = "{http://schemas.openxmlformats.org/officeDocument/2006/custom-properties}"
@@ -126,8 +127,10 @@ def rebuild_plan(ev: EvaluatedWorkbook, meta: dict[str, str]) -> WorkbookPlan:
     """The plan of this workbook with the reference model run on its own input cells."""
     rows = _rows(meta)
     practice = rows.get("practice", 0)
-    specs = sheet_specs(BuildConfig(practice=practice, presets=None),  # type: ignore[arg-type]
-                        meta.get("sheetgen.prefix", ""))
+    # The Measured sheet's notes name its source; any placeholder gives the same cells.
+    meas = MeasuredInputs((), (), (), (), ()) if rows.get("measured") else None
+    specs = sheet_specs(BuildConfig(practice=practice, presets=None,  # type: ignore[arg-type]
+                                    measured=meas), meta.get("sheetgen.prefix", ""))
     missing = [s.name for s in specs if s.name not in ev.sheet_names]
     if missing:
         raise WorkbookError(f"missing sheet(s) {', '.join(missing)}: not a complete sheetgen "

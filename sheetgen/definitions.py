@@ -40,6 +40,17 @@ class Validation:
     maximum: float | None = None
     message: str = ""
 
+    def whole_formula(self, cell: str) -> str:
+        """The whole_min rule as a custom-formula condition on `cell` (relative, the range's
+        top-left cell): what Excel's built-in "whole number between" rule accepts, for engines
+        whose validation has no integer condition (Google Sheets' BooleanCondition has none)."""
+        lo, hi = int(self.minimum or 1), int(self.maximum or 2**31 - 1)
+        return "=" + WHOLE_RULE.format(cell=cell, minimum=lo, maximum=hi)
+
+
+#: Excel's whole-number validation as a formula: a number, integral, within [min, max].
+WHOLE_RULE = "AND(ISNUMBER({cell}),INT({cell})={cell},{cell}>={minimum},{cell}<={maximum})"
+
 
 @dataclass(frozen=True)
 class Input:
@@ -148,6 +159,10 @@ class Table:
     columns: Sequence[Quantity]
     guard: str | None = None
     spans: Sequence[Span] = field(default_factory=tuple)
+    #: A table with no inputs of its own whose rows are those of the named table (same
+    #: header row, same count); its columns read that table's columns on the same row, and
+    #: `guard` may name that table's guard. For helper columns placed apart (chart data).
+    rows_of: str | None = None
     range_names: dict[str, str] = field(default_factory=dict)  # column name -> defined name
 
     @property
@@ -172,6 +187,8 @@ class Chart:
     points_label: str
     x_title: str
     y_title: str
+    ceiling_name: str = "roofline ceiling"  # the legend's names of the two series
+    points_name: str = "matmuls"
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ Requests, for a push: two reads (open the spreadsheet, list its tabs and named r
 the whole workbook as the batchUpdate bodies `gsheets_requests.requests_for` builds (one, up
 to a few tens of thousands of rows). A batchUpdate is atomic, so a one-body push either lands
 whole or not at all. If one of sheetgen's tabs or names exists, `push` refuses before writing
-unless `replace=True`.
+unless `replace=True`; so it does when the spreadsheet would exceed Google's 10,000,000 cells
+(its other tabs counted), naming the options that would fit.
 
 A lost response (the batch applied, the reply never came) makes the bounded retry answer 400
 ("already exists"); `push` then re-reads the tabs and, when every clash is a tab with one of
@@ -41,11 +42,15 @@ from sheetgen.gsheets_client import (
     service_account_email,
 )
 from sheetgen.gsheets_requests import (
+    CELL_LIMIT,
     MAX_BODY_BYTES,
+    MIN_ROWS,
     Progress,
     Request,
     SpreadsheetState,
     conflicts,
+    grid_cells,
+    grid_size,
     own_ids,
     requests_for,
 )
@@ -68,7 +73,8 @@ __all__ = [
     "requests_for",
 ]
 
-STATE_FIELDS = "sheets(properties(sheetId,title,index),charts(chartId)),namedRanges"
+STATE_FIELDS = ("sheets(properties(sheetId,title,index,gridProperties(rowCount,columnCount)),"
+                "charts(chartId)),namedRanges")
 
 
 def fetch_state(sh: gspread.Spreadsheet) -> SpreadsheetState:
@@ -96,6 +102,7 @@ def push_plan(plan: WorkbookPlan, spreadsheet: str, *, client: gspread.Client | 
               max_bytes: int = MAX_BODY_BYTES) -> PushResult:
     """Write an already planned workbook (see `push`)."""
     key = parse_spreadsheet_key(spreadsheet)
+    check_cell_limit(plan, SpreadsheetState(), key)  # before any request when it cannot fit
     gc = authorize(credentials, client=client)
     sh = open_spreadsheet(gc, key)
     with _api_errors(gc, key):
@@ -106,6 +113,7 @@ def push_plan(plan: WorkbookPlan, spreadsheet: str, *, client: gspread.Client | 
                 f"Spreadsheet {key} already has {_join(clash)}, which sheetgen writes; pass "
                 "--replace (replace=True) to rewrite sheetgen's tabs (other tabs are never "
                 "touched).")
+        check_cell_limit(plan, state, key)
         writes = 0
         for attempt in (1, 2):
             batches = requests_for(plan, state, max_bytes=max_bytes)
@@ -134,6 +142,49 @@ def push_plan(plan: WorkbookPlan, spreadsheet: str, *, client: gspread.Client | 
                       sheets=tuple(s.name for s in plan.sheets),
                       shape_rows=int(ok.sum()) if ok is not None else 0,
                       write_requests=writes, replaced=tuple(clash))
+
+
+def check_cell_limit(plan: WorkbookPlan, state: SpreadsheetState, key: str) -> None:
+    """Refuse, before writing, a push that would take the spreadsheet over Google's cell
+    limit (its other tabs included), naming the options that shrink sheetgen's part."""
+    ours = grid_cells(plan)
+    kept = state.kept_cells(plan)
+    total = kept + sum(ours.values())
+    if total <= CELL_LIMIT:
+        return
+    over = total - CELL_LIMIT
+    meta = plan.metadata
+    mat = next((s for s in plan.sheets if s.tables and s.tables[0].name == "matmul"), None)
+    fixes = [f for f in [_fewer_rows(mat, over, meta)] if f] if mat is not None else []
+    for option, sheet_names in (("--layers", ("Pipeline", "Parallelism")),
+                                ("--practice", ("Practice",))):
+        big = sum(ours.get(n, 0) for n in sheet_names)
+        value = meta.get(f"sheetgen.{option[2:]}", "")
+        if big > CELL_LIMIT // 10 and value:
+            fixes.append(f"a smaller {option} (now {value})")
+    if kept:
+        fixes.append(f"fewer or smaller other tabs (they hold {kept:,} cells)")
+    biggest = max(ours, key=lambda n: ours[n])
+    raise SheetsError(
+        f"Spreadsheet {key} would hold {total:,} cells, over Google's limit of "
+        f"{CELL_LIMIT:,} per spreadsheet (sheetgen's tabs {sum(ours.values()):,}, the "
+        f"largest {biggest!r} {ours[biggest]:,}; other tabs {kept:,}); nothing was written. "
+        f"To fit, use {' or '.join(fixes) if fixes else 'fewer rows'}.")
+
+
+def _fewer_rows(mat: SheetPlan, over: int, meta: Mapping[str, str]) -> str | None:
+    """The --spare-rows (or shapes) cut that removes `over` cells from Matmul, if one can."""
+    rows, cols = grid_size(mat)
+    fewer = -(-over // max(cols, 1))  # matmul rows to drop
+    # a tab keeps Google's default 1,000 rows (and room for the chart) however few shapes
+    if fewer > rows - max([MIN_ROWS, *(c.row + 26 for c in mat.charts)]):
+        return None
+    spare = int(meta.get("sheetgen.spare_rows", "0") or 0)
+    if fewer <= spare:
+        return f"--spare-rows {spare - fewer} (now {spare})"
+    shapes = (f"a --shapes file with {fewer - spare:,} fewer rows (now "
+              f"{meta.get('sheetgen.shapes', '?')})")
+    return f"--spare-rows 0 (now {spare}) with {shapes}" if spare else shapes
 
 
 def _only_own_clashes(plan: WorkbookPlan, before: SpreadsheetState,

@@ -204,6 +204,14 @@ def _map_auth_exception(err: Exception) -> SheetsError | None:
         from google.auth import exceptions as gae
     except ImportError:  # pragma: no cover - google-auth is a dependency
         return None
+    if isinstance(err, gae.RefreshError) and getattr(err, "retryable", False):
+        # google-auth marks 5xx/408/429 answers (and "server_error", "internal_failure",
+        # "temporarily_unavailable") retryable, after retrying them itself: Google's side.
+        return SheetsError(
+            "Google's token service failed: it answered the sign-in with a server error, "
+            "also when retried. This is on Google's side, not the key file; try again in a "
+            "few minutes (status: https://www.google.com/appsstatus)."
+        )
     if isinstance(err, gae.RefreshError):
         code = ""
         args = err.args

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from xlsxwriter.utility import xl_cell_to_rowcol
+from xlsxwriter.utility import xl_cell_to_rowcol, xl_rowcol_to_cell
 
 from sheetgen.plan import Cell, ChartPlan, SheetPlan, TablePlan, WorkbookPlan
 from sheetgen.styles import NUMBER_FORMATS, STYLES
@@ -55,20 +55,29 @@ class SpreadsheetState:
     sheets: tuple[tuple[str, int], ...] = ()  # (title, sheetId) in tab order
     named_ranges: tuple[tuple[str, str, int], ...] = ()  # (name, namedRangeId, sheetId)
     charts: tuple[tuple[int, int], ...] = ()  # (sheetId, chartId)
+    cells: tuple[tuple[int, int], ...] = ()  # (sheetId, rowCount x columnCount)
 
     @classmethod
     def from_metadata(cls, meta: Mapping[str, Any]) -> SpreadsheetState:
-        sheets, charts = [], []
+        sheets, charts, cells = [], [], []
         for s in meta.get("sheets") or []:
             p = s.get("properties") or {}
             sid = int(p.get("sheetId", 0))
             sheets.append((str(p.get("title", "")), sid, int(p.get("index", len(sheets)))))
             charts += [(sid, int(c["chartId"])) for c in s.get("charts") or [] if "chartId" in c]
+            grid = p.get("gridProperties") or {}
+            cells.append((sid, int(grid.get("rowCount", 0)) * int(grid.get("columnCount", 0))))
         sheets.sort(key=lambda t: t[2])
         names = tuple((str(n.get("name", "")), str(n.get("namedRangeId", "")),
                        int((n.get("range") or {}).get("sheetId", 0)))
                       for n in meta.get("namedRanges") or [])
-        return cls(tuple((t, i) for t, i, _ in sheets), names, tuple(charts))
+        return cls(tuple((t, i) for t, i, _ in sheets), names, tuple(charts), tuple(cells))
+
+    def kept_cells(self, plan: WorkbookPlan) -> int:
+        """Cells in the tabs a push keeps (every tab but sheetgen's own)."""
+        ours = {s.name.lower() for s in plan.sheets}
+        kept = {i for t, i in self.sheets if t.lower() not in ours}
+        return sum(n for sid, n in self.cells if sid in kept)
 
     def sheet_id(self, title: str) -> int | None:
         return next((i for t, i in self.sheets if t.lower() == title.lower()), None)
@@ -110,6 +119,12 @@ def _rgb(hex_color: str) -> dict[str, float]:
     return {"red": round(r, 4), "green": round(g, 4), "blue": round(b, 4)}
 
 
+def color_style(hex_color: str) -> dict[str, dict[str, float]]:
+    """A ColorStyle: the plain Color fields (backgroundColor, foregroundColor, Border.color,
+    BasicChartSeries.color) are deprecated in favour of their *Style twins."""
+    return {"rgbColor": _rgb(hex_color)}
+
+
 def number_format(code: str) -> dict[str, str] | None:
     """An xlsx number-format code (styles.NUMBER_FORMATS) as a Sheets NumberFormat."""
     if code == "General":
@@ -135,11 +150,11 @@ def cell_format(role: str, fmt: str = "general") -> dict[str, Any]:
     if "font_size" in props:
         text["fontSize"] = props["font_size"]
     if "font_color" in props:
-        text["foregroundColor"] = _rgb(props["font_color"])
+        text["foregroundColorStyle"] = color_style(props["font_color"])
     if text:
         out["textFormat"] = text
     if "bg_color" in props:
-        out["backgroundColor"] = _rgb(props["bg_color"])
+        out["backgroundColorStyle"] = color_style(props["bg_color"])
     if props.get("text_wrap"):
         out["wrapStrategy"] = "WRAP"
     if props.get("valign") == "top":
@@ -148,7 +163,7 @@ def cell_format(role: str, fmt: str = "general") -> dict[str, Any]:
     if props.get("border"):
         side: dict[str, Any] = {"style": "SOLID"}
         if "border_color" in props:
-            side["color"] = _rgb(props["border_color"])
+            side["colorStyle"] = color_style(props["border_color"])
         borders = {k: side for k in ("top", "bottom", "left", "right")}
     if props.get("bottom"):
         borders["bottom"] = {"style": "SOLID"}
@@ -215,8 +230,21 @@ def _parse_ref(ref: str) -> tuple[str, int, int, int, int]:
 
 # --------------------------------------------------------------------------- requests
 
+#: Google's limit: "up to 10 million cells" per spreadsheet, every tab counted
+#: (https://support.google.com/drive/answer/37603).
+CELL_LIMIT = 10_000_000
 
-def _grid_size(sheet: SheetPlan) -> tuple[int, int]:
+
+def grid_cells(plan: WorkbookPlan) -> dict[str, int]:
+    """The cells (rows x columns of its grid) each of sheetgen's tabs will have."""
+    out = {}
+    for sheet in plan.sheets:
+        rows, cols = grid_size(sheet)
+        out[sheet.name] = rows * cols
+    return out
+
+
+def grid_size(sheet: SheetPlan) -> tuple[int, int]:
     rows = [c.row for c in sheet.cells] + [t.last_row for t in sheet.tables]
     rows += [ch.row + 25 for ch in sheet.charts]
     return max(max(rows, default=0) + 1, MIN_ROWS), max(_pad_col(sheet) + 1, MIN_COLS)
@@ -316,6 +344,9 @@ def _table_requests(sid: int, table: TablePlan, max_bytes: int) -> list[Request]
 
 
 def _validation_requests(sid: int, sheet: SheetPlan) -> list[Request]:
+    """DataValidationRules as the xlsx writer's: a dropdown over a range or a fixed list, a
+    whole-number rule (a CUSTOM_FORMULA: Google has no integer condition, and NUMBER_BETWEEN
+    would accept 1.5) or a decimal range. All strict: Google rejects other input."""
     out: list[Request] = []
     for v in sheet.validations:
         rule = v.rule
@@ -326,9 +357,9 @@ def _validation_requests(sid: int, sheet: SheetPlan) -> list[Request]:
             cond = {"type": "ONE_OF_LIST",
                     "values": [{"userEnteredValue": c} for c in rule.choices]}
         elif rule.kind == "whole_min":
-            lo, hi = int(rule.minimum or 1), int(rule.maximum or 2**31 - 1)
-            cond = {"type": "NUMBER_BETWEEN",
-                    "values": [{"userEnteredValue": str(lo)}, {"userEnteredValue": str(hi)}]}
+            top_left = xl_rowcol_to_cell(v.first_row, v.first_col)
+            cond = {"type": "CUSTOM_FORMULA",
+                    "values": [{"userEnteredValue": rule.whole_formula(top_left)}]}
         else:
             cond = {"type": "NUMBER_BETWEEN", "values": [
                 {"userEnteredValue": repr(float(rule.minimum or 0))},
@@ -344,39 +375,54 @@ def _validation_requests(sid: int, sheet: SheetPlan) -> list[Request]:
     return out
 
 
+def _hidden_requests(sid: int, sheet: SheetPlan) -> list[Request]:
+    """Columns the xlsx build hides (the Practice sheet's answers) hidden here too."""
+    return [{"updateDimensionProperties": {
+        "range": {"sheetId": sid, "dimension": "COLUMNS", "startIndex": c, "endIndex": c + 1},
+        "properties": {"hiddenByUser": True}, "fields": "hiddenByUser"}}
+        for c in sheet.hidden]
+
+
 def _conditional_requests(sid: int, sheet: SheetPlan) -> list[Request]:
     return [{"addConditionalFormatRule": {"index": i, "rule": {
         "ranges": [_grid(sid, c.first_row, c.last_row + 1, c.col, c.col + 1)],
         "booleanRule": {
             "condition": {"type": "TEXT_EQ", "values": [{"userEnteredValue": c.equals}]},
-            "format": {"backgroundColor": _rgb(c.color)}}}}}
+            "format": {"backgroundColorStyle": color_style(c.color)}}}}}
         for i, c in enumerate(sheet.conditionals)]
 
 
-def _chart_request(sid: int, sheet: SheetPlan, chart: ChartPlan, chart_id: int) -> Request:
-    """A SCATTER basicChart. Series with different x columns share Google's single domain by
-    stacking source ranges: the domain is every series' x range in turn, and each series is
-    its own y range at its turn and the sheet's empty pad column at the others'."""
-    pad = _pad_col(sheet)
+def _chart_request(sid: int, chart: ChartPlan, chart_id: int) -> Request:
+    """A SCATTER basicChart. Google has one domain per chart, so series with different x
+    columns share it by splitting every range into one source range per series ("offset"):
+    at offset j the domain is series j's x column, series i is the column i + 1 to its right
+    (series j's own y there, a blank column for the others), and a labelled series' labels
+    are the column right after it, as the API requires ("in order and contiguous"; labels
+    "from the next column"; ChartSourceRange and DataLabel in the discovery document). The
+    planner lays the columns out so (sheets/chart_helpers.py); a layout that does not fit
+    is a programming error, raised here rather than sent."""
+    def rng(x: int, rows: tuple[int, int, int]) -> dict[str, int]:
+        return _grid(sid, rows[1], rows[2] + 1, x, x + 1)
 
-    def rng(c: tuple[int, int, int], col: int | None = None) -> dict[str, int]:
-        x = c[0] if col is None else col
-        return _grid(sid, c[1], c[2] + 1, x, x + 1)
-
+    for j, s in enumerate(chart.series):
+        if s.y[0] != s.x[0] + 1 + j or s.y[1:] != s.x[1:]:
+            raise ValueError(f"chart {chart.title!r}: series {s.name!r} y is not column "
+                             f"{j + 1} right of its x over the same rows")
+        if s.labels is not None and s.labels[0] != s.y[0] + 1:
+            raise ValueError(f"chart {chart.title!r}: {s.name!r} labels are not right of y")
     series = []
     for i, s in enumerate(chart.series):
-        sources = [rng(s.y) if j == i else rng(o.x, pad) for j, o in enumerate(chart.series)]
+        sources = [rng(o.x[0] + 1 + i, o.x) for o in chart.series]
         item: dict[str, Any] = {"series": {"sourceRange": {"sources": sources}},
                                 "targetAxis": "LEFT_AXIS"}
         if s.line:
             item |= {"lineStyle": {"width": 2, "type": "SOLID"},
-                     "colorStyle": {"rgbColor": _rgb("#C00000")}}
+                     "colorStyle": color_style("#C00000")}
         else:
             item |= {"pointStyle": {"shape": "CIRCLE", "size": 6},
-                     "colorStyle": {"rgbColor": _rgb("#2F5597")}}
+                     "colorStyle": color_style("#2F5597")}
             if s.labels is not None and s.labels[2] - s.labels[1] < LABELLED_POINTS_MAX:
-                labels = [rng(s.labels) if j == i else rng(o.x, pad)
-                          for j, o in enumerate(chart.series)]
+                labels = [rng(o.x[0] + 2 + i, o.x) for o in chart.series]
                 item["dataLabel"] = {"type": "CUSTOM", "placement": "RIGHT",
                                      "textFormat": {"fontSize": 7},
                                      "customLabelData": {"sourceRange": {"sources": labels}}}
@@ -387,7 +433,7 @@ def _chart_request(sid: int, sheet: SheetPlan, chart: ChartPlan, chart_id: int) 
             "chartType": "SCATTER", "legendPosition": "BOTTOM_LEGEND", "headerCount": 0,
             "axis": [{"position": "BOTTOM_AXIS", "title": chart.x_title},
                      {"position": "LEFT_AXIS", "title": chart.y_title}],
-            "domains": [{"domain": {"sourceRange": {"sources": [rng(s.x)
+            "domains": [{"domain": {"sourceRange": {"sources": [rng(s.x[0], s.x)
                                                                for s in chart.series]}}}],
             "series": series}},
         "position": {"overlayPosition": {
@@ -410,7 +456,8 @@ def structure_requests(plan: WorkbookPlan, state: SpreadsheetState) -> list[Requ
     if old and not kept:  # Google refuses to delete every tab, even for a moment
         placeholder = max([*ids.values(), *(i for _, i in state.sheets)]) + 1
         out.append({"addSheet": {"properties": {
-            "sheetId": placeholder, "title": PLACEHOLDER_TITLE, "index": len(state.sheets)}}})
+            "sheetId": placeholder, "title": PLACEHOLDER_TITLE, "index": len(state.sheets),
+            "gridProperties": {"rowCount": 1, "columnCount": 1}}}})
     out += [{"deleteSheet": {"sheetId": i}} for _, i in old]
     # Where the old tabs were (the first of them), else at the end.
     at = len(kept)
@@ -418,7 +465,7 @@ def structure_requests(plan: WorkbookPlan, state: SpreadsheetState) -> list[Requ
         first_old = next(k for k, (t, _) in enumerate(state.sheets) if t.lower() in ours)
         at = sum(1 for t, _ in state.sheets[:first_old] if t.lower() not in ours)
     for pos, sheet in enumerate(plan.sheets):
-        rows, cols = _grid_size(sheet)
+        rows, cols = grid_size(sheet)
         grid: dict[str, int] = {"rowCount": rows, "columnCount": cols}
         if sheet.freeze:
             if sheet.freeze[0]:
@@ -449,6 +496,7 @@ def sheet_requests(plan: WorkbookPlan, state: SpreadsheetState,
     for sheet in plan.sheets:
         sid = ids[sheet.name]
         out += _widths(sid, sheet.widths)
+        out += _hidden_requests(sid, sheet)
         out += _cells_request(sid, sheet.cells)
         for table in sheet.tables:
             out += _table_requests(sid, table, max_bytes)
@@ -457,7 +505,7 @@ def sheet_requests(plan: WorkbookPlan, state: SpreadsheetState,
         for chart in sheet.charts:
             while chart_id in taken:
                 chart_id += ID_STRIDE
-            out.append(_chart_request(sid, sheet, chart, chart_id))
+            out.append(_chart_request(sid, chart, chart_id))
             taken.add(chart_id)
             chart_id += 1
     return out

@@ -127,7 +127,8 @@ def evaluate(registry: Registry, values: Mapping[str, Any]) -> ModelResult:
         else:
             env[name] = values[name]
     for table in registry.tables.values():
-        n = len(raw[table.inputs[0].name]) if table.inputs else 0
+        source = registry.tables[table.rows_of] if table.rows_of else table
+        n = len(raw[source.inputs[0].name]) if source.inputs else 0
         ok[table.name] = np.ones(n, dtype=bool)
         if not table.guard:
             _release_inputs(table, raw, ok[table.name], env)
@@ -146,7 +147,7 @@ def evaluate(registry: Registry, values: Mapping[str, Any]) -> ModelResult:
         if table is None:
             env[q.name] = _scalar(result)
             continue
-        mask = ok[table.name]
+        mask = ok[table.rows_of or table.name]
         res = np.asarray(result)
         if res.ndim == 0:
             res = np.full(int(mask.sum()), res[()])
@@ -154,6 +155,9 @@ def evaluate(registry: Registry, values: Mapping[str, Any]) -> ModelResult:
         full = np.full(len(mask), "", dtype=object)
         full[mask] = res
         columns[q.name] = full
+    for table in registry.tables.values():
+        if table.rows_of:
+            ok[table.name] = ok[table.rows_of]
     scalars = {k: v for k, v in env.items() if k not in registry.table_of}
     return ModelResult(scalars=scalars, columns=columns, ok=ok)
 

@@ -449,8 +449,9 @@ def _plan_chart(chart: Chart, layout: _Layout) -> ChartPlan:
     return ChartPlan(
         title=chart.title, row=chart.row, col=chart.col,
         series=(
-            SeriesPlan("roofline ceiling", col(chart.ceiling_x), col(chart.ceiling_y), line=True),
-            SeriesPlan("matmuls", col(chart.points_x), col(chart.points_y),
+            SeriesPlan(chart.ceiling_name, col(chart.ceiling_x), col(chart.ceiling_y),
+                       line=True),
+            SeriesPlan(chart.points_name, col(chart.points_x), col(chart.points_y),
                        labels=col(chart.points_label)),
         ),
         x_title=chart.x_title, y_title=chart.y_title,

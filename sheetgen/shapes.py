@@ -19,8 +19,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from xlsxwriter.utility import xl_rowcol_to_cell
-
 from sheetgen.errors import InputError, WorkbookError
 from sheetgen.sheets.matmul import MAX_DIM
 from sheetgen.untrusted import damage_as_error, load_openpyxl
@@ -245,6 +243,8 @@ def read_xlsx_table(path: str | Path, sheet: str | None = None) -> ShapeTable:
 
 
 def _read_xlsx_table(p: Path, sheet: str | None) -> ShapeTable:
+    from xlsxwriter.utility import xl_rowcol_to_cell  # here: reading CSV needs no xlsxwriter
+
     wb = load_openpyxl(p, read_only=True, data_only=True)
     try:
         if sheet is not None:

@@ -22,7 +22,17 @@ from sheetgen.hardware import (
 )
 from sheetgen.plan import Source, WorkbookPlan, plan_workbook
 from sheetgen.shapes import Shape, default_shapes, parse_dim
-from sheetgen.sheets import chart_helpers, inputs, matmul, parallel, pipeline, specs, whatif
+from sheetgen.sheets import (
+    chart_helpers,
+    inputs,
+    matmul,
+    parallel,
+    parallel_inputs,
+    pipeline,
+    specs,
+    whatif,
+)
+from sheetgen.sheets import measured as measured_sheet
 from sheetgen.sheets import practice as practice_sheet
 
 DEFAULT_SPARE_ROWS = 200
@@ -51,12 +61,17 @@ class BuildConfig:
     micro_batches: int = parallel.DEFAULT_MICRO_BATCHES
     link_bw: float | None = None  # per direction, B/s; None = the preset's
     link_latency: float | None = None  # s; None = the preset's
+    link_over: str = "gpu"  # gpu: the GPU link (NVLink); host: the PCIe host link
+    host_link_latency: float = parallel_inputs.DEFAULT_HOST_LATENCY  # s, over the host link
+    tp_pairing: str = parallel_inputs.NARROW  # narrow (Megatron) or wide (the other pairing)
+    tp_gather: bool = False  # all-gather a sharded final output
     whatif_shape: tuple[int, int, int] = whatif.DEFAULT_SHAPE
     practice: int = 0  # rows of the Practice sheet; 0 leaves the sheet out
     practice_seed: int = practice_sheet.DEFAULT_SEED
     launch_overhead: float | None = None  # s per matmul call; None = the preset's
     tile: tuple[int, int] | None = None  # (tile m, tile n); None = the preset's
     waves: bool | None = None  # wave quantization in the refined time; None = the preset's
+    measured: measured_sheet.MeasuredInputs | None = None  # rows of the Measured sheet, if any
 
     def resolved(self) -> BuildConfig:
         """Validate everything up front, with errors naming the option."""
@@ -85,6 +100,13 @@ class BuildConfig:
                                                   and self.link_latency >= 0):
             raise InputError(f"--link-latency must be 0 or more seconds, got "
                              f"{self.link_latency!r}")
+        if self.link_over not in ("gpu", "host"):
+            raise InputError(f"--link-over must be gpu or host, got {self.link_over!r}")
+        if self.tp_pairing not in (parallel_inputs.NARROW, parallel_inputs.WIDE):
+            raise InputError(f"--tp-pairing must be narrow or wide, got {self.tp_pairing!r}")
+        if not (math.isfinite(self.host_link_latency) and self.host_link_latency >= 0):
+            raise InputError(f"--host-link-latency must be 0 or more seconds, got "
+                             f"{self.host_link_latency!r}")
         launch = gpu.launch_overhead if self.launch_overhead is None else self.launch_overhead
         if isinstance(launch, bool) or not isinstance(launch, int | float) \
                 or not (math.isfinite(launch) and 0 <= launch <= 1):
@@ -167,6 +189,8 @@ def sheet_specs(config: BuildConfig | None = None, prefix: str = "", *,
     whose charts have no log axis); every other cell is the same.
     """
     optional = [practice_sheet.sheet()] if config is not None and config.practice else []
+    if config is not None and config.measured is not None:
+        optional.append(measured_sheet.sheet(config.measured.source))
     mat = chart_helpers_sheet() if chart_helpers else matmul.sheet()
     sheets = [inputs.sheet(), mat, pipeline.sheet(), parallel.sheet(), whatif.sheet(),
               *optional, specs.sheet()]
@@ -195,10 +219,17 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
     values["roof_decade"] = list(matmul.ROOF_DECADES)
     values.update(pipeline.input_values(config.layers, *config.pipeline_shape))
     values.update(parallel.input_values(config.layers, config.gpus, config.micro_batches,
-                                        config.link_bw, config.link_latency))
+                                        config.link_bw, config.link_latency,
+                                        link=parallel_inputs.HOST_LINK
+                                        if config.link_over == "host"
+                                        else parallel_inputs.GPU_LINK,
+                                        host_latency=config.host_link_latency,
+                                        pairing=config.tp_pairing, gather=config.tp_gather))
     values.update(whatif.input_values(config.whatif_shape))
     if config.practice:
         values.update(practice_sheet.input_values(config.practice, config.practice_seed))
+    if config.measured is not None:
+        values.update(measured_sheet.input_values(config.measured))
     return values
 
 

@@ -33,10 +33,12 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
+import numpy as np
 import pytest
+import sheets_discovery
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
@@ -58,6 +60,7 @@ READ_SCOPES = SHEETS_SCOPES | {
     "https://www.googleapis.com/auth/drive.readonly",
 }
 
+CELL_LIMIT = 10_000_000  # cells per spreadsheet, all tabs together
 CellKey = tuple[str, str]  # (sheet title, "A1")
 ComputeHook = Callable[["Snapshot"], Mapping[CellKey, Any]]
 
@@ -781,6 +784,10 @@ class SheetsEmulator:
         #: spreadsheets.get (includeGridData) tells stringValue from formulaValue. True: such
         #: text comes back with a leading apostrophe (its user-entered form).
         self.formula_render_quotes_text = False
+        #: Every request body is validated against Google's discovery document
+        #: (tests/sheets_discovery.py) before it is applied: how many were, and what failed.
+        self.validated_bodies = 0
+        self.schema_errors: list[str] = []
         self._faults: list[tuple[re.Pattern[str], str | None, list[Fault]]] = []
         self._accounts: dict[str, Any] = {}  # email -> RSA public key
         self._tokens: dict[str, tuple[str, set[str], float]] = {}  # token -> (email, scopes, exp)
@@ -1063,6 +1070,7 @@ class SheetsEmulator:
             raise HTTPReply(403, self.disabled_error())
         with self._lock:
             ss = self.access(key, email, scopes, write)
+            self._validate(method, rest, query, body)
             if method == "GET" and rest == "":
                 return 200, self.get_spreadsheet(ss, query)
             if method == "POST" and rest == ":batchUpdate":
@@ -1084,6 +1092,30 @@ class SheetsEmulator:
                 if method == "POST" and vm.group(2):
                     return 200, self.values_clear(ss, [rng])
         raise HTTPReply(404, google_error(404, f"Method not found: {method} {raw_path}"))
+
+    #: request body schema per (method, path after the key), from the discovery document
+    BODY_SCHEMAS: ClassVar[dict[tuple[str, str], str]] = {
+        ("POST", ":batchUpdate"): "BatchUpdateSpreadsheetRequest",
+        ("POST", "/values:batchUpdate"): "BatchUpdateValuesRequest",
+        ("POST", "/values:batchClear"): "BatchClearValuesRequest",
+        ("PUT", "/values"): "ValueRange",
+    }
+
+    def _validate(self, method: str, rest: str, query: Mapping[str, list[str]], body: Any
+                  ) -> None:
+        """400 for a body (or a `fields` mask) that Google's published schema refuses."""
+        errors: list[str] = []
+        if method == "GET" and rest == "":  # spreadsheets.get: a partial Spreadsheet
+            for mask in query.get("fields", []):
+                errors += sheets_discovery.validate_query_fields(mask, "Spreadsheet")
+        path = "/values" if re.fullmatch(r"/values/[^:/]+", rest) else rest
+        schema = self.BODY_SCHEMAS.get((method, path))
+        if schema is not None and body is not None:
+            self.validated_bodies += 1
+            errors += sheets_discovery.validate(body, schema)
+        if errors:
+            self.schema_errors += errors
+            raise HTTPReply(400, google_error(400, errors[0]))
 
     # spreadsheets.get ------------------------------------------------------
     def get_spreadsheet(self, ss: StoredSpreadsheet, query: Mapping[str, list[str]]
@@ -1171,6 +1203,11 @@ class SheetsEmulator:
                     msg = f"Invalid requests[{i}].{kind}: {msg}"
                 raise HTTPReply(400, google_error(400, msg)) from None
             replies.append(reply or {})
+        cells = sum(sh.rows * sh.cols for sh in work.sheets)
+        if cells > CELL_LIMIT:  # every tab counts (https://support.google.com/drive/answer/37603)
+            raise HTTPReply(400, google_error(
+                400, "This action would increase the number of cells in the workbook above "
+                f"the limit of {CELL_LIMIT} cells."))
         work.revision += 1
         ss.__dict__.update(work.__dict__)
         return {"spreadsheetId": ss.id, "replies": replies}
@@ -1207,17 +1244,58 @@ class SheetsEmulator:
             raise Invalid(f"Invalid value for userEnteredValue.{k}: {v!r}")
 
     def _write_cell(self, sheet: Sheet, r: int, c: int, src: Mapping[str, Any], fields: str,
-                    checked: bool = False) -> None:
+                    checked: bool = False, ss: StoredSpreadsheet | None = None) -> None:
         if not checked:
             self._check_value(src.get("userEnteredValue"))
         if src.get("dataValidation") and not checked:
             _check_condition(src["dataValidation"].get("condition"), DV_CONDITIONS)
         cell = dict(sheet.cells.get((r, c), {}))  # stored cells are replaced, never mutated
+        uev = src.get("userEnteredValue")
+        masked = parse_fields(fields)
+        if uev and ss is not None and ("userEnteredValue" in masked or "*" in masked):
+            try:
+                self._check_strict(ss, sheet, r, c, cell, uev)
+            except HTTPReply as reply:
+                raise Invalid(reply.body["error"]["message"]) from None
         apply_mask_shared(cell, src, fields)
         if cell:
             sheet.cells[(r, c)] = cell
         else:
             sheet.cells.pop((r, c), None)
+
+    def _check_strict(self, ss: StoredSpreadsheet, sheet: Sheet, r: int, c: int,
+                      cell: Mapping[str, Any], uev: Mapping[str, Any]) -> None:
+        """A strict rule rejects input that breaks it, as Google's "Reject the input" does.
+        Cheap cases only: formulas (judged by their result) and rule kinds sheetgen does not
+        use pass. The wording is the emulator's own."""
+        rule = cell.get("dataValidation")
+        if not rule or not rule.get("strict") or not uev or "formulaValue" in uev:
+            return
+        (_, v), = uev.items()
+        if not self._satisfies(ss, sheet, r, c, rule.get("condition") or {}, v):
+            raise HTTPReply(400, google_error(
+                400, f"Invalid value: {json.dumps(v)} violates the data validation rule "
+                f"of cell {quote_sheet(sheet.title)}!{a1(r, c)} (strict)."))
+
+    def _satisfies(self, ss: StoredSpreadsheet, sheet: Sheet, r: int, c: int,
+                   cond: Mapping[str, Any], v: Any) -> bool:
+        kind = cond.get("type")
+        given = [str(x.get("userEnteredValue", "")) for x in cond.get("values") or []]
+        number = isinstance(v, int | float) and not isinstance(v, bool)
+        if kind == "NUMBER_BETWEEN":
+            lo, hi = float(given[0]), float(given[1])
+            return number and lo <= v <= hi
+        if kind == "ONE_OF_LIST":
+            return (_fmt_number(v) if number else str(v)) in given
+        if kind == "ONE_OF_RANGE":
+            src, r0, r1, c0, c1 = self._resolve(ss, given[0].lstrip("="))
+            allowed = {next(iter(cd["userEnteredValue"].values()))
+                       for (rr, cc), cd in src.cells.items()
+                       if r0 <= rr < r1 and c0 <= cc < c1 and "userEnteredValue" in cd}
+            return v in allowed
+        if kind == "CUSTOM_FORMULA":
+            return _custom_formula_holds(sheet.title, r, c, v, given[0], ss)
+        return True
 
     # -- request kinds
     def _req_addSheet(self, ss: StoredSpreadsheet, p: Mapping[str, Any]) -> dict[str, Any]:
@@ -1283,14 +1361,14 @@ class SheetsEmulator:
             for dr, row in enumerate(rows):
                 for dc, cd in enumerate(row.get("values") or []):
                     _check_grid(sheet, r0 + dr + 1, c0 + dc + 1)
-                    self._write_cell(sheet, r0 + dr, c0 + dc, cd, fields)
+                    self._write_cell(sheet, r0 + dr, c0 + dc, cd, fields, ss=ss)
         else:
             sheet, r0, r1, c0, c1 = self._range_bounds(ss, p["range"])
             for r in range(r0, r1):
                 row = rows[r - r0].get("values") or [] if r - r0 < len(rows) else []
                 for c in range(c0, c1):
                     cd = row[c - c0] if c - c0 < len(row) else {}
-                    self._write_cell(sheet, r, c, cd, fields)
+                    self._write_cell(sheet, r, c, cd, fields, ss=ss)
 
     def _req_repeatCell(self, ss: StoredSpreadsheet, p: Mapping[str, Any]) -> None:
         """Google: "If writing a cell with a formula, the formula's ranges will automatically
@@ -1591,6 +1669,7 @@ class SheetsEmulator:
                     if not cell:
                         del sheet.cells[(r0 + dr, c0 + dc)]
                 else:
+                    self._check_strict(ss, sheet, r0 + dr, c0 + dc, cell, uev)
                     cell["userEnteredValue"] = uev
         end = a1(r0 + max(nrows, 1) - 1, c0 + max(ncols, 1) - 1)
         return {"spreadsheetId": ss.id,
@@ -1664,7 +1743,7 @@ def _check_grid_props(grid: Mapping[str, Any]) -> None:
     rows, cols = int(grid.get("rowCount", 0)), int(grid.get("columnCount", 0))
     if rows < 0 or cols < 0:
         raise Invalid("rowCount and columnCount must be >= 0.")
-    if rows * cols > 10_000_000:
+    if rows * cols > CELL_LIMIT:
         raise Invalid("This action would increase the number of cells in the workbook above "
                       "the limit of 10000000 cells.")
     if int(grid.get("frozenRowCount", 0)) > rows or int(grid.get("frozenColumnCount", 0)) > cols:
@@ -1724,6 +1803,36 @@ def _check_condition(cond: Any, allowed: set[str]) -> None:
             raise Invalid("ONE_OF_RANGE needs a range reference starting with '='.")
     if kind == "CUSTOM_FORMULA" and not str(values[0].get("userEnteredValue", "")).startswith("="):
         raise Invalid("CUSTOM_FORMULA needs a formula starting with '='.")
+
+
+def _custom_formula_holds(title: str, r: int, c: int, v: Any, formula: str,
+                          ss: StoredSpreadsheet) -> bool:
+    """A CUSTOM_FORMULA rule for value v at (r, c), by sheetgen's evaluator. The formula is
+    written for the rule range's top-left cell; this finds that cell from the stored rule."""
+    from sheetgen.evaluate import evaluate_cells
+
+    r0, c0 = _rule_origin(ss, title, r, c, formula)
+    shifted = shift_formula(formula, r - r0, c - c0)
+    scratch = (r, c + 1)  # the only other cell of this one-rule workbook
+    ev = evaluate_cells({title: {scratch: shifted}}, {title: {(r, c): v}})
+    got = ev.value(title, a1(*scratch))
+    return isinstance(got, bool | np.bool_) and bool(got)
+
+
+def _rule_origin(ss: StoredSpreadsheet, title: str, r: int, c: int, formula: str
+                 ) -> tuple[int, int]:
+    """Top-left cell of the block of cells around (r, c) holding this same rule formula."""
+    cells = ss.sheet(title=title).cells
+
+    def same(rr: int, cc: int) -> bool:
+        cond = ((cells.get((rr, cc)) or {}).get("dataValidation") or {}).get("condition") or {}
+        return [x.get("userEnteredValue") for x in cond.get("values") or []] == [formula]
+
+    while r > 0 and same(r - 1, c):
+        r -= 1
+    while c > 0 and same(r, c - 1):
+        c -= 1
+    return r, c
 
 
 def _typed(v: Any) -> dict[str, Any]:

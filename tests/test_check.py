@@ -37,7 +37,9 @@ def run(*args: str):
 
 
 @pytest.mark.parametrize("options", [{}, {"gpu": "H100 SXM", "dtype": "fp8", "gpus": 4},
-                                     {"practice": 5, "layers": 3}])
+                                     {"practice": 5, "layers": 3},
+                                     {"link_over": "host", "tp_pairing": "wide",
+                                      "tp_gather": True, "gpus": 3, "layers": 5}])
 def test_every_build_checks_clean(tmp_path, options):
     path = write_xlsx(plan_build(BuildConfig(shapes=SHAPES, **options)), tmp_path / "a.xlsx")
     report = check_workbook(path)

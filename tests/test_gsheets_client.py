@@ -117,6 +117,23 @@ def test_key_signed_by_another_key_is_rejected(tmp_path, sheets_emulator, sa_key
     assert sheets_emulator.count(None, r"^/v4/") == 0
 
 
+@pytest.mark.parametrize("answer", [500, 503, {"status": 500, "body": "<html>oops</html>"}])
+def test_token_service_failure_is_not_called_a_bad_key(sheets_emulator, gsheets_client,
+                                                      monkeypatch, answer):
+    import google.auth._exponential_backoff as backoff
+
+    monkeypatch.setattr(backoff.time, "sleep", lambda s: None)  # google-auth's own retries
+    sheets_emulator.create_spreadsheet(KEY, shared_with=[SA_EMAIL])
+    sheets_emulator.inject(r"^/token$", [answer] * 10)
+    with pytest.raises(SheetsError) as err:
+        open_spreadsheet(gsheets_client, KEY)
+    msg = one_line(err)
+    assert msg.startswith("Google's token service failed")
+    assert "not the key file" in msg and "rejected" not in msg
+    assert sheets_emulator.count("POST", r"^/token$") >= 2  # google-auth retried it
+    assert sheets_emulator.count(None, r"^/v4/") == 0
+
+
 def test_missing_credentials_file(tmp_path, monkeypatch):
     with pytest.raises(SheetsError, match="not found") as err:
         authorize(tmp_path / "nope.json")
@@ -453,7 +470,7 @@ def test_layout_requests_are_stored(sheets_emulator, gsheets_client):
             "strict": True, "showCustomUi": True}}},
         {"addConditionalFormatRule": {"index": 0, "rule": {"ranges": [rng], "booleanRule": {
             "condition": {"type": "NUMBER_GREATER", "values": [{"userEnteredValue": "0"}]},
-            "format": {"backgroundColor": {"red": 1}}}}}},
+            "format": {"backgroundColorStyle": {"rgbColor": {"red": 1}}}}}}},
         {"repeatCell": {"range": rng, "cell": {"userEnteredFormat": {
             "numberFormat": {"type": "NUMBER", "pattern": "0.00E+00"}}},
             "fields": "userEnteredFormat.numberFormat"}},

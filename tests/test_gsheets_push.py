@@ -30,6 +30,7 @@ from sheets_emulator import (
     a1,
     google_error,
 )
+from xlsxwriter.utility import xl_col_to_name
 
 import sheetgen
 import sheetgen.gsheets_client
@@ -38,12 +39,19 @@ from sheetgen.cli import cli
 from sheetgen.errors import SheetsError
 from sheetgen.gsheets import SpreadsheetState, requests_for
 from sheetgen.gsheets_client import authorize
+from sheetgen.sheets import chart_helpers, matmul
 
 KEY = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcd"
 OTHER = "1ZyXwVuTsRqPoNmLkJiHgFeDcBa9876543210-_zyxw"
 URL = f"https://docs.google.com/spreadsheets/d/{KEY}/edit#gid=0"
 SHAPES = [(1, 4096, 4096), (64, 8192, 8192), (4096, 4096, 4096)]
-HELPER_COLUMNS = {"T", "U", "Y", "Z"}  # Matmul: the LOG10 chart helpers (Google only)
+#: Matmul, Google only: the chart helpers (LOG10 columns, the label copy, blank spacers)
+_CH = chart_helpers
+LOG_COLUMNS = {xl_col_to_name(c) for c in (_CH.CEILING_BLOCK, _CH.CEILING_BLOCK + 1,
+                                          _CH.POINTS_BLOCK, _CH.POINTS_BLOCK + 2)}
+BLANK_COLUMNS = {xl_col_to_name(c) for c in _CH.BLANK_COLUMNS}
+LABEL_COLUMN = xl_col_to_name(_CH.LAST_COL)
+HELPER_COLUMNS = LOG_COLUMNS | BLANK_COLUMNS | {LABEL_COLUMN}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -196,9 +204,14 @@ def test_stored_cells_equal_the_xlsx_build(tmp_path, shared, gsheets_client):
         assert not extra, (ws.title, sorted(extra)[:5])
     assert n > 300
     helpers = snap.sheets["Matmul"]
-    for col in sorted(HELPER_COLUMNS):
+    for col in sorted(LOG_COLUMNS):
         assert helpers[f"{col}5"]["stringValue"].startswith("chart helper: log10")
         assert helpers[f"{col}6"]["formulaValue"].count("LOG10(") == 1
+    label = xl_col_to_name(len(matmul.TABLE.all_columns()) - 1)  # the table's shape label
+    assert helpers[f"{LABEL_COLUMN}6"] == {"formulaValue": f'=IF(D6="ok",{label}6,"")'}
+    for col in BLANK_COLUMNS:  # the chart's spacer columns hold nothing in the data rows
+        assert helpers[f"{col}5"] == {"stringValue": "(blank)"}
+        assert not [ref for ref in helpers if ref.rstrip("0123456789") == col and ref != f"{col}5"]
     # named ranges: the xlsx defined names, same targets
     names = {n["name"]: n for n in shared.spreadsheets[KEY].named_ranges}
     assert set(names) == set(wb.defined_names)
@@ -215,9 +228,11 @@ def test_formats_validation_conditional_freeze_chart(shared, gsheets_client):
     b7 = shared.cell(KEY, "Inputs", "B7")
     assert b7["dataValidation"]["condition"] == {
         "type": "ONE_OF_RANGE", "values": [{"userEnteredValue": "='GPU Specs'!$A$14:$A$22"}]}
-    assert b7["userEnteredFormat"]["backgroundColor"] == gsheets_requests._rgb("#FFF2CC")
+    assert b7["userEnteredFormat"]["backgroundColorStyle"] == {"rgbColor": {
+        "red": round(0xFF / 255, 4), "green": round(0xF2 / 255, 4), "blue": round(0xCC / 255, 4)}}
     a6 = shared.cell(KEY, "Matmul", "A6")
-    assert a6["dataValidation"]["condition"]["type"] == "NUMBER_BETWEEN"
+    assert a6["dataValidation"]["condition"] == {"type": "CUSTOM_FORMULA", "values": [
+        {"userEnteredValue": "=AND(ISNUMBER(A6),INT(A6)=A6,A6>=1,A6<=2147483647)"}]}
     assert a6["dataValidation"]["strict"] is True
     assert a6["userEnteredFormat"]["numberFormat"] == {"type": "NUMBER", "pattern": "#,##0"}
     e6 = shared.cell(KEY, "Matmul", "E6")
@@ -236,7 +251,7 @@ def test_formats_validation_conditional_freeze_chart(shared, gsheets_client):
         "log10 arithmetic intensity (FLOP/B)", "log10 attainable FLOP/s"]
     domain = basic["domains"][0]["domain"]["sourceRange"]["sources"]
     assert [(s["startColumnIndex"], s["startRowIndex"], s["endRowIndex"]) for s in domain] == [
-        (24, 5, 12), (19, 5, 13)]  # ceiling log x (Y), then the points' log x (T)
+        (_CH.CEILING_BLOCK, 5, 12), (_CH.POINTS_BLOCK, 5, 13)]  # ceiling log x, points' log x
 
 
 def test_user_text_lands_as_text(tmp_path, shared, gsheets_client, shapes_csv):
@@ -431,7 +446,10 @@ def test_read_returns_google_values(shared, gsheets_client):
     for col in ("m", "flops", "intensity", "predicted_time"):
         assert list(frame[col]) == pytest.approx(list(ref[col]), rel=1e-12), col
     assert list(frame["regime"]) == list(ref["regime"])
-    assert frame["log_attained"].iloc[0] == pytest.approx(math.log10(ref["attained_flops"][0]))
+    google = engine_compute(shared.snapshot(KEY))  # the chart's log10 helper, as computed
+    log_x, log_y = (xl_col_to_name(chart_helpers.POINTS_BLOCK + i) + "6" for i in (0, 2))
+    assert google[("Matmul", log_y)] == pytest.approx(math.log10(ref["attained_flops"][0]))
+    assert google[("Matmul", log_x)] == pytest.approx(math.log10(ref["intensity"][0]))
     inputs = sheetgen.read(KEY, client=gsheets_client, sheet="inputs")
     assert inputs.loc["gpu_name", "value"] == "H100 SXM"
     assert inputs.loc["peak_flops", "value"] == pytest.approx(989.4e12, rel=1e-3)
@@ -466,7 +484,9 @@ def test_check_follows_user_edits_and_finds_disagreement(shared, gsheets_client)
     where = {(m.cell, m.note.startswith("formula changed")) for m in report.mismatches}
     assert {("G6", False), ("K7", True)} <= where
     # the cells computed from K7 follow its new formula, and are reported as such
-    assert {c for c, changed in where - {("G6", False), ("K7", True)}} <= {"L7", "M7", "U7"}
+    log_y = xl_col_to_name(_CH.POINTS_BLOCK + 2)
+    assert {c for c, changed in where - {("G6", False), ("K7", True)}} <= {"L7", "M7",
+                                                                           f"{log_y}7"}
     assert all(not changed for c, changed in where if c != "K7")
 
 
@@ -631,3 +651,4 @@ def test_colab_style_plain_client(shared, service_account_file, monkeypatch):
     frame = sheetgen.read(URL, client=plain)
     assert len(frame) == len(SHAPES)
     assert sheetgen.check_spreadsheet(URL, client=plain).ok
+

@@ -69,59 +69,6 @@ def test_fit_verdicts_on_both_sides_of_the_line():
     assert fits["largest_ws"] == 2 * (M * N + N * K + M * K)
 
 
-def test_two_way_all_reduce_factor_is_one():
-    s = scalars(gpus=2, link_bw=100e9, link_latency=1e-5)
-    payload = 2 * M * N
-    assert s["allreduce_bytes"] == payload
-    assert s["allreduce_time"] == pytest.approx(payload / 100e9 + 1e-5, rel=1e-12)
-    s4 = scalars(gpus=4, link_bw=100e9, link_latency=1e-5)
-    assert s4["allreduce_time"] == pytest.approx(1.5 * payload / 100e9 + 1e-5, rel=1e-12)
-    assert scalars(gpus=1)["allreduce_time"] == 0
-    # the efficiency input divides the bandwidth: LINK_EFF is 1.0 by default
-    assert s["tp_comm"] == pytest.approx(L / 2 * s["allreduce_time"], rel=1e-12)
-
-
-@pytest.mark.parametrize(("g", "m", "expected"), [(2, 8, 1 / 9), (4, 8, 3 / 11), (2, 1, 0.5),
-                                                  (1, 8, 0.0)])
-def test_bubble_fraction(g, m, expected):
-    assert scalars(gpus=g, micro_batches=m)["pp_bubble"] == pytest.approx(expected)
-
-
-def test_pipeline_cannot_cut_one_batch_latency_but_raises_throughput():
-    s = scalars()
-    assert s["pp_latency_one"] > s["single_latency"]  # hops added, nothing overlapped
-    # one boundary, after layer 36 (type 2: its output is m×n), over 300 GB/s + 5 µs
-    assert s["pp_latency_one"] == pytest.approx(s["single_latency"] + 2 * M * N / 300e9 + 5e-6)
-    assert s["pp_tput"] > s["single_tput"]
-    # 8 micro-batches of 512 rows, 36 compute-bound layers per stage
-    stage = 36 * 2 * 512 * K * N / 312e12
-    assert s["pp_stage_max"] == pytest.approx(stage, rel=1e-12)
-    hop = 2 * 512 * N / 300e9 + 5e-6
-    assert s["pp_latency_m"] == pytest.approx((8 + 2 - 1) * stage + hop, rel=1e-12)
-    assert s["pp_tput"] == pytest.approx(512 / stage, rel=1e-12)
-
-
-def test_tensor_parallel_halves_weights_and_lowers_intensity():
-    s = scalars()
-    assert s["tp_weights"] == s["single_weights"] / 2
-    assert s["tp_i1"] < s["single_i1"]
-    # small m: TP turns a compute-bound layer memory-bound
-    small = scalars(pipeline_shape=(256, 8192, 32768), gpus=16)
-    assert small["single_r1"] == "compute-bound" and small["tp_r1"] == "memory-bound"
-
-
-def test_uneven_splits_are_rounded_up_and_flagged():
-    s = scalars(layers=73, pipeline_shape=(1000, 8190, 4096), gpus=4, micro_batches=3)
-    assert s["k_shard"] == 2048 and s["flag_k"].startswith("uneven")
-    assert s["stage_layers"] == 19 and s["stages_used"] == 4 and s["flag_l"].startswith("uneven")
-    assert s["mb_rows"] == 334 and s["flag_m"].startswith("uneven")
-    even = scalars(gpus=2)
-    assert (even["flag_k"], even["flag_l"], even["flag_m"]) == ("even", "even", "even")
-    more_gpus_than_layers = scalars(layers=3, gpus=4)
-    assert more_gpus_than_layers["stage_layers"] == 1
-    assert more_gpus_than_layers["stages_used"] == 3
-
-
 def test_api_frames():
     layers, totals = sheetgen.pipeline(layers=4)
     assert list(layers.layer_type) == [1, 2, 1, 2]
@@ -130,6 +77,7 @@ def test_api_frames():
     comp = sheetgen.parallelism(gpus=2)
     assert set(comp.columns) == {"unit", "single", "pipeline", "tensor", "better"}
     assert comp.loc["bubble fraction", "pipeline"] == pytest.approx(1 / 9)
+    assert comp.loc["latency, one batch, M micro-batches", "better"] == "tensor"
 
 
 @pytest.mark.parametrize(("args", "needles"), [
@@ -141,6 +89,9 @@ def test_api_frames():
     (["--link-bw", "0"], ["--link-bw must be a positive"]),
     (["--link-latency", "-1"], ["--link-latency"]),
     (["--pipeline-shape", "0", "8", "8"], ["--pipeline-shape m"]),
+    (["--host-link-latency", "-1"], ["--host-link-latency"]),
+    (["--link-over", "pcie"], ["--link-over"]),
+    (["--tp-pairing", "auto"], ["--tp-pairing"]),
 ])
 def test_bad_parallel_options(tmp_path, args, needles):
     out = tmp_path / "o.xlsx"

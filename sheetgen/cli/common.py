@@ -184,6 +184,16 @@ _MODEL_OPTIONS = [
                  help="GPU link bandwidth per direction, B/s (default: the GPU preset's)."),
     click.option("--link-latency", type=float,
                  help="GPU link latency, s (default: the preset's)."),
+    click.option("--link-over", type=click.Choice(["gpu", "host"]), default="gpu",
+                 show_default=True, help="GPU-to-GPU traffic over the GPU link (NVLink) or "
+                 "the host link (the preset's PCIe bandwidth)."),
+    click.option("--host-link-latency", type=float, default=10e-6, show_default=True,
+                 help="Latency of the host link, s (used with --link-over host)."),
+    click.option("--tp-pairing", type=click.Choice(["narrow", "wide"]), default="narrow",
+                 show_default=True, help="Tensor-parallel all-reduce carries the narrower "
+                 "activation m·min(k,n) (Megatron-LM) or, forced, the wider one."),
+    click.option("--tp-gather/--no-tp-gather", default=False, show_default=True,
+                 help="All-gather a sharded tensor-parallel final output."),
     click.option("--whatif-shape", type=int, nargs=3, metavar="M K N",
                  default=whatif.DEFAULT_SHAPE, show_default=True,
                  help="Base shape of the What-if sheet."),

@@ -22,10 +22,13 @@ from sheetgen.hardware import DTYPES
 @cli.command()
 @click.argument("out", type=click.Path(path_type=Path))
 @workbook_options
+@click.option("--measured", type=click.Path(path_type=Path),
+              help="Measured times (CSV/xlsx, as `sheetgen calibrate` reads them): add a "
+                   "Measured sheet with the fitted model and live errors.")
 @click.option("--force", is_flag=True, help="Overwrite OUT if it exists.")
 def build(out: Path, gpu: str | None, dtype: str, shapes: Path | None,
-          shapes_sheet: str | None, spare_rows: int, gpu_file: Path | None, force: bool,
-          **model: Any) -> None:
+          shapes_sheet: str | None, spare_rows: int, gpu_file: Path | None,
+          measured: Path | None, force: bool, **model: Any) -> None:
     """Write the roofline workbook OUT.xlsx (live formulas, cached values, chart).
 
     \b
@@ -33,10 +36,16 @@ def build(out: Path, gpu: str | None, dtype: str, shapes: Path | None,
       sheetgen build roofline.xlsx --gpu "H100 SXM" --dtype bf16
       sheetgen build big.xlsx --layers 96 --pipeline-shape 8192 12288 49152 --gpus 4
       sheetgen build drill.xlsx --practice 20
+      sheetgen build h100.xlsx --gpu "H100 SXM" --measured benchmarks/data/xla_h100_sm90.csv
     """
     from sheetgen.api import build_workbook
 
     with user_errors():
+        if measured is not None:
+            from sheetgen.calibrate.report import calibrate_file, measured_inputs
+
+            model["measured"] = measured_inputs(calibrate_file(
+                measured, gpu=gpu, gpu_file=gpu_file, dtype=dtype))
         path, n_rows = build_workbook(
             out, gpu=gpu, dtype=dtype, shapes=shapes, spare_rows=spare_rows,
             gpu_file=gpu_file, force=force, shapes_sheet=shapes_sheet,

@@ -78,6 +78,21 @@ def memory_time(name: str, bytes_: str, label: str = "memory time") -> Quantity:
                  doc="Bytes at the attainable (efficiency-adjusted) HBM bandwidth.")
 
 
+def time_of(name: str, rows: str, inner: str, cols: str, label: str) -> Quantity:
+    """One matmul's predicted time in a single cell: max(FLOPs / attainable FLOP/s,
+    bytes / attainable bandwidth), composed from `flops` and `bytes_moved` above (the sweep
+    tables need a whole roofline per cell, not seven columns)."""
+    f, b = flops("_f", rows, inner, cols), bytes_moved("_b", rows, inner, cols)
+
+    def reference(**a: Any) -> Any:
+        return np.maximum(f.reference(**a) / a["attainable_flops"],
+                          b.reference(**a) / a["attainable_bw"])
+
+    return Quantity(name, label, "s",
+                    f"MAX(({f.template})/{{attainable_flops}},({b.template})/{{attainable_bw}})",
+                    reference, fmt="time", doc="The roofline: the slower of compute and memory.")
+
+
 def larger(name: str, a_: str, b_: str, label: str, unit: str = "s", fmt: str = "time",
            doc: str = "") -> Quantity:
     """MAX of two values (the roofline's overlap assumption, among others)."""
@@ -89,6 +104,43 @@ def predicted_time(name: str, compute: str, memory: str,
                    label: str = "predicted time") -> Quantity:
     return larger(name, compute, memory, label,
                   doc="Roofline: compute and memory traffic overlap; the slower one wins.")
+
+
+def product(name: str, a_: str, b_: str, label: str, unit: str, fmt: str = "sci",
+            doc: str = "") -> Quantity:
+    """a·b (a batch count times a per-matmul figure, among others)."""
+    return Quantity(name, label, unit, f"{{{a_}}}*{{{b_}}}", lambda **k: k[a_] * k[b_],
+                    fmt=fmt, doc=doc)
+
+
+def relative_error(name: str, predicted: str, measured: str, label: str) -> Quantity:
+    """(predicted − measured) / measured: +0.5 predicts 50 % too slow."""
+    return Quantity(name, label, "fraction", f"({{{predicted}}}-{{{measured}}})/{{{measured}}}",
+                    lambda **k: (k[predicted] - k[measured]) / k[measured], fmt="pct",
+                    doc="(predicted − measured) / measured")
+
+
+def absolute(name: str, value: str, label: str, fmt: str = "pct") -> Quantity:
+    return Quantity(name, label, "fraction", f"ABS({{{value}}})",
+                    lambda **k: np.abs(k[value]), fmt=fmt)
+
+
+def _numbers(values: Any) -> np.ndarray:
+    """The numeric entries of a column (a guarded column's blank rows hold "")."""
+    return np.asarray([v for v in np.ravel(np.asarray(values, dtype=object))
+                       if isinstance(v, int | float | np.integer | np.floating)
+                       and not isinstance(v, bool)], dtype=float)
+
+
+def mean(name: str, column: str, label: str, fmt: str = "pct") -> Quantity:
+    """SUM/COUNT over a column's numbers (the portable mean; blanks and text are skipped)."""
+
+    def reference(**k: Any) -> float:
+        nums = _numbers(k[column])
+        return float(np.sum(nums) / len(nums)) if len(nums) else float("nan")
+
+    return Quantity(name, label, "fraction", f"SUM({{{column}[]}})/COUNT({{{column}[]}})",
+                    reference, fmt=fmt)
 
 
 def total(name: str, column: str, label: str, unit: str, fmt: str = "sci",
@@ -167,12 +219,15 @@ def better(name: str, pp: str, tp: str, *, lower_is_better: bool = True) -> Quan
     lt = "<" if lower_is_better else ">"
     scale = 1 - TIE_RTOL if lower_is_better else 1 + TIE_RTOL
 
-    def wins(a: float, b: float) -> bool:
-        return bool(xn.lt(a, b * scale) if lower_is_better else xn.gt(a, b * scale))
+    def wins(a: Any, b: Any) -> Any:  # compared as the sheet's < and > compare (15 digits)
+        return xn.lt(a, b * scale) if lower_is_better else xn.gt(a, b * scale)
 
-    def reference(**k: Any) -> str:
+    def reference(**k: Any) -> Any:
         a, b = k[pp], k[tp]
-        return "pipeline" if wins(a, b) else "tensor" if wins(b, a) else "tie"
+        if np.ndim(a) or np.ndim(b):  # a table column (the sweep)
+            return np.where(wins(a, b), "pipeline",
+                            np.where(wins(b, a), "tensor", "tie")).astype(object)
+        return "pipeline" if bool(wins(a, b)) else "tensor" if bool(wins(b, a)) else "tie"
 
     return Quantity(
         name, "better", "",
@@ -236,28 +291,56 @@ def matmul_roofline(prefix: str, rows: str, inner: str, cols: str, *, what: str 
 
 # The refined time: a launch floor plus tile and wave quantization (sheetgen.refined holds the
 # Python reference). The inputs come from the Inputs sheet: tile_m, tile_n, sm_count,
-# launch_overhead and the wave_quant switch ("on"/"off").
+# launch_overhead and the wave_quant switch ("on"/"off"); the Measured sheet passes its own
+# (fitted) input names through RefinedInputs.
 
-def tiles(name: str, rows: str, cols: str, label: str = "tiles") -> Quantity:
-    """ceil(rows/tile_m)·ceil(cols/tile_n): the output tiles, one thread block each."""
+
+@dataclass(frozen=True)
+class RefinedInputs:
+    """The names of the inputs the refined-time formulas read."""
+
+    tile_m: str = "tile_m"
+    tile_n: str = "tile_n"
+    sm_count: str = "sm_count"
+    launch_overhead: str = "launch_overhead"
+    wave_quant: str = "wave_quant"
+
+
+INPUTS = RefinedInputs()
+
+
+def tiles(name: str, rows: str, cols: str, label: str = "tiles", *,
+          inputs: RefinedInputs = INPUTS, batch: str | None = None) -> Quantity:
+    """ceil(rows/tile_m)·ceil(cols/tile_n): the output tiles, one thread block each (times
+    `batch` independent matmuls when given)."""
+    tm, tn = inputs.tile_m, inputs.tile_n
+    times = f"{{{batch}}}*" if batch else ""
+
+    def reference(**a: Any) -> Any:
+        count = refined.tiles(a[rows], a[cols], a[tm], a[tn])
+        return a[batch] * count if batch else count
+
     return Quantity(
-        name, label, "", f"ROUNDUP({{{rows}}}/{{tile_m}},0)*ROUNDUP({{{cols}}}/{{tile_n}},0)",
-        lambda **a: refined.tiles(a[rows], a[cols], a["tile_m"], a["tile_n"]), fmt="int",
+        name, label, "", f"{times}ROUNDUP({{{rows}}}/{{{tm}}},0)*ROUNDUP({{{cols}}}/{{{tn}}},0)",
+        reference, fmt="int",
         doc="Output tiles of tile_m×tile_n: one thread block, on one SM, each.")
 
 
-def waves(name: str, tiles_: str, label: str = "waves") -> Quantity:
+def waves(name: str, tiles_: str, label: str = "waves", *,
+          inputs: RefinedInputs = INPUTS) -> Quantity:
     """ceil(tiles/SMs): a partial last wave still takes a whole wave."""
-    return Quantity(name, label, "", f"ROUNDUP({{{tiles_}}}/{{sm_count}},0)",
-                    lambda **a: refined.waves(a[tiles_], a["sm_count"]), fmt="int",
+    sms = inputs.sm_count
+    return Quantity(name, label, "", f"ROUNDUP({{{tiles_}}}/{{{sms}}},0)",
+                    lambda **a: refined.waves(a[tiles_], a[sms]), fmt="int",
                     doc="One tile per SM per wave; the last wave is rounded up.")
 
 
-def wave_efficiency(name: str, tiles_: str, waves_: str,
-                    label: str = "wave efficiency") -> Quantity:
+def wave_efficiency(name: str, tiles_: str, waves_: str, label: str = "wave efficiency", *,
+                    inputs: RefinedInputs = INPUTS) -> Quantity:
     """tiles / (waves·SMs): the share of SM slots that do work."""
-    return Quantity(name, label, "fraction", f"{{{tiles_}}}/({{{waves_}}}*{{sm_count}})",
-                    lambda **a: refined.wave_efficiency(a[tiles_], a[waves_], a["sm_count"]),
+    sms = inputs.sm_count
+    return Quantity(name, label, "fraction", f"{{{tiles_}}}/({{{waves_}}}*{{{sms}}})",
+                    lambda **a: refined.wave_efficiency(a[tiles_], a[waves_], a[sms]),
                     fmt="pct", doc="1.0 when the tiles fill every wave; idle SMs lower it.")
 
 
@@ -270,16 +353,17 @@ def quantized_compute_time(name: str, compute: str, wave_eff: str,
 
 
 def refined_time(name: str, compute: str, quantized: str, memory: str,
-                 label: str = "refined time") -> Quantity:
+                 label: str = "refined time", *, inputs: RefinedInputs = INPUTS) -> Quantity:
     """floor + max(quantized compute time when waves are on, else compute time; memory)."""
+    floor, switch = inputs.launch_overhead, inputs.wave_quant
 
     def reference(**a: Any) -> Any:
-        chosen = refined.chosen_compute_time(a[compute], a[quantized], a["wave_quant"])
-        return refined.refined_time(a["launch_overhead"], chosen, a[memory])
+        chosen = refined.chosen_compute_time(a[compute], a[quantized], a[switch])
+        return refined.refined_time(a[floor], chosen, a[memory])
 
     return Quantity(
         name, label, "s",
-        f'{{launch_overhead}}+MAX(IF({{wave_quant}}="on",{{{quantized}}},{{{compute}}}),'
+        f'{{{floor}}}+MAX(IF({{{switch}}}="on",{{{quantized}}},{{{compute}}}),'
         f"{{{memory}}})",
         reference, fmt="time",
         doc="Launch floor + the slower of compute (quantized when waves are on) and memory.")
@@ -301,7 +385,8 @@ class RefinedTime:
 
 
 def refined_roofline(prefix: str, rows: str, cols: str, compute: str, memory: str, *,
-                     what: str = "") -> RefinedTime:
+                     what: str = "", inputs: RefinedInputs = INPUTS,
+                     batch: str | None = None) -> RefinedTime:
     """The five refined-time quantities of a rows×cols output, named `prefix` + role."""
 
     def label(text: str) -> str:
@@ -310,9 +395,10 @@ def refined_roofline(prefix: str, rows: str, cols: str, compute: str, memory: st
     t, w, e, q = (prefix + "tiles", prefix + "waves", prefix + "wave_efficiency",
                   prefix + "quantized_compute_time")
     return RefinedTime(
-        tiles(t, rows, cols, label("tiles")),
-        waves(w, t, label("waves")),
-        wave_efficiency(e, t, w, label("wave efficiency")),
+        tiles(t, rows, cols, label("tiles"), inputs=inputs, batch=batch),
+        waves(w, t, label("waves"), inputs=inputs),
+        wave_efficiency(e, t, w, label("wave efficiency"), inputs=inputs),
         quantized_compute_time(q, compute, e, label("quantized compute time")),
-        refined_time(prefix + "refined_time", compute, q, memory, label("refined time")),
+        refined_time(prefix + "refined_time", compute, q, memory, label("refined time"),
+                     inputs=inputs),
     )

@@ -1,0 +1,204 @@
+"""The calibration of one GPU and dtype against measured times, and how it is reported:
+per-row errors before and after, held-out scores, flagged rows, JSON and the fitted preset.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sheetgen import hardware
+from sheetgen.calibrate import fit
+from sheetgen.calibrate.data import Measurements, read_measurements
+from sheetgen.hardware import DTYPE_BYTES, GPU
+from sheetgen.preset_toml import write_preset
+from sheetgen.sheets.measured import MeasuredInputs
+from sheetgen.units import seconds
+
+SHOWN_ROWS = 60  # rows printed in the text report (--json has them all)
+
+FASTER_ON_GPU = (
+    "On a GPU timed with a cold L2 (as `sheetgen measure` does) no matmul can beat the spec "
+    "roofline: suspect the timing (missing synchronize, async launch measured) or the preset "
+    "(wrong peak, bandwidth or dtype; fp32 that ran as TF32). With operands resident in L2 "
+    "(a warm cache), small shapes legitimately beat the HBM roof.")
+FASTER_ON_CPU = (
+    "On a CPU the operands of a small matmul stay in L1/L2/L3 between calls, and the caches "
+    "are faster than the DRAM bandwidth the roofline uses: these rows show where the cache "
+    "hierarchy beats the memory roof.")
+FASTER_UNKNOWN = FASTER_ON_GPU + " " + FASTER_ON_CPU
+
+
+def device_for(gpu: GPU, dtype: str) -> fit.Device:
+    """The model's figures for a preset: spec peak and bandwidth, the dtype's element size."""
+    return fit.Device(gpu.name, gpu.peak(dtype), gpu.hbm_bandwidth, DTYPE_BYTES[dtype],
+                      gpu.sm_count)
+
+
+def preset_params(gpu: GPU) -> fit.Params:
+    """The refined model a preset already describes (for --no-fit)."""
+    return fit.Params(gpu.measured_compute_efficiency, gpu.measured_memory_efficiency,
+                      gpu.launch_overhead, gpu.wave_quantization, gpu.tile_m, gpu.tile_n)
+
+
+@dataclass
+class Calibration:
+    gpu: GPU
+    dtype: str
+    data: Measurements
+    params: fit.Params
+    fitted: bool
+    pure: np.ndarray  # pure-roofline seconds per row
+    calibrated: np.ndarray  # refined-model seconds per row
+    flagged: np.ndarray  # faster than the pure roofline
+    held_out: list[fit.HeldOut] = field(default_factory=list)
+
+    @property
+    def error_before(self) -> np.ndarray:
+        return fit.relative_error(self.pure, self.data.measured)
+
+    @property
+    def error_after(self) -> np.ndarray:
+        return fit.relative_error(self.calibrated, self.data.measured)
+
+    def faster_note(self) -> str:
+        return {"cpu": FASTER_ON_CPU, "cuda": FASTER_ON_GPU}.get(self.data.device or "",
+                                                                 FASTER_UNKNOWN)
+
+    def as_dict(self) -> dict[str, Any]:
+        before, after = fit.stats(self.error_before), fit.stats(self.error_after)
+        d = self.data
+        rows = [{"m": int(d.m[i]), "k": int(d.k[i]), "n": int(d.n[i]), "b": int(d.b[i]),
+                 "measured_s": float(d.measured[i]), "predicted_s": float(self.pure[i]),
+                 "calibrated_s": float(self.calibrated[i]),
+                 "error": float(self.error_after[i]),
+                 "error_before": float(self.error_before[i]),
+                 "faster_than_roof": bool(self.flagged[i])} for i in range(len(d))]
+        return {
+            "gpu": self.gpu.name, "dtype": self.dtype, "source": d.origin,
+            "time_column": d.time_header, "fitted": self.fitted,
+            "compute_efficiency": self.params.compute_efficiency,
+            "memory_efficiency": self.params.memory_efficiency,
+            "launch_overhead_s": self.params.launch_overhead,
+            "wave_quantization": self.params.waves,
+            "tile_m": self.params.tile_m, "tile_n": self.params.tile_n,
+            "sm_count": device_for(self.gpu, self.dtype).sm_count,
+            "median_abs_error_before": before[0], "p90_abs_error_before": before[1],
+            "median_abs_error_after": after[0], "p90_abs_error_after": after[1],
+            "held_out": [{"model": h.model, "median_abs_error": h.median_abs_error,
+                          "p90_abs_error": h.p90_abs_error, "rows": h.rows,
+                          "compute_efficiency": h.params.compute_efficiency,
+                          "memory_efficiency": h.params.memory_efficiency,
+                          "launch_overhead_s": h.params.launch_overhead}
+                         for h in self.held_out],
+            "rows": rows,
+            "faster_than_roof": [r for r in rows if r["faster_than_roof"]],
+            "faster_than_roof_note": self.faster_note() if self.flagged.any() else "",
+        }
+
+    def lines(self) -> list[str]:
+        d, p = self.data, self.params
+        before, after = fit.stats(self.error_before), fit.stats(self.error_after)
+        how = "fitted to" if self.fitted else "checked (--no-fit) against"
+        waves = (f"waves on ({p.tile_m}x{p.tile_n} tiles, "
+                 f"{device_for(self.gpu, self.dtype).sm_count} SMs)" if p.waves else "waves off")
+        out = [f"{self.gpu.name} {self.dtype}: refined model {how} {len(d)} measured times "
+               f"({d.origin}, column {d.time_header!r})",
+               f"  compute efficiency {p.compute_efficiency:.3f}, memory efficiency "
+               f"{p.memory_efficiency:.3f}, launch floor {seconds(p.launch_overhead)}, {waves}",
+               f"  |error| median / p90: pure roofline {before[0]:.1%} / {before[1]:.1%}  ->  "
+               f"refined {after[0]:.1%} / {after[1]:.1%}"]
+        if self.held_out:
+            n_test = self.held_out[0].rows
+            out.append(f"held-out: fitted on {len(d) - n_test} rows, tested on the other "
+                       f"{n_test}  (median / p90 |error|)")
+            out += [f"  {h.model:<36} {h.median_abs_error:7.1%} / {h.p90_abs_error:7.1%}"
+                    for h in self.held_out]
+            chosen = "with" if p.waves else "without"
+            out.append(f"  -> the refined model is used {chosen} wave quantization")
+        out.append(f"{'m':>7} {'k':>7} {'n':>7} {'b':>4} {'measured':>10} {'roofline':>10} "
+                   f"{'refined':>10} {'error':>8}")
+        for i in range(min(len(d), SHOWN_ROWS)):
+            flag = "  faster than roof" if self.flagged[i] else ""
+            out.append(f"{d.m[i]:7.0f} {d.k[i]:7.0f} {d.n[i]:7.0f} {d.b[i]:4.0f} "
+                       f"{seconds(d.measured[i]):>10} {seconds(self.pure[i]):>10} "
+                       f"{seconds(self.calibrated[i]):>10} {self.error_after[i]:8.1%}{flag}")
+        if len(d) > SHOWN_ROWS:
+            out.append(f"  ... and {len(d) - SHOWN_ROWS} more rows (--json lists them all)")
+        if self.flagged.any():
+            out.append(f"{int(self.flagged.sum())} row(s) faster than the roofline allows, "
+                       f"left out of the fit: {self.faster_note()}")
+        return out
+
+    def preset(self, name: str | None = None) -> dict[str, Any]:
+        """The source preset with the fitted efficiencies, floor and tile settings."""
+        gpu, p = self.gpu, self.params
+        values = {f.name: getattr(gpu, f.name) for f in dataclasses.fields(gpu)
+                  if f.name != "sources"}
+        values["name"] = name or f"{gpu.name} (calibrated)"
+        fitted = {"measured_compute_efficiency": p.compute_efficiency,
+                  "measured_memory_efficiency": p.memory_efficiency,
+                  "launch_overhead": p.launch_overhead, "wave_quantization": p.waves,
+                  "tile_m": p.tile_m, "tile_n": p.tile_n}
+        how = (f"fitted by sheetgen calibrate to {len(self.data)} {self.dtype} times in "
+               f"{self.data.origin} ({self.data.metadata.get('date', 'undated')})")
+        known = {"name", "peak_flops", *hardware.UNITS}
+        out: dict[str, Any] = {}
+        for key, value in values.items():
+            if key not in known:
+                continue
+            if key in fitted:
+                value = fitted[key]
+            out[key] = float(f"{value:.6g}") if isinstance(value, float) else value
+            if key in fitted:
+                out[f"{key}_source"] = how
+            elif key in gpu.sources:
+                out[f"{key}_source"] = gpu.sources[key]
+        for key, value in fitted.items():  # fields this version of the presets lacks
+            if key in known and key not in out:
+                out[key] = value
+                out[f"{key}_source"] = how
+        return out
+
+    def write_preset(self, path: str | Path, name: str | None = None,
+                     force: bool = True) -> Path:
+        return write_preset(path, [self.preset(name)], header=[
+            f"Calibrated by sheetgen calibrate from {self.data.origin}.",
+            "Load it with --gpu-file FILE --gpu NAME."], force=force)
+
+
+def calibrate(data: Measurements, gpu: GPU, *, no_fit: bool = False) -> Calibration:
+    """Fit (or, with no_fit, check the preset's refined model) against the measurements."""
+    device = device_for(gpu, data.dtype)
+    if no_fit:
+        params, scores = preset_params(gpu), []
+    else:
+        params, scores = fit.choose(device, data)
+    return Calibration(gpu, data.dtype, data, params, not no_fit,
+                       fit.predict(device, fit.PURE, data), fit.predict(device, params, data),
+                       fit.faster_than_roof(device, data), scores)
+
+
+def measured_inputs(cal: Calibration) -> MeasuredInputs:
+    """The Measured sheet's contents: the rows and the fitted (or preset) values."""
+    d, p = cal.data, cal.params
+    return MeasuredInputs(
+        m=[int(v) for v in d.m], k=[int(v) for v in d.k], n=[int(v) for v in d.n],
+        b=[int(v) for v in d.b], seconds=[float(v) for v in d.measured],
+        compute_efficiency=p.compute_efficiency, memory_efficiency=p.memory_efficiency,
+        launch_overhead=p.launch_overhead, waves=p.waves, tile_m=p.tile_m, tile_n=p.tile_n,
+        sm_count=device_for(cal.gpu, cal.dtype).sm_count, source=d.origin)
+
+
+def calibrate_file(path: str | Path, *, gpu: str | None = None,
+                   gpu_file: str | Path | None = None, dtype: str | None = None,
+                   no_fit: bool = False, sheet: str | None = None) -> Calibration:
+    """Read the measurements and calibrate the chosen preset to them."""
+    presets = hardware.load_presets(gpu_file)
+    chosen = presets.get(gpu or presets.default)
+    data = read_measurements(path, dtype=dtype, sheet=sheet)
+    return calibrate(data, chosen, no_fit=no_fit)

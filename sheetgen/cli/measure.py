@@ -1,0 +1,122 @@
+"""Commands that meet measurements: measure (time matmuls here) and calibrate (fit to them)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from sheetgen.cli.common import cli, gpu_file_option, user_errors
+from sheetgen.hardware import DTYPES
+from sheetgen.measure import run as measure_run
+
+
+@cli.command()
+@click.argument("out", type=click.Path(path_type=Path))
+@click.option("--device", default="cpu", show_default=True,
+              help="cpu (NumPy, always there) or cuda (PyTorch: pip install 'sheetgen[measure]').")
+@click.option("--shapes", type=click.Path(path_type=Path),
+              help="CSV or xlsx with m, k, n columns. Default: a built-in sweep of ~40 shapes "
+                   "across both regimes and the tile boundaries.")
+@click.option("--dtype", help="Comma list or 'all'. Default: fp32 on a CPU; bf16,fp8 on a GPU "
+                              "(tf32 = fp32 inputs on tensor cores, fp32 = without).")
+@click.option("--max-seconds", type=float, default=measure_run.DEFAULT_MAX_SECONDS,
+              show_default=True, help="Time budget for the whole run.")
+@click.option("--repeats", type=int, default=measure_run.DEFAULT_REPEATS, show_default=True,
+              help="Timed calls per shape (the CSV has their median, min and max).")
+@click.option("--preset-out", type=click.Path(path_type=Path),
+              help="Also write the device's measured peak and bandwidth as a preset TOML.")
+@click.option("--name", help="The preset's name (default: '<device> (measured)').")
+@click.option("--force", is_flag=True, help="Overwrite OUT and the preset if they exist.")
+def measure(out: Path, device: str, shapes: Path | None, dtype: str | None,
+            max_seconds: float, repeats: int, preset_out: Path | None, name: str | None,
+            force: bool) -> None:
+    """Time matmuls on this machine and write OUT.csv for `sheetgen calibrate`.
+
+    Warm-up, several repeats (median, min, max); on a GPU CUDA events with the L2 flushed
+    before every repeat. The CSV starts with `#` lines naming the device, library and driver
+    versions, threads or clocks and the date. `python -m sheetgen.measure` is the same
+    command for machines with only NumPy and PyTorch.
+
+    \b
+    Example:
+      sheetgen measure cpu.csv --max-seconds 60 --preset-out cpu.toml
+      sheetgen measure h100.csv --device cuda --dtype bf16,fp8 --max-seconds 480
+    """
+    from sheetgen.shapes import read_shapes
+
+    with user_errors():
+        sizes = [(s.m, s.k, s.n) for s in read_shapes(shapes)] if shapes else None
+        result = measure_run.run(out, device=device, shapes=sizes, dtype=dtype,
+                                 max_seconds=max_seconds, repeats=repeats,
+                                 preset_out=preset_out, name=name, force=force,
+                                 show_progress=sys.stderr.isatty())
+    click.echo(f"wrote {out}: {result.summary()}")
+    if preset_out is not None:
+        preset = name or f"{result.metadata.get('device_name', device)} (measured)"
+        click.echo(f"wrote {preset_out}: use --gpu-file {preset_out} --gpu {json.dumps(preset)}")
+
+
+@cli.command()
+@click.argument("measured", type=click.Path(path_type=Path))
+@click.option("--gpu", help="GPU preset the measurements ran on (see `sheetgen gpus`).")
+@gpu_file_option
+@click.option("--dtype", help=f"Rows of this dtype ({', '.join(DTYPES)}); default: the file's.")
+@click.option("--sheet", help="Sheet of an xlsx MEASURED (default: the first with m, k, n).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (SI numbers).")
+@click.option("--no-fit", is_flag=True,
+              help="Only report how well the preset's refined model predicts these times.")
+@click.option("--preset-out", type=click.Path(path_type=Path),
+              help="Write the fitted preset (for --gpu-file F --gpu NAME in every command).")
+@click.option("--name", help="Name of the fitted preset (default: '<GPU> (calibrated)').")
+@click.option("-o", "--output", "out", type=click.Path(path_type=Path),
+              help="Also build a workbook with a Measured sheet (live errors, chart).")
+@click.option("--force", is_flag=True, help="Overwrite the preset or workbook if it exists.")
+def calibrate(measured: Path, gpu: str | None, gpu_file: Path | None, dtype: str | None,
+              sheet: str | None, as_json: bool, no_fit: bool, preset_out: Path | None,
+              name: str | None, out: Path | None, force: bool) -> None:
+    """Fit compute and memory efficiency and the launch floor to MEASURED times.
+
+    MEASURED is a CSV or xlsx with m, k, n and a time column (`time_s`, `time (ms)`,
+    `latency (us)`, ...; `measure`'s CSV as it is); an optional `b` column counts b
+    independent matmuls per row. Rows faster than the roofline allows are flagged and left
+    out of the fit. Wave quantization is kept only if it predicts held-out rows better.
+
+    \b
+    Example:
+      sheetgen calibrate cpu.csv --gpu-file cpu.toml --gpu "AMD EPYC (measured)"
+      sheetgen calibrate h100.csv --gpu "H100 SXM" --preset-out h100.toml -o h100.xlsx
+      sheetgen calibrate new.csv --gpu-file h100.toml --gpu "H100 SXM (calibrated)" --no-fit
+    """
+    from sheetgen.api import build_workbook
+    from sheetgen.calibrate.report import calibrate_file, measured_inputs
+    from sheetgen.preset_toml import check_preset_path
+    from sheetgen.xlsx import check_output_path
+
+    with user_errors():
+        if preset_out is not None:
+            check_preset_path(preset_out, force)
+        if out is not None:
+            check_output_path(out, force)
+        cal = calibrate_file(measured, gpu=gpu, gpu_file=gpu_file, dtype=dtype,
+                             no_fit=no_fit, sheet=sheet)
+        if preset_out is not None:
+            cal.write_preset(preset_out, name, force=force)
+        if out is not None:
+            shapes = list(dict.fromkeys(zip(cal.data.m.astype(int).tolist(),
+                                            cal.data.k.astype(int).tolist(),
+                                            cal.data.n.astype(int).tolist(), strict=True)))
+            build_workbook(out, gpu=cal.gpu.name, dtype=cal.dtype, shapes=shapes,
+                           gpu_file=gpu_file, force=force, measured=measured_inputs(cal))
+    if as_json:
+        click.echo(json.dumps(cal.as_dict(), indent=2))
+    else:
+        for line in cal.lines():
+            click.echo(line)
+    if preset_out is not None and not as_json:
+        click.echo(f"wrote {preset_out}: use --gpu-file {preset_out} --gpu "
+                   f"{json.dumps(name or cal.gpu.name + ' (calibrated)')}")
+    if out is not None and not as_json:
+        click.echo(f"wrote {out} (Measured sheet: {len(cal.data)} rows)")

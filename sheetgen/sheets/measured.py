@@ -1,0 +1,226 @@
+"""The "Measured" sheet (`calibrate -o`, `build --measured FILE`): measured matmul times beside
+the workbook's model, with live error formulas.
+
+Two predictions per row: the workbook's roofline (the Inputs sheet's GPU, dtype and
+efficiencies) and the refined model with the fitted values, which are input cells of this
+sheet (they never change the Inputs sheet silently):
+
+    refined = floor + max(quantized compute time, memory time)
+    compute = b·2mkn / (PEAK_FLOPS · fitted compute eff), memory = b·bytes / (HBM_BW · fitted
+    memory eff), quantized = compute / wave efficiency when waves are on (sheetgen.refined)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from sheetgen.definitions import (
+    Block,
+    BlockRow,
+    Chart,
+    Input,
+    Quantity,
+    SheetSpec,
+    Table,
+    Text,
+    Validation,
+)
+from sheetgen.sheets import roofline as rf
+from sheetgen.sheets.specs import OFF, ON
+
+SHEET = "Measured"
+OK = "ok"
+BAD_ROW = "check row"
+
+_FRACTION = Validation("decimal_range", minimum=0.001, maximum=1,
+                       message="A fraction in (0, 1]: 1.0 is the spec figure")
+_WHOLE = Validation("whole_min", minimum=1, maximum=100_000, message="A positive whole number")
+CAL_CE = Input("cal_compute_eff", "fitted compute efficiency", "fraction", fmt="pct",
+               validation=_FRACTION)
+CAL_ME = Input("cal_memory_eff", "fitted memory efficiency", "fraction", fmt="pct",
+               validation=_FRACTION)
+CAL_FLOOR = Input("cal_floor", "fitted launch floor", "s", fmt="time",
+                  validation=Validation("decimal_range", minimum=0, maximum=1,
+                                        message="Seconds, 0 or more"))
+CAL_WAVES = Input("cal_waves", "wave quantization", "on/off", fmt="text",
+                  validation=Validation("choices", choices=(ON, OFF), message="on or off"))
+CAL_TILE_M = Input("cal_tile_m", "tile rows", "rows", fmt="int", validation=_WHOLE)
+CAL_TILE_N = Input("cal_tile_n", "tile columns", "cols", fmt="int", validation=_WHOLE)
+CAL_SMS = Input("cal_sms", "SMs (CUs, CPU threads)", "SMs", fmt="int", validation=_WHOLE)
+
+CAL_FLOPS = Quantity("cal_flops", "fitted attainable FLOP/s", "FLOP/s",
+                     "{peak_flops}*{cal_compute_eff}",
+                     lambda peak_flops, cal_compute_eff: peak_flops * cal_compute_eff,
+                     fmt="sci", doc="The selected GPU's peak times the fitted efficiency.")
+CAL_BW = Quantity("cal_bw", "fitted attainable bandwidth", "B/s", "{hbm_bw}*{cal_memory_eff}",
+                  lambda hbm_bw, cal_memory_eff: hbm_bw * cal_memory_eff, fmt="sci")
+
+T_M = Input("meas_m", "m", "rows", fmt="int")
+T_K = Input("meas_k", "k", "", fmt="int")
+T_N = Input("meas_n", "n", "cols", fmt="int")
+T_B = Input("meas_b", "b (batch)", "matmuls", fmt="int")
+T_TIME = Input("meas_time", "measured time", "s", fmt="time")
+_DIMS = ("meas_m", "meas_k", "meas_n", "meas_b", "meas_time")
+
+
+def _number(v: Any) -> bool:
+    return (not isinstance(v, bool) and isinstance(v, int | float | np.integer | np.floating)
+            and math.isfinite(float(v)))
+
+
+def _status(**a: Any) -> np.ndarray:
+    cols = [np.asarray(a[d], dtype=object) for d in _DIMS]
+    out = []
+    for row in zip(*cols, strict=True):
+        m, k, n, b, t = row
+        if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in (m, k, n, t)):
+            out.append("")
+        elif all(_number(v) for v in row) and min(m, k, n, b) >= 1 and t > 0:
+            out.append(OK)
+        else:
+            out.append(BAD_ROW)
+    return np.asarray(out, dtype=object)
+
+
+def _isblank(*names: str) -> str:
+    return ",".join(f"ISBLANK({{{x}}})" for x in names)
+
+
+CHECK = Quantity(
+    "meas_check", "check", "",
+    f"IF(OR({_isblank('meas_m', 'meas_k', 'meas_n', 'meas_time')}),\"\","
+    f"IF(AND({','.join(f'ISNUMBER({{{x}}})' for x in _DIMS)}),"
+    "IF(AND({meas_m}>=1,{meas_k}>=1,{meas_n}>=1,{meas_b}>=1,{meas_time}>0),"
+    f"\"{OK}\",\"{BAD_ROW}\"),\"{BAD_ROW}\"))",
+    _status, fmt="text", doc="Blank until m, k, n and the time are filled in.")
+
+ONE = rf.matmul_roofline("meas_one_", "meas_m", "meas_k", "meas_n", what="one")
+FLOPS = rf.product("meas_flops", "meas_b", ONE.flops.name, "FLOPs (all b)", "FLOP")
+BYTES = rf.product("meas_bytes", "meas_b", ONE.bytes.name, "bytes moved (all b)", "B")
+ROOF_COMPUTE = rf.compute_time("meas_roof_compute", "meas_flops", "roofline compute time")
+ROOF_MEMORY = rf.memory_time("meas_roof_memory", "meas_bytes", "roofline memory time")
+ROOF_TIME = rf.predicted_time("meas_roof_time", "meas_roof_compute", "meas_roof_memory",
+                              "roofline time (Inputs)")
+ROOF_ERROR = rf.relative_error("meas_roof_error", "meas_roof_time", "meas_time",
+                               "roofline error")
+CAL_COMPUTE = rf.ratio("meas_cal_compute", "meas_flops", "cal_flops", "fitted compute time",
+                       "s", fmt="time")
+CAL_MEMORY = rf.ratio("meas_cal_memory", "meas_bytes", "cal_bw", "fitted memory time", "s",
+                      fmt="time")
+FITTED = rf.RefinedInputs(tile_m="cal_tile_m", tile_n="cal_tile_n", sm_count="cal_sms",
+                          launch_overhead="cal_floor", wave_quant="cal_waves")
+REFINED = rf.refined_roofline("meas_", "meas_m", "meas_n", "meas_cal_compute",
+                              "meas_cal_memory", what="fitted", inputs=FITTED, batch="meas_b")
+CAL_TIME = REFINED.time
+CAL_ERROR = rf.relative_error("meas_cal_error", CAL_TIME.name, "meas_time", "refined error")
+ROOF_ABS = rf.absolute("meas_roof_abs", "meas_roof_error", "|roofline error|")
+CAL_ABS = rf.absolute("meas_cal_abs", "meas_cal_error", "|refined error|")
+LABEL = Quantity("meas_label", "chart label", "", '{meas_m}&"x"&{meas_k}&"x"&{meas_n}',
+                 lambda meas_m, meas_k, meas_n: np.asarray(
+                     [f"{a:.0f}x{b:.0f}x{c:.0f}" for a, b, c in zip(meas_m, meas_k, meas_n,
+                                                                   strict=True)], dtype=object),
+                 fmt="text")
+
+TABLE = Table(
+    name="measured", header_row=28, col=0,
+    inputs=(T_M, T_K, T_N, T_B, T_TIME),
+    columns=(CHECK, *ONE.columns()[:2], FLOPS, BYTES, ROOF_COMPUTE, ROOF_MEMORY, ROOF_TIME,
+             ROOF_ERROR, CAL_COMPUTE, CAL_MEMORY, *REFINED.columns(), CAL_ERROR,
+             ROOF_ABS, CAL_ABS, LABEL),
+    guard="meas_check",
+)
+
+MEAN_ROOF = rf.mean("meas_mean_roof", "meas_roof_abs", "mean |error|, roofline (Inputs)")
+MEAN_CAL = rf.mean("meas_mean_cal", "meas_cal_abs", "mean |error|, refined (fitted)")
+
+BLOCK = Block(row=4, col=0, header=("Fitted model", "Value", "Unit", "Notes"), rows=(
+    BlockRow(CAL_CE.label, [CAL_CE], "fraction", "of the selected GPU's peak (Inputs)"),
+    BlockRow(CAL_ME.label, [CAL_ME], "fraction", "of the selected GPU's HBM bandwidth"),
+    BlockRow(CAL_FLOOR.label, [CAL_FLOOR], "s", "fixed cost per call: launch and latency"),
+    BlockRow(CAL_WAVES.label, [CAL_WAVES], "", "used only when it lowered held-out error"),
+    BlockRow(CAL_TILE_M.label, [CAL_TILE_M], "rows", "thread-block tile of the wave model"),
+    BlockRow(CAL_TILE_N.label, [CAL_TILE_N], "cols", ""),
+    BlockRow(CAL_SMS.label, [CAL_SMS], "SMs", "one tile per SM per wave"),
+    "Derived",
+    BlockRow(CAL_FLOPS.label, [CAL_FLOPS], "FLOP/s", ""),
+    BlockRow(CAL_BW.label, [CAL_BW], "B/s", ""),
+    "Accuracy over the rows below",
+    BlockRow(MEAN_ROOF.label, [MEAN_ROOF], "fraction",
+             "the Inputs sheet's roofline (1.0 efficiencies: the pure roofline)"),
+    BlockRow(MEAN_CAL.label, [MEAN_CAL], "fraction", "the fitted refined model"),
+))
+
+# The diagonal of the chart: measured = predicted, a decade apart across the data.
+DIAG_X = Input("meas_diag_x", "measured (s)", "s", fmt="sci")
+DIAG_Y = rf.same_as("meas_diag_y", "meas_diag_x", "predicted (s)", "s")
+DIAG = Table(name="measured_diagonal", header_row=4, col=18, inputs=(DIAG_X,),
+             columns=(DIAG_Y,))
+
+
+@dataclass(frozen=True)
+class MeasuredInputs:
+    """What the Measured sheet is filled with: the rows and the fitted values."""
+
+    m: Sequence[int]
+    k: Sequence[int]
+    n: Sequence[int]
+    b: Sequence[int]
+    seconds: Sequence[float]
+    compute_efficiency: float = 1.0
+    memory_efficiency: float = 1.0
+    launch_overhead: float = 0.0
+    waves: bool = False
+    tile_m: int = 128
+    tile_n: int = 128
+    sm_count: int = 1
+    source: str = ""
+
+
+def _decades(values: Sequence[float]) -> list[float]:
+    pos = [v for v in values if v > 0]
+    lo = math.floor(math.log10(min(pos))) if pos else -6
+    hi = math.ceil(math.log10(max(pos))) if pos else 0
+    return [10.0 ** e for e in range(lo, max(hi, lo + 1) + 1)]
+
+
+def input_values(data: MeasuredInputs) -> dict[str, Any]:
+    return {
+        "cal_compute_eff": data.compute_efficiency, "cal_memory_eff": data.memory_efficiency,
+        "cal_floor": data.launch_overhead, "cal_waves": ON if data.waves else OFF,
+        "cal_tile_m": data.tile_m, "cal_tile_n": data.tile_n, "cal_sms": data.sm_count,
+        "meas_m": list(data.m), "meas_k": list(data.k), "meas_n": list(data.n),
+        "meas_b": list(data.b), "meas_time": list(data.seconds),
+        "meas_diag_x": _decades([*data.seconds, min(data.seconds) / 10]),
+    }
+
+
+def sheet(source: str = "") -> SheetSpec:
+    widths = {0: 30.0, 1: 12.0, 2: 10.0, 3: 40.0} | {i: 13.0 for i in range(4, 26)}
+    note = f"Measurements: {source}." if source else "Measurements from `sheetgen calibrate`."
+    return SheetSpec(
+        name=SHEET,
+        texts=(
+            Text(0, 0, "Measured matmul times vs the model", "title"),
+            Text(1, 0, f"{note} Error = (predicted − measured) / measured. The roofline "
+                 "columns follow the Inputs sheet; the refined columns use the fitted values "
+                 "below (edit them to try others)."),
+            Text(2, 0, "refined time = launch floor + max(compute time / wave efficiency, "
+                 "memory time); tiles = b·⌈m/Tm⌉·⌈n/Tn⌉, waves = ⌈tiles/SMs⌉."),
+            Text(TABLE.header_row - 1, 0, "Measurements", "subtitle"),
+        ),
+        blocks=(BLOCK,),
+        tables=(TABLE, DIAG),
+        charts=(Chart(title="Measured vs predicted time", row=3, col=5,
+                      ceiling_x="meas_diag_x", ceiling_y="meas_diag_y",
+                      points_x="meas_time", points_y=CAL_TIME.name, points_label="meas_label",
+                      x_title="measured time (s)", y_title="predicted time, refined (s)",
+                      ceiling_name="measured = predicted", points_name="refined model"),),
+        regime_columns=(),
+        column_widths=widths,
+        freeze=(TABLE.first_row, 0),
+    )

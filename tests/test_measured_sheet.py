@@ -1,0 +1,138 @@
+"""The Measured sheet (`calibrate -o`, `build --measured`): LibreOffice recalculates it to the
+reference model, its refined times equal the fit's own predictions (computed without the
+sheet), its fitted values are inputs of that sheet only, and `sheetgen check` agrees."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import openpyxl
+import pytest
+from conftest import needs_libreoffice
+from lo_helpers import mismatches, read_values, recalc_many
+
+import sheetgen.xlsx
+from sheetgen.calibrate import fit
+from sheetgen.calibrate.report import calibrate_file, device_for, measured_inputs
+from sheetgen.sheets import measured
+from sheetgen.workbook import BuildConfig, plan_build
+from sheetgen.xlsx import write_xlsx
+
+ROOT = Path(__file__).resolve().parent.parent
+XLA = ROOT / "benchmarks" / "data" / "xla_h100_sm90.csv"
+CSV = ("m,k,n,b,time_s\n4096,4096,4096,1,2.1e-4\n1,8192,8192,1,4.6e-5\n256,256,256,1,5.2e-6\n"
+       "1024,1024,1024,4,2e-5\n129,4096,4000,1,1.4e-5\n2048,512,1024,2,1.3e-5\n"
+       "8,4096,4096,1,1.1e-5\n512,2048,512,1,7e-6\n")
+
+
+@pytest.fixture(scope="module")
+def calibration(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("measured")
+    path = tmp / "times.csv"
+    path.write_text(CSV)
+    cal = calibrate_file(path, gpu="H100 SXM", dtype="bf16")
+    return tmp, cal
+
+
+def _plan(cal, waves: bool | None = None):
+    inputs = measured_inputs(cal)
+    if waves is not None:
+        inputs = measured.MeasuredInputs(**{**inputs.__dict__, "waves": waves})
+    return plan_build(BuildConfig(gpu="H100 SXM", dtype="bf16", spare_rows=0,
+                                  measured=inputs))
+
+
+def test_sheet_matches_the_fit_without_the_sheet(calibration):
+    _tmp, cal = calibration
+    for waves in (False, True):
+        p = _plan(cal, waves)
+        table = p.table("measured")
+        col = {c.name: c.values for c in table.columns}
+        params = fit.Params(**{**cal.params.__dict__, "waves": waves})
+        expect = fit.predict(device_for(cal.gpu, cal.dtype), params, cal.data)
+        np.testing.assert_allclose(np.asarray(col[measured.CAL_TIME.name], float), expect,
+                                   rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(col["meas_roof_time"], float), cal.pure,
+                                   rtol=1e-12)  # the Inputs sheet's efficiencies are 1.0
+        s = p.model.scalars
+        assert s["meas_mean_cal"] == pytest.approx(np.mean(np.abs(
+            (expect - cal.data.measured) / cal.data.measured)), rel=1e-12)
+    # the fitted values sit on the Measured sheet; the Inputs sheet keeps its defaults
+    assert p.model.scalars["cal_compute_eff"] == cal.params.compute_efficiency
+    assert p.model.scalars["compute_eff"] == 1.0
+    assert p.model.scalars["launch_overhead"] == cal.gpu.launch_overhead  # the preset's
+    assert p.model.scalars["cal_floor"] == cal.params.launch_overhead != cal.gpu.launch_overhead
+
+
+@pytest.mark.libreoffice
+@needs_libreoffice
+def test_libreoffice_recalculates_the_measured_sheet_to_the_model(calibration):
+    tmp, cal = calibration
+    plans = {"off": _plan(cal, False), "on": _plan(cal, True)}
+    files = [write_xlsx(p, tmp / f"waves_{k}.xlsx") for k, p in plans.items()]
+    mp = pytest.MonkeyPatch()  # every cached value wrong: only a recalculation can fix them
+    mp.setattr(sheetgen.xlsx, "_cached", lambda v: "WRONG" if isinstance(v, str) and v
+               else -12345.0)
+    wrong = write_xlsx(plans["on"], tmp / "wrong.xlsx")
+    mp.undo()
+    # a user's edit on the Measured sheet: waves off, another floor, a new measured time
+    edited = tmp / "edited.xlsx"
+    wb = openpyxl.load_workbook(files[1])
+    ws = wb["Measured"]
+    block = {ws.cell(r, 1).value: r for r in range(1, 30)}
+    ws.cell(block[measured.CAL_WAVES.label], 2).value = "off"
+    ws.cell(block[measured.CAL_FLOOR.label], 2).value = 3e-6
+    first = measured.TABLE.first_row + 1
+    ws.cell(first, 5).value = 4e-4
+    wb.save(edited)
+    out = recalc_many([*files, wrong, edited], tmp / "lo")
+    for key, path in zip(plans, files, strict=True):
+        assert mismatches(plans[key], read_values(out[path])) == [], key
+    assert mismatches(plans["on"], read_values(out[wrong])) == []
+    got = read_values(out[edited])["Measured"]
+    data = cal.data
+    data.measured = data.measured.copy()
+    data.measured[0] = 4e-4
+    params = fit.Params(**{**cal.params.__dict__, "waves": False, "launch_overhead": 3e-6})
+    expect = fit.predict(device_for(cal.gpu, cal.dtype), params, data)
+    col = measured.TABLE.col + [c.name for c in measured.TABLE.all_columns()].index(
+        measured.CAL_TIME.name)
+    rows = [got[(measured.TABLE.first_row + i, col)] for i in range(len(expect))]
+    np.testing.assert_allclose(rows, expect, rtol=1e-9)
+
+
+def test_calibrate_output_workbook_checks_clean(tmp_path):
+    book = tmp_path / "h100.xlsx"
+    proc = subprocess.run(["sheetgen", "calibrate", str(XLA), "--gpu", "H100 SXM", "--dtype",
+                           "bf16", "-o", str(book)], capture_output=True, text=True,
+                          check=False, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert f"wrote {book} (Measured sheet: 375 rows)" in proc.stdout
+    wb = openpyxl.load_workbook(book, read_only=True)
+    assert "Measured" in wb.sheetnames
+    wb.close()
+    proc = subprocess.run(["sheetgen", "check", str(book)], capture_output=True, text=True,
+                          check=False, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Measured" in proc.stdout
+
+
+def test_build_measured_adds_the_sheet(tmp_path):
+    src = tmp_path / "t.csv"
+    src.write_text(CSV)
+    book = tmp_path / "b.xlsx"
+    proc = subprocess.run(["sheetgen", "build", str(book), "--gpu", "H100 SXM", "--measured",
+                           str(src)], capture_output=True, text=True, check=False, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    wb = openpyxl.load_workbook(book)
+    ws = wb["Measured"]
+    assert ws.cell(measured.TABLE.first_row + 1, 1).value == 4096
+    assert any(ch for ch in ws._charts)  # the measured-vs-predicted chart
+    bad = tmp_path / "bad.csv"
+    bad.write_text("m,k,n\n1,2,3\n")
+    proc = subprocess.run(["sheetgen", "build", str(tmp_path / "c.xlsx"), "--measured",
+                           str(bad)], capture_output=True, text=True, check=False, timeout=300)
+    assert proc.returncode == 2 and "no time column" in proc.stderr
+    assert not (tmp_path / "c.xlsx").exists()

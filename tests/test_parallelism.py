@@ -1,0 +1,327 @@
+"""Part 3 against an independent hand computation (plain arithmetic below, never sheetgen's
+references), the issue's published reference figures, and LibreOffice's recalculation.
+
+The hand model: A100 40GB SXM in bf16 (312e12 FLOP/s dense, 1.555e12 B/s HBM, NVLink
+300e9 B/s per direction and 5 µs, PCIe 4.0 x16 31.5e9 B/s), every efficiency 1.0.
+"""
+
+from __future__ import annotations
+
+import math
+
+import openpyxl
+import pytest
+from click.testing import CliRunner
+from conftest import needs_libreoffice
+from lo_helpers import mismatches, read_values, recalc_many
+
+import sheetgen
+from sheetgen.cli import cli
+from sheetgen.plan import plan_workbook
+from sheetgen.shapes import Shape
+from sheetgen.workbook import BuildConfig, input_values, plan_build, sheet_specs
+from sheetgen.xlsx import write_xlsx
+
+PEAK, HBM, B = 312e12, 1.555e12, 2
+NVLINK, NVLINK_LAT, PCIE, PCIE_LAT = 300e9, 5e-6, 31.5e9, 10e-6
+
+
+def roof(r, i, c):
+    return max(2 * r * i * c / PEAK, B * (r * i + i * c + r * c) / HBM)
+
+
+def ring(nbytes, g, bw, lat):
+    return 2 * (g - 1) / g * nbytes / bw + 2 * (g - 1) * lat if g > 1 else 0.0
+
+
+def gather(nbytes, g, bw, lat):
+    return (g - 1) / g * nbytes / bw + (g - 1) * lat if g > 1 else 0.0
+
+
+def widths(layer, k, n):
+    return (n, k) if layer % 2 == 1 else (k, n)
+
+
+def hand_tp(m, k, n, layers, g, bw=NVLINK, lat=NVLINK_LAT, narrow=True, all_gather=False):
+    """Megatron pairing by hand: the row-split type's output is what each all-reduce carries."""
+    k_is_narrow = k < n
+    row_type = (1 if k_is_narrow else 2) if narrow else (2 if k_is_narrow else 1)
+    shard = math.ceil((n if row_type == 1 else k) / g)
+    compute = comm = weights = acts = 0.0
+    ar_count, ar_bytes, last_cols, last_split = 0, 0.0, 0, ""
+    for layer in range(1, layers + 1):
+        cin, cout = widths(layer, k, n)
+        kind = 1 if layer % 2 == 1 else 2
+        if kind == row_type:
+            compute += roof(m, shard, cout)
+            ar_bytes = B * m * cout
+            comm += ring(ar_bytes, g, bw, lat)
+            ar_count += 1
+            weights += B * shard * cout
+            held = cin if layer == 1 else shard  # layer 1 holds its replicated input
+            acts = max(acts, B * m * (held + cout))
+            last_split = "row"
+        else:
+            compute += roof(m, cin, shard)
+            weights += B * cin * shard
+            acts = max(acts, B * m * (cin + shard))
+            last_split = "column"
+        last_cols = cout
+    gathered = gather(B * m * last_cols, g, bw, lat) if last_split == "column" else 0.0
+    if all_gather:
+        comm += gathered
+    return {"latency": compute + comm, "compute": compute, "comm": comm, "count": ar_count,
+            "ar_bytes": ar_bytes, "weights": weights, "acts": acts, "gather": gathered,
+            "row_type": row_type}
+
+
+def hand_pp(m, k, n, layers, g, micro, bw=NVLINK, lat=NVLINK_LAT):
+    """GPipe by hand: M identical micro-batches through stages and hops in series."""
+    per_stage = math.ceil(layers / g)
+    stages = math.ceil(layers / per_stage)
+    rows = math.ceil(m / micro)
+    st_mb, st_full, hop_mb, hop_full, st_weights, acts = [], [], [], [], [], 0.0
+    for s in range(stages):
+        span = range(s * per_stage + 1, min((s + 1) * per_stage, layers) + 1)
+        st_mb.append(sum(roof(rows, *widths(i, k, n)) for i in span))
+        st_full.append(sum(roof(m, *widths(i, k, n)) for i in span))
+        st_weights.append(sum(B * math.prod(widths(i, k, n)) for i in span))
+        acts = max(acts, *(B * rows * sum(widths(i, k, n)) for i in span))
+        if s < stages - 1:
+            out = widths(span[-1], k, n)[1]
+            hop_mb.append(B * rows * out / bw + lat)
+            hop_full.append(B * m * out / bw + lat)
+    pace = max(st_mb + hop_mb)
+    latency = sum(st_mb) + sum(hop_mb) + (micro - 1) * pace
+    return {"latency": latency, "latency_one": sum(st_full) + sum(hop_full),
+            "stream_one": m / max(st_full + hop_full), "stream": m / (micro * pace),
+            "flushed": m / latency, "pace": pace, "weights": max(st_weights), "acts": acts,
+            "bubble": (stages - 1) / (micro + stages - 1)}
+
+
+def hand_single(m, k, n, layers):
+    return sum(roof(m, *widths(i, k, n)) for i in range(1, layers + 1))
+
+
+def scalars(**options):
+    return sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, **options).model.scalars
+
+
+def close(got, want, rel=1e-6):
+    return got == pytest.approx(want, rel=rel, abs=1e-15)
+
+
+def test_reference_figures_for_the_defaults():
+    """The issue's independent figures: TP 262.15 ms (8.41 ms of it 36 all-reduces of
+    67.1 MB), PP 285.6 ms with 8 micro-batches, decode m = 8: TP 12.82 ms vs 24.9 ms."""
+    s = scalars()
+    assert s["tp_ar_count"] == 36 and s["allreduce_bytes"] == 2 * 4096 * 8192  # 67.1 MB
+    assert s["allreduce_time"] == pytest.approx(67_108_864 / 300e9 + 10e-6, rel=1e-12)
+    assert s["tp_comm"] == pytest.approx(8.41e-3, abs=0.005e-3)
+    assert s["tp_latency"] == pytest.approx(262.15e-3, abs=0.005e-3)
+    assert s["tp_gather_time"] == pytest.approx(0.45e-3, abs=0.005e-3)
+    assert s["tp_gather_used"] == 0  # the next block takes the output sharded
+    assert s["pp_latency_m"] == pytest.approx(285.6e-3, abs=0.05e-3)
+    assert s["pp_latency_one"] == pytest.approx(508.4e-3, abs=0.05e-3)  # M buys 508 -> 286
+    assert s["pp_tput_stream"] == pytest.approx(16_143, abs=0.5)  # the same at M = 1 and 8
+    assert s["pp_tput_stream_one"] == pytest.approx(16_143, abs=0.5)
+    assert s["b_latm"] == "tensor" and s["b_stream"] == "pipeline"
+    decode = scalars(pipeline_shape=(8, 8192, 32768), micro_batches=1)
+    assert decode["tp_latency"] == pytest.approx(12.82e-3, abs=0.005e-3)
+    assert decode["single_latency"] == pytest.approx(24.9e-3, abs=0.05e-3)
+    # nccl-tests' bus bandwidth: algbw · 2(G-1)/G, below the link because of 10 µs latency
+    assert s["tp_busbw"] == pytest.approx(67_108_864 / s["allreduce_time"], rel=1e-12)
+    assert s["tp_busbw"] < 300e9
+
+
+CASES = [  # (m, k, n, layers, G, M): both orientations, uneven splits, decode-like m
+    (m, k, n, layers, g, micro)
+    for (k, n) in ((8192, 32768), (32768, 8192), (4096, 4096), (8190, 4100))
+    for g in (1, 2, 3, 4, 8)
+    for (m, layers, micro) in ((4096, 72, 8), (8, 7, 1), (1000, 9, 3))
+]
+
+
+@pytest.mark.parametrize(("m", "k", "n", "layers", "g", "micro"), CASES)
+def test_hand_computed_tables(m, k, n, layers, g, micro):
+    s = scalars(pipeline_shape=(m, k, n), layers=layers, gpus=g, micro_batches=micro)
+    t, p = hand_tp(m, k, n, layers, g), hand_pp(m, k, n, layers, g, micro)
+    assert s["tp_row_type"] == t["row_type"]
+    assert s["tp_ar_count"] == t["count"]
+    for key, want in (("tp_latency", t["latency"]), ("tp_comm", t["comm"]),
+                      ("tp_compute", t["compute"]), ("tp_weights", t["weights"]),
+                      ("tp_acts", t["acts"]), ("tp_gather_time", t["gather"]),
+                      ("tp_tput", m / t["latency"]), ("pp_latency_m", p["latency"]),
+                      ("pp_latency_one", p["latency_one"]), ("pp_pace", p["pace"]),
+                      ("pp_tput_stream", p["stream"]), ("pp_tput_stream_one", p["stream_one"]),
+                      ("pp_tput_flushed", p["flushed"]), ("pp_weights", p["weights"]),
+                      ("pp_acts", p["acts"]), ("pp_bubble", p["bubble"]),
+                      ("single_latency", hand_single(m, k, n, layers))):
+        assert close(s[key], want), key
+    if t["count"]:
+        assert s["allreduce_bytes"] == t["ar_bytes"]
+
+
+def test_uneven_tp_split_is_flagged_and_rounded_up():
+    s = scalars(pipeline_shape=(1000, 8190, 4100), gpus=3, layers=9, micro_batches=3)
+    assert s["tp_row_type"] == 2 and s["tp_split_cols"] == 8190  # n narrower: k is split
+    assert s["tp_shard"] == 2730 and s["flag_split"] == "even"
+    s4 = scalars(pipeline_shape=(1000, 8190, 4100), gpus=4, layers=9, micro_batches=3)
+    assert s4["tp_shard"] == 2048 and s4["flag_split"].startswith("uneven")
+
+
+@pytest.mark.parametrize(("k", "n"), [(8192, 32768), (32768, 8192), (4096, 4096),
+                                      (1000, 1001), (1001, 1000)])
+@pytest.mark.parametrize("layers", [1, 2, 3, 72])
+def test_all_reduce_never_carries_the_wider_activation(k, n, layers):
+    """With the default (narrow) pairing every all-reduce carries m·min(k, n); forcing the
+    other pairing makes it carry m·max(k, n), the cost the user can see."""
+    m, g = 64, 4
+    plan = sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, pipeline_shape=(m, k, n),
+                         layers=layers, gpus=g)
+    s, cols = plan.model.scalars, plan.model.columns
+    assert s["allreduce_bytes"] == B * m * min(k, n)
+    for split, out in zip(cols["tp_split"], cols["out_cols"], strict=True):
+        if split == "row":  # an all-reduce follows: its payload is this layer's output
+            assert out == min(k, n)
+    wide = scalars(pipeline_shape=(m, k, n), layers=layers, gpus=g, tp_pairing="wide")
+    assert wide["allreduce_bytes"] == B * m * max(k, n)
+    assert wide["tp_other_bytes"] == s["allreduce_bytes"]
+    if k != n and layers == 72:
+        assert wide["tp_comm"] > s["tp_comm"]
+
+
+def test_final_output_and_gather_choice():
+    s = scalars()  # 72 layers, type 1 row-split: layer 72 (type 2) is column-split
+    assert s["tp_last_sharded"] is True and s["tp_out_state"].startswith("left sharded")
+    g = scalars(tp_gather=True)
+    assert g["tp_gather_used"] == pytest.approx(gather(B * 4096 * 32768, 2, NVLINK,
+                                                       NVLINK_LAT), rel=1e-12)
+    assert g["tp_latency"] == pytest.approx(s["tp_latency"] + g["tp_gather_used"], rel=1e-12)
+    odd = scalars(layers=71, tp_gather=True)  # last layer row-split: replicated, no gather
+    assert odd["tp_last_sharded"] is False and odd["tp_gather_used"] == 0
+
+
+def test_hop_slower_than_stage_sets_the_pace():
+    slow = scalars(link_bw=1e6, gpus=4)  # a 1 MB/s link: every hop dwarfs every stage
+    assert slow["pp_pace_by"] == "a link hop"
+    rows = 512
+    hop = B * rows * 32768 / 1e6 + 5e-6  # boundaries after layers 18, 36, 54 (type 2: m×n)
+    assert slow["pp_pace"] == pytest.approx(hop, rel=1e-12)
+    assert slow["pp_tput_stream"] == pytest.approx(4096 / (8 * hop), rel=1e-12)
+    assert scalars()["pp_pace_by"] == "a stage"
+
+
+def _hand_sweep_row(m, micro, bw, lat):
+    k, n, layers, g = 8192, 32768, 72, 2
+    p = hand_pp(m, k, n, layers, g, min(micro, m), bw, lat)
+    t = hand_tp(m, k, n, layers, g, bw, lat)
+    return p, t, hand_single(m, k, n, layers)
+
+
+@pytest.mark.parametrize(("link", "bw", "lat"), [("gpu", NVLINK, NVLINK_LAT),
+                                                 ("host", PCIE, PCIE_LAT)])
+def test_sweep_by_hand_and_where_the_verdict_flips(link, bw, lat):
+    plan = sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, link_over=link)
+    cols = plan.model.columns
+    ms = [1, 8, 64, 512, 1024, 2048, 4096, 16384]
+    assert list(cols["sw_m"]) == ms
+    for i, m in enumerate(ms):
+        p, t, single = _hand_sweep_row(m, 8, bw, lat)
+        assert close(cols["sw_p_latency"][i], p["latency"]), m
+        assert close(cols["sw_t_latency"][i], t["latency"]), m
+        assert close(cols["sw_s_latency"][i], single), m
+        assert close(cols["sw_p_stream"][i], p["stream_one"]), m
+        assert close(cols["sw_p_flushed"][i], p["flushed"]), m
+        assert close(cols["sw_t_tput"][i], m / t["latency"]), m
+    assert set(cols["sw_b_stream"]) == {"pipeline"}  # PP's stream rate wins at every m
+    if link == "gpu":
+        assert set(cols["sw_b_latency"]) == {"tensor"}  # TP wins latency at every m
+    else:  # over PCIe the latency verdict flips between m = 1024 and 2048
+        assert list(cols["sw_b_latency"]) == ["tensor"] * 5 + ["pipeline"] * 3
+
+
+def test_sweep_row_at_the_input_m_is_the_comparison():
+    for opts in ({}, {"gpus": 3, "layers": 7, "pipeline_shape": (1000, 8190, 4100),
+                      "micro_batches": 3, "tp_gather": True}, {"link_over": "host"}):
+        plan = sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, **opts)
+        s, cols = plan.model.scalars, plan.model.columns
+        i = 6  # the "× 1 input m" row
+        assert close(cols["sw_p_latency"][i], s["pp_latency_m"], 1e-12)
+        assert close(cols["sw_t_latency"][i], s["tp_latency"], 1e-12)
+        assert close(cols["sw_s_latency"][i], s["single_latency"], 1e-12)
+        assert close(cols["sw_p_stream"][i], s["pp_tput_stream_one"], 1e-12)
+
+
+def test_verdict_reads_the_numbers():
+    s = scalars()
+    tp_ms, pp_ms = 262.1465, 285.567  # the hand figures above
+    assert s["verdict_latency"].startswith(
+        f"Latency: tensor parallel finishes one batch {round(100 * (1 - tp_ms / pp_ms), 1)} % "
+        "sooner (tensor 262 ms, pipeline 286 ms with 8 micro-batches; 508 ms without")
+    assert "pipeline parallel sustains 3.3 % more (pipeline 16143 vs tensor 15625 rows/s)" \
+        in s["verdict_throughput"]
+    assert "36 all-reduces of 67.1 MB (8.41 ms" in s["verdict_comm"]
+    assert "from 508 to 286 ms" in s["verdict_micro"]
+    assert "both fit" in s["verdict_memory"]
+    pcie = scalars(link_bw=31.5e9)
+    assert pcie["verdict_latency"].startswith("Latency: pipeline parallel finishes one batch")
+
+
+def test_cli_builds_reads_and_checks_the_sheet(tmp_path):
+    out = tmp_path / "p.xlsx"
+    args = ["build", str(out), "--spare-rows", "0", "--link-over", "host", "--tp-pairing",
+            "wide", "--tp-gather", "--gpus", "4", "--layers", "6"]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    read = CliRunner().invoke(cli, ["read", str(out), "--sheet", "Parallelism"])
+    assert read.exit_code == 0 and read.output.startswith("row,par_layer,stage")
+    assert len(read.output.splitlines()) == 1 + 6  # the per-layer table
+    check = CliRunner().invoke(cli, ["check", str(out)])
+    assert check.exit_code == 0, check.output
+
+
+VARIANTS = {
+    "default": {},
+    "host_link": {"link_over": "host"},
+    "k_wider_g3_uneven": {"pipeline_shape": (1000, 8190, 4100), "gpus": 3, "layers": 9,
+                          "micro_batches": 3, "tp_gather": True},
+    "wide_g8_decode": {"pipeline_shape": (8, 4096, 16384), "gpus": 8, "layers": 10,
+                       "micro_batches": 1, "tp_pairing": "wide"},
+    "g1": {"gpus": 1, "layers": 3, "micro_batches": 2},
+}
+
+
+def _cell(plan, name):
+    return next(c for s in plan.sheets for c in s.cells if c.name == name)
+
+
+@pytest.mark.libreoffice
+@needs_libreoffice
+def test_libreoffice_recalculates_every_new_cell_and_the_verdict(tmp_path):
+    plans = {key: plan_build(BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=1, **opts))
+             for key, opts in VARIANTS.items()}
+    files = [write_xlsx(p, tmp_path / f"{key}.xlsx") for key, p in plans.items()]
+    # the user types the PCIe figure into the link bandwidth override, and clears a sweep row
+    # (the model of that edit, below, has the same blank row)
+    edited = tmp_path / "pcie.xlsx"
+    wb = openpyxl.load_workbook(files[0])
+    cell = _cell(plans["default"], "link_bw_override")
+    wb["Parallelism"].cell(cell.row + 1, cell.col + 1, 31.5e9)
+    sweep = plans["default"].table("parallel_sweep")
+    wb["Parallelism"].cell(sweep.first_row + 2, sweep.column("sweep_m_typed").col + 1).value = None
+    wb.save(edited)
+    out = recalc_many([*files, edited], tmp_path / "out")
+    for key, p in plans.items():
+        assert mismatches(p, read_values(out[tmp_path / f"{key}.xlsx"])) == [], key
+    cfg = BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=1, link_bw=31.5e9).resolved()
+    values_in = input_values(cfg)
+    values_in["sweep_m_typed"][1] = None
+    expected = plan_workbook(sheet_specs(), values_in)
+    assert expected.model.columns["sw_check"][1] == "type m or × input m"
+    values = read_values(out[edited])
+    assert mismatches(expected, values) == []
+    verdict = _cell(expected, "verdict_latency")
+    before = read_values(out[files[0]])["Parallelism"][(verdict.row, verdict.col)]
+    after = values["Parallelism"][(verdict.row, verdict.col)]
+    assert before.startswith("Latency: tensor parallel finishes one batch")
+    assert after.startswith("Latency: pipeline parallel finishes one batch")
