@@ -233,8 +233,7 @@ def _xlsx_rows(ws: Any) -> list[tuple[int, tuple[object, ...]]]:
 def read_xlsx_table(path: str | Path, sheet: str | None = None) -> ShapeTable:
     """Shapes from an xlsx: the named sheet, else the first sheet with an m/k/n header.
 
-    The file is opened through sheetgen.untrusted (size budget, damage as one line);
-    openpyxl and xlsxwriter are imported only here (reading CSV needs neither: measure)."""
+    The file is opened through sheetgen.untrusted (size budget, damage as one line)."""
     p = Path(path)
     try:
         with damage_as_error(p.name):
@@ -244,7 +243,7 @@ def read_xlsx_table(path: str | Path, sheet: str | None = None) -> ShapeTable:
 
 
 def _read_xlsx_table(p: Path, sheet: str | None) -> ShapeTable:
-    from xlsxwriter.utility import xl_rowcol_to_cell
+    from xlsxwriter.utility import xl_rowcol_to_cell  # here: reading CSV needs no xlsxwriter
 
     wb = load_openpyxl(p, read_only=True, data_only=True)
     try:

@@ -39,7 +39,7 @@ from .parser import FormulaSyntaxError, Node, parse
 from .reader import RawSheet, RawWorkbook
 from .refs import a1, index_to_col
 from .store import Book, Column, SheetStore
-from .tokenizer import tokenize
+from .tokenizer import OffGridError, tokenize
 from .values import BOOL, EMPTY, ERR, NUM, STR, VALUE, ExcelError, NotEvaluated
 from .vec import Vec, concat_rows
 
@@ -190,12 +190,7 @@ class Engine:
             skel = "\x00".join(parts[0::2])
             rel = roles.get(skel)
             if rel is None:
-                try:
-                    rel = roles[skel] = self._roles(sheet, r, c, t)
-                except WorkbookError:
-                    if not self.lenient:
-                        raise
-                    rel = roles[skel] = ()  # compile() reports it as not evaluated
+                rel = roles[skel] = self._roles(sheet, r, c, t)
             digits = parts[1::2]
             for i in rel:
                 digits[i] = int(digits[i]) - r
@@ -209,12 +204,13 @@ class Engine:
             g.rows = np.asarray(g.rows, dtype=np.int64)
             self.groups.append(g)
 
-    @staticmethod
-    def _roles(sheet: str, row: int, col: int, text: str) -> tuple[int, ...]:
+    def _roles(self, sheet: str, row: int, col: int, text: str) -> tuple[int, ...]:
         """Indices of the digit runs of `text` that are relative row numbers."""
         try:
             _, spans = tokenize(text[1:])
         except FormulaSyntaxError as exc:
+            if self.lenient and not isinstance(exc, OffGridError):
+                return ()  # compile() reports the cell as not evaluated
             where = f"{_q(sheet)}!{a1(row, col)}"
             raise WorkbookError(f"cannot parse formula in {where}: {exc}") from None
         rel = {(a + 1, b + 1) for a, b in spans}
@@ -276,7 +272,7 @@ class Engine:
                 g.ast = self._compile_node(ast, g.sheet, where)
                 _check_expansion(g.ast, where)
             except FormulaSyntaxError as exc:
-                if not self.lenient:
+                if not self.lenient or isinstance(exc, OffGridError):
                     raise WorkbookError(f"cannot parse formula in {where}: {exc}") from None
                 g.skipped, g.ast = f"cannot parse formula: {exc}", ("num", 0.0)
             except Unsupported as exc:

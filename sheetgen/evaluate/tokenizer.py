@@ -70,6 +70,11 @@ class FormulaSyntaxError(ValueError):
     """The formula text could not be tokenized or parsed (message says where)."""
 
 
+class OffGridError(FormulaSyntaxError):
+    """A reference outside Excel's grid: no spreadsheet writes one, so even lenient grading
+    refuses the file rather than calling the cell "not evaluated"."""
+
+
 def tokenize(text: str) -> tuple[list[Token], list[tuple[int, int]]]:
     """Tokens of a formula (without its leading '='), and spans of relative row numbers."""
     tokens: list[Token] = []
@@ -145,6 +150,6 @@ def _ref_spec(m: re.Match[str], rel_spans: list[tuple[int, int]]) -> RefSpec:
 
 def _in_grid(row: int, col: int) -> None:
     if row < 1 or row > MAX_ROW:
-        raise FormulaSyntaxError(f"row {row} is outside Excel's grid (1 to {MAX_ROW:,})")
+        raise OffGridError(f"row {row} is outside Excel's grid (1 to {MAX_ROW:,})")
     if col > MAX_COL:
-        raise FormulaSyntaxError(f"column {col:,} is outside Excel's grid (1 to {MAX_COL:,})")
+        raise OffGridError(f"column {col:,} is outside Excel's grid (1 to {MAX_COL:,})")
