@@ -273,8 +273,8 @@ def _widths(sid: int, widths: Mapping[int, float]) -> list[Request]:
     return out
 
 
-def _cells_request(sid: int, cells: Sequence[Cell]) -> list[Request]:
-    """The non-table cells of a sheet: one updateCells from A1, values and formats."""
+def _cells_request(sid: int, cells: Sequence[Cell], max_bytes: int) -> list[Request]:
+    """The non-table cells of a sheet: updateCells from A1, values and formats, chunked."""
     if not cells:
         return []
     by_row: dict[int, dict[int, Cell]] = {}
@@ -285,8 +285,29 @@ def _cells_request(sid: int, cells: Sequence[Cell]) -> list[Request]:
         row = by_row.get(r, {})
         values = [_cell_data(row[c]) if c in row else {} for c in range(max(row, default=-1) + 1)]
         rows.append({"values": values} if values else {})
-    return [{"updateCells": {"start": {"sheetId": sid, "rowIndex": 0, "columnIndex": 0},
-                             "rows": rows, "fields": "userEnteredValue,userEnteredFormat"}}]
+    return _chunked_rows(sid, rows, 0, 0, "userEnteredValue,userEnteredFormat", max_bytes)
+
+
+def _chunked_rows(sid: int, rows: list[dict[str, Any]], r0: int, c0: int, fields: str,
+                  max_bytes: int) -> list[Request]:
+    """updateCells requests over consecutive row groups, none larger than the body budget
+    (with room for a little more in the same body)."""
+    budget = max(max_bytes - 50_000, max_bytes // 2, 1)
+    out: list[Request] = []
+    start = 0
+    while start < len(rows):
+        size, end = 0, start
+        while end < len(rows):
+            n = len(json.dumps(rows[end])) + 2
+            if size + n > budget and end > start:
+                break
+            size += n
+            end += 1
+        out.append({"updateCells": {
+            "start": {"sheetId": sid, "rowIndex": r0 + start, "columnIndex": c0},
+            "rows": rows[start:end], "fields": fields}})
+        start = end
+    return out
 
 
 def _table_requests(sid: int, table: TablePlan, max_bytes: int) -> list[Request]:
@@ -325,22 +346,7 @@ def _table_requests(sid: int, table: TablePlan, max_bytes: int) -> list[Request]
         rows.append({"values": values} if values else {})
     while rows and not rows[-1]:
         rows.pop()
-    # Chunk so that no single request exceeds the body budget (with room for a little more).
-    budget = max(max_bytes - 50_000, max_bytes // 2, 1)
-    start = 0
-    while start < len(rows):
-        size, end = 0, start
-        while end < len(rows):
-            n = len(json.dumps(rows[end])) + 2
-            if size + n > budget and end > start:
-                break
-            size += n
-            end += 1
-        out.append({"updateCells": {
-            "start": {"sheetId": sid, "rowIndex": r0 + start, "columnIndex": c0},
-            "rows": rows[start:end], "fields": "userEnteredValue"}})
-        start = end
-    return out
+    return out + _chunked_rows(sid, rows, r0, c0, "userEnteredValue", max_bytes)
 
 
 def _validation_requests(sid: int, sheet: SheetPlan) -> list[Request]:
@@ -497,7 +503,7 @@ def sheet_requests(plan: WorkbookPlan, state: SpreadsheetState,
         sid = ids[sheet.name]
         out += _widths(sid, sheet.widths)
         out += _hidden_requests(sid, sheet)
-        out += _cells_request(sid, sheet.cells)
+        out += _cells_request(sid, sheet.cells, max_bytes)
         for table in sheet.tables:
             out += _table_requests(sid, table, max_bytes)
         out += _validation_requests(sid, sheet)

@@ -113,7 +113,7 @@ COMPARISON_ROWS = (
     "Time and communication",
     _row("slowest stage per micro-batch", "s", None, pp.STAGE_MAX, None, None),
     _row("slowest hop per micro-batch", "s", None, pp.HOP_MAX, None, None,
-         "slower than the slowest stage: the link sets the pace"),
+         "when slower than the slowest stage, the link sets the pace"),
     _row("pace (slowest stage or hop)", "s", None, pp.PACE, None, None,
          "a micro-batch leaves the pipeline every pace"),
     _row("what sets the pace", "", None, pp.PACE_BY, None, None),
