@@ -26,7 +26,7 @@ from sheetgen.shapes import DIMS, Shape, header_key, parse_dim
 from sheetgen.units import MEGA
 
 from .compare import grade_column, reference, regime_of
-from .headers import ALIASES, KINDS, normalise, recognise, unit_scale
+from .headers import ALIASES, KINDS, bracket_units, normalise, recognise, unit_scale
 from .report import SHOWN_FAILURES, ColumnGrade, GradeReport, RowFailure, _blank
 from .table import _figure, _find_table
 
@@ -122,5 +122,5 @@ def grade_workbook(path: str | os.PathLike[str], *, gpu: str | None = None,
 
 
 __all__ = ["ALIASES", "DEFAULT_GRADE_RTOL", "KINDS", "SHOWN_FAILURES", "ColumnGrade",
-           "GradeReport", "RowFailure", "grade_workbook", "normalise", "recognise", "reference",
-           "regime_of", "unit_scale"]
+           "GradeReport", "RowFailure", "bracket_units", "grade_workbook", "normalise",
+           "recognise", "reference", "regime_of", "unit_scale"]

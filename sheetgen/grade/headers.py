@@ -78,7 +78,7 @@ def unit_scale(unit: str, kind: str) -> float | None:
     return PREFIXES[m.groupdict().get("p") or ""] if "p" in m.groupdict() else 1.0
 
 
-def _bracket_units(text: str) -> list[str]:
+def bracket_units(text: str) -> list[str]:
     inner = " ".join(next(g for g in m.groups() if g is not None)
                      for m in _BRACKETED.finditer(text))
     return [t for t in re.split(r"[,;\s]+", inner) if t]
@@ -108,7 +108,7 @@ def recognise(header: object) -> tuple[str, str | None, float | None] | None:
         return None
     kind = KINDS[quantity]
     if unit is None:
-        unit = next((u for u in _bracket_units(raw) if unit_scale(u, kind) is not None), None)
+        unit = next((u for u in bracket_units(raw) if unit_scale(u, kind) is not None), None)
     if unit is None and kind == "fraction" and "%" in raw:
         unit = "%"
     return quantity, unit, None if unit is None else unit_scale(unit, kind)

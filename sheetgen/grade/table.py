@@ -13,7 +13,7 @@ from sheetgen.errors import InputError
 from sheetgen.evaluate import EvaluatedWorkbook
 from sheetgen.shapes import _find_header, _missing_header
 
-from .headers import _bracket_units, normalise, unit_scale
+from .headers import bracket_units, normalise, unit_scale
 from .report import _blank, _show
 
 HEADER_SCAN_ROWS = 1000  # rows read to look for the header (HEADER_SEARCH_ROWS non-blank)
@@ -105,7 +105,7 @@ def _label_scale(ev: EvaluatedWorkbook, sheet: str, col: str, row: int, kind: st
         label = ev.value(sheet, addr)
         if not isinstance(label, str):
             continue
-        words = _bracket_units(label) + normalise(label).split(" ")
+        words = bracket_units(label) + normalise(label).split(" ")
         for word in words:
             scale = unit_scale(word, kind)
             if scale is not None:
