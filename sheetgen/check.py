@@ -8,7 +8,6 @@ edited presets), only a formula that computes something else is reported, at its
 from __future__ import annotations
 
 import os
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,13 +94,15 @@ def _jsonable(value: Any) -> Any:
 
 def read_metadata(path: str | os.PathLike[str]) -> dict[str, str]:
     """sheetgen's custom document properties (docProps/custom.xml); {} if there are none."""
-    try:
-        with zipfile.ZipFile(path) as z:
-            if "docProps/custom.xml" not in z.namelist():
-                return {}
+    from sheetgen.untrusted import open_package
+
+    with open_package(path) as z:  # budget checked before docProps is read
+        if "docProps/custom.xml" not in z.namelist():
+            return {}
+        try:
             root = ElementTree.fromstring(z.read("docProps/custom.xml"))
-    except (zipfile.BadZipFile, OSError, ElementTree.ParseError):
-        return {}
+        except ElementTree.ParseError:
+            return {}  # unreadable properties: judged as a workbook sheetgen did not write
     out = {}
     for prop in root.iter(f"{_CUSTOM}property"):
         name = prop.get("name", "")

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import zipfile
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from sheetgen.errors import InputError, OutputError, WorkbookError
 from sheetgen.hardware import DEFAULT_DTYPE, load_presets
 from sheetgen.shapes import ShapeTable, read_xlsx_table
 from sheetgen.sheets import matmul
+from sheetgen.untrusted import MAX_OPENPYXL_BYTES, check_package, damage_as_error, load_openpyxl
 from sheetgen.workbook import BuildConfig, plan_build
 
 
@@ -91,13 +91,13 @@ def fill_workbook(theirs: str | os.PathLike[str], out: str | os.PathLike[str] | 
     `replace`: `theirs` was filled before; rewrite sheetgen's sheets and names (a re-fill
     after rows were added), keeping the earlier fill's prefix and linked sheet by default.
     """
-    import openpyxl
-
     from sheetgen.check import read_metadata
     from sheetgen.xlsx_into import losses, write_into
 
     src = Path(theirs)
-    earlier = read_metadata(src) if src.is_file() else {}
+    target = _paths(src, Path(out) if out is not None else None, in_place, force)
+    check_package(src, MAX_OPENPYXL_BYTES)  # before any part of theirs is decompressed
+    earlier = read_metadata(src)
     refill = replace and "sheetgen.linked_sheet" in earlier
     if replace and not refill:
         raise InputError(f"{src.name} was not filled by sheetgen, so there is nothing of "
@@ -105,12 +105,9 @@ def fill_workbook(theirs: str | os.PathLike[str], out: str | os.PathLike[str] | 
     if refill:
         prefix = prefix or earlier.get("sheetgen.prefix", "")
         shapes_sheet = shapes_sheet or earlier["sheetgen.linked_sheet"]
-    target = _paths(src, Path(out) if out is not None else None, in_place, force)
     before = _identity(src)
-    try:
+    with damage_as_error(src.name):
         lost = losses(src)
-    except (OSError, zipfile.BadZipFile) as exc:
-        raise WorkbookError(f"cannot read {src.name} as an xlsx workbook: {exc}") from None
     if lost and not allow_loss:
         raise WorkbookError(
             f"{src.name} has {', '.join(lost)}, which openpyxl cannot carry over; fill would "
@@ -126,10 +123,7 @@ def fill_workbook(theirs: str | os.PathLike[str], out: str | os.PathLike[str] | 
     plan.metadata["sheetgen.linked_sheet"] = table.sheet
     plan.metadata["sheetgen.linked_rows"] = f"{table.rows[0]}-{table.rows[-1]}"
     plan.metadata["sheetgen.prefix"] = prefix
-    try:
-        wb = openpyxl.load_workbook(src, rich_text=True)
-    except Exception as exc:  # openpyxl raises many types for a damaged package
-        raise WorkbookError(f"cannot open {src.name}: {exc}") from None
+    wb = load_openpyxl(src, rich_text=True)
     theirs_names = {name.casefold(): name for name in wb.sheetnames}  # Excel ignores case
     clash = [theirs_names[s.name.casefold()] for s in plan.sheets
              if s.name.casefold() in theirs_names]

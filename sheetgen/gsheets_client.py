@@ -235,11 +235,20 @@ def _map_auth_exception(err: Exception) -> SheetsError | None:
 # --------------------------------------------------------------------------- credentials
 
 
+#: A service-account JSON key is about 2.3 KB; anything far larger is not one (/dev/zero).
+MAX_KEY_FILE_BYTES = 1_000_000
+
+
 def load_service_account_info(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read and check a service-account JSON key; every failure is one SheetsError line."""
     p = Path(path).expanduser()
     try:
-        text = p.read_text(encoding="utf-8")
+        with p.open("rb") as fh:
+            raw = fh.read(MAX_KEY_FILE_BYTES + 1)
+        if len(raw) > MAX_KEY_FILE_BYTES:
+            raise SheetsError(f"Service-account key file {p} is larger than "
+                              f"{MAX_KEY_FILE_BYTES // 1000} KB; a key file is about 2 KB")
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise SheetsError(f"Service-account key file not found: {p}") from None
     except IsADirectoryError:

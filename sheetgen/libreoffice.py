@@ -2,7 +2,10 @@
 
 A fresh LibreOffice profile trusts the cached values stored in an xlsx, which would make any
 "LibreOffice agrees" claim vacuous; the dedicated profile written here forces a full
-recalculation on load (OOXMLRecalcMode = 0, "always").
+recalculation on load (OOXMLRecalcMode = 0, "always"). It also pins the locale to en-US
+(text such as "1,000" or "1/15/2024" reads as a number by locale) and converts text to
+numbers in arithmetic as Excel does (StringConversion = 3, "convert also locale dependent";
+LibreOffice's default converts only unambiguous text).
 """
 
 from __future__ import annotations
@@ -22,6 +25,14 @@ _PROFILE_XCU = """<?xml version="1.0" encoding="UTF-8"?>
  <prop oor:name="OOXMLRecalcMode" oor:op="fuse"><value>0</value></prop></item>
 <item oor:path="/org.openoffice.Office.Calc/Formula/Load">
  <prop oor:name="ODFRecalcMode" oor:op="fuse"><value>0</value></prop></item>
+<item oor:path="/org.openoffice.Setup/L10N">
+ <prop oor:name="ooSetupSystemLocale" oor:op="fuse"><value>en-US</value></prop></item>
+<item oor:path="/org.openoffice.Setup/L10N">
+ <prop oor:name="ooLocale" oor:op="fuse"><value>en-US</value></prop></item>
+<item oor:path="/org.openoffice.Office.Linguistic/General">
+ <prop oor:name="DefaultLocale" oor:op="fuse"><value>en-US</value></prop></item>
+<item oor:path="/org.openoffice.Office.Calc/Formula/Syntax">
+ <prop oor:name="StringConversion" oor:op="fuse"><value>3</value></prop></item>
 </oor:items>
 """
 

@@ -13,19 +13,21 @@ import csv
 import io
 import math
 import re
-import zipfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from sheetgen.errors import InputError
+from sheetgen.errors import InputError, WorkbookError
 from sheetgen.sheets.matmul import MAX_DIM
+from sheetgen.untrusted import damage_as_error, load_openpyxl
 
 DIMS = ("m", "k", "n")
 MAX_REPORTED = 10  # bad cells listed in one message before "and N more"
 HEADER_SEARCH_ROWS = 50  # how far down a sheet the m/k/n header is looked for
+#: A shapes CSV is read whole; a million shapes take about 20 MB.
+MAX_SHAPES_FILE_BYTES = 64_000_000
 XLSX_SUFFIXES = (".xlsx", ".xlsm")
 
 _BRACKETED = re.compile(r"\([^)]*\)|\[[^\]]*\]|\{[^}]*\}")
@@ -128,9 +130,16 @@ def _find_header(rows: Iterable[tuple[int, Sequence[object]]]
     return None, {}, best
 
 
-def _missing_header(origin: str, near: tuple[int, Sequence[object]] | None) -> InputError:
+def _missing_header(origin: str, near: tuple[int, Sequence[object]] | None,
+                    data: Sequence[tuple[int, Sequence[object]]] = ()) -> InputError:
     if near is None:
         return InputError(f"{origin}: empty (expected a header with columns m, k, n)")
+    later = next((line for line, row in data[HEADER_SEARCH_ROWS:]
+                  if len(_header_columns(row)) == len(DIMS)), None)
+    if later is not None:
+        return InputError(f"{origin}: the header with columns m, k, n is on row {later}, "
+                          f"but it is looked for only in the first {HEADER_SEARCH_ROWS} "
+                          "non-blank rows; delete the rows above it")
     line, row = near
     found = _header_columns(row)
     missing = [d for d in DIMS if d not in found]
@@ -140,19 +149,21 @@ def _missing_header(origin: str, near: tuple[int, Sequence[object]] | None) -> I
 
 
 def _table(rows: list[tuple[int, Sequence[object]]], origin: str, sheet: str | None,
-           where: Any) -> ShapeTable:
-    """Shapes below the header of already-read rows; `where(line, col, dim)` names a cell."""
-    data = [(i, r) for i, r in rows if any(not _blank(c) for c in r)]
+           where: Any, formulas: Any = ()) -> ShapeTable:
+    """Shapes below the header of already-read rows; `where(line, col, dim)` names a cell;
+    `formulas` holds the (line, col) of formula cells (their saved result may be missing)."""
+    data = _nonblank(rows)
     header_line, cols, near = _find_header(data)
     if header_line is None:
-        raise _missing_header(origin, near)
+        raise _missing_header(origin, near, data)
     table = ShapeTable(origin, sheet, header_line, cols)
     problems: list[str] = []
-    for line, row in data:
+    for line, row in rows:  # all rows: a row of uncached formulas reads as blank
         if line <= header_line:
             continue
         cells = {d: row[c] if c < len(row) else None for d, c in cols.items()}
-        if all(_blank(v) for v in cells.values()):
+        if all(_blank(v) for v in cells.values()) and not any(
+                (line, c) in formulas for c in cols.values()):
             continue
         dims: dict[str, int] = {}
         for dim, value in cells.items():
@@ -164,6 +175,11 @@ def _table(rows: list[tuple[int, Sequence[object]]], origin: str, sheet: str | N
             if (isinstance(value, str) and value.isascii() and value.isdigit()
                     and 1 <= (number := int(value)) <= MAX_DIM):
                 dims[dim] = number
+                continue
+            if _blank(value) and (line, cols[dim]) in formulas:
+                problems.append(f"{where(line, cols[dim], dim)}: holds a formula whose result "
+                                "was never saved (the program that wrote the file does not "
+                                "calculate); open and save it in Excel or LibreOffice first")
                 continue
             try:
                 dims[dim] = parse_dim(value, where(line, cols[dim], dim))
@@ -185,10 +201,27 @@ def read_shapes_text(text: str, origin: str) -> list[Shape]:
 
 
 def read_csv_table(text: str, origin: str) -> ShapeTable:
-    rows = list(enumerate(csv.reader(io.StringIO(text)), start=1))
-    if not any(any(c.strip() for c in r) for _, r in rows):
+    """Comma-separated as written; a file whose header is only found when split on ';',
+    tab or '|' (as spreadsheets in many locales save "CSV") is read with that delimiter."""
+    first = _csv_rows(text, ",")
+    if not any(any(c.strip() for c in r) for _, r in first):
         raise InputError(f"{origin}: empty file (expected a header with columns m, k, n)")
+    rows = first
+    if _find_header(_nonblank(first))[0] is None:
+        for delimiter in (";", "\t", "|"):
+            other = _csv_rows(text, delimiter)
+            if _find_header(_nonblank(other))[0] is not None:
+                rows = other
+                break
     return _table(rows, origin, None, lambda line, _col, dim: f"{origin} row {line}, column {dim}")
+
+
+def _csv_rows(text: str, delimiter: str) -> list[tuple[int, list[str]]]:
+    return list(enumerate(csv.reader(io.StringIO(text), delimiter=delimiter), start=1))
+
+
+def _nonblank(rows: list[tuple[int, Sequence[object]]]) -> list[tuple[int, Sequence[object]]]:
+    return [(i, r) for i, r in rows if any(not _blank(c) for c in r)]
 
 
 def _xlsx_rows(ws: Any) -> list[tuple[int, tuple[object, ...]]]:
@@ -198,15 +231,21 @@ def _xlsx_rows(ws: Any) -> list[tuple[int, tuple[object, ...]]]:
 
 
 def read_xlsx_table(path: str | Path, sheet: str | None = None) -> ShapeTable:
-    """Shapes from an xlsx: the named sheet, else the first sheet with an m/k/n header."""
-    import openpyxl  # imported here: reading CSV needs neither it nor xlsxwriter (measure)
-    from xlsxwriter.utility import xl_rowcol_to_cell
+    """Shapes from an xlsx: the named sheet, else the first sheet with an m/k/n header.
 
+    The file is opened through sheetgen.untrusted (size budget, damage as one line)."""
     p = Path(path)
     try:
-        wb = openpyxl.load_workbook(p, read_only=True, data_only=True)
-    except (OSError, zipfile.BadZipFile, KeyError, ValueError) as exc:
-        raise InputError(f"cannot read {p.name} as an xlsx workbook: {exc}") from None
+        with damage_as_error(p.name):
+            return _read_xlsx_table(p, sheet)
+    except WorkbookError as exc:
+        raise InputError(str(exc)) from None
+
+
+def _read_xlsx_table(p: Path, sheet: str | None) -> ShapeTable:
+    from xlsxwriter.utility import xl_rowcol_to_cell  # here: reading CSV needs no xlsxwriter
+
+    wb = load_openpyxl(p, read_only=True, data_only=True)
     try:
         if sheet is not None:
             if sheet not in wb.sheetnames:
@@ -218,19 +257,40 @@ def read_xlsx_table(path: str | Path, sheet: str | None = None) -> ShapeTable:
         for name in candidates:
             rows = _xlsx_rows(wb[name])
             origin = f"{p.name} sheet {name!r}"
-            data = [(i, r) for i, r in rows if any(not _blank(c) for c in r)]
+            data = _nonblank(rows)
             if sheet is None and _find_header(data)[0] is None:
                 continue  # not a shapes sheet: look at the next one
 
             def where(line: int, col: int, dim: str, origin: str = origin) -> str:
                 return f"{origin} row {line}, column {dim} ({xl_rowcol_to_cell(line - 1, col)})"
 
-            return _table(rows, origin, name, where)
+            return _table(rows, origin, name, where, _FormulaCells(p, name))
         raise InputError(f"{p.name}: no sheet has a header row with columns m, k, n "
                          f"(sheets: {', '.join(map(repr, wb.sheetnames))}); "
                          f"name one with --shapes-sheet")
     finally:
         wb.close()
+
+
+class _FormulaCells:
+    """(row, 0-based col) of the formula cells of one sheet, read only when first asked:
+    with data_only, a formula whose result was never saved reads as blank."""
+
+    def __init__(self, path: Path, sheet: str) -> None:
+        self.path, self.sheet = path, sheet
+        self.cells: set[tuple[int, int]] | None = None
+
+    def __contains__(self, cell: object) -> bool:
+        if self.cells is None:
+            wb = load_openpyxl(self.path, read_only=True, data_only=False)
+            try:
+                self.cells = {(line, col)
+                              for line, row in _xlsx_rows(wb[self.sheet])
+                              for col, v in enumerate(row)
+                              if isinstance(v, str) and v.startswith("=")}
+            finally:
+                wb.close()
+        return cell in self.cells
 
 
 def is_xlsx(path: str | Path) -> bool:
@@ -259,9 +319,13 @@ def read_shape_table(path: str | Path, sheet: str | None = None) -> ShapeTable:
     if sheet is not None:
         raise InputError(f"--shapes-sheet applies to xlsx files; {p.name} is read as CSV")
     try:
-        raw = p.read_bytes()
+        with p.open("rb") as fh:
+            raw = fh.read(MAX_SHAPES_FILE_BYTES + 1)
     except OSError as exc:
         raise InputError(f"cannot read {p}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_SHAPES_FILE_BYTES:
+        raise InputError(f"{p} is larger than {MAX_SHAPES_FILE_BYTES // 1_000_000} MB, "
+                         "sheetgen's limit for a shapes CSV")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:

@@ -231,6 +231,10 @@ def write_into(plan: WorkbookPlan, wb: Workbook, *, progress: Progress | None = 
         if key in wb.custom_doc_props.names:
             del wb.custom_doc_props[key]
         wb.custom_doc_props.append(StringProperty(name=key, value=value))
+    if wb.calculation is None:  # a workbook saved without <calcPr>
+        from openpyxl.workbook.properties import CalcProperties
+
+        wb.calculation = CalcProperties()
     wb.calculation.fullCalcOnLoad = True
 
 

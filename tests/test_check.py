@@ -201,8 +201,8 @@ def test_evaluator_agrees_with_libreoffice(built, tmp_path):
 
 
 def test_huge_workbook_is_refused_up_front(tmp_path, monkeypatch):
-    import sheetgen.evaluate.reader as reader
+    import sheetgen.untrusted as untrusted
 
     path = write_xlsx(plan_build(BuildConfig(shapes=SHAPES, spare_rows=0)), tmp_path / "h.xlsx")
-    monkeypatch.setattr(reader, "MAX_XML_BYTES", 10_000)  # as if the file were gigabytes
-    one_line_error(run("check", str(path)), "too large to evaluate")
+    monkeypatch.setattr(untrusted, "MAX_PACKAGE_BYTES", 10_000)  # as if it were gigabytes
+    one_line_error(run("check", str(path)), "more than the 10,000 bytes budget")

@@ -91,7 +91,7 @@ def test_not_a_zip(tmp_path):
 def test_xls_named_non_zip(tmp_path):
     p = tmp_path / "old.xls"
     p.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 500)
-    msg = _fails(p, "not an xlsx workbook")
+    msg = _fails(p, "an old-format .xls workbook; save it as .xlsx")
     assert ".xls" in msg
 
 

@@ -69,7 +69,7 @@ def test_string_with_doubled_quotes_and_missing_argument():
     assert node[2][2] == ("str", 'say "hi"')
 
 
-@pytest.mark.parametrize("bad", ["=1+", "=(1", "=SUM(1 2)", "=1)", "={1,2}", "=@"])
+@pytest.mark.parametrize("bad", ["=1+", "=(1", "=SUM(1 2)", "=1)", "={1,A1}", "={1,2;3}", "=@"])
 def test_syntax_errors(bad):
     with pytest.raises(FormulaSyntaxError):
         parse(bad, "S", 1)

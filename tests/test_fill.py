@@ -188,7 +188,7 @@ def test_fill_api(tmp_path: Path):
         fill_workbook(theirs, tmp_path / "x.xlsx", shapes_sheet="Nope")
     broken = tmp_path / "broken.xlsx"
     broken.write_bytes(b"not a zip")
-    with pytest.raises(WorkbookError, match=r"cannot read broken\.xlsx"):
+    with pytest.raises(WorkbookError, match=r"broken\.xlsx is not an xlsx workbook"):
         fill_workbook(broken)
 
 

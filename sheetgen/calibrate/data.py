@@ -79,7 +79,7 @@ def time_column(header: object) -> tuple[float, int] | None:
         explicit = 1
         raw = re.sub(rf"^\s*{words[0]}[\s_\-:]*", "", raw, count=1, flags=re.IGNORECASE)
         rest = grade.normalise(raw)
-        units = grade._bracket_units(raw) + ([rest] if rest else [])
+        units = grade.bracket_units(raw) + ([rest] if rest else [])
         if not rest or grade.unit_scale(rest, "time") is not None:  # "measured (ms)", "median_s"
             scales = [s for u in units if (s := grade.unit_scale(u, "time")) is not None]
             return (scales[0] if scales else 1.0, 2)

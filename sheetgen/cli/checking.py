@@ -247,7 +247,9 @@ def _check_file(path: str, rtol: float | None, as_json: bool,
     from sheetgen.check import check_workbook, read_metadata
 
     grade = grade or GradeOptions()
-    if Path(path).is_file() and not read_metadata(path):
+    with user_errors():  # the package's budget is checked before its properties are read
+        sheetgen_built = not Path(path).is_file() or bool(read_metadata(path))
+    if not sheetgen_built:
         _grade_file(path, rtol, as_json, grade)
         return
     _refuse_grading_options({f"--{k.replace('_', '-')}": v

@@ -2,15 +2,18 @@
 
 Every formula is evaluated from scratch -- cached results in the file are ignored -- by
 grouping each column's shifted copies of one formula and evaluating them with NumPy in one
-go. Supported: arithmetic, ``&``, comparisons, and MAX MIN SUM SUMPRODUCT AVERAGE IF AND OR
-NOT INDEX MATCH VLOOKUP ROUNDUP ROUNDDOWN ROUND INT MOD LOG10 ABS SQRT ISNUMBER ISBLANK ISTEXT
-ISERROR ISLOGICAL IFERROR COUNT COUNTA COUNTBLANK; defined names; cross-sheet references.
-Anything else raises WorkbookError naming the cell rather than giving a wrong answer.
+go, with Excel's semantics (15-digit comparisons, text read as numbers, number-to-text).
+Supported: arithmetic, ``&``, comparisons, array constants, defined names, cross-sheet and
+whole-column references, and the functions registered in ``functions/`` (README, "What check
+evaluates"). Anything else raises WorkbookError naming the cell rather than giving a wrong
+answer -- or, with ``lenient=True`` (grading), leaves the cell and those reading it "not
+evaluated" (a NotEvaluated value naming why).
 """
 
 from __future__ import annotations
 
-from .values import ExcelError
+from .values import ExcelError, NotEvaluated
 from .workbook import EvaluatedWorkbook, evaluate_cells, evaluate_workbook
 
-__all__ = ["EvaluatedWorkbook", "ExcelError", "evaluate_cells", "evaluate_workbook"]
+__all__ = ["EvaluatedWorkbook", "ExcelError", "NotEvaluated", "evaluate_cells",
+           "evaluate_workbook"]

@@ -12,8 +12,10 @@ circular references.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import itertools
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,13 +25,22 @@ import numpy as np
 from sheetgen.errors import WorkbookError
 
 from .evaluator import Ctx, Rowwise, ev
-from .functions import ARITY, FUNCTIONS, PREFIX_AGGREGATES, is_moving_column
+from .functions import ARITY, FUNCTIONS, PREFIX_AGGREGATES, Unsupported, is_moving_column
+from .limits import (
+    MAX_CELLS,
+    MAX_COL,
+    MAX_EXPANDED_NODES,
+    MAX_ROW,
+    MAX_SPAN_CELLS,
+    LimitExceeded,
+    check_formula,
+)
 from .parser import FormulaSyntaxError, Node, parse
-from .reader import RawWorkbook
-from .refs import a1
+from .reader import RawSheet, RawWorkbook
+from .refs import a1, index_to_col
 from .store import Book, Column, SheetStore
-from .tokenizer import MAX_ROW, tokenize
-from .values import BOOL, EMPTY, ERR, NUM, STR, ExcelError
+from .tokenizer import OffGridError, tokenize
+from .values import BOOL, EMPTY, ERR, NUM, STR, VALUE, ExcelError, NotEvaluated
 from .vec import Vec, concat_rows
 
 _DIGITS = re.compile(r"([1-9]\d*)")  # no leading zeros: "05" stays literal
@@ -42,10 +53,6 @@ class _Codes(dict[str, int]):
     def __missing__(self, key: str) -> int:
         code = self[key] = len(self)
         return code
-
-
-class Unsupported(Exception):
-    """A construct the evaluator does not implement (never silently approximated)."""
 
 
 @dataclass
@@ -61,6 +68,7 @@ class Group:
     refs: list[Node] = field(default_factory=list)
     width: int = 1
     moving: bool = False
+    skipped: str | None = None  # why the group is not evaluated (lenient engines only)
 
     def label(self, row: int | None = None) -> str:
         return f"{_q(self.sheet)}!{a1(self.origin if row is None else row, self.col)}"
@@ -73,29 +81,33 @@ def _q(sheet: str) -> str:
 class Engine:
     """Holds the stores and texts of a workbook and evaluates every formula."""
 
-    def __init__(self, raw: RawWorkbook) -> None:
+    def __init__(self, raw: RawWorkbook, lenient: bool = False) -> None:
+        """lenient: a formula the evaluator cannot handle (and every formula that reads it)
+        is left "not evaluated" (see `not_evaluated`) instead of failing the workbook."""
+        self.lenient = lenient
+        self.not_evaluated: dict[tuple[str, int, int], str] = {}  # (sheet, row, col) -> why
         self.book = Book()
-        self.texts: dict[str, dict[int, np.ndarray]] = {}
         self.names = dict(raw.names)
         self.local_names = raw.local_names
         self.sheet_names = [s.name for s in raw.sheets]
         self.groups: list[Group] = []
         self._name_cache: dict[tuple[str, str], Node] = {}
+        cells = spans = 0
         for sh in raw.sheets:
             f_rows = np.asarray(sh.f_rows, dtype=np.int64)
             f_cols = np.asarray(sh.f_cols, dtype=np.int64)
-            top = [int(a.max()) for a in (f_rows, sh.n_rows) if len(a)]
-            top.append(max(sh.v_rows, default=0))
-            store = SheetStore(sh.name, max(max(top) + 1, 2))
+            store, n_cells = _allocate(sh, f_rows, f_cols)
+            cells += n_cells
+            spans += sum(c.hi - c.lo for c in store.cols.values())
+            _check_budget(cells, spans)
             self.book.add(store)
             self._load_values(store, sh)
             texts = np.empty(len(sh.f_texts), dtype=object)
             texts[:] = sh.f_texts
-            by_col: dict[int, np.ndarray] = {}
             for c, idx in _split_by(f_cols):
-                arr = by_col[c] = np.full(store.cap, None, dtype=object)
-                arr[f_rows[idx]] = texts[idx]
-            self.texts[sh.name] = by_col
+                column = store.cols[c]
+                column.texts = np.full(column.hi - column.lo, None, dtype=object)
+                column.texts[f_rows[idx] - column.lo] = texts[idx]
             self._group(sh.name, f_rows, f_cols, sh.f_texts)
         self.n_formulas = sum(len(sh.f_texts) for sh in raw.sheets)
 
@@ -103,14 +115,13 @@ class Engine:
     @staticmethod
     def _load_values(store: SheetStore, sh: Any) -> None:
         for c, idx in _split_by(np.asarray(sh.n_cols, dtype=np.int64)):
-            column = store.column(c, create=True)
-            assert column is not None
-            rows = sh.n_rows[idx]
+            column = store.cols[c]
+            rows = sh.n_rows[idx] - column.lo
             column.kind[rows] = NUM
             column.num[rows] = sh.n_vals[idx]
-        for r, c, v in zip(sh.v_rows, sh.v_cols, sh.v_vals, strict=True):
-            column = store.column(c, create=True)
-            assert column is not None
+        for r0, c, v in zip(sh.v_rows, sh.v_cols, sh.v_vals, strict=True):
+            column = store.cols[c]
+            r = r0 - column.lo
             if isinstance(v, bool):
                 column.kind[r] = BOOL
                 column.num[r] = float(v)
@@ -193,12 +204,13 @@ class Engine:
             g.rows = np.asarray(g.rows, dtype=np.int64)
             self.groups.append(g)
 
-    @staticmethod
-    def _roles(sheet: str, row: int, col: int, text: str) -> tuple[int, ...]:
+    def _roles(self, sheet: str, row: int, col: int, text: str) -> tuple[int, ...]:
         """Indices of the digit runs of `text` that are relative row numbers."""
         try:
             _, spans = tokenize(text[1:])
         except FormulaSyntaxError as exc:
+            if self.lenient and not isinstance(exc, OffGridError):
+                return ()  # compile() reports the cell as not evaluated
             where = f"{_q(sheet)}!{a1(row, col)}"
             raise WorkbookError(f"cannot parse formula in {where}: {exc}") from None
         rel = {(a + 1, b + 1) for a, b in spans}
@@ -217,6 +229,7 @@ class Engine:
             node: Node = ("err", "#NAME?")
         else:
             try:
+                check_formula(target, f"the defined name {name}")
                 parsed = parse(target, sheet, 0)
                 node = self._compile_node(parsed, sheet, "", depth + 1, absolute=True)
             except (FormulaSyntaxError, Unsupported):
@@ -254,12 +267,23 @@ class Engine:
         for g in self.groups:
             where = g.label()
             try:
+                check_formula(g.text, where)
                 ast = parse(g.text, g.sheet, g.origin)
                 g.ast = self._compile_node(ast, g.sheet, where)
+                _check_expansion(g.ast, where)
             except FormulaSyntaxError as exc:
-                raise WorkbookError(f"cannot parse formula in {where}: {exc}") from None
+                if not self.lenient or isinstance(exc, OffGridError):
+                    raise WorkbookError(f"cannot parse formula in {where}: {exc}") from None
+                g.skipped, g.ast = f"cannot parse formula: {exc}", ("num", 0.0)
             except Unsupported as exc:
-                raise WorkbookError(f"{exc} in {where}") from None
+                if not self.lenient:
+                    raise WorkbookError(f"{exc} in {where}") from None
+                g.skipped, g.ast = str(exc), ("num", 0.0)
+            except RecursionError:
+                raise WorkbookError(f"the formula in {where} nests too deeply to "
+                                    "evaluate") from None
+            if g.ast[0] == "bin" and g.ast[1] in ("+", "-"):
+                g.ast = ("final", g.ast)  # Excel's near-zero rule applies to the last step
             g.refs = list(_iter_refs(g.ast))
             g.moving = _needs_rowwise(g.ast)
             for r in g.refs:
@@ -315,26 +339,104 @@ class Engine:
                         deps.add(items[j][2])
                     j -= 1
             edges.append(sorted(deps))
+        self._edges = edges
         return _tarjan(edges)
 
     # ---- evaluating ----------------------------------------------------------------------
     def run(self, vectorize: bool = True,
             progress: Callable[[int, int], None] | None = None) -> None:  # fmt: skip
         """Evaluate every formula cell into the stores."""
+        with _deep_stack():
+            self._run(vectorize, progress)
+
+    def _run(self, vectorize: bool, progress: Callable[[int, int], None] | None) -> None:
         self.compile()
         sccs = self.order()
         total, done = self.n_formulas, 0
-        self._pending: dict[tuple[str, int], np.ndarray] = {}
-        self._gid_of: dict[tuple[str, int], np.ndarray] = {}
+        self._pending: dict[tuple[str, int], _Window] = {}
+        self._gid_of: dict[tuple[str, int], _Window] = {}
+        self._skipped_rows: dict[tuple[str, int], np.ndarray] = {}
+        self._why: dict[tuple[str, int, int], tuple[str, str]] = {}
         for comp in sccs:
             g0 = self.groups[comp[0]]
+            if self.lenient and self._skip(comp):
+                done += sum(len(self.groups[i].rows) for i in comp)
+                continue
             if vectorize and len(comp) == 1 and not self._reads_itself(comp[0]):
                 self._eval_group(g0)
             else:
                 self._eval_cells(comp)
+            if self._skipped_rows:
+                self._taint(comp)
             done += sum(len(self.groups[i].rows) for i in comp)
             if progress is not None:
                 progress(done, total)
+
+    def _skip(self, comp: list[int]) -> bool:
+        """Lenient mode: a component holding a formula that cannot be compiled is skipped."""
+        why = next((self.groups[i].skipped for i in comp if self.groups[i].skipped), None)
+        if why is None:
+            return False
+        for i in comp:
+            self._mark_skipped(self.groups[i], why, self.groups[i].rows)
+        return True
+
+    def _mark_skipped(self, g: Group, why: str, rows: np.ndarray) -> None:
+        """Store NotEvaluated(why) in the given rows of the group's column."""
+        g.skipped = g.skipped or why
+        store = self.book.get(g.sheet)
+        assert store is not None
+        column: Column = store.cols[g.col]  # allocated over every formula row at load
+        at = rows - column.lo
+        column.kind[at] = ERR
+        column.num[at] = np.nan
+        column.ensure_obj()[at] = NotEvaluated(why)
+        key = (g.sheet.upper(), g.col)
+        for r in rows.tolist():
+            self.not_evaluated[(g.sheet, int(r), g.col)] = why
+            self._why[(key[0], int(r), g.col)] = (g.sheet, why)
+        old = self._skipped_rows.get(key)
+        self._skipped_rows[key] = rows if old is None else np.union1d(old, rows)
+
+    def _taint(self, comp: list[int]) -> None:
+        """Lenient mode: the rows of an evaluated component that read a not-evaluated cell
+        are not evaluated either (cell by cell, through the intervals each row reads)."""
+        for gid in comp:
+            g = self.groups[gid]
+            rows = g.rows
+            hit = np.zeros(len(rows), dtype=bool)
+            first = np.full(len(rows), -1, dtype=np.int64)
+            source = np.zeros(len(rows), dtype=np.int64)
+            sheets = [""] * len(rows)
+            for r in g.refs:
+                sheet = r[1].upper()
+                if r[0] == "ref":
+                    lo = hi = np.full(len(rows), r[2]) if r[3] else rows + r[2]
+                    c1 = c2 = r[4]
+                else:
+                    a = np.full(len(rows), r[2]) if r[3] else rows + r[2]
+                    b = np.full(len(rows), r[5]) if r[6] else rows + r[5]
+                    lo, hi, c1, c2 = np.minimum(a, b), np.maximum(a, b), r[4], r[7]
+                for c in range(c1, min(c2, MAX_COL) + 1):
+                    bad = self._skipped_rows.get((sheet, c))
+                    if bad is None:
+                        continue
+                    i = np.searchsorted(bad, lo)
+                    here = (i < len(bad)) & (bad[np.minimum(i, len(bad) - 1)] <= hi)
+                    new = here & ~hit
+                    first[new] = bad[np.minimum(i, len(bad) - 1)][new]
+                    source[new] = c
+                    for j in np.flatnonzero(new).tolist():
+                        sheets[j] = sheet
+                    hit |= here
+            if not hit.any():
+                continue
+            for j in np.flatnonzero(hit).tolist():
+                row, col = int(first[j]), int(source[j])
+                sheet, why = self._why[(sheets[j], row, col)]
+                if not why.startswith("reads "):
+                    why = f"reads {_q(sheet)}!{a1(row, col)}: {why}"
+                self._mark_skipped(g, why, rows[j : j + 1])
 
     def _reads_itself(self, gid: int) -> bool:
         g = self.groups[gid]
@@ -350,40 +452,55 @@ class Engine:
                 raise Rowwise
             step = max(1, _CHUNK_CELLS // g.width)
             if len(rows) <= step:
-                return ev(g.ast, Ctx(self.book, rows))
-            return _stack([ev(g.ast, Ctx(self.book, rows[i:i + step]))
+                return ev(g.ast, Ctx(self.book, rows, g.col))
+            return _stack([ev(g.ast, Ctx(self.book, rows[i:i + step], g.col))
                            for i in range(0, len(rows), step)])  # fmt: skip
         except Rowwise:
             return concat_rows(
-                [ev(g.ast, Ctx(self.book, rows[i : i + 1])) for i in range(len(rows))]
+                [ev(g.ast, Ctx(self.book, rows[i : i + 1], g.col)) for i in range(len(rows))]
             )
         except Unsupported as exc:
+            if not self.lenient:
+                raise WorkbookError(f"{exc} in {g.label(int(rows[0]))}") from None
+            raise _Skip(str(exc)) from None
+        except LimitExceeded as exc:
             raise WorkbookError(f"{exc} in {g.label(int(rows[0]))}") from None
+        except RecursionError:
+            raise WorkbookError(f"the formula in {g.label(int(rows[0]))} nests too deeply "
+                                "to evaluate") from None
 
     def _write(self, g: Group, rows: np.ndarray, v: Vec) -> None:
         n = len(rows)
+        if v.shape[1] != 1 and v.anchor is not None and v.dims is not None:
+            v = _intersect(v, rows, g.col)
         if v.shape[1] != 1:
+            if self.lenient:
+                raise _Skip("a range is used where a single value is expected")
             raise WorkbookError(
                 f"a range is used where a single value is expected in {g.label(int(rows[0]))}"
             )
         store = self.book.get(g.sheet)
         assert store is not None
-        column: Column = store.column(g.col, create=True)  # type: ignore[assignment]
+        column: Column = store.cols[g.col]  # allocated over every formula row at load
         kinds = np.broadcast_to(v.kinds(), (n, 1))[:, 0]
         num = np.broadcast_to(v.num, (n, 1))[:, 0]
         empty = kinds == EMPTY
         if empty.any():  # a formula showing an empty cell's value shows 0
             kinds = np.where(empty, np.int8(NUM), kinds)
             num = np.where(empty, 0.0, num)
-        column.kind[rows] = kinds
-        column.num[rows] = num
+        at = rows - column.lo
+        column.kind[at] = kinds
+        column.num[at] = num
         if v.obj is not None:
-            column.ensure_obj()[rows] = np.broadcast_to(v.obj, (n, 1))[:, 0]
+            column.ensure_obj()[at] = np.broadcast_to(v.obj, (n, 1))[:, 0]
         elif column.obj is not None:
-            column.obj[rows] = None
+            column.obj[at] = None
 
     def _eval_group(self, g: Group) -> None:
-        self._write(g, g.rows, self._evaluate_rows(g, g.rows))
+        try:
+            self._write(g, g.rows, self._evaluate_rows(g, g.rows))
+        except _Skip as exc:
+            self._mark_skipped(g, str(exc), g.rows)
 
     def _eval_cells(self, comp: list[int]) -> None:
         """Cell-by-cell evaluation with a depth-first walk (true cycle detection)."""
@@ -391,10 +508,10 @@ class Engine:
         for gid in comp:
             g = self.groups[gid]
             key = (g.sheet.upper(), g.col)
-            cap = self.book.get(g.sheet).cap  # type: ignore[union-attr]
+            column = self.book.get(g.sheet).cols[g.col]  # type: ignore[union-attr]
             if key not in pending:
-                pending[key] = np.zeros(cap, dtype=bool)
-                gid_of[key] = np.full(cap, -1, dtype=np.int64)
+                pending[key] = _Window(column.lo, column.hi, False)
+                gid_of[key] = _Window(column.lo, column.hi, -1)
             pending[key][g.rows] = True
             gid_of[key][g.rows] = gid
         for gid in comp:
@@ -402,7 +519,14 @@ class Engine:
             key = (g.sheet.upper(), g.col)
             for row in g.rows.tolist():
                 if pending[key][row]:
-                    self._dfs(key, row)
+                    try:
+                        self._dfs(key, row)
+                    except (_Skip, WorkbookError) as exc:  # lenient: the component is skipped
+                        if not self.lenient:
+                            raise
+                        for i in comp:
+                            self._mark_skipped(self.groups[i], str(exc), self.groups[i].rows)
+                        return
 
     def _cell_deps(self, key: tuple[str, int], row: int) -> Iterator[tuple[tuple[str, int], int]]:
         g = self.groups[int(self._gid_of[key][row])]
@@ -419,10 +543,11 @@ class Engine:
                 pend = self._pending.get((sheet, c))
                 if pend is None:
                     continue
-                lo_c, hi_c = max(lo, 1), min(hi, len(pend) - 1)
+                lo_c, hi_c = max(lo, pend.lo), min(hi, pend.hi - 1)
                 if lo_c > hi_c:
                     continue
-                for off in np.flatnonzero(pend[lo_c : hi_c + 1]).tolist():
+                window = pend.arr[lo_c - pend.lo : hi_c + 1 - pend.lo]
+                for off in np.flatnonzero(window).tolist():
                     yield (sheet, c), lo_c + off
 
     def _dfs(self, key: tuple[str, int], row: int) -> None:
@@ -450,6 +575,119 @@ class Engine:
                 self._pending[k][r] = False
                 on_stack.discard((k, r))
                 stack.pop()
+
+
+class _Skip(Exception):
+    """Lenient mode: this group cannot be evaluated (the message says why)."""
+
+
+def _intersect(v: Vec, rows: np.ndarray, col: int) -> Vec:
+    """Excel 2019's implicit intersection: a range where one value is expected gives the cell
+    in the formula's own row (a column range) or column (a row range); #VALUE! if none."""
+    h, w = v.dims  # type: ignore[misc]
+    _sheet, r1, c1 = v.anchor  # type: ignore[misc]
+    i = rows - r1 if h > 1 else np.zeros(len(rows), dtype=np.int64)
+    j = col - c1 if w > 1 else 0
+    ok = (i >= 0) & (i < h) & (0 <= j < w)
+    flat = np.where(ok, i * w + j, 0).astype(np.int64)
+    kinds = np.where(ok, v.kinds()[0][flat], ERR).astype(np.int8).reshape(-1, 1)
+    num = np.where(ok, np.broadcast_to(v.num, v.shape)[0][flat], np.nan).reshape(-1, 1)
+    obj = np.where(ok, v.objs()[0][flat], VALUE).reshape(-1, 1)
+    return Vec(kinds, num, obj)
+
+
+class _Window:
+    """A per-row array over one column's rows lo..hi-1, indexed by sheet row."""
+
+    __slots__ = ("arr", "hi", "lo")
+
+    def __init__(self, lo: int, hi: int, fill: Any) -> None:
+        self.lo, self.hi = lo, hi
+        self.arr = np.full(hi - lo, fill, dtype=bool if isinstance(fill, bool) else np.int64)
+
+    def __getitem__(self, row: Any) -> Any:
+        return self.arr[row - self.lo]
+
+    def __setitem__(self, row: Any, value: Any) -> None:
+        self.arr[row - self.lo] = value
+
+
+def _allocate(sh: RawSheet, f_rows: np.ndarray, f_cols: np.ndarray) -> tuple[SheetStore, int]:
+    """A store whose columns span exactly their present rows; refuse cells off the grid."""
+    rows = np.concatenate([f_rows, np.asarray(sh.n_rows, dtype=np.int64),
+                           np.asarray(sh.v_rows, dtype=np.int64)])
+    cols = np.concatenate([f_cols, np.asarray(sh.n_cols, dtype=np.int64),
+                           np.asarray(sh.v_cols, dtype=np.int64)])
+    if len(rows) == 0:
+        return SheetStore(sh.name, 2), 0
+    off = ~((rows >= 1) & (rows <= MAX_ROW) & (cols >= 1) & (cols <= MAX_COL))
+    if off.any():
+        i = int(np.flatnonzero(off)[0])
+        raise WorkbookError(
+            f"cell {_q(sh.name)}!{index_to_col(int(cols[i]))}{int(rows[i])} is outside Excel's "
+            f"grid ({MAX_ROW:,} rows x {MAX_COL:,} columns)")
+    keys, inverse = np.unique(cols, return_inverse=True)
+    lo = np.full(len(keys), MAX_ROW + 1, dtype=np.int64)
+    hi = np.zeros(len(keys), dtype=np.int64)
+    np.minimum.at(lo, inverse, rows)
+    np.maximum.at(hi, inverse, rows)
+    store = SheetStore(sh.name, int(hi.max()) + 1)
+    _check_budget(len(rows), int((hi - lo + 1).sum()))
+    for c, a, b in zip(keys.tolist(), lo.tolist(), hi.tolist(), strict=True):
+        store.add_column(c, a, b + 1)
+    return store, len(rows)
+
+
+def _check_budget(cells: int, spans: int) -> None:
+    if cells > MAX_CELLS:
+        raise WorkbookError(f"the workbook has more than {MAX_CELLS:,} cells, sheetgen's "
+                            "budget for evaluating one workbook; split it")
+    if spans > MAX_SPAN_CELLS:
+        raise WorkbookError(
+            f"the workbook's columns span {spans:,} cells from their first to their last "
+            f"used row, more than sheetgen's budget of {MAX_SPAN_CELLS:,}; remove stray "
+            "cells far below the data")
+
+
+def _check_expansion(ast: Node, where: str) -> None:
+    """Refuse a formula whose defined names fan out (each name's tree is shared, so the
+    compiled formula is a DAG; count its nodes as evaluation would visit them)."""
+    sizes: dict[int, int] = {}
+    depths: dict[int, int] = {}
+    todo: list[tuple[Node, bool]] = [(ast, False)]
+    while todo:  # iterative post-order, memoised by node identity
+        node, done = todo.pop()
+        key = id(node)
+        if key in sizes:
+            continue
+        kids = _children(node)
+        if not done:
+            todo.append((node, True))
+            todo.extend((k, False) for k in kids if id(k) not in sizes)
+            continue
+        sizes[key] = 1 + sum(sizes[id(k)] for k in kids)
+        depths[key] = 1 + max((depths[id(k)] for k in kids), default=0)
+        if sizes[key] > MAX_EXPANDED_NODES:
+            raise WorkbookError(
+                f"the formula in {where} expands to more than {MAX_EXPANDED_NODES:,} terms "
+                "once its defined names are substituted (names that use names many times)")
+        if depths[key] > _MAX_DEPTH:
+            raise WorkbookError(f"the formula in {where} nests more than {_MAX_DEPTH} levels "
+                                "deep once its defined names are substituted")
+
+
+_MAX_DEPTH = 20_000  # compiled tree depth: the evaluator recurses once or twice per level
+
+
+def _children(node: Node) -> list[Node]:
+    tag = node[0]
+    if tag == "call":
+        return list(node[2])
+    if tag == "bin":
+        return [node[2], node[3]]
+    if tag in ("neg", "pct", "final"):
+        return [node[1]]
+    return []
 
 
 def _split_by(keys: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
@@ -486,23 +724,42 @@ def _needs_rowwise(node: Node) -> bool:
         return any(not (prefix_ok and is_moving_column(a)) and _needs_rowwise(a) for a in node[2])
     if tag == "bin":
         return _needs_rowwise(node[2]) or _needs_rowwise(node[3])
-    if tag in ("neg", "pct"):
+    if tag in ("neg", "pct", "final"):
         return _needs_rowwise(node[1])
     return False
 
 
 def _iter_refs(node: Node) -> Iterator[Node]:
-    tag = node[0]
-    if tag in ("ref", "range"):
-        yield node
-    elif tag == "call":
-        for a in node[2]:
-            yield from _iter_refs(a)
-    elif tag == "bin":
-        yield from _iter_refs(node[2])
-        yield from _iter_refs(node[3])
-    elif tag in ("neg", "pct"):
-        yield from _iter_refs(node[1])
+    """Every ref/range node, left to right (iterative: operator chains can be deep)."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        tag = n[0]
+        if tag in ("ref", "range"):
+            yield n
+        elif tag == "call":
+            todo.extend(reversed(n[2]))
+        elif tag == "bin":
+            todo.append(n[3])
+            todo.append(n[2])
+        elif tag in ("neg", "pct", "final"):
+            todo.append(n[1])
+
+
+@contextlib.contextmanager
+def _deep_stack() -> Iterator[None]:
+    """Room for the recursive parser and evaluator on formulas within Excel's limits: 8,192
+    characters allow a 4,000-term operator chain, and names nest such formulas. Python 3.11+
+    runs Python-to-Python calls without C recursion, so a higher limit is safe."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, _RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
+_RECURSION_LIMIT = 100_000
 
 
 def _tarjan(edges: list[list[int]]) -> list[list[int]]:

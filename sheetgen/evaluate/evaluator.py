@@ -14,10 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from .parser import MAX_ROW, Node
+from sheetgen import excel_numbers as xn
+
+from .limits import MAX_COL, MAX_RANGE_CELLS, MAX_ROW, LimitExceeded
+from .parser import Node
+from .refs import index_to_col
 from .store import Book
-from .values import BOOL, DIV0, EMPTY, ERR, NAME, NUM, NUM_ERR, REF, STR, number_to_text
-from .vec import ErrAcc, Vec, const, error_vec, finite_check, to_number
+from .values import BOOL, DIV0, EMPTY, ERR, NAME, NUM, NUM_ERR, REF, STR, number_to_text, text_key
+from .vec import ErrAcc, Vec, array_vec, const, error_vec, finite_check, to_number
 
 
 class Rowwise(Exception):
@@ -27,10 +31,11 @@ class Rowwise(Exception):
 class Ctx:
     """The rows being evaluated: `rows` (sorted int array) and, if contiguous, `start`."""
 
-    __slots__ = ("book", "n", "rows", "start")
+    __slots__ = ("book", "col", "n", "rows", "start")
 
-    def __init__(self, book: Book, rows: np.ndarray) -> None:
+    def __init__(self, book: Book, rows: np.ndarray, col: int = 0) -> None:
         self.book = book
+        self.col = col  # the formula's column (COLUMN())
         self.rows = rows
         self.n = len(rows)
         contiguous = self.n > 0 and int(rows[-1]) - int(rows[0]) + 1 == self.n
@@ -45,22 +50,23 @@ def take_cells(book: Book, sheet: str, col: int, idx: np.ndarray | slice, n: int
     column = store.cols.get(col)
     if isinstance(idx, slice):
         a, b = idx.start, idx.stop
-        if a >= 1 and b <= store.cap:
-            if column is None:
-                return Vec(EMPTY, np.zeros((n, 1)), is_ref=True)
+        if a >= 1 and column is None:
+            return Vec(EMPTY, np.zeros((n, 1)), is_ref=True)
+        if a >= 1 and column is not None and column.lo <= a and b <= column.hi:
+            a, b = a - column.lo, b - column.lo
             obj = None if column.obj is None else column.obj[a:b].reshape(n, 1)
             return Vec(column.kind[a:b].reshape(n, 1), column.num[a:b].reshape(n, 1), obj,
                        is_ref=True)  # fmt: skip
         idx = np.arange(a, b)
     idx = np.asarray(idx)
     below = idx < 1
-    inside = (idx >= 1) & (idx < store.cap)
-    safe = np.where(inside, idx, 0)
     if column is None:
         kind = np.zeros(idx.shape, dtype=np.int8)
         num = np.zeros(idx.shape)
         obj = None
     else:
+        inside = (idx >= column.lo) & (idx < column.hi)
+        safe = np.where(inside, idx - column.lo, 0)
         kind = np.where(inside, column.kind[safe], EMPTY).astype(np.int8)
         num = np.where(inside, column.num[safe], 0.0)
         obj = None if column.obj is None else np.where(inside, column.obj[safe], None)
@@ -73,14 +79,32 @@ def take_cells(book: Book, sheet: str, col: int, idx: np.ndarray | slice, n: int
                None if obj is None else obj.reshape(n, 1), is_ref=True)  # fmt: skip
 
 
+_CLIP_CELLS = 1_000_000  # smaller rectangles are taken whole, exactly as written
+
+
 def take_block(book: Book, sheet: str, r1: int, c1: int, r2: int, c2: int) -> Vec:
-    """A fixed rectangle as a (1, h*w) Vec, row-major, with dims (h, w)."""
+    """A fixed rectangle as a (1, h*w) Vec, row-major, with dims (h, w).
+
+    A whole-column reference, or any rectangle over _CLIP_CELLS, is materialised only where
+    it can hold cells: clipped at the sheet's last present row and column (its top-left
+    corner stays, so positions within it keep their meaning); ``nominal`` keeps the written
+    size for functions that count blanks.
+    """
     store = book.get(sheet)
-    if store is None or r1 < 1:
+    if store is None or r1 < 1 or c1 < 1 or r2 > MAX_ROW or c2 > MAX_COL:
         return error_vec(REF)
+    nominal = (r2 - r1 + 1, c2 - c1 + 1)
     if r2 >= MAX_ROW:  # whole-column reference: nothing lives below the last used row
         r2 = max(r1, store.cap - 1)
+    if (r2 - r1 + 1) * (c2 - c1 + 1) > _CLIP_CELLS:
+        r2 = max(r1, min(r2, store.cap - 1))
+        c2 = max(c1, min(c2, store.max_col))
     h, w = r2 - r1 + 1, c2 - c1 + 1
+    if h * w > MAX_RANGE_CELLS:
+        raise LimitExceeded(
+            f"the range {index_to_col(c1)}{r1}:{index_to_col(c2)}{r2} of {sheet} spans "
+            f"{h * w:,} cells that may hold values, more than sheetgen's budget of "
+            f"{MAX_RANGE_CELLS:,} for one range")
     if w > 1:
         cols = [take_cells(book, sheet, c, slice(r1, r2 + 1), h) for c in range(c1, c2 + 1)]
         kind = np.concatenate([c.kinds() for c in cols], axis=1).reshape(1, h * w)
@@ -88,11 +112,23 @@ def take_block(book: Book, sheet: str, r1: int, c1: int, r2: int, c2: int) -> Ve
         obj = None
         if any(c.obj is not None for c in cols):
             obj = np.concatenate([c.objs() for c in cols], axis=1).reshape(1, h * w)
-        return Vec(kind, num, obj, is_ref=True, dims=(h, w))
+        return _nominal(Vec(kind, num, obj, is_ref=True, dims=(h, w)), nominal)
     v = take_cells(book, sheet, c1, slice(r1, r2 + 1), h)
     kind = v.kind.reshape(1, h) if not isinstance(v.kind, int) else v.kind
     obj = None if v.obj is None else v.obj.reshape(1, h)
-    return Vec(kind, v.num.reshape(1, h), obj, is_ref=True, dims=(h, 1))
+    return _nominal(Vec(kind, v.num.reshape(1, h), obj, is_ref=True, dims=(h, 1)), nominal)
+
+
+def _nominal(v: Vec, nominal: tuple[int, int]) -> Vec:
+    v.nominal = nominal
+    return v
+
+
+def blanks_beyond(v: Vec) -> int:
+    """Cells of a range reference beyond the part materialised by take_block (all empty)."""
+    if v.nominal is None or v.dims is None:
+        return 0
+    return v.nominal[0] * v.nominal[1] - v.dims[0] * v.dims[1]
 
 
 def range_bounds(node: Node, ctx: Ctx) -> tuple[int, int, int, int]:
@@ -121,6 +157,9 @@ def ev(node: Node, ctx: Ctx) -> Vec:
         return take_cells(ctx.book, sheet, col, ctx.rows + row, ctx.n)
     if tag == "bin":
         return binary(node[1], ev(node[2], ctx), ev(node[3], ctx))
+    if tag == "final":  # the formula's last operation is + or -
+        inner = node[1]
+        return binary(inner[1], ev(inner[2], ctx), ev(inner[3], ctx), final=True)
     if tag == "call":
         from .functions import FUNCTIONS
 
@@ -129,7 +168,11 @@ def ev(node: Node, ctx: Ctx) -> Vec:
         return const(node[1])
     if tag == "range":
         r1, c1, r2, c2 = range_bounds(node, ctx)
-        return take_block(ctx.book, node[1], r1, c1, r2, c2)
+        v = take_block(ctx.book, node[1], r1, c1, r2, c2)
+        v.anchor = (node[1], r1, c1)
+        return v
+    if tag == "array":
+        return array_vec(node[1])
     if tag == "neg":
         v = ev(node[1], ctx)
         acc = ErrAcc(v.shape)
@@ -156,14 +199,22 @@ _CMP: dict[str, Callable[[Any, Any], Any]] = {
     "=": operator.eq, "<>": operator.ne, "<": operator.lt,
     "<=": operator.le, ">": operator.gt, ">=": operator.ge,
 }  # fmt: skip
+# numbers compare at 15 significant digits (sheetgen.excel_numbers)
+_NUM_CMP: dict[str, Callable[[Any, Any], Any]] = {
+    "=": xn.eq, "<>": lambda a, b: ~xn.eq(a, b), "<": xn.lt,
+    "<=": xn.le, ">": xn.gt, ">=": xn.ge,
+}  # fmt: skip
 
 
 def _shape(a: Vec, b: Vec) -> tuple[int, int]:
     return np.broadcast_shapes(a.shape, b.shape)  # type: ignore[return-value]
 
 
-def binary(op: str, a: Vec, b: Vec) -> Vec:
-    """Arithmetic, comparison or concatenation with Excel's coercions and error rules."""
+def binary(op: str, a: Vec, b: Vec, final: bool = False) -> Vec:
+    """Arithmetic, comparison or concatenation with Excel's coercions and error rules.
+
+    `final`: this + or - is the formula's last operation, whose result snaps to 0 when it
+    cancels to 15 digits (Excel's near-zero rule, sheetgen.excel_numbers.snap_sum)."""
     shape = _shape(a, b)
     acc = ErrAcc(shape)
     fn = _ARITH.get(op)
@@ -177,6 +228,8 @@ def binary(op: str, a: Vec, b: Vec) -> Vec:
         elif op == "^":
             acc.add((x == 0) & (y < 0), DIV0)
             acc.add((x == 0) & (y == 0), NUM_ERR)
+        elif final:
+            r = xn.snap_sum(x, y, r, op)
         finite_check(r, acc)
         return acc.finish(r)
     if op == "&":
@@ -207,6 +260,7 @@ def _num_text(num: np.ndarray) -> np.ndarray:
 
 
 _lower = np.frompyfunc(str.lower, 1, 1)
+_text_key = np.frompyfunc(text_key, 1, 1)
 
 
 def to_text(v: Vec) -> np.ndarray:
@@ -237,7 +291,8 @@ _CLASS = np.array([-1, 0, 1, 2, -2], dtype=np.int8)  # EMPTY NUM STR BOOL ERR ->
 
 
 def compare(op: str, a: Vec, b: Vec, acc: ErrAcc) -> Vec:
-    """Excel comparison: numbers < text < booleans, text case-insensitive, empty adapts.
+    """Excel comparison: numbers < text < booleans, empty adapts; numbers equal to 15 digits
+    are equal; text is case-insensitive in Excel's order (symbols < digits < letters).
 
     Vectorised: the class of each side decides mixed-type pairs, numbers and booleans compare
     on ``num``; only text-vs-text pairs touch Python strings.
@@ -245,8 +300,10 @@ def compare(op: str, a: Vec, b: Vec, acc: ErrAcc) -> Vec:
     shape = acc.shape
     acc.add_vec_errors(a)
     acc.add_vec_errors(b)
-    fn = _CMP[op]
-    if (a.only(NUM, EMPTY) and b.only(NUM, EMPTY)) or (a.only(BOOL, EMPTY) and b.only(BOOL, EMPTY)):
+    fn, num_fn = _CMP[op], _NUM_CMP[op]
+    if a.only(NUM, EMPTY) and b.only(NUM, EMPTY):
+        return acc.finish(num_fn(a.num, b.num).astype(float), kind=BOOL)
+    if a.only(BOOL, EMPTY) and b.only(BOOL, EMPTY):
         return acc.finish(fn(a.num, b.num).astype(float), kind=BOOL)
     ca = np.broadcast_to(_CLASS[a.kinds()], shape)
     cb = np.broadcast_to(_CLASS[b.kinds()], shape)
@@ -255,15 +312,18 @@ def compare(op: str, a: Vec, b: Vec, acc: ErrAcc) -> Vec:
     out = np.asarray(fn(ca, cb), dtype=float)
     same_num = (ca == cb) & (ca != 1)
     if same_num.any():
-        num = fn(np.broadcast_to(a.num, shape), np.broadcast_to(b.num, shape))
+        an, bn = np.broadcast_to(a.num, shape), np.broadcast_to(b.num, shape)
+        num = np.where(ca == 0, num_fn(an, bn), fn(an, bn))
         out = np.where(same_num, num, out)
     same_str = (ca == cb) & (ca == 1)
     if same_str.any():
         idx = np.nonzero(same_str)
         ta = np.where(ea, "", a.objs())[idx] if a.obj is not None else np.full(len(idx[0]), "")
         tb = np.where(eb, "", b.objs())[idx] if b.obj is not None else np.full(len(idx[0]), "")
-        out[idx] = np.asarray(fn(_lower(ta.astype(object)), _lower(tb.astype(object))), float)
+        key = _lower if op in ("=", "<>") else _text_key
+        out[idx] = np.asarray(fn(key(ta.astype(object)), key(tb.astype(object))), float)
     return acc.finish(out, kind=BOOL)
 
 
-__all__ = ["NUM", "Ctx", "Rowwise", "binary", "ev", "range_bounds", "take_block", "take_cells"]
+__all__ = ["NUM", "Ctx", "Rowwise", "binary", "blanks_beyond", "ev", "range_bounds",
+           "take_block", "take_cells"]

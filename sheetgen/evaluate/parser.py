@@ -5,6 +5,8 @@ AST nodes are tuples, tag first, so one compiled form serves every row of a colu
     ("ref", sheet, row, row_abs, col)                 row is an offset unless row_abs
     ("range", sheet, r1, r1_abs, c1, r2, r2_abs, c2)  same convention for r1 and r2
     ("name", NAME) ("neg", x) ("pct", x) ("bin", op, a, b) ("call", FNAME, [args])
+    ("array", ((v, ...), ...))  an array constant {1,2;3,4}, rows of Python values
+    ("final", ("bin", op, a, b))  set by the engine on a formula whose last step is + or -
 Sheet is always a concrete sheet name (the formula's own sheet when not written).
 """
 
@@ -104,7 +106,41 @@ class _Parser:
                 return ("neg", self.expr(_UNARY_BP - 1))
             if tok.value == "+":
                 return self.expr(_UNARY_BP - 1)
+            if tok.value == "{":
+                return self.array()
         raise FormulaSyntaxError(f"unexpected {tok.text!r}")
+
+    def array(self) -> Node:
+        """An array constant: numbers, text, booleans and errors; ',' columns, ';' rows."""
+        rows: list[list[Any]] = [[]]
+        while True:
+            tok = self.next()
+            sign = 1.0
+            if tok.kind == "op" and tok.value in ("-", "+"):
+                sign = -1.0 if tok.value == "-" else 1.0
+                tok = self.next()
+                if tok.kind != "num":
+                    raise FormulaSyntaxError("expected a number after the sign in {...}")
+            if tok.kind == "num":
+                rows[-1].append(sign * float(tok.value))  # type: ignore[arg-type]
+            elif tok.kind in ("str", "bool"):
+                rows[-1].append(tok.value)
+            elif tok.kind == "err":
+                from .values import ExcelError
+
+                rows[-1].append(ExcelError(str(tok.value)))
+            else:
+                raise FormulaSyntaxError(f"an array constant holds constants, not {tok.text!r}")
+            tok = self.next()
+            if tok.kind == "op" and tok.value == "}":
+                break
+            if tok.kind == "op" and tok.value == ";":
+                rows.append([])
+            elif not (tok.kind == "op" and tok.value == ","):
+                raise FormulaSyntaxError(f"expected ',' ';' or '}}' but found {tok.text!r}")
+        if len({len(r) for r in rows}) != 1:
+            raise FormulaSyntaxError("the rows of an array constant differ in length")
+        return ("array", tuple(tuple(r) for r in rows))
 
     def call(self, name: str) -> Node:
         args: list[Node] = []

@@ -20,6 +20,7 @@ from xml.etree import ElementTree as ET
 import numpy as np
 
 from sheetgen.errors import WorkbookError
+from sheetgen.untrusted import open_package
 
 from .refs import a1, col_to_index
 from .values import ERROR_CODES, ExcelError
@@ -282,35 +283,19 @@ def _resolve(base: str, target: str) -> str:
 
 
 def read_workbook(source: str | os.PathLike[str]) -> RawWorkbook:
-    """Read every worksheet of an xlsx file; any unreadable file is one WorkbookError."""
+    """Read every worksheet of an xlsx file; any unreadable file is one WorkbookError.
+
+    The package is checked against sheetgen.untrusted's budget before any part is read.
+    """
     path = os.fspath(source)
-    if not os.path.exists(path):
-        raise WorkbookError(f"workbook not found: {path}")
-    try:
-        with zipfile.ZipFile(path) as zf:
-            return _read_zip(zf, path)
-    except zipfile.BadZipFile:
-        raise WorkbookError(
-            f"{path} is not an xlsx workbook (not a zip file; .xls and .ods are not supported)"
-        ) from None
-    except (ET.ParseError, KeyError, UnicodeDecodeError, zipfile.LargeZipFile, OSError) as exc:
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise WorkbookError(f"{path} is not a readable xlsx workbook: {msg}") from None
-
-
-#: Uncompressed XML the reader will take on (a 100k-row sheetgen workbook is ~150 MB); beyond
-#: it a file is refused up front rather than exhausting memory (a zip bomb is refused too).
-MAX_XML_BYTES = 2_000_000_000
+    with open_package(path) as zf:
+        return _read_zip(zf, path)
 
 
 def _read_zip(zf: zipfile.ZipFile, path: str) -> RawWorkbook:
     names = set(zf.namelist())
     if "xl/workbook.xml" not in names:
         raise WorkbookError(f"{path} is not an xlsx workbook (no xl/workbook.xml)")
-    total = sum(i.file_size for i in zf.infolist() if i.filename.endswith(".xml"))
-    if total > MAX_XML_BYTES:
-        raise WorkbookError(f"{path} is too large to evaluate: {total / 1e9:.1f} GB of sheet XML "
-                            f"(limit {MAX_XML_BYTES / 1e9:.0f} GB); split the workbook")
     rels_path = "xl/_rels/workbook.xml.rels"
     rel_targets: dict[str, str] = {}
     if rels_path in names:

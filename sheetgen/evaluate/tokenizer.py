@@ -10,9 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .limits import MAX_COL, MAX_ROW
 from .refs import col_to_index
-
-MAX_ROW = 1_048_576
 
 _SHEET = r"(?:'(?P<qsheet>(?:[^']|'')+)'|(?P<sheet>[A-Za-z_][A-Za-z0-9_.]*))!"
 _CELL = r"(?P<{p}ca>\$?)(?P<{p}c>[A-Za-z]{{1,3}})(?P<{p}ra>\$?)(?P<{p}r>\d+)"
@@ -35,7 +34,7 @@ _TOKEN = re.compile(
             rf"(?P<bool>(?i:TRUE|FALSE)){_END}",
             r"(?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)",
             r"(?P<name>[A-Za-z_\\][A-Za-z0-9_.]*)",
-            r"(?P<op><>|<=|>=|[-+*/^&=<>%(),])",
+            r"(?P<op><>|<=|>=|[-+*/^&=<>%(),{};])",
         ]
     )
 )
@@ -69,6 +68,11 @@ class RefSpec:
 
 class FormulaSyntaxError(ValueError):
     """The formula text could not be tokenized or parsed (message says where)."""
+
+
+class OffGridError(FormulaSyntaxError):
+    """A reference outside Excel's grid: no spreadsheet writes one, so even lenient grading
+    refuses the file rather than calling the cell "not evaluated"."""
 
 
 def tokenize(text: str) -> tuple[list[Token], list[tuple[int, int]]]:
@@ -124,19 +128,28 @@ def _ref_spec(m: re.Match[str], rel_spans: list[tuple[int, int]]) -> RefSpec:
             r2_abs = bool(m.group("bra"))
             if not r2_abs:
                 rel_spans.append(m.span("br"))
+            _in_grid(max(r1, r2), max(c1, c2))
             return RefSpec(
                 sheet, min(r1, r2), r1_abs if r1 <= r2 else r2_abs, min(c1, c2),
                 max(r1, r2), r2_abs if r1 <= r2 else r1_abs, max(c1, c2), True,
             )  # fmt: skip
-        if r1 > MAX_ROW:
-            raise FormulaSyntaxError(f"row {r1} is beyond the sheet")
+        _in_grid(r1, c1)
         return RefSpec(sheet, r1, r1_abs, c1, r1, r1_abs, c1, False)
     if m.group("cc1") is not None:
         c1, c2 = col_to_index(m.group("cc1")), col_to_index(m.group("cc2"))
+        _in_grid(1, max(c1, c2))
         return RefSpec(sheet, 1, True, min(c1, c2), MAX_ROW, True, max(c1, c2), True)
     r1, r2 = int(m.group("rr1")), int(m.group("rr2"))
+    _in_grid(max(r1, r2), 1)
     if not m.group("rra"):
         rel_spans.append(m.span("rr1"))
     if not m.group("rrb"):
         rel_spans.append(m.span("rr2"))
     return RefSpec(sheet, r1, bool(m.group("rra")), 1, r2, bool(m.group("rrb")), 16384, True)
+
+
+def _in_grid(row: int, col: int) -> None:
+    if row < 1 or row > MAX_ROW:
+        raise OffGridError(f"row {row} is outside Excel's grid (1 to {MAX_ROW:,})")
+    if col > MAX_COL:
+        raise OffGridError(f"column {col:,} is outside Excel's grid (1 to {MAX_COL:,})")

@@ -9,20 +9,17 @@ str / ExcelError payloads and is None when there are none.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
 
-from .values import BOOL, EMPTY, ERR, NUM, NUM_ERR, STR, VALUE, ExcelError
-
-_NUMERIC_TEXT = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
+from .values import BOOL, EMPTY, ERR, NUM, NUM_ERR, STR, VALUE, ExcelError, text_to_number
 
 
 class Vec:
     """Values for a group of rows; see the module docstring for the layout."""
 
-    __slots__ = ("dims", "is_ref", "kind", "num", "obj")
+    __slots__ = ("anchor", "dims", "is_ref", "kind", "nominal", "num", "obj")
 
     def __init__(
         self,
@@ -37,6 +34,8 @@ class Vec:
         self.obj = obj
         self.is_ref = is_ref
         self.dims = dims
+        self.anchor: tuple[str, int, int] | None = None  # (sheet, row, col) of a range's corner
+        self.nominal: tuple[int, int] | None = None  # a clipped range's written (h, w)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -92,16 +91,22 @@ def const(value: Any) -> Vec:
     return Vec(STR, one, obj)
 
 
+def array_vec(rows: tuple[tuple[Any, ...], ...]) -> Vec:
+    """A (1, h*w) Vec with dims (h, w) for an array constant's rows."""
+    h, w = len(rows), len(rows[0])
+    cells = [const(x) for row in rows for x in row]
+    kind = np.array([[c.kind for c in cells]], dtype=np.int8)
+    num = np.array([[float(c.num[0, 0]) for c in cells]])
+    obj = None
+    if any(c.obj is not None for c in cells):
+        obj = np.empty((1, h * w), dtype=object)
+        obj[0, :] = [None if c.obj is None else c.obj[0, 0] for c in cells]
+    return Vec(kind, num, obj, dims=(h, w))
+
+
 def error_vec(err: ExcelError, shape: tuple[int, int] = (1, 1)) -> Vec:
     """Every element the same error."""
     return Vec(ERR, np.full(shape, np.nan), np.full(shape, err, dtype=object))
-
-
-def text_to_number(s: str) -> float | None:
-    """Excel's conversion of numeric text in arithmetic ("4096" -> 4096.0), else None."""
-    if _NUMERIC_TEXT.match(s):
-        return float(s)
-    return None
 
 
 class ErrAcc:

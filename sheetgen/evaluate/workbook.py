@@ -26,6 +26,12 @@ class EvaluatedWorkbook:
         self.sheet_names: list[str] = list(engine.sheet_names)
         self.defined_names: dict[str, str] = dict(engine.names)
 
+    @property
+    def not_evaluated(self) -> dict[tuple[str, str], str]:
+        """(sheet, 'A1') -> why, for each formula left unevaluated (lenient evaluation)."""
+        return {(sheet, a1(r, c)): why
+                for (sheet, r, c), why in sorted(self._engine.not_evaluated.items())}
+
     def _store(self, sheet: str) -> SheetStore:
         store = self._engine.book.get(sheet)
         if store is None:
@@ -34,10 +40,11 @@ class EvaluatedWorkbook:
 
     def _cell(self, store: SheetStore, row: int, col: int) -> Any:
         column = store.cols.get(col)
-        if column is None or row >= store.cap:
+        if column is None or not column.holds(row):
             return None
-        obj = None if column.obj is None else column.obj[row]
-        return to_python(int(column.kind[row]), float(column.num[row]), obj)
+        i = row - column.lo
+        obj = None if column.obj is None else column.obj[i]
+        return to_python(int(column.kind[i]), float(column.num[i]), obj)
 
     def value(self, sheet: str, cell: str) -> Any:
         """Evaluated value: float, str, bool, None (empty) or ExcelError."""
@@ -49,20 +56,20 @@ class EvaluatedWorkbook:
         """The formula text as stored ('=...'), or None for a value cell."""
         store = self._store(sheet)
         row, col = parse_a1(cell, sheet)
-        texts = self._engine.texts.get(store.name, {}).get(col)
-        if texts is None or row >= len(texts):
+        column = store.cols.get(col)
+        if column is None or column.texts is None or not column.holds(row):
             return None
-        return texts[row]  # type: ignore[no-any-return]
+        return column.texts[row - column.lo]  # type: ignore[no-any-return]
 
     def formula_cells(self, sheet: str | None = None) -> Iterator[tuple[str, str]]:
         """(sheet, 'A1') of every formula cell, row by row within each sheet."""
         names = self.sheet_names if sheet is None else [self._store(sheet).name]
         for name in names:
-            texts = self._engine.texts.get(name, {})
+            cols = self._store(name).cols
             cells = sorted(
-                (int(r), c)
-                for c, col in texts.items()
-                for r in np.flatnonzero(col != None)  # noqa: E711
+                (int(r) + col.lo, c)
+                for c, col in cols.items() if col.texts is not None
+                for r in np.flatnonzero(col.texts != None)  # noqa: E711
             )
             for r, c in cells:
                 yield name, a1(r, c)
@@ -88,9 +95,10 @@ class EvaluatedWorkbook:
         if n <= 0:
             return np.zeros(0)
         column = store.cols.get(c)
-        lo, hi = first_row, min(last_row + 1, store.cap)
-        if column is not None and hi - lo == n and bool((column.kind[lo:hi] == NUM).all()):
-            return column.num[lo:hi].copy()
+        if (column is not None and column.lo <= first_row and last_row < column.hi
+                and bool((column.kind[first_row - column.lo : last_row + 1 - column.lo]
+                          == NUM).all())):
+            return column.num[first_row - column.lo : last_row + 1 - column.lo].copy()
         return np.array([self._cell(store, r, c) for r in range(first_row, last_row + 1)],
                         dtype=object)  # fmt: skip
 
@@ -102,9 +110,14 @@ def evaluate_workbook(
     source: str | os.PathLike[str],
     *,
     progress: Callable[[int, int], None] | None = None,
+    lenient: bool = False,
 ) -> EvaluatedWorkbook:
-    """Read an xlsx file and evaluate every formula; see the package docstring."""
-    return _evaluate(source, vectorize=True, progress=progress)
+    """Read an xlsx file and evaluate every formula; see the package docstring.
+
+    lenient: a formula that cannot be evaluated, and whatever reads it, is left "not
+    evaluated" (its value is a NotEvaluated error naming why; see `not_evaluated`) instead
+    of raising WorkbookError."""
+    return _evaluate(source, vectorize=True, progress=progress, lenient=lenient)
 
 
 def _evaluate(
@@ -112,12 +125,13 @@ def _evaluate(
     *,
     vectorize: bool,
     progress: Callable[[int, int], None] | None = None,
+    lenient: bool = False,
 ) -> EvaluatedWorkbook:
     """vectorize=False evaluates every cell on its own (the reference path for tests)."""
     gc_was_on = gc.isenabled()
     gc.disable()  # millions of small acyclic objects: the cyclic GC only costs time here
     try:
-        engine = Engine(read_workbook(source))
+        engine = Engine(read_workbook(source), lenient=lenient)
         engine.run(vectorize=vectorize, progress=progress)
     finally:
         if gc_was_on:

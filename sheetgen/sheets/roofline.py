@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from sheetgen import excel_numbers as xn
 from sheetgen import refined
 from sheetgen.definitions import Quantity
 from sheetgen.styles import COMPUTE_BOUND, MEMORY_BOUND
@@ -53,7 +54,8 @@ def intensity(name: str, flops_: str, bytes_: str,
 
 
 def _regime(x: Any, ridge: Any) -> Any:
-    out = np.where(np.asarray(x) >= ridge, COMPUTE_BOUND, MEMORY_BOUND).astype(object)
+    """The regime as the sheet's IF decides it: >= at Excel's 15 digits (excel_numbers)."""
+    out = np.where(xn.ge(x, ridge), COMPUTE_BOUND, MEMORY_BOUND).astype(object)
     return out if out.ndim else out.item()
 
 
@@ -158,9 +160,7 @@ def largest(name: str, column: str, label: str, unit: str, fmt: str = "sci",
 def at_most(name: str, value: str, limit: str, label: str, doc: str = "") -> Quantity:
     """value <= limit, as TRUE/FALSE (fit checks)."""
     return Quantity(name, label, "", f"{{{value}}}<={{{limit}}}",
-                    lambda **a: np.asarray(a[value] <= a[limit]).astype(object)
-                    if np.ndim(a[value]) else bool(a[value] <= a[limit]),
-                    fmt="bool", doc=doc)
+                    lambda **a: xn.as_bool(xn.le(a[value], a[limit])), fmt="bool", doc=doc)
 
 
 def elements_bytes(name: str, a: str, b: str, label: str, doc: str = "") -> Quantity:
@@ -219,15 +219,15 @@ def better(name: str, pp: str, tp: str, *, lower_is_better: bool = True) -> Quan
     lt = "<" if lower_is_better else ">"
     scale = 1 - TIE_RTOL if lower_is_better else 1 + TIE_RTOL
 
-    def wins(a: Any, b: Any) -> Any:
-        return a < b * scale if lower_is_better else a > b * scale
+    def wins(a: Any, b: Any) -> Any:  # compared as the sheet's < and > compare (15 digits)
+        return xn.lt(a, b * scale) if lower_is_better else xn.gt(a, b * scale)
 
     def reference(**k: Any) -> Any:
         a, b = k[pp], k[tp]
         if np.ndim(a) or np.ndim(b):  # a table column (the sweep)
             return np.where(wins(a, b), "pipeline",
                             np.where(wins(b, a), "tensor", "tie")).astype(object)
-        return "pipeline" if wins(a, b) else "tensor" if wins(b, a) else "tie"
+        return "pipeline" if bool(wins(a, b)) else "tensor" if bool(wins(b, a)) else "tie"
 
     return Quantity(
         name, "better", "",
