@@ -21,7 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 #: How a guarded table wraps each derived column: blank unless the row's guard says "ok".
-GUARD_WRAP = 'IF({guard}="ok",{body},"")'
+GUARD_WRAP = 'IF({guard}="ok",{body},{otherwise})'
+#: What a guarded row shows: "" in tables people read, NA() (#N/A) in chart data, which
+#: Excel, LibreOffice and Google Sheets all skip ("" is text to Excel's XY chart: its x falls
+#: back to 1, 2, 3 and its y plots as 0).
+BLANK_ROW, NA_ROW = '""', "NA()"
+NA_CODE = "#N/A"
 #: How a quantity computed from a possible gap (Quantity.gap_marker) shows the gap's marker.
 GAP_WRAP = "IF(ISNUMBER({source}),{body},{marker})"
 
@@ -175,6 +180,8 @@ class Table:
     #: header row, same count); its columns read that table's columns on the same row, and
     #: `guard` may name that table's guard. For helper columns placed apart (chart data).
     rows_of: str | None = None
+    #: rows the guard rejects show NA() rather than "" (chart data; see NA_ROW)
+    na_rows: bool = False
     range_names: dict[str, str] = field(default_factory=dict)  # column name -> defined name
 
     @property
@@ -201,6 +208,18 @@ class Chart:
     y_title: str
     ceiling_name: str = "roofline ceiling"  # the legend's names of the two series
     points_name: str = "matmuls"
+    #: One points series per (legend name, y column, palette colour), sharing points_x, in
+    #: place of the single points series: the legend then reads without point labels
+    #: (LibreOffice renders no labels taken from cells).
+    point_groups: Sequence[tuple[str, str, str]] = ()
+    #: The ceiling row (0-based in its table) drawn again as a one-point "ridge" series.
+    ridge_row: int | None = None
+    ridge_name: str = "ridge point"
+    #: Fix the log axes to whole decades around the data and the roof (build-time values).
+    tight: bool = False
+    y_scale: float = 1.0  # the y columns' unit in the model's (1E12: TFLOP/s from FLOP/s)
+    width_cols: int = 12  # the area it covers, for the print range (default-width columns)
+    height_rows: int = 22
 
 
 @dataclass(frozen=True)

@@ -70,13 +70,13 @@ def row_heights(sheet: SheetPlan) -> dict[int, float]:
     return {row: math.ceil(n * LINE_POINTS + 3) for row, n in lines.items() if n > 1}
 
 
-def print_setup(sheet: SheetPlan, chart_rows: int = 24, chart_cols: int = 8) -> PrintSetup:
+def print_setup(sheet: SheetPlan) -> PrintSetup:
     """The used range (cells, tables, and the area a chart covers) and the rows to repeat."""
     rows = [c.row for c in sheet.cells] + [t.last_row for t in sheet.tables]
     cols = [c.col for c in sheet.cells] + [c.col for t in sheet.tables for c in t.columns]
     for chart in sheet.charts:
-        rows.append(chart.row + chart_rows)
-        cols.append(chart.col + chart_cols)
+        rows.append(chart.row + chart.height_rows)
+        cols.append(chart.col + chart.width_cols)
     table = main_table(sheet)
     repeat = (table.header_row, table.header_row) if table is not None else None
     return PrintSetup(max(rows, default=0), max(cols, default=0), repeat)

@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from sheetgen.definitions import Input, Quantity, SheetSpec, Table
+from sheetgen.definitions import NA_CODE, Input, Quantity, SheetSpec, Table
+from sheetgen.evaluate.values import ExcelError
 
 
 @dataclass
@@ -174,7 +175,7 @@ def evaluate(registry: Registry, values: Mapping[str, Any]) -> ModelResult:
         if res.ndim == 0:
             res = np.full(int(mask.sum()), res[()])
         env[q.name] = res
-        full = np.full(len(mask), "", dtype=object)
+        full = np.full(len(mask), ExcelError(NA_CODE) if table.na_rows else "", dtype=object)
         full[mask] = res
         columns[q.name] = full
     for table in registry.tables.values():

@@ -14,6 +14,7 @@ CEILING = "#C00000"  # the roofline ceiling
 SPEC_ROOF = "#7F7F7F"  # the spec (unadjusted) roof, ridge lines
 POINT = "#404040"  # chart points not coloured by regime, annotations
 GRID = "#D9D9D9"
+RIDGE = "#000000"  # the ridge point marker
 
 INPUT_FILL = "#FFF2CC"  # pale yellow: a cell you may change
 INPUT_FONT = "#1F4E79"  # dark blue text: the spreadsheet-modelling convention for inputs

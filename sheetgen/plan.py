@@ -6,6 +6,7 @@ against, so cell placement and formula text are decided here and nowhere else.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,8 +16,10 @@ import numpy as np
 from xlsxwriter.utility import quote_sheetname, xl_col_to_name, xl_rowcol_to_cell
 
 from sheetgen.definitions import (
+    BLANK_ROW,
     GAP_WRAP,
     GUARD_WRAP,
+    NA_ROW,
     PLACEHOLDER,
     Block,
     BlockRow,
@@ -28,6 +31,7 @@ from sheetgen.definitions import (
     Validation,
 )
 from sheetgen.model import ModelResult, Registry, evaluate
+from sheetgen.palette import RIDGE
 from sheetgen.styles import (
     BOOLEAN_FORMATS,
     COMPUTE_BOUND,
@@ -151,6 +155,9 @@ class SeriesPlan:
     y: tuple[int, int, int]
     labels: tuple[int, int, int] | None = None
     line: bool = False
+    color: str | None = None  # palette hex; None: the writer's default for a line/points
+    marker: str = "circle"
+    marker_size: int = 6
 
 
 @dataclass(frozen=True)
@@ -161,6 +168,10 @@ class ChartPlan:
     series: tuple[SeriesPlan, ...]
     x_title: str
     y_title: str
+    x_range: tuple[float, float] | None = None  # log-axis bounds, whole decades; None: auto
+    y_range: tuple[float, float] | None = None
+    width_cols: int = 12
+    height_rows: int = 22
 
 
 @dataclass
@@ -320,7 +331,8 @@ class _Layout:
                                    marker=self._ref(gap[1], "cell", sheet, tname), body=body)
         if table is not None and table.guard and q.name != table.guard:
             guard = self._ref(table.guard, "cell", sheet, tname)
-            body = GUARD_WRAP.format(guard=guard, body=body)
+            body = GUARD_WRAP.format(guard=guard, body=body,
+                                     otherwise=NA_ROW if table.na_rows else BLANK_ROW)
         return "=" + body
 
 
@@ -401,7 +413,7 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
         _plan_validations(sp, spec, layout)
         _plan_conditionals(sp, spec, layout)
         for chart in spec.charts:
-            sp.charts.append(_plan_chart(chart, layout))
+            sp.charts.append(_plan_chart(chart, layout, model))
         sp.hidden = sorted(layout.where[name].col for name in spec.hidden_columns)
         plans.append(sp)
     unknown = set(links) - {i.name for t in registry.tables.values() for i in t.inputs}
@@ -519,18 +531,50 @@ def _plan_conditionals(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
                                                        FALSE_FONT))
 
 
-def _plan_chart(chart: Chart, layout: _Layout) -> ChartPlan:
+def _decades(values: list[float]) -> tuple[float, float] | None:
+    """The whole decades around the positive finite values (None when there are none)."""
+    v = [float(x) for x in values if _finite_positive(x)]
+    if not v:
+        return None
+    lo, hi = math.floor(math.log10(min(v)) + 1e-9), math.ceil(math.log10(max(v)) - 1e-9)
+    return 10.0 ** lo, 10.0 ** max(hi, lo + 1)
+
+
+def _finite_positive(x: Any) -> bool:
+    return isinstance(x, int | float | np.integer | np.floating) and not isinstance(x, bool) \
+        and math.isfinite(x) and x > 0
+
+
+def _plan_chart(chart: Chart, layout: _Layout, model: ModelResult) -> ChartPlan:
     def col(name: str) -> tuple[int, int, int]:
         w = layout.where[name]
         return (w.col, w.row, max(w.row, w.last_row))
 
+    ceiling = SeriesPlan(chart.ceiling_name, col(chart.ceiling_x), col(chart.ceiling_y),
+                         line=True)
+    if chart.point_groups:
+        points = tuple(SeriesPlan(name, col(chart.points_x), col(y),
+                                  labels=col(chart.points_label), color=color)
+                       for name, y, color in chart.point_groups)
+    else:
+        points = (SeriesPlan(chart.points_name, col(chart.points_x), col(chart.points_y),
+                             labels=col(chart.points_label)),)
+    series = (ceiling, *points)
+    if chart.ridge_row is not None:
+        (cx, r, _), (cy, _, _) = ceiling.x, ceiling.y
+        r += chart.ridge_row
+        series += (SeriesPlan(chart.ridge_name, (cx, r, r), (cy, r, r), marker="diamond",
+                              marker_size=10, color=RIDGE),)
+    x_range = y_range = None
+    if chart.tight:
+        cols = model.columns
+        ridge_x = cols[chart.ceiling_x][chart.ridge_row or 0]
+        peak_y = max((v for v in cols[chart.ceiling_y] if _finite_positive(v)), default=None)
+        x_range = _decades([*cols[chart.points_x], ridge_x])
+        y_range = _decades([*(v for _, y, _ in chart.point_groups for v in cols[y]),
+                            *cols[chart.points_y]] + ([peak_y] if peak_y else []))
     return ChartPlan(
-        title=chart.title, row=chart.row, col=chart.col,
-        series=(
-            SeriesPlan(chart.ceiling_name, col(chart.ceiling_x), col(chart.ceiling_y),
-                       line=True),
-            SeriesPlan(chart.points_name, col(chart.points_x), col(chart.points_y),
-                       labels=col(chart.points_label)),
-        ),
-        x_title=chart.x_title, y_title=chart.y_title,
+        title=chart.title, row=chart.row, col=chart.col, series=series,
+        x_title=chart.x_title, y_title=chart.y_title, x_range=x_range, y_range=y_range,
+        width_cols=chart.width_cols, height_rows=chart.height_rows,
     )

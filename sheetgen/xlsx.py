@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import xlsxwriter
 import xlsxwriter.exceptions
 from xlsxwriter.utility import quote_sheetname, xl_rowcol_to_cell
@@ -28,6 +29,7 @@ from xlsxwriter.worksheet import Worksheet
 from sheetgen import layout_rules, palette
 from sheetgen.atomic import atomic_write, check_writable_dir, describe, private_tempdir, quiet_file
 from sheetgen.errors import OutputError
+from sheetgen.evaluate.values import ExcelError
 from sheetgen.plan import (
     Cell,
     ChartPlan,
@@ -84,6 +86,8 @@ def _cached(value: Any) -> Any:
         return ""
     if hasattr(value, "item"):
         value = value.item()
+    if isinstance(value, ExcelError):
+        return str(value)  # "#N/A": xlsxwriter stores an error code as an error (t="e")
     return value
 
 
@@ -208,36 +212,64 @@ def _validation(ws: Worksheet, v: ValidationPlan) -> None:
     ws.data_validation(v.first_row, v.first_col, v.last_row, v.last_col, opts)
 
 
-def _chart(wb: Workbook, ws: Worksheet, sheet: str, chart: ChartPlan) -> None:
+def _cache(sheet: SheetPlan, c: tuple[int, int, int]) -> list[float | None]:
+    """A chart range's values as the chart's numeric cache (#N/A and text: no point)."""
+    col, first, last = c
+    for table in sheet.tables:
+        for column in table.columns:
+            if column.col == col and table.first_row <= first and last <= table.last_row:
+                vals = column.values[first - table.first_row:last - table.first_row + 1]
+                return [float(v) if _plottable(v) else None for v in vals]
+    return [None] * (last - first + 1)
+
+
+def _plottable(v: Any) -> bool:
+    return isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool) \
+        and math.isfinite(float(v))
+
+
+def _chart(wb: Workbook, ws: Worksheet, sheet: SheetPlan, chart: ChartPlan) -> None:
+    """The log-log roofline: a ceiling line, one marker series per group, the ridge point.
+
+    The numeric caches are given, not read from the cells: xlsxwriter would type a range
+    holding #N/A as text (a strRef x makes Excel number the points 1, 2, 3)."""
     ch = wb.add_chart({"type": "scatter", "subtype": "straight"})
 
     def rng(c: tuple[int, int, int]) -> list[Any]:
-        return [sheet, c[1], c[0], c[2], c[0]]
+        return [sheet.name, c[1], c[0], c[2], c[0]]
 
     for s in chart.series:
-        opts: dict[str, Any] = {"name": s.name, "categories": rng(s.x), "values": rng(s.y)}
+        opts: dict[str, Any] = {"name": s.name, "categories": rng(s.x), "values": rng(s.y),
+                                "categories_data": _cache(sheet, s.x),
+                                "values_data": _cache(sheet, s.y)}
         if s.line:
-            opts |= {"line": {"color": palette.CEILING, "width": 2.25}, "marker": {"type": "none"}}
+            opts |= {"line": {"color": s.color or palette.CEILING, "width": 2.25},
+                     "marker": {"type": "none"}}
         else:
+            color = s.color or palette.POINT
             opts |= {"line": {"none": True},
-                     "marker": {"type": "circle", "size": 6,
-                                "fill": {"color": palette.POINT},
-                                "border": {"color": palette.POINT}}}
+                     "marker": {"type": s.marker, "size": s.marker_size,
+                                "fill": {"color": color}, "border": {"color": color}}}
             if s.labels is not None and s.labels[2] - s.labels[1] < LABELLED_POINTS_MAX:
                 col, first, last = s.labels
-                custom = [{"value": f"={quote_sheetname(sheet)}!"
+                custom = [{"value": f"={quote_sheetname(sheet.name)}!"
                                     f"{xl_rowcol_to_cell(r, col, True, True)}"}
                           for r in range(first, last + 1)]
                 opts["data_labels"] = {"custom": custom, "position": "right",
                                        "font": {"size": 7}}
         ch.add_series(opts)
     ch.set_title({"name": chart.title})
-    ch.set_x_axis({"name": chart.x_title, "log_base": 10, "num_format": "General",
-                   "major_gridlines": {"visible": True, "line": {"color": palette.GRID}}})
-    ch.set_y_axis({"name": chart.y_title, "log_base": 10, "num_format": "0E+00",
-                   "major_gridlines": {"visible": True, "line": {"color": palette.GRID}}})
+    grid = {"visible": True, "line": {"color": palette.GRID}}
+    for setter, title, bounds in ((ch.set_x_axis, chart.x_title, chart.x_range),
+                                  (ch.set_y_axis, chart.y_title, chart.y_range)):
+        axis: dict[str, Any] = {"name": title, "log_base": 10, "num_format": "General",
+                                "major_gridlines": grid}
+        if bounds is not None:
+            axis |= {"min": bounds[0], "max": bounds[1]}
+        setter(axis)
     ch.set_legend({"position": "bottom"})
-    ch.set_size({"width": 720, "height": 440})
+    ch.show_hidden_data()  # the chart's data columns are hidden
+    ch.set_size({"width": 64 * chart.width_cols, "height": 20 * chart.height_rows})
     ws.insert_chart(chart.row, chart.col, ch)
 
 
@@ -274,7 +306,7 @@ def _write_worksheet(wb: Workbook, sheet: SheetPlan, formats: _Formats,
             "type": "cell", "criteria": "!=" if c.negate else "==", "value": c.literal,
             "format": wb.add_format(style)})
     for chart in sheet.charts:
-        _chart(wb, ws, sheet.name, chart)
+        _chart(wb, ws, sheet, chart)
 
 
 def write_xlsx(plan: WorkbookPlan, path: str | os.PathLike[str], *, force: bool = False,

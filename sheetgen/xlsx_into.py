@@ -25,7 +25,7 @@ from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.worksheet import Worksheet
 from xlsxwriter.utility import xl_rowcol_to_cell
 
-from sheetgen import layout_rules
+from sheetgen import layout_rules, palette
 from sheetgen.plan import Cell, ChartPlan, SheetPlan, ValidationPlan, WorkbookPlan
 from sheetgen.styles import NUMBER_FORMATS, STYLES
 
@@ -168,31 +168,54 @@ def _validation(ws: Worksheet, v: ValidationPlan) -> None:
 
 
 def _chart(ws: Worksheet, chart: ChartPlan) -> None:
-    """The roofline chart (log-log scatter). openpyxl cannot label points from cells, so the
-    points carry no labels here (the built workbook's chart has them)."""
+    """The roofline chart (log-log scatter), as the built workbook draws it: the ceiling a
+    line, each group markers only (no line, no smoothing: openpyxl's scatter otherwise joins
+    and smooths them), the ridge a diamond, whole-decade axes in plain numbers. openpyxl
+    cannot label points from cells; the groups' legend (compute-/memory-bound) reads
+    without labels."""
+    from openpyxl.chart.axis import ChartLines
+    from openpyxl.chart.shapes import GraphicalProperties
+
     ch = ScatterChart()
     ch.title = chart.title
     ch.style = 13
+    ch.scatterStyle = "lineMarker"
+    ch.visible_cells_only = False  # the chart's data columns are hidden
     for s in chart.series:
         x = Reference(ws, min_col=s.x[0] + 1, min_row=s.x[1] + 1, max_row=s.x[2] + 1)
         y = Reference(ws, min_col=s.y[0] + 1, min_row=s.y[1] + 1, max_row=s.y[2] + 1)
         series = Series(y, x, title=s.name)
+        series.smooth = False
         if s.line:
             series.marker.symbol = "none"
-            series.graphicalProperties.line.solidFill = "C00000"
+            series.graphicalProperties.line.solidFill = _hex(s.color or palette.CEILING)
             series.graphicalProperties.line.width = 28575  # 2.25 pt in EMU
         else:
-            series.marker.symbol = "circle"
-            series.marker.size = 6
+            color = _hex(s.color or palette.POINT)
+            series.marker.symbol = s.marker
+            series.marker.size = s.marker_size
+            series.marker.graphicalProperties = GraphicalProperties(solidFill=color)
+            series.marker.graphicalProperties.line.solidFill = color
             series.graphicalProperties.line.noFill = True
         ch.series.append(series)
-    for axis, title in ((ch.x_axis, chart.x_title), (ch.y_axis, chart.y_title)):
+    for axis, title, bounds in ((ch.x_axis, chart.x_title, chart.x_range),
+                                (ch.y_axis, chart.y_title, chart.y_range)):
         axis.title = title
         axis.scaling.logBase = 10
+        if bounds is not None:
+            axis.scaling.min, axis.scaling.max = bounds
+        axis.number_format = "General"
+        axis.numFmt.sourceLinked = False
+        axis.majorGridlines = ChartLines()
         axis.delete = False
     ch.legend.position = "b"
-    ch.width, ch.height = 19.0, 11.6  # cm, about the built workbook's 720 x 440 px
+    ch.width = chart.width_cols * 64 / 37.8  # cm at 96 dpi, the built workbook's size
+    ch.height = chart.height_rows * 20 / 37.8
     ws.add_chart(ch, xl_rowcol_to_cell(chart.row, chart.col))
+
+
+def _hex(color: str) -> str:
+    return color.lstrip("#").upper()
 
 
 def write_into(plan: WorkbookPlan, wb: Workbook, *, progress: Progress | None = None) -> None:
@@ -207,6 +230,8 @@ def write_into(plan: WorkbookPlan, wb: Workbook, *, progress: Progress | None = 
         ws = wb.create_sheet(sheet.name)
         for col, width in sheet.widths.items():
             ws.column_dimensions[get_column_letter(col + 1)].width = width
+        for col in sheet.hidden:
+            ws.column_dimensions[get_column_letter(col + 1)].hidden = True
         frozen = layout_rules.freeze(sheet)
         if frozen:
             ws.freeze_panes = xl_rowcol_to_cell(*frozen)

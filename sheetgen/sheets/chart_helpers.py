@@ -76,13 +76,14 @@ def matmul_sheet() -> SheetSpec:
         base,
         texts=(*base.texts, *(Text(matmul.TABLE.header_row, c, "(blank)", "note")
                               for c in BLANK_COLUMNS)),
-        tables=(matmul.TABLE, CEILING, POINTS_X, POINTS_Y),
+        tables=(matmul.TABLE, matmul.POINTS, CEILING, POINTS_X, POINTS_Y),
         charts=(replace(
-            chart, title=f"{chart.title} (log10 axes)",
+            chart, title=f"{chart.title} (log10 axes)", point_groups=(), ridge_row=None,
+            tight=False,
             ceiling_x=LOG_ROOF_X.name, ceiling_y=LOG_ROOF_Y.name,
             points_x=LOG_INTENSITY.name, points_y=LOG_ATTAINED.name,
             points_label=POINT_LABEL.name,
-            x_title=f"log10 {chart.x_title}", y_title=f"log10 {chart.y_title}",
+            x_title=f"log10 {chart.x_title}", y_title="log10 attained FLOP/s",
         ),),
         column_widths=widths,
     )

@@ -10,8 +10,10 @@ from typing import Any
 
 import numpy as np
 
+from sheetgen import palette
 from sheetgen.definitions import (
     LINK_NUMBER,
+    NA_CODE,
     Chart,
     Input,
     Quantity,
@@ -20,6 +22,7 @@ from sheetgen.definitions import (
     Text,
     Validation,
 )
+from sheetgen.evaluate.values import ExcelError
 from sheetgen.sheets import roofline
 
 SHEET = "Matmul"
@@ -120,6 +123,57 @@ TABLE = Table(
     guard="row_check",
 )
 
+# The chart's data: helper columns that are a number or NA() (#N/A), never "" or text, since
+# Excel's XY chart reads text x as 1, 2, 3 and text y as 0; Excel, LibreOffice and Google
+# Sheets skip #N/A. y is in TFLOP/s (TOP/s for int8), the unit people read a roofline in.
+TERA = 1e12
+NA_FORMULA = "NA()"
+
+
+def _plot_value(name: str, label: str, unit: str, of: str, *, scale: float = 1.0,
+                regime: str | None = None) -> Quantity:
+    """`of` (divided by scale) where it is a number (and the row's regime is `regime`), else
+    NA(). Handles gaps itself: a gap's text marker becomes #N/A too, never text in the chart."""
+    body = f"{{{of}}}/{scale:.0E}" if scale != 1.0 else f"{{{of}}}"
+    cond = f"ISNUMBER({{{of}}})"
+    deps = [of]
+    if regime is not None:
+        cond = f'AND({cond},{{regime}}="{regime}")'
+        deps.append("regime")
+
+    def reference(**a: Any) -> np.ndarray:
+        v = np.asarray(a[of], dtype=object)
+        ok = np.asarray([_number(x) for x in v], dtype=bool)
+        if regime is not None:
+            ok &= np.asarray(a["regime"], dtype=object) == regime
+        out = np.full(len(v), ExcelError(NA_CODE), dtype=object)
+        out[ok] = [float(x) / scale for x in v[ok]]
+        return out
+
+    return Quantity(name, label, unit, f"IF({cond},{body},{NA_FORMULA})", reference,
+                    fmt="ratio", handles_gaps=True,
+                    doc=f"Chart data: {of} as a number or #N/A, which charts skip.")
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, int | float | np.integer | np.floating) and not isinstance(x, bool) \
+        and bool(np.isfinite(x))
+
+
+PLOT_X = _plot_value("plot_intensity", "chart x: intensity", "FLOP/B", "intensity")
+PLOT_COMPUTE = _plot_value("plot_compute", "chart y: compute-bound", "TFLOP/s",
+                           "attained_flops", scale=TERA, regime=roofline.COMPUTE_BOUND)
+PLOT_MEMORY = _plot_value("plot_memory", "chart y: memory-bound", "TFLOP/s",
+                          "attained_flops", scale=TERA, regime=roofline.MEMORY_BOUND)
+#: The chart sits right of the table, below the frozen header, so it is seen with the table
+#: and prints on its first page; its data follow right of it.
+CHART_COL = len(TABLE.all_columns()) + 1
+CHART_COLS, CHART_ROWS = 12, 22
+POINTS_COL = CHART_COL + CHART_COLS + 1
+POINTS = Table(name="chart_points", header_row=TABLE.header_row, col=POINTS_COL, inputs=(),
+               columns=(PLOT_X, PLOT_COMPUTE, PLOT_MEMORY), guard=TABLE.guard,
+               rows_of=TABLE.name, na_rows=True)
+
 # The ceiling of the chart: x spans decades either side of the attainable ridge, so the kink
 # sits exactly at a plotted point whatever GPU is selected.
 DECADE = Input("roof_decade", "decades from ridge", fmt="int", helper=True)
@@ -133,15 +187,17 @@ ROOF_Y = Quantity(
                                                                roof_x * attainable_bw),
     fmt="sci",
 )
-CEILING_COL = len(TABLE.all_columns()) + 2
+ROOF_PLOT = _plot_value("roof_tflops", "attainable TFLOP/s", "TFLOP/s", "roof_y", scale=TERA)
+CEILING_COL = POINTS_COL + len(POINTS.columns) + 1
 CEILING = Table(name="roofline", header_row=TABLE.header_row, col=CEILING_COL,
-                inputs=(DECADE,), columns=(ROOF_X, ROOF_Y))
+                inputs=(DECADE,), columns=(ROOF_X, ROOF_Y, ROOF_PLOT))
 ROOF_DECADES = [-3, -2, -1, 0, 1, 2, 3]
 
 
 def sheet() -> SheetSpec:
     widths = {0: 10.0, 1: 10.0, 2: 10.0, 3: 12.0} | {i: 14.0 for i in range(4, CEILING_COL)}
-    widths |= {CEILING_COL + i: 14.0 for i in range(3)}
+    widths |= {c: 14.0 for c in range(POINTS_COL, POINTS_COL + len(POINTS.columns))}
+    widths |= {CEILING_COL + i: 14.0 for i in range(len(CEILING.all_columns()))}
     return SheetSpec(
         name=SHEET,
         texts=(
@@ -153,18 +209,26 @@ def sheet() -> SheetSpec:
                  "computed columns fill in once all three are positive whole numbers. The "
                  "refined time adds the launch floor and (when on) wave quantization of "
                  "tile_m×tile_n tiles over the GPU's SMs (Inputs sheet)."),
+            Text(TABLE.header_row - 1, POINTS_COL, "Chart points (#N/A where no point)",
+                 "subtitle"),
             Text(TABLE.header_row - 1, CEILING_COL, "Roofline ceiling (chart data)",
                  "subtitle"),
         ),
-        tables=(TABLE, CEILING),
+        tables=(TABLE, POINTS, CEILING),
         charts=(Chart(
-            title="Roofline", row=TABLE.header_row + len(ROOF_DECADES) + 3, col=CEILING_COL,
-            ceiling_x="roof_x", ceiling_y="roof_y",
-            points_x="intensity", points_y="attained_flops",
+            title="Roofline", row=TABLE.first_row, col=CHART_COL,
+            ceiling_x="roof_x", ceiling_y=ROOF_PLOT.name,
+            points_x=PLOT_X.name, points_y=PLOT_COMPUTE.name,
             points_label="shape_label",
-            x_title="arithmetic intensity (FLOP/B)", y_title="attainable FLOP/s",
+            x_title="arithmetic intensity (FLOP/B)",
+            y_title="attained TFLOP/s (TOP/s for int8)",
+            point_groups=((roofline.COMPUTE_BOUND, PLOT_COMPUTE.name, palette.COMPUTE),
+                          (roofline.MEMORY_BOUND, PLOT_MEMORY.name, palette.MEMORY)),
+            ridge_row=ROOF_DECADES.index(0), tight=True,
+            width_cols=CHART_COLS, height_rows=CHART_ROWS,
         ),),
         column_widths=widths,
         freeze=(TABLE.first_row, 0),
         regime_columns=("regime",),
+        hidden_columns=tuple(q.name for q in POINTS.columns),
     )
