@@ -268,7 +268,6 @@ def _chart(wb: Workbook, ws: Worksheet, sheet: SheetPlan, chart: ChartPlan) -> N
             axis |= {"min": bounds[0], "max": bounds[1]}
         setter(axis)
     ch.set_legend({"position": "bottom"})
-    ch.show_hidden_data()  # the chart's data columns are hidden
     ch.set_size({"width": 64 * chart.width_cols, "height": 20 * chart.height_rows})
     ws.insert_chart(chart.row, chart.col, ch)
 

@@ -490,8 +490,9 @@ def test_check_follows_user_edits_and_finds_disagreement(shared, gsheets_client)
     assert {("G6", False), ("K7", True)} <= where
     # the cells computed from K7 follow its new formula, and are reported as such
     log_y = xl_col_to_name(_CH.POINTS_BLOCK + 2)
+    plotted = {f"{xl_col_to_name(matmul.POINTS_COL + i)}7" for i in (1, 2)}  # #N/A helpers
     assert {c for c, changed in where - {("G6", False), ("K7", True)}} <= {"L7", "M7",
-                                                                           f"{log_y}7"}
+                                                                           f"{log_y}7", *plotted}
     assert all(not changed for c, changed in where if c != "K7")
 
 

@@ -83,7 +83,7 @@ def matmul_sheet() -> SheetSpec:
             ceiling_x=LOG_ROOF_X.name, ceiling_y=LOG_ROOF_Y.name,
             points_x=LOG_INTENSITY.name, points_y=LOG_ATTAINED.name,
             points_label=POINT_LABEL.name,
-            x_title=f"log10 {chart.x_title}", y_title="log10 attained FLOP/s",
+            x_title=f"log10 {chart.x_title}", y_title="log10 attainable FLOP/s",
         ),),
         column_widths=widths,
     )

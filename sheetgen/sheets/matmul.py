@@ -230,5 +230,4 @@ def sheet() -> SheetSpec:
         column_widths=widths,
         freeze=(TABLE.first_row, 0),
         regime_columns=("regime",),
-        hidden_columns=tuple(q.name for q in POINTS.columns),
     )

@@ -1,0 +1,196 @@
+"""The Matmul roofline chart, read from the chart XML of built and filled workbooks.
+
+Hand figures, A100 40GB SXM in bf16 (312 TFLOP/s dense, 1,555 GB/s, efficiencies 1.0): the
+ridge is 312e12 / 1.555e12 = 200.643 FLOP/B at 312 TFLOP/s. The default shapes' intensities
+run from 2·4096² / (2·(4096 + 4096² + 4096)) = 0.9995 FLOP/B (1×4096×4096) to
+2·8192³ / (2·3·8192²) = 2730.7 FLOP/B (8192³), so the x axis spans the decades 0.1..10^4;
+attained rates from 0.9995 × 1.555 = 1.554 TFLOP/s to the 312 TFLOP/s roof: y 1..1000.
+"""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import openpyxl
+import pytest
+from conftest import needs_libreoffice
+from lo_helpers import mismatches, read_values, recalc_many
+from openpyxl.utils import column_index_from_string, get_column_letter
+from test_fill import make_theirs
+
+import sheetgen
+from sheetgen.api import build_workbook
+from sheetgen.check import check_workbook
+from sheetgen.evaluate import evaluate_workbook
+from sheetgen.sheets import matmul
+
+C = "{http://schemas.openxmlformats.org/drawingml/2006/chart}"
+A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+RIDGE = 312e12 / 1.555e12
+
+
+def chart_xml(path: Path) -> ET.Element:
+    with zipfile.ZipFile(path) as z:
+        (name,) = [n for n in z.namelist() if re.fullmatch(r"xl/charts/chart\d+\.xml", n)]
+        return ET.fromstring(z.read(name))
+
+
+def series(root: ET.Element) -> dict[str, ET.Element]:
+    out = {}
+    for ser in root.iter(f"{C}ser"):
+        name = ser.find(f"{C}tx")
+        text = "".join(name.itertext()) if name is not None else ""
+        out[text] = ser
+    return out
+
+
+def ref(ser: ET.Element, part: str) -> tuple[int, int, int]:
+    """(0-based column, first row, last row) of the series' xVal or yVal reference."""
+    (f,) = [e.text for e in ser.find(f"{C}{part}").iter(f"{C}f")]
+    m = re.fullmatch(r"'?Matmul'?!\$([A-Z]+)\$(\d+)(?::\$([A-Z]+)\$(\d+))?", f)
+    assert m, f
+    return column_index_from_string(m[1]) - 1, int(m[2]) - 1, int(m[4] or m[2]) - 1
+
+
+def axes(root: ET.Element) -> list[ET.Element]:
+    return list(root.iter(f"{C}valAx"))
+
+
+def column_of(name: str) -> int:
+    table = next(t for t in (matmul.POINTS, matmul.CEILING) if name in
+                 [c.name for c in t.all_columns()])
+    return table.col + [c.name for c in table.all_columns()].index(name)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    path, _ = build_workbook(tmp_path_factory.mktemp("chart") / "roofline.xlsx")
+    return path
+
+
+def test_series_read_the_na_helper_columns_and_the_ridge(built):
+    root = chart_xml(built)
+    ser = series(root)
+    assert list(ser) == ["roofline ceiling", "compute-bound", "memory-bound", "ridge point"]
+    first, last = matmul.TABLE.first_row, matmul.TABLE.first_row + 211  # 12 shapes + 200
+    x = column_of("plot_intensity")
+    assert ref(ser["compute-bound"], "xVal") == (x, first, last)
+    assert ref(ser["compute-bound"], "yVal") == (column_of("plot_compute"), first, last)
+    assert ref(ser["memory-bound"], "yVal") == (column_of("plot_memory"), first, last)
+    assert ref(ser["roofline ceiling"], "yVal")[0] == column_of("roof_tflops")
+    # the helpers sit right of the chart (visible, styled as formulas: a chart skips
+    # hidden cells unless told otherwise, and LibreOffice's reading of that flag varies)
+    assert x > matmul.CHART_COL + matmul.CHART_COLS - 1
+    # every series is numeric (a strRef x is what makes Excel number the points 1, 2, 3)
+    for s in ser.values():
+        for part in ("xVal", "yVal"):
+            assert s.find(f"{C}{part}/{C}numRef") is not None, part
+    # the ridge: one point at (200.6 FLOP/B, 312 TFLOP/s), a diamond
+    ridge = ser["ridge point"]
+    pts = [[float(v.text) for v in ridge.find(f"{C}{p}").iter(f"{C}v")] for p in ("xVal", "yVal")]
+    assert pts[0] == [pytest.approx(RIDGE, rel=1e-12)] and pts[1] == [pytest.approx(312.0)]
+    assert ridge.find(f"{C}marker/{C}symbol").get("val") == "diamond"
+    # the points are markers only; Excel reads their labels from the shape-label column
+    for name in ("compute-bound", "memory-bound"):
+        assert ser[name].find(f"{C}spPr/{A}ln/{A}noFill") is not None
+        assert ser[name].find(f".//{C}dLbls") is not None
+
+
+def test_axes_are_titled_and_tight_by_decades(built):
+    root = chart_xml(built)
+    titles = ["".join(ax.find(f"{C}title").itertext()) for ax in axes(root)]
+    assert titles == ["arithmetic intensity (FLOP/B)", "attained TFLOP/s (TOP/s for int8)"]
+    bounds = [(float(ax.find(f"{C}scaling/{C}min").get("val")),
+               float(ax.find(f"{C}scaling/{C}max").get("val"))) for ax in axes(root)]
+    assert bounds == [(0.1, 1e4), (1.0, 1e3)]  # the hand figures in the module docstring
+    for ax in axes(root):
+        assert ax.find(f"{C}scaling/{C}logBase").get("val") == "10"
+        assert ax.find(f"{C}numFmt").get("formatCode") == "General"
+
+
+def test_model_gives_na_for_spare_rows_and_tflops_for_shapes():
+    p = sheetgen.plan()
+    cols = p.model.columns
+    ok = p.model.ok["matmul"]
+    assert ok.sum() == 12
+    for name in ("plot_intensity", "plot_compute", "plot_memory"):
+        assert all(str(v) == "#N/A" for v in cols[name][~ok])
+    # 1x4096x4096 (row 0 of the default shapes): memory-bound at 0.9995 × 1.555 TFLOP/s
+    i0 = 2 * 4096**2 / (2 * (4096 + 4096**2 + 4096))
+    assert cols["plot_intensity"][0] == pytest.approx(i0, rel=1e-12)
+    assert cols["plot_memory"][0] == pytest.approx(i0 * 1.555, rel=1e-12)
+    assert str(cols["plot_compute"][0]) == "#N/A"
+    formula = p.sheet("Matmul").table("chart_points").column("plot_memory").formula_at(5)
+    assert "NA()" in formula and '""' not in formula
+
+
+@needs_libreoffice
+def test_libreoffice_recalculates_the_helpers_with_no_blank_in_chart_data(tmp_path, built):
+    filled = sheetgen.fill(make_theirs(tmp_path / "plan.xlsx"), tmp_path / "filled.xlsx",
+                           prefix="sg ")
+    out = recalc_many([built, filled], tmp_path / "lo")
+    values = read_values(out[built])
+    assert mismatches(sheetgen.plan(), values) == []
+    ser = series(chart_xml(built))
+    seen = {"number": 0, "#N/A": 0}
+    for s in ser.values():
+        for part in ("xVal", "yVal"):
+            col, first, last = ref(s, part)
+            for row in range(first, last + 1):
+                v = values["Matmul"].get((row, col))
+                kind = "#N/A" if v == "#N/A" else "number" if isinstance(v, float | int) else v
+                assert kind in seen, (part, row, col, v)
+                seen[kind] += 1
+    assert seen["number"] > 0 and seen["#N/A"] > 0
+    # check agrees with both workbooks; the filled one recalculated by LibreOffice too
+    assert check_workbook(built).ok
+    assert check_workbook(filled).ok
+    fvalues = read_values(out[filled])["sg Matmul"]
+    assert any(v == "#N/A" for v in fvalues.values())
+
+
+def test_fill_chart_is_markers_without_smoothing(tmp_path):
+    filled = sheetgen.fill(make_theirs(tmp_path / "plan.xlsx"), tmp_path / "filled.xlsx",
+                           prefix="sg ")
+    with zipfile.ZipFile(filled) as z:
+        names = [n for n in z.namelist() if re.fullmatch(r"xl/charts/chart\d+\.xml", n)]
+        roots = [ET.fromstring(z.read(n)) for n in names]
+    (root,) = [r for r in roots if r.find(f".//{C}scatterChart") is not None]
+    assert root.find(f".//{C}scatterStyle").get("val") == "lineMarker"
+    ser = {"".join(s.find(f"{C}tx").itertext()): s for s in root.iter(f"{C}ser")}
+    assert list(ser) == ["roofline ceiling", "compute-bound", "memory-bound", "ridge point"]
+    for name, s in ser.items():
+        assert s.find(f"{C}smooth").get("val") == "0", name
+        symbol = s.find(f"{C}marker/{C}symbol").get("val")
+        if name == "roofline ceiling":
+            assert symbol == "none"
+        else:
+            assert symbol in ("circle", "diamond")
+            assert s.find(f"{C}spPr/{A}ln/{A}noFill") is not None, name
+    for ax in axes(root):
+        fmt = ax.find(f"{C}numFmt")
+        assert fmt.get("formatCode") == "General" and fmt.get("sourceLinked") == "0"
+        assert ax.find(f"{C}scaling/{C}min") is not None
+
+
+def test_fp8_on_a100_leaves_no_text_in_chart_data(tmp_path):
+    """A gap (fp8 picked for the A100, which has none) is #N/A in every chart y column,
+    never the marker text, which Excel would plot as 0; check agrees."""
+    path, _ = build_workbook(tmp_path / "a100.xlsx", spare_rows=2)
+    wb = openpyxl.load_workbook(path)
+    cell = next(c for row in wb["Inputs"].iter_rows() for c in row if c.value == "bf16")
+    cell.value = "fp8"
+    wb.save(path)
+    report = check_workbook(path)
+    assert report.ok, [m.line() for m in report.mismatches[:5]]
+    ev = evaluate_workbook(path)
+    first, last = matmul.TABLE.first_row + 1, matmul.TABLE.first_row + 14  # 12 shapes + 2
+    for name in ("plot_compute", "plot_memory"):
+        got = ev.column("Matmul", get_column_letter(column_of(name) + 1), first, last)
+        assert {str(v) for v in got} == {"#N/A"}, name
+    got = ev.column("Matmul", get_column_letter(column_of("plot_intensity") + 1), first, last)
+    assert all(isinstance(v, float) for v in got[:12])  # intensity needs no peak: numbers
+    assert [str(v) for v in got[12:]] == ["#N/A", "#N/A"]  # the spare rows
