@@ -138,3 +138,17 @@ def test_helper_constants_are_styled_as_formulas(tmp_path: Path):
     assert fill("Pipeline", "layers", "layer") == DERIVED_FILL.lstrip("#")
     assert fill("Matmul", "roofline", "roof_decade") == DERIVED_FILL.lstrip("#")
     assert fill("Matmul", "matmul", "m") == INPUT_FILL.lstrip("#")  # real inputs stay yellow
+
+
+@needs_libreoffice
+def test_the_chart_prints_whole_on_the_first_matmul_page(rendered):
+    """The chart sits beside the table's first rows, inside the print area: its legend and
+    axis titles are on Matmul's first page and on no other page (a split or repeated chart
+    would put its text on two)."""
+    _, pages = rendered
+    matmul = [i for i, text in enumerate(pages) if re.search(r"Matmul \d+ / \d+", text)]
+    chart = plan().sheet("Matmul").charts[0]
+    # (the regime names are in the table's cells too; these texts are the chart's own)
+    for text in (chart.series[0].name, chart.series[-1].name, chart.x_title, chart.y_title):
+        on = [i for i, page in enumerate(pages) if text in page and i in matmul]
+        assert on == [matmul[0]], (text, on)

@@ -166,7 +166,9 @@ PLOT_COMPUTE = _plot_value("plot_compute", "chart y: compute-bound", "TFLOP/s",
 PLOT_MEMORY = _plot_value("plot_memory", "chart y: memory-bound", "TFLOP/s",
                           "attained_flops", scale=TERA, regime=roofline.MEMORY_BOUND)
 #: The chart sits right of the table, below the frozen header, so it is seen with the table
-#: and prints on its first page; its data follow right of it.
+#: and prints whole on its first page; its data follow right of it. It starts on the second
+#: data row: LibreOffice prints an object anchored on the row right below the repeated
+#: header row again on every page (measured: the legend on both Matmul pages).
 CHART_COL = len(TABLE.all_columns()) + 1
 CHART_COLS, CHART_ROWS = 12, 22
 POINTS_COL = CHART_COL + CHART_COLS + 1
@@ -216,7 +218,7 @@ def sheet() -> SheetSpec:
         ),
         tables=(TABLE, POINTS, CEILING),
         charts=(Chart(
-            title="Roofline", row=TABLE.first_row, col=CHART_COL,
+            title="Roofline", row=TABLE.first_row + 1, col=CHART_COL,
             ceiling_x="roof_x", ceiling_y=ROOF_PLOT.name,
             points_x=PLOT_X.name, points_y=PLOT_COMPUTE.name,
             points_label="shape_label",
