@@ -14,8 +14,11 @@ domain and the series ranges are "in order and contiguous", and a series' custom
 from the column right after it. So, right of the ceiling table (which stays where the xlsx
 build has it), two blocks of four columns, one per offset:
 
-    T log10 ceiling x | U log10 ceiling y | V (points: blank) | W (their labels: blank)
-    X log10 points x  | Y (ceiling: blank) | Z log10 points y | AA point label
+    AP log10 ceiling x | AQ log10 ceiling y | AR (points: blank) | AS (labels: blank)
+    AT log10 points x  | AU (ceiling: blank) | AV log10 points y | AW point label
+
+(letters for the default layout; all derived from matmul.CEILING_COL). The xlsx chart's
+extra series (one per regime, the ridge point) are dropped here: the layout fixes the count.
 
 The ceiling block extends the ceiling table; the points block is two tables with the matmul
 table's rows (`Table.rows_of`). Rows the matmul guard rejects stay blank, so LOG10 only ever
