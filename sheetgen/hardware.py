@@ -232,13 +232,21 @@ def parse_presets(data: dict[str, Any], origin: str) -> Presets:
     return Presets(gpus=gpus, default=default)
 
 
+#: A preset file is a few KB; reading stops past this (`--gpu-file /dev/zero` must not hang).
+MAX_PRESET_FILE_BYTES = 1_000_000
+
+
 def load_preset_file(path: str | Path) -> Presets:
     """Load a user's preset TOML file, with errors naming the file."""
     p = Path(path)
     try:
-        text = p.read_bytes()
+        with p.open("rb") as fh:
+            text = fh.read(MAX_PRESET_FILE_BYTES + 1)
     except OSError as exc:
         raise PresetError(f"cannot read GPU preset file {p}: {exc.strerror or exc}") from None
+    if len(text) > MAX_PRESET_FILE_BYTES:
+        raise PresetError(f"{p} is larger than {MAX_PRESET_FILE_BYTES // 1000} KB, the limit "
+                          "for a GPU preset file (one preset is about 2 KB)")
     try:
         data = tomllib.loads(text.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -271,6 +271,8 @@ def test_dev_zero_as_shapes_and_as_credentials(tmp_path):
                    "larger than 64 MB")
     one_line_error(run("push", "1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms",
                        "--credentials", "/dev/zero"), "larger than 1000 KB")
+    one_line_error(run("gpus", "--gpu-file", "/dev/zero"), "larger than 1000 KB",
+                   "GPU preset file")
 
 
 # ---- input-file messages -------------------------------------------------------------------
