@@ -1,29 +1,44 @@
 """sheetgen: roofline models of GPU matmuls as live-formula spreadsheets.
 
-The public API is the names in __all__; everything else is internal.
+The public API is the names in __all__; everything else is internal. Every name is imported
+on first use (PEP 562), so `import sheetgen` and the CLI's `--help`, `--version` and `gpus`
+start without pandas, NumPy, xlsxwriter or the Google clients.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
 #: Libraries the workbook side needs and `sheetgen.measure` does not: a bare GPU machine with
-#: only NumPy (and PyTorch) can still run `python -m sheetgen.measure` (see sheetgen/measure).
+#: only NumPy (and PyTorch) can still run `python -m sheetgen.measure` (see sheetgen/measure);
+#: lazy imports keep `import sheetgen` working there, and a public name that needs one of
+#: these says so.
 _WORKBOOK_LIBRARIES = {"pandas", "xlsxwriter", "openpyxl", "click", "matplotlib", "scipy"}
-_missing_library: str | None = None
 
-try:
-    from sheetgen.api import (
-        analyze,
-        build,
-        gpu_figures,
-        parallelism,
-        pipeline,
-        plan,
-        table_frame,
-    )
+#: public name -> the module that defines it
+_LAZY = {
+    "analyze": "sheetgen.api", "build": "sheetgen.api", "gpu_figures": "sheetgen.api",
+    "parallelism": "sheetgen.api", "pipeline": "sheetgen.api", "plan": "sheetgen.api",
+    "table_frame": "sheetgen.api",
+    "InputError": "sheetgen.errors", "OutputError": "sheetgen.errors",
+    "PresetError": "sheetgen.errors", "SheetgenError": "sheetgen.errors",
+    "SheetsError": "sheetgen.errors", "WorkbookError": "sheetgen.errors",
+    "fill": "sheetgen.fill",
+    "GPU": "sheetgen.hardware", "Presets": "sheetgen.hardware",
+    "load_presets": "sheetgen.hardware",
+    "plot_roofline": "sheetgen.plot",
+    "Shape": "sheetgen.shapes", "read_shapes": "sheetgen.shapes",
+    "check_spreadsheet": "sheetgen.gsheets", "push": "sheetgen.gsheets",
+    "read": "sheetgen.gsheets",
+}
+
+if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ imports on demand
+    from sheetgen.api import analyze, build, gpu_figures, parallelism, pipeline, plan, table_frame
     from sheetgen.errors import (
         InputError,
         OutputError,
@@ -33,28 +48,44 @@ try:
         WorkbookError,
     )
     from sheetgen.fill import fill
+    from sheetgen.gsheets import check_spreadsheet, push, read
     from sheetgen.hardware import GPU, Presets, load_presets
     from sheetgen.plot import plot_roofline
     from sheetgen.shapes import Shape, read_shapes
-except ModuleNotFoundError as _exc:  # pragma: no cover - exercised in a subprocess test
-    if (_exc.name or "").split(".")[0] not in _WORKBOOK_LIBRARIES:
-        raise
-    _missing_library = _exc.name
-
-#: Google Sheets functions, imported on first use (gspread and google-auth take ~0.5 s).
-_LAZY = {"check_spreadsheet": "sheetgen.gsheets", "push": "sheetgen.gsheets",
-         "read": "sheetgen.gsheets"}
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sheetgen' has no attribute {name!r}")
+    try:
+        value = getattr(importlib.import_module(module), name)
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in _WORKBOOK_LIBRARIES:
+            raise
+        raise ImportError(f"sheetgen.{name} needs {exc.name}, which is not installed: "
+                          f"pip install sheetgen (only sheetgen.measure works without it)"
+                          ) from None
+    globals()[name] = value
+    return value
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    if _missing_library is not None and name in __all__:
-        raise ImportError(f"sheetgen.{name} needs {_missing_library}, which is not installed: "
-                          f"pip install sheetgen (only sheetgen.measure works without it)")
-    raise AttributeError(f"module 'sheetgen' has no attribute {name!r}")
+
+class _Package(types.ModuleType):
+    """Keeps `sheetgen.fill` the function after the submodule sheetgen.fill is imported.
+
+    The import system sets each loaded submodule as an attribute of its package; the public
+    function of the same name must win, as it did when __init__ imported it eagerly.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _LAZY and isinstance(value, types.ModuleType):
+            globals().pop(name, None)  # fall back to __getattr__: the function
+            return
+        super().__setattr__(name, value)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
 
 
 __all__ = [
@@ -83,3 +114,5 @@ __all__ = [
     "read_shapes",
     "table_frame",
 ]
+
+sys.modules[__name__].__class__ = _Package

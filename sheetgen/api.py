@@ -69,7 +69,8 @@ def plan(*, gpu: str | None = None, dtype: str = DEFAULT_DTYPE, shapes: ShapesLi
     `options` are the other BuildConfig fields: layers, pipeline_shape, gpus, micro_batches,
     link_bw, link_latency, link_over ("gpu" or "host"), host_link_latency, tp_pairing
     ("narrow" or "wide"), tp_gather, whatif_shape, practice, practice_seed, launch_overhead,
-    tile, waves. `chart_helpers`: the Google Sheets variant, with LOG10 chart helper columns.
+    tile, waves, compute_eff, memory_eff, link_eff. `chart_helpers`: the Google Sheets
+    variant, with LOG10 chart helper columns.
     """
     config = BuildConfig(gpu=gpu, dtype=dtype, shapes=to_shapes(shapes, shapes_sheet),
                          spare_rows=spare_rows, presets=load_presets(gpu_file), **options)
@@ -79,19 +80,18 @@ def plan(*, gpu: str | None = None, dtype: str = DEFAULT_DTYPE, shapes: ShapesLi
 def analyze(shapes: ShapesLike = None, *, gpu: str | None = None,
             dtype: str = DEFAULT_DTYPE,
             gpu_file: str | os.PathLike[str] | None = None,
-            shapes_sheet: str | None = None, launch_overhead: float | None = None,
-            tile: tuple[int, int] | None = None, waves: bool | None = None) -> pd.DataFrame:
+            shapes_sheet: str | None = None, **options: Any) -> pd.DataFrame:
     """The Part 1 roofline table as a DataFrame: one row per shape, one column per quantity.
 
     `shapes`: a CSV or xlsx path, a DataFrame with m/k/n columns, or (m, k, n) tuples;
     None for the built-in dozen. Times in seconds, rates in FLOP/s and B/s (SI).
     The refined time (columns tiles, waves, wave_efficiency, quantized_compute_time,
     refined_time) uses `launch_overhead` (s), `tile` (m, n) and `waves` (wave quantization
-    on/off); None takes the GPU preset's.
+    on/off); None takes the GPU preset's. Other `options`: BuildConfig fields such as
+    compute_eff=0.8, memory_eff=0.9.
     """
     p = plan(gpu=gpu, dtype=dtype, shapes=shapes, spare_rows=0, gpu_file=gpu_file,
-             shapes_sheet=shapes_sheet, launch_overhead=launch_overhead, tile=tile,
-             waves=waves)
+             shapes_sheet=shapes_sheet, **options)
     frame = table_frame(p, matmul.TABLE.name)
     frame.attrs["gpu"] = gpu_figures(p)
     return frame

@@ -210,11 +210,13 @@ def is_workbook_path(target: str) -> bool:
     return Path(target).suffix.lower() in (".xlsx", ".xlsm", ".xls") or Path(target).exists()
 
 
-def read_workbook(path: str | os.PathLike[str], sheet: str = "Matmul") -> Any:
+def read_workbook(path: str | os.PathLike[str], sheet: str = "Matmul",
+                  block: bool = False) -> Any:
     """A sheet's computed columns, evaluated from the formulas (never the cached values).
 
     A sheet with tables gives its first table, one row per row whose first formula column is
-    not blank (index: the 1-based sheet row); a sheet of named values gives name -> value.
+    not blank (index: the 1-based sheet row); a sheet of named values, or any sheet with
+    `block` (the Pipeline totals, the Parallelism comparison), gives name -> value.
     """
     import pandas as pd
 
@@ -229,8 +231,10 @@ def read_workbook(path: str | os.PathLike[str], sheet: str = "Matmul") -> Any:
     if match is None:
         raise WorkbookError(f"no sheet {sheet!r}; choose one of {', '.join(names)}")
     sp = plan.sheet(match)
-    if not sp.tables:
+    if block or not sp.tables:
         cells = [c for c in sp.cells if c.name and c.role in ("input", "formula")]
+        if not cells:
+            raise WorkbookError(f"sheet {match!r} has no named values outside its tables")
         return pd.DataFrame(
             {"value": [ev.value(match, xl_rowcol_to_cell(c.row, c.col)) for c in cells]},
             index=pd.Index([c.name for c in cells], name="name"), dtype=object)

@@ -22,6 +22,8 @@ from typing import Any, Literal
 
 #: How a guarded table wraps each derived column: blank unless the row's guard says "ok".
 GUARD_WRAP = 'IF({guard}="ok",{body},"")'
+#: How a quantity computed from a possible gap (Quantity.gap_marker) shows the gap's marker.
+GAP_WRAP = "IF(ISNUMBER({source}),{body},{marker})"
 
 PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*)(\[\]|\[:\])?\}")
 
@@ -66,6 +68,9 @@ class Input:
     #: How a table cell reads this input from another workbook's cell when the table is
     #: linked to the user's own sheet (`sheetgen fill`): {source} is that cell's address.
     link: str = "{source}"
+    #: A constant the build lays down for formulas to use (a layer index, the chart's decade
+    #: steps), not one the user is meant to change: styled like a formula, not an input.
+    helper: bool = False
 
     def link_formula(self, source: str) -> str:
         """The formula of a cell that reads this input live from `source` (an address)."""
@@ -89,6 +94,13 @@ class Quantity:
     fmt: str = "general"
     defined_name: str | None = None
     doc: str = ""
+    #: A quantity that can be a gap (no number: an fp8 peak on an A100) names the quantity
+    #: whose text marks the gap. Every quantity computed from it then shows that marker
+    #: instead of an error value: the planner wraps its formula in
+    #: IF(ISNUMBER(source),body,marker) and the model gives the marker too.
+    gap_marker: str | None = None
+    #: True for a quantity that tests the gap itself (a status cell): never wrapped.
+    handles_gaps: bool = False
 
     def refs(self) -> list[tuple[str, RefKind]]:
         """Placeholders in template order, with how each is referenced."""

@@ -309,11 +309,12 @@ def _frame(names: Sequence[str], rows: Sequence[Sequence[Any]], index: Sequence[
 
 def read(spreadsheet: str, *, client: gspread.Client | None = None,
          credentials: str | os.PathLike[str] | Mapping[str, Any] | None = None,
-         sheet: str = "Matmul") -> pd.DataFrame:
+         sheet: str = "Matmul", block: bool = False) -> pd.DataFrame:
     """The values Google computed (UNFORMATTED_VALUE), one column per planned column.
 
     A sheet with tables gives its first table, one row per non-empty sheet row (the index is
-    the sheet's 1-based row number); the Inputs sheet gives its named values (index: name).
+    the sheet's 1-based row number); the Inputs sheet, or any sheet with `block` (Pipeline
+    totals, Parallelism comparison), gives its named values (index: name).
     """
     layout = _layout()
     names = [s.name for s in layout.sheets]
@@ -325,7 +326,7 @@ def read(spreadsheet: str, *, client: gspread.Client | None = None,
         _need_tabs(fetch_state(sh), [match], key)
         grid = _grid_values(sh, [match], "UNFORMATTED_VALUE")[match]
     sp = layout.sheet(match)
-    if not sp.tables:
+    if block or not sp.tables:
         cells = [c for c in sp.cells if c.name and c.role in ("input", "formula")]
         frame = pd.DataFrame({"value": [_at(grid, c.row, c.col) for c in cells]},
                              index=pd.Index([c.name for c in cells], name="name"), dtype=object)

@@ -24,6 +24,7 @@ from typing import Any
 
 from xlsxwriter.utility import xl_cell_to_rowcol, xl_rowcol_to_cell
 
+from sheetgen import layout_rules, palette
 from sheetgen.plan import Cell, ChartPlan, SheetPlan, TablePlan, WorkbookPlan
 from sheetgen.styles import NUMBER_FORMATS, STYLES
 
@@ -257,6 +258,14 @@ def _pad_col(sheet: SheetPlan) -> int:
     return max(cols, default=-1) + 1
 
 
+def _heights(sid: int, heights: Mapping[int, float]) -> list[Request]:
+    """Header rows as tall as their wrapped text (points -> pixels at 96 dpi)."""
+    return [{"updateDimensionProperties": {
+        "range": {"sheetId": sid, "dimension": "ROWS", "startIndex": row, "endIndex": row + 1},
+        "properties": {"pixelSize": round(points * 4 / 3)}, "fields": "pixelSize"}}
+        for row, points in sorted(heights.items())]
+
+
 def _widths(sid: int, widths: Mapping[int, float]) -> list[Request]:
     out: list[Request] = []
     items = sorted((c, round(w * PX_PER_CHAR)) for c, w in widths.items())
@@ -280,7 +289,7 @@ def _cells_request(sid: int, cells: Sequence[Cell], max_bytes: int) -> list[Requ
     by_row: dict[int, dict[int, Cell]] = {}
     for c in cells:
         by_row.setdefault(c.row, {})[c.col] = c
-    rows = []
+    rows: list[dict[str, Any]] = []
     for r in range(max(by_row) + 1):
         row = by_row.get(r, {})
         values = [_cell_data(row[c]) if c in row else {} for c in range(max(row, default=-1) + 1)]
@@ -322,7 +331,7 @@ def _table_requests(sid: int, table: TablePlan, max_bytes: int) -> list[Request]
         if not col.is_input:
             cell["userEnteredValue"] = {"formulaValue": col.formula_at(r0)}
             fields.append("userEnteredValue")
-        fmt = cell_format("input" if col.is_input else "derived", col.fmt)
+        fmt = cell_format(col.style, col.fmt)
         if fmt:
             cell["userEnteredFormat"] = fmt
             fields.append("userEnteredFormat")
@@ -390,11 +399,23 @@ def _hidden_requests(sid: int, sheet: SheetPlan) -> list[Request]:
 
 
 def _conditional_requests(sid: int, sheet: SheetPlan) -> list[Request]:
+    def condition(c: Any) -> dict[str, Any]:
+        if isinstance(c.equals, bool) or c.negate:  # =A6=FALSE, relative to the first cell
+            first = xl_rowcol_to_cell(c.first_row, c.col)
+            op = "<>" if c.negate else "="
+            return {"type": "CUSTOM_FORMULA",
+                    "values": [{"userEnteredValue": f"={first}{op}{c.literal}"}]}
+        return {"type": "TEXT_EQ", "values": [{"userEnteredValue": c.equals}]}
+
+    def style(c: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {"backgroundColorStyle": color_style(c.color)}
+        if c.font:
+            out["textFormat"] = {"foregroundColorStyle": color_style(c.font)}
+        return out
+
     return [{"addConditionalFormatRule": {"index": i, "rule": {
         "ranges": [_grid(sid, c.first_row, c.last_row + 1, c.col, c.col + 1)],
-        "booleanRule": {
-            "condition": {"type": "TEXT_EQ", "values": [{"userEnteredValue": c.equals}]},
-            "format": {"backgroundColorStyle": color_style(c.color)}}}}}
+        "booleanRule": {"condition": condition(c), "format": style(c)}}}}
         for i, c in enumerate(sheet.conditionals)]
 
 
@@ -423,10 +444,10 @@ def _chart_request(sid: int, chart: ChartPlan, chart_id: int) -> Request:
                                 "targetAxis": "LEFT_AXIS"}
         if s.line:
             item |= {"lineStyle": {"width": 2, "type": "SOLID"},
-                     "colorStyle": color_style("#C00000")}
+                     "colorStyle": color_style(palette.CEILING)}
         else:
             item |= {"pointStyle": {"shape": "CIRCLE", "size": 6},
-                     "colorStyle": color_style("#2F5597")}
+                     "colorStyle": color_style(palette.POINT)}
             if s.labels is not None and s.labels[2] - s.labels[1] < LABELLED_POINTS_MAX:
                 labels = [rng(o.x[0] + 2 + i, o.x) for o in chart.series]
                 item["dataLabel"] = {"type": "CUSTOM", "placement": "RIGHT",
@@ -473,11 +494,12 @@ def structure_requests(plan: WorkbookPlan, state: SpreadsheetState) -> list[Requ
     for pos, sheet in enumerate(plan.sheets):
         rows, cols = grid_size(sheet)
         grid: dict[str, int] = {"rowCount": rows, "columnCount": cols}
-        if sheet.freeze:
-            if sheet.freeze[0]:
-                grid["frozenRowCount"] = sheet.freeze[0]
-            if sheet.freeze[1]:
-                grid["frozenColumnCount"] = sheet.freeze[1]
+        frozen = layout_rules.freeze(sheet)
+        if frozen:
+            if frozen[0]:
+                grid["frozenRowCount"] = frozen[0]
+            if frozen[1]:
+                grid["frozenColumnCount"] = frozen[1]
         out.append({"addSheet": {"properties": {
             "sheetId": ids[sheet.name], "title": sheet.name, "index": at + pos,
             "gridProperties": grid}}})
@@ -502,6 +524,7 @@ def sheet_requests(plan: WorkbookPlan, state: SpreadsheetState,
     for sheet in plan.sheets:
         sid = ids[sheet.name]
         out += _widths(sid, sheet.widths)
+        out += _heights(sid, layout_rules.row_heights(sheet))
         out += _hidden_requests(sid, sheet)
         out += _cells_request(sid, sheet.cells, max_bytes)
         for table in sheet.tables:

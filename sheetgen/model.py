@@ -74,6 +74,23 @@ class Registry:
         return [self.items[n] for n in graphlib.TopologicalSorter(graph).static_order()
                 if isinstance(self.items[n], Quantity)]  # type: ignore[misc]
 
+    def gaps(self) -> dict[str, tuple[str, str]]:
+        """Quantity -> (gap source, marker) for every quantity computed, directly or through
+        others, from a quantity that can be a gap (Quantity.gap_marker)."""
+        out: dict[str, tuple[str, str]] = {}
+        for q in self.order():
+            if q.handles_gaps:
+                continue
+            for name in q.dependencies():
+                item = self.items.get(name)
+                if isinstance(item, Quantity) and item.gap_marker:
+                    out[q.name] = (name, item.gap_marker)
+                    break
+                if name in out:
+                    out[q.name] = out[name]
+                    break
+        return out
+
 
 def _as_numbers(values: np.ndarray) -> np.ndarray:
     """A float array when every value is numeric (blanks become NaN), else the object array."""
@@ -134,6 +151,7 @@ def evaluate(registry: Registry, values: Mapping[str, Any]) -> ModelResult:
             _release_inputs(table, raw, ok[table.name], env)
     for span, (_table, cols) in registry.spans.items():
         env[span] = np.column_stack([raw[c] for c in cols]) if cols else np.empty((0, 0))
+    gaps = registry.gaps()
 
     for q in registry.order():
         table = registry.table_of.get(q.name)
@@ -143,7 +161,11 @@ def evaluate(registry: Registry, values: Mapping[str, Any]) -> ModelResult:
             ok[table.name] = status == "ok"
             _release_inputs(table, raw, ok[table.name], env)
             continue
-        result = q.reference(**{d: env[d] for d in q.dependencies()})
+        gap = gaps.get(q.name)
+        if gap is not None and not _is_number(env.get(gap[0])):
+            result = np.nan  # a gap upstream: the sheet shows its marker (_mark_gaps)
+        else:
+            result = q.reference(**{d: env[d] for d in q.dependencies()})
         if table is None:
             env[q.name] = _scalar(result)
             continue
@@ -159,7 +181,35 @@ def evaluate(registry: Registry, values: Mapping[str, Any]) -> ModelResult:
         if table.rows_of:
             ok[table.name] = ok[table.rows_of]
     scalars = {k: v for k, v in env.items() if k not in registry.table_of}
+    _mark_gaps(registry, scalars, columns, ok)
     return ModelResult(scalars=scalars, columns=columns, ok=ok)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float | np.integer | np.floating) \
+        and not isinstance(value, bool) and value == value
+
+
+def _mark_gaps(registry: Registry, scalars: dict[str, Any], columns: dict[str, np.ndarray],
+               ok: dict[str, np.ndarray]) -> None:
+    """What the sheet shows where a gap source is no number: each dependent's marker text.
+
+    The references ran on NaN there (so nothing downstream raised); the values a reader or
+    the checker sees are replaced afterwards, as IF(ISNUMBER(source),body,marker) does."""
+    gaps = registry.gaps()
+    for q in registry.quantities():  # the sources themselves show their marker too
+        if q.gap_marker and q.name not in registry.table_of:
+            gaps[q.name] = (q.name, q.gap_marker)
+    for name, (source, marker) in gaps.items():
+        if _is_number(scalars.get(source)):
+            continue
+        text = scalars[marker]
+        if name in registry.table_of:
+            column = columns[name].copy()
+            column[ok[registry.table_of[name].name]] = text
+            columns[name] = column
+        else:
+            scalars[name] = text
 
 
 def _release_inputs(table: Table, raw: dict[str, np.ndarray], mask: np.ndarray,

@@ -15,6 +15,7 @@ import numpy as np
 from xlsxwriter.utility import quote_sheetname, xl_col_to_name, xl_rowcol_to_cell
 
 from sheetgen.definitions import (
+    GAP_WRAP,
     GUARD_WRAP,
     PLACEHOLDER,
     Block,
@@ -27,7 +28,17 @@ from sheetgen.definitions import (
     Validation,
 )
 from sheetgen.model import ModelResult, Registry, evaluate
-from sheetgen.styles import COMPUTE_BOUND, COMPUTE_FILL, MEMORY_BOUND, MEMORY_FILL
+from sheetgen.styles import (
+    BOOLEAN_FORMATS,
+    COMPUTE_BOUND,
+    COMPUTE_FILL,
+    FALSE_FILL,
+    FALSE_FONT,
+    MEMORY_BOUND,
+    MEMORY_FILL,
+    display_format,
+    shows_unit,
+)
 
 ROW = "\x00"  # stands for the row number inside a column's formula template
 _SHIFTED = re.compile("\x00|\x02(-?\\d+)\x03")  # ROW, or ROW shifted to another table's row
@@ -64,6 +75,12 @@ class ColumnPlan:
     offsets: list[int] | None = None  # row shifts between parts (same-row refs to other tables)
     #: inputs linked to the user's cells: the formula of each of the first len(links) rows
     links: list[str] | None = None
+    helper: bool = False  # an input the build sets for formulas: styled like a formula
+
+    @property
+    def style(self) -> str:
+        """The cell role writers style this column's cells with."""
+        return "input" if self.is_input and not self.helper else "derived"
 
     def link_at(self, i: int) -> str | None:
         """The linking formula of the column's i-th row, or None for a typed-in constant."""
@@ -109,11 +126,22 @@ class ValidationPlan:
 
 @dataclass(frozen=True)
 class ConditionalPlan:
+    """Colour the cells of one column range whose value equals `equals` (a text or a bool)."""
+
     first_row: int
     col: int
     last_row: int
-    equals: str
+    equals: str | bool
     color: str
+    font: str | None = None
+    negate: bool = False  # colour the cells that do NOT equal `equals`
+
+    @property
+    def literal(self) -> str:
+        """`equals` as a formula literal: "memory-bound" or FALSE."""
+        if isinstance(self.equals, bool):
+            return "TRUE" if self.equals else "FALSE"
+        return f'"{self.equals}"'
 
 
 @dataclass(frozen=True)
@@ -166,8 +194,31 @@ class WorkbookPlan:
         return next(t for s in self.sheets for t in s.tables if t.name == name)
 
 
+def item_format(item: Input | Quantity, values: Any = None) -> str:
+    """The number format an item is shown with: from its unit where that is readable, and
+    "bool" (TRUE/FALSE, FALSE highlighted) for a quantity whose reference values are booleans
+    however it was declared, so a yes/no never shows as 1/0."""
+    if item.fmt not in BOOLEAN_FORMATS and values is not None and _is_boolean(values):
+        return "bool"
+    return display_format(item.unit, item.fmt)
+
+
+def _is_boolean(values: Any) -> bool:
+    if isinstance(values, bool | np.bool_):
+        return True
+    if isinstance(values, np.ndarray) and values.ndim == 1 and len(values):
+        if values.dtype == bool:
+            return True
+        kinds = {type(v) for v in values.tolist() if v != ""}
+        return bool(kinds) and kinds <= {bool}
+    return False
+
+
 def header_text(item: Input | Quantity) -> str:
-    return f"{item.label} ({item.unit})" if item.unit else item.label
+    """A column header: the label, and the unit unless every cell below shows it."""
+    if item.unit and not shows_unit(item_format(item)):
+        return f"{item.label} ({item.unit})"
+    return item.label
 
 
 def _abs_range(sheet: str, col1: int, row1: int, col2: int, row2: int) -> str:
@@ -192,6 +243,7 @@ class _Layout:
 
     def __init__(self, registry: Registry, rows: Mapping[str, int]) -> None:
         self.registry = registry
+        self.gaps = registry.gaps()
         self.where: dict[str, _Where] = {}
         self.where_table: dict[str, tuple[int, int]] = {  # table -> (first row, rows)
             t.name: (t.first_row, rows[t.name]) for t in registry.tables.values()}
@@ -262,6 +314,10 @@ class _Layout:
                 m.group(2)], sheet, tname),
             q.template,
         )
+        gap = self.gaps.get(q.name)
+        if gap is not None:
+            body = GAP_WRAP.format(source=self._ref(gap[0], "cell", sheet, tname),
+                                   marker=self._ref(gap[1], "cell", sheet, tname), body=body)
         if table is not None and table.guard and q.name != table.guard:
             guard = self._ref(table.guard, "cell", sheet, tname)
             body = GUARD_WRAP.format(guard=guard, body=body)
@@ -369,17 +425,21 @@ def _plan_block(sp: SheetPlan, block: Block, spec: SheetSpec, layout: _Layout,
             sp.cells.append(Cell(r, block.col, "subtitle", row, fmt="text"))
             continue
         sp.cells.append(Cell(r, block.col, "label", row.label, fmt="text"))
-        if row.unit:
+        shown = [c for c in row.cells
+                 if c is not None and item_format(c) not in ("text", *BOOLEAN_FORMATS)]
+        if row.unit and not (shown and all(shows_unit(item_format(c)) for c in shown)):
             sp.cells.append(Cell(r, unit_col, "unit", row.unit, fmt="text"))
         if row.note:
             sp.cells.append(Cell(r, note_col, "note", row.note, fmt="text"))
     for r, item, c in _block_slots(block):
         if isinstance(item, Input):
-            sp.cells.append(Cell(r, c, "input", model.scalars[item.name], fmt=item.fmt,
+            sp.cells.append(Cell(r, c, "input", model.scalars[item.name],
+                                 fmt=item_format(item, model.scalars[item.name]),
                                  name=item.name))
         else:
             sp.cells.append(Cell(r, c, "formula", model.scalars[item.name],
-                                 layout.formula(item, spec.name, None), item.fmt, item.name))
+                                 layout.formula(item, spec.name, None),
+                                 item_format(item, model.scalars[item.name]), item.name))
 
 
 def _plan_table(sp: SheetPlan, table: Table, spec: SheetSpec, layout: _Layout,
@@ -394,14 +454,17 @@ def _plan_table(sp: SheetPlan, table: Table, spec: SheetSpec, layout: _Layout,
                 raise ValueError(f"{len(sources)} links for {n_rows} rows of {item.name!r}")
             linked = ([item.link_formula(source_address(s)) for s in sources]
                       if sources is not None else None)
-            columns.append(ColumnPlan(c, item.name, header_text(item), item.fmt, True, None,
-                                      model.columns[item.name], links=linked))
+            columns.append(ColumnPlan(c, item.name, header_text(item),
+                                      item_format(item, model.columns[item.name]), True, None,
+                                      model.columns[item.name], links=linked,
+                                      helper=item.helper))
         else:
             text = layout.formula(item, spec.name, table)
             offsets = None
             if "\x02" in text:
                 offsets = [int(m.group(1) or 0) for m in _SHIFTED.finditer(text)]
-            columns.append(ColumnPlan(c, item.name, header_text(item), item.fmt, False,
+            columns.append(ColumnPlan(c, item.name, header_text(item),
+                                      item_format(item, model.columns[item.name]), False,
                                       _SHIFTED.split(text)[::2], model.columns[item.name],
                                       offsets))
     sp.tables.append(TablePlan(table.name, table.header_row, table.first_row, n_rows, columns))
@@ -439,6 +502,21 @@ def _plan_conditionals(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
                                                COMPUTE_FILL))
         sp.conditionals.append(ConditionalPlan(w.row, w.col, w.last_row, MEMORY_BOUND,
                                                MEMORY_FILL))
+    # every pass/fail boolean, on every sheet: FALSE (does not fit, does not hide) stands out,
+    # and so does a status cell that is not "ok"
+    for cell in sp.cells:
+        if cell.fmt == "bool" and cell.role in ("formula", "input"):
+            sp.conditionals.append(ConditionalPlan(cell.row, cell.col, cell.row, False,
+                                                   FALSE_FILL, FALSE_FONT))
+        elif cell.fmt == "status" and cell.role == "formula":
+            sp.conditionals.append(ConditionalPlan(cell.row, cell.col, cell.row, "ok",
+                                                   FALSE_FILL, FALSE_FONT, negate=True))
+    for table in sp.tables:
+        for column in table.columns:
+            if column.fmt == "bool" and table.n_rows:
+                sp.conditionals.append(ConditionalPlan(table.first_row, column.col,
+                                                       table.last_row, False, FALSE_FILL,
+                                                       FALSE_FONT))
 
 
 def _plan_chart(chart: Chart, layout: _Layout) -> ChartPlan:

@@ -15,17 +15,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sheetgen import palette
 from sheetgen.atomic import atomic_write
 from sheetgen.errors import OutputError, SheetgenError
 from sheetgen.hardware import DEFAULT_DTYPE
 from sheetgen.sheets import matmul
-from sheetgen.styles import COMPUTE_BOUND, MEMORY_BOUND
+from sheetgen.styles import COMPUTE_BOUND, REGIME_COLORS
+from sheetgen.units import TERA, rate_unit
 
-INSTALL_HINT = "plotting needs matplotlib: pip install 'sheetgen[plot]'"
+INSTALL_HINT = ("plotting needs matplotlib: pip install 'sheetgen[plot]' (from a clone of "
+                "the repository: pip install '.[plot]')")
 FORMATS = (".png", ".svg", ".pdf")
-COLORS = {COMPUTE_BOUND: "#C55A11", MEMORY_BOUND: "#2F5597"}
-CEILING_COLOR = "#C00000"
+COLORS = {regime: strong for regime, (strong, _) in REGIME_COLORS.items()}
 LABELLED_POINTS_MAX = 60  # beyond this many points, labels only clutter
+LABEL_GAP = 0.08  # decades: about a label's height at the default size
 
 
 def _figure_class() -> Any:
@@ -37,15 +40,15 @@ def _figure_class() -> Any:
 
 
 def _analysed(data: Any, gpu: str | None, dtype: str, gpu_file: Any,
-              refined: dict[str, Any]) -> pd.DataFrame:
+              options: dict[str, Any]) -> pd.DataFrame:
     """A frame from `analyze`: reuse one that already is, else analyse the shapes given."""
     from sheetgen.api import analyze
 
     if isinstance(data, pd.DataFrame) and "gpu" in data.attrs and gpu is None \
-            and not any(v is not None for v in refined.values()) \
+            and not any(v is not None for v in options.values()) \
             and {"intensity", "attained_flops"} <= set(data.columns):
         return data
-    return analyze(data, gpu=gpu, dtype=dtype, gpu_file=gpu_file, **refined)
+    return analyze(data, gpu=gpu, dtype=dtype, gpu_file=gpu_file, **options)
 
 
 def check_plot_path(path: str | os.PathLike[str], force: bool) -> Path:
@@ -70,74 +73,94 @@ def save_figure(fig: Any, path: str | os.PathLike[str], *, force: bool = True) -
     return out
 
 
+def _label_points(ax: Any, x: np.ndarray, y: np.ndarray, labels: list[str],
+                  regimes: np.ndarray) -> None:
+    """One label per point. On the flat roof (compute-bound) labels run vertically below the
+    point; a point closer than LABEL_GAP decades to the previous one puts its label above the
+    roof instead, so neighbours such as 8192³ and 4096×8192×28672 never print over each other.
+    On the slope (memory-bound) labels sit to the upper left, clear of the line."""
+    last_below = -np.inf  # log10 x of the last label hung below the roof
+    for i in np.argsort(x, kind="stable"):
+        if regimes[i] != COMPUTE_BOUND:
+            ax.annotate(labels[i], (x[i], y[i]), xytext=(-5, 3), textcoords="offset points",
+                        fontsize=7, ha="right", va="bottom")
+            continue
+        lx = float(np.log10(x[i]))
+        if lx - last_below >= LABEL_GAP:
+            last_below = lx
+            ax.annotate(labels[i], (x[i], y[i]), xytext=(0, -6), textcoords="offset points",
+                        fontsize=7, rotation=-90, ha="center", va="top")
+        else:
+            ax.annotate(labels[i], (x[i], y[i]), xytext=(0, 6), textcoords="offset points",
+                        fontsize=7, rotation=90, ha="center", va="bottom")
+
+
 def plot_roofline(data: Any = None, *, gpu: str | None = None, dtype: str = DEFAULT_DTYPE,
                   gpu_file: str | os.PathLike[str] | None = None,
                   path: str | os.PathLike[str] | None = None, ax: Any = None,
-                  force: bool = True, launch_overhead: float | None = None,
-                  tile: tuple[int, int] | None = None, waves: bool | None = None) -> Any:
+                  force: bool = True, **options: Any) -> Any:
     """The roofline plot as a matplotlib Figure (shown inline in a notebook).
 
     `data`: a frame from `sheetgen.analyze` (its GPU figures are reused), or anything
     `analyze` takes (shapes path, DataFrame with m/k/n, (m, k, n) tuples, None for the
     built-in dozen). `ax`: draw into an existing Axes. `path`: also save it (.png/.svg/.pdf).
     Each shape also gets a hollow marker at FLOPs / refined time (launch floor and, when on,
-    wave quantization: `launch_overhead`, `tile`, `waves` as for `analyze`).
+    wave quantization). `options`: model options for `analyze` (`compute_eff=0.8`,
+    `memory_eff`, `launch_overhead`, `tile`, `waves`, ...).
     """
-    frame = _analysed(data, gpu, dtype, gpu_file,
-                      {"launch_overhead": launch_overhead, "tile": tile, "waves": waves})
+    frame = _analysed(data, gpu, dtype, gpu_file, options)
     g = frame.attrs["gpu"]
     if ax is None:
         fig = _figure_class()(figsize=(8, 5), dpi=100, layout="constrained")
         ax = fig.add_subplot()
     else:
         fig = ax.figure
+    unit = rate_unit(str(g["dtype"]))
     x = np.asarray(frame["intensity"], dtype=float)
-    y = np.asarray(frame["attained_flops"], dtype=float)
+    y = np.asarray(frame["attained_flops"], dtype=float) / TERA  # plotted in TFLOP/s
     ridge = float(g["attainable_ridge"])
     lo = min([ridge / 100, *(x / 3)]) if len(x) else ridge / 100
     hi = max([ridge * 100, *(x * 3)]) if len(x) else ridge * 100
     xs = np.logspace(np.log10(lo), np.log10(hi), 200)
     ceiling = matmul.ROOF_Y.reference(attainable_flops=g["attainable_flops"], roof_x=xs,
                                       attainable_bw=g["attainable_bw"])
-    ax.plot(xs, ceiling, color=CEILING_COLOR, lw=2, label="attainable roof (efficiency-adjusted)")
-    if (g["compute_eff"], g["memory_eff"]) != (1.0, 1.0):
+    ceiling = ceiling / TERA
+    adjusted = (g["compute_eff"], g["memory_eff"]) != (1.0, 1.0)
+    ax.plot(xs, ceiling, color=palette.CEILING, lw=2,
+            label=(f"attainable roof (compute ×{g['compute_eff']:g}, memory "
+                   f"×{g['memory_eff']:g})" if adjusted else "roof (spec peak and bandwidth)"))
+    if adjusted:
         spec = matmul.ROOF_Y.reference(attainable_flops=g["peak_flops"], roof_x=xs,
-                                       attainable_bw=g["hbm_bw"])
-        ax.plot(xs, spec, color="#7F7F7F", lw=1, ls="--", label="spec roof (peak)")
-    ax.axvline(ridge, color="#7F7F7F", lw=1, ls=":")
-    ax.annotate(f"ridge {ridge:.4g} FLOP/B", (ridge, float(g["attainable_flops"])),
-                xytext=(-4, 8), textcoords="offset points", fontsize=8, color="#404040",
-                ha="right")
+                                       attainable_bw=g["hbm_bw"]) / TERA
+        ax.plot(xs, spec, color=palette.SPEC_ROOF, lw=1, ls="--", label="spec roof (peak)")
+    top = float(g["attainable_flops"]) / TERA
+    ax.axvline(ridge, color=palette.SPEC_ROOF, lw=1, ls=":")
+    ax.plot([ridge], [top], marker="D", ms=6, color=palette.CEILING, zorder=4)
+    ax.annotate(f"ridge {ridge:.4g} {unit.removesuffix('/s')}/B", (ridge, 0),
+                xycoords=("data", "axes fraction"), xytext=(4, 4), textcoords="offset points",
+                fontsize=8, color=palette.POINT, ha="left", va="bottom")
     regimes = frame["regime"].astype(str).to_numpy() if len(frame) else np.array([])
     for regime, color in COLORS.items():
         mask = regimes == regime
         if mask.any():
             ax.scatter(x[mask], y[mask], s=28, color=color, zorder=3, label=regime)
     if "refined_time" in frame.columns and len(frame):
-        y_refined = np.asarray(frame["flops"], dtype=float) / np.asarray(frame["refined_time"],
-                                                                          dtype=float)
-        ax.scatter(x, y_refined, s=28, facecolors="none", edgecolors="#404040", lw=0.8,
+        y_refined = np.asarray(frame["flops"], dtype=float) / np.asarray(
+            frame["refined_time"], dtype=float) / TERA
+        ax.scatter(x, y_refined, s=28, facecolors="none", edgecolors=palette.POINT, lw=0.8,
                    zorder=2, label="refined time (launch floor, waves)")
         y = np.concatenate([y, y_refined])
     if len(frame) <= LABELLED_POINTS_MAX:
-        for xi, yi, label, regime in zip(x, y[:len(x)], frame["shape_label"], regimes,
-                                         strict=True):
-            if regime == COMPUTE_BOUND:  # on the flat roof: hang the labels below it
-                ax.annotate(str(label), (xi, yi), xytext=(2, -5), textcoords="offset points",
-                            fontsize=7, rotation=-50, rotation_mode="anchor", ha="left",
-                            va="top")
-            else:
-                ax.annotate(str(label), (xi, yi), xytext=(-4, 4), textcoords="offset points",
-                            fontsize=7, ha="right")
+        _label_points(ax, x, y[:len(x)], [str(s) for s in frame["shape_label"]], regimes)
     floor = min([float(np.min(ceiling)), *y]) if len(y) else float(np.min(ceiling))
-    ax.set_ylim(floor / 2, float(g["attainable_flops"]) * 3)
+    ax.set_ylim(floor / 2, top * 8)  # room above the roof for labels moved up
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("arithmetic intensity (FLOP/B)")
-    ax.set_ylabel("attained FLOP/s")
+    ax.set_xlabel(f"arithmetic intensity ({unit.removesuffix('/s')}/B)")
+    ax.set_ylabel(f"attained T{unit}")
     ax.set_title(f"Roofline: {g['gpu']}, {g['dtype']}")
-    ax.grid(True, which="major", color="#D9D9D9", lw=0.6)
-    ax.legend(loc="lower right", fontsize=8)
+    ax.grid(True, which="major", color=palette.GRID, lw=0.6)
+    ax.legend(loc="center right", fontsize=8)
     if path is not None:
         save_figure(fig, path, force=force)
     return fig

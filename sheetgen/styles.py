@@ -7,29 +7,72 @@ from __future__ import annotations
 
 from typing import Any
 
+from sheetgen.palette import (
+    COMPUTE,
+    COMPUTE_FILL,
+    DERIVED_FILL,
+    HEADER_FILL,
+    INPUT_FILL,
+    INPUT_FONT,
+    LINK_FONT,
+    MEMORY,
+    MEMORY_FILL,
+    NOTE_FONT,
+)
+from sheetgen.palette import FALSE_FILL as FALSE_FILL
+from sheetgen.palette import FALSE_FONT as FALSE_FONT
+
 #: Number-format codes understood by Excel, LibreOffice and Google Sheets alike.
 NUMBER_FORMATS: dict[str, str] = {
     "general": "General",
     "int": "#,##0",
     "sci": "0.000E+00",
-    "time": "0.000E+00",
     "ratio": "0.00",
     "fraction": "0.00",
     "pct": "0.0%",
     "gb": '#,##0.00,,," GB"',  # bytes shown in decimal GB: each trailing comma divides by 1000
     "text": "@",
-    "bool": "General",
+    "bool": "General",  # a pass/fail check: TRUE/FALSE, FALSE highlighted
+    "flag": "General",  # a neutral yes/no (a stage boundary): TRUE/FALSE, not highlighted
+    "status": "@",  # a status text: "ok", else highlighted
+    # Readable units on exact SI values (what check, read and the API see). A format can only
+    # divide by powers of 1000 (each trailing comma) and hold two conditions, so each picks
+    # the larger of two prefixes; times cannot be scaled up to ms or µs by a format and use
+    # engineering notation instead (exponents in steps of 3: 21.59E-6 s = 21.59 µs).
+    # Conditions are plain numbers (Excel reads no 1E+9 there). Rendered identically by
+    # LibreOffice (tests/test_print.py) and passed to Google Sheets as patterns.
+    "time": '##0.00E+0" s"',
+    "bytes": '[>=1000000000]#,##0.00,,," GB";[>=1000000]#,##0.00,," MB";#,##0" B"',
+    "bandwidth": '[>=1000000000000]#,##0.000,,,," TB/s";[>=1000000000]#,##0.0,,," GB/s";'
+                 '#,##0" B/s"',
+    "rate": '[>=1000000000000]#,##0.0,,,," TFLOP/s";[>=1000000000]#,##0.0,,," GFLOP/s";'
+            '##0.00E+0" FLOP/s"',
+    "flop": '[>=1000000000000]#,##0.00,,,," TFLOP";[>=1000000000]#,##0.00,,," GFLOP";'
+            '#,##0" FLOP"',
 }
 
-#: Colours (hex) used by both writers.
-INPUT_FILL = "#FFF2CC"  # pale yellow: a cell you may change
-INPUT_FONT = "#1F4E79"  # dark blue text: the spreadsheet-modelling convention for inputs
-HEADER_FILL = "#DDEBF7"
-DERIVED_FILL = "#F2F2F2"
-COMPUTE_FILL = "#F8CBAD"  # compute-bound rows
-MEMORY_FILL = "#BDD7EE"  # memory-bound rows
-NOTE_FONT = "#595959"
-LINK_FONT = "#00803C"  # green text: a value read live from another sheet (modelling convention)
+#: unit -> the number format that shows it readably (the format names the unit itself)
+UNIT_FORMATS: dict[str, str] = {"s": "time", "B": "bytes", "B/s": "bandwidth",
+                                "FLOP/s": "rate", "FLOP": "flop"}
+_GENERIC_NUMERIC = {"general", "sci", "time", "int", "gb"}
+
+
+def display_format(unit: str, fmt: str) -> str:
+    """The number format of a value in `unit` declared with format `fmt`: a plain numeric
+    format on a value with a physical unit becomes that unit's readable format, so every
+    sheet (and every sheet added later) shows GB, TB/s, TFLOP/s rather than 3.357E+07."""
+    if fmt in _GENERIC_NUMERIC and unit in UNIT_FORMATS:
+        return UNIT_FORMATS[unit]
+    return fmt
+
+
+BOOLEAN_FORMATS = ("bool", "flag")
+
+
+def shows_unit(fmt: str) -> bool:
+    """Whether a number format spells out its unit (so no separate unit label is needed)."""
+    return fmt in UNIT_FORMATS.values()
+
 
 #: Cell roles; writers translate these into their own style objects.
 STYLES: dict[str, dict[str, Any]] = {
@@ -48,3 +91,5 @@ STYLES: dict[str, dict[str, Any]] = {
 
 COMPUTE_BOUND = "compute-bound"
 MEMORY_BOUND = "memory-bound"
+#: regime -> (strong colour for marks and text, light colour for cell fills)
+REGIME_COLORS = {COMPUTE_BOUND: (COMPUTE, COMPUTE_FILL), MEMORY_BOUND: (MEMORY, MEMORY_FILL)}

@@ -15,14 +15,23 @@ PREFIXES: dict[str, float] = {"": 1.0, "k": KILO, "m": MEGA, "g": GIGA, "t": TER
                               "ki": KIBI, "mi": MEBI, "gi": GIBI, "ti": TEBI}
 
 
+PICO, FEMTO = 1e-12, 1e-15
+_TIME_SCALES = ((1.0, "s"), (MILLI, "ms"), (MICRO, "µs"), (NANO, "ns"), (PICO, "ps"),
+                (FEMTO, "fs"))
+
+
 def seconds(value: float) -> str:
-    """A duration in the unit that keeps 1-999 before the point: ns, µs, ms or s."""
+    """A duration in the unit that keeps 1-999 before the point, s down to fs ('6.41 fs',
+    never '6.41e-06 ns'); 0 is '0 s'."""
     if not math.isfinite(value):
         return str(value)
-    for scale, unit in ((1.0, "s"), (MILLI, "ms"), (MICRO, "µs"), (NANO, "ns")):
-        if abs(value) >= scale:
-            return f"{value / scale:.3g} {unit}"
-    return f"{value / NANO:.3g} ns"
+    if value == 0:
+        return "0 s"
+    for scale, unit in _TIME_SCALES:
+        if abs(value) >= scale * (1 - 5e-4):  # 999.96 µs rounds to '1e+03 µs': say 1 ms
+            text = f"{value / scale:.3g}"
+            return f"{text} {unit}" if "e" not in text else f"{value / scale:.0f} {unit}"
+    return f"{value:.3g} s"
 
 
 def si(value: float, unit: str) -> str:
@@ -33,3 +42,12 @@ def si(value: float, unit: str) -> str:
         if abs(value) >= scale:
             return f"{value / scale:.4g} {prefix}{unit}"
     return f"{value:.3g} {unit}"
+
+
+#: dtypes whose peaks count integer operations, quoted as OP/s (TOP/s), not FLOP/s
+INTEGER_DTYPES = frozenset({"int8"})
+
+
+def rate_unit(dtype: str) -> str:
+    """The unit of a dtype's peak: 'OP/s' for integer types (int8 TOP/s), else 'FLOP/s'."""
+    return "OP/s" if dtype in INTEGER_DTYPES else "FLOP/s"

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from sheetgen import __version__
+from sheetgen.defaults import DEFAULT_SPARE_ROWS
 from sheetgen.definitions import SheetSpec
 from sheetgen.errors import InputError
 from sheetgen.hardware import (
@@ -35,7 +36,6 @@ from sheetgen.sheets import (
 from sheetgen.sheets import measured as measured_sheet
 from sheetgen.sheets import practice as practice_sheet
 
-DEFAULT_SPARE_ROWS = 200
 #: Excel's grid (and so every xlsx reader's): rows per sheet ("Excel specifications and
 #: limits", https://support.microsoft.com/en-us/office/excel-specifications-and-limits-1672b34d-7043-467e-8e27-269d656771c3).
 XLSX_MAX_ROWS = 1_048_576
@@ -68,6 +68,10 @@ class BuildConfig:
     whatif_shape: tuple[int, int, int] = whatif.DEFAULT_SHAPE
     practice: int = 0  # rows of the Practice sheet; 0 leaves the sheet out
     practice_seed: int = practice_sheet.DEFAULT_SEED
+    #: the Inputs sheet's efficiencies (fractions in (0, 1]); 1.0 = the pure roofline
+    compute_eff: float = 1.0
+    memory_eff: float = 1.0
+    link_eff: float = 1.0
     launch_overhead: float | None = None  # s per matmul call; None = the preset's
     tile: tuple[int, int] | None = None  # (tile m, tile n); None = the preset's
     waves: bool | None = None  # wave quantization in the refined time; None = the preset's
@@ -100,6 +104,9 @@ class BuildConfig:
                                                   and self.link_latency >= 0):
             raise InputError(f"--link-latency must be 0 or more seconds, got "
                              f"{self.link_latency!r}")
+        for option, value in (("--compute-eff", self.compute_eff),
+                              ("--memory-eff", self.memory_eff), ("--link-eff", self.link_eff)):
+            _fraction(option, value)
         if self.link_over not in ("gpu", "host"):
             raise InputError(f"--link-over must be gpu or host, got {self.link_over!r}")
         if self.tp_pairing not in (parallel_inputs.NARROW, parallel_inputs.WIDE):
@@ -171,6 +178,16 @@ def all_sheet_specs() -> list[SheetSpec]:
     return sheet_specs(BuildConfig(practice=1, presets=builtin_presets()))
 
 
+def _fraction(option: str, value: object) -> None:
+    """An efficiency: a number in (0, 1], as the Inputs sheet's validation allows it."""
+    low = inputs.EFF_MIN
+    ok = (isinstance(value, int | float) and not isinstance(value, bool)
+          and math.isfinite(value) and low <= value <= 1.0)
+    if not ok:
+        raise InputError(f"{option} must be a fraction from {low:g} to 1 (1 = pure roofline), "
+                         f"got {value!r}")
+
+
 def _whole(option: str, value: object, low: int, high: int | None = None) -> None:
     ok = isinstance(value, int) and not isinstance(value, bool) and value >= low
     if ok and high is not None:
@@ -213,6 +230,8 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
         else config.launch_overhead,
         tile=(gpu.tile_m, gpu.tile_n) if not config.tile else config.tile,
         waves=gpu.wave_quantization if config.waves is None else config.waves))
+    values.update(compute_eff=float(config.compute_eff), memory_eff=float(config.memory_eff),
+                  link_eff=float(config.link_eff))
     values["m"] = [s.m for s in shapes] + pad
     values["k"] = [s.k for s in shapes] + pad
     values["n"] = [s.n for s in shapes] + pad

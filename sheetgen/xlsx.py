@@ -25,6 +25,7 @@ from xlsxwriter.utility import quote_sheetname, xl_rowcol_to_cell
 from xlsxwriter.workbook import Workbook
 from xlsxwriter.worksheet import Worksheet
 
+from sheetgen import layout_rules, palette
 from sheetgen.atomic import atomic_write, check_writable_dir, describe, private_tempdir, quiet_file
 from sheetgen.errors import OutputError
 from sheetgen.plan import (
@@ -127,7 +128,7 @@ def _table_columns(table: TablePlan, formats: _Formats) -> list[_Column]:
         values = c.values.tolist()
         if c.is_input:
             how = _linked_writer(c, table.first_row) if c.links else None
-            out.append((c.col, formats.get("input", c.fmt), iter(values), how))
+            out.append((c.col, formats.get(c.style, c.fmt), iter(values), how))
         else:
             assert c.parts is not None
             how = c.parts if c.offsets is None else _shifted_writer(c)
@@ -169,12 +170,15 @@ def _write_table_row(ws: Worksheet, row: int, columns: list[_Column]) -> None:
 def _write_sheet(ws: Worksheet, sheet: SheetPlan, formats: _Formats,
                  progress: Progress | None) -> None:
     """Rows strictly top to bottom, as constant-memory mode requires."""
+    heights = layout_rules.row_heights(sheet)
     by_row: dict[int, list[Cell]] = {}
     for cell in sheet.cells:
         by_row.setdefault(cell.row, []).append(cell)
     tables = [(t.first_row, t.last_row, _table_columns(t, formats)) for t in sheet.tables]
     last = max([*by_row, *(t.last_row for t in sheet.tables)], default=-1)
     for row in range(last + 1):
+        if row in heights:
+            ws.set_row(row, heights[row])
         cells = by_row.get(row)
         if cells:
             for cell in sorted(cells, key=lambda c: c.col):
@@ -213,11 +217,12 @@ def _chart(wb: Workbook, ws: Worksheet, sheet: str, chart: ChartPlan) -> None:
     for s in chart.series:
         opts: dict[str, Any] = {"name": s.name, "categories": rng(s.x), "values": rng(s.y)}
         if s.line:
-            opts |= {"line": {"color": "#C00000", "width": 2.25}, "marker": {"type": "none"}}
+            opts |= {"line": {"color": palette.CEILING, "width": 2.25}, "marker": {"type": "none"}}
         else:
             opts |= {"line": {"none": True},
                      "marker": {"type": "circle", "size": 6,
-                                "fill": {"color": "#2F5597"}, "border": {"color": "#2F5597"}}}
+                                "fill": {"color": palette.POINT},
+                                "border": {"color": palette.POINT}}}
             if s.labels is not None and s.labels[2] - s.labels[1] < LABELLED_POINTS_MAX:
                 col, first, last = s.labels
                 custom = [{"value": f"={quote_sheetname(sheet)}!"
@@ -228,12 +233,25 @@ def _chart(wb: Workbook, ws: Worksheet, sheet: str, chart: ChartPlan) -> None:
         ch.add_series(opts)
     ch.set_title({"name": chart.title})
     ch.set_x_axis({"name": chart.x_title, "log_base": 10, "num_format": "General",
-                   "major_gridlines": {"visible": True, "line": {"color": "#D9D9D9"}}})
+                   "major_gridlines": {"visible": True, "line": {"color": palette.GRID}}})
     ch.set_y_axis({"name": chart.y_title, "log_base": 10, "num_format": "0E+00",
-                   "major_gridlines": {"visible": True, "line": {"color": "#D9D9D9"}}})
+                   "major_gridlines": {"visible": True, "line": {"color": palette.GRID}}})
     ch.set_legend({"position": "bottom"})
     ch.set_size({"width": 720, "height": 440})
     ws.insert_chart(chart.row, chart.col, ch)
+
+
+def _page_setup(ws: Worksheet, sheet: SheetPlan) -> None:
+    """Landscape, one page wide, header rows repeated, print area over the used range."""
+    setup = layout_rules.print_setup(sheet)
+    ws.set_landscape()
+    ws.set_paper(9)  # A4; Letter users' printers scale the same one-page-wide layout
+    ws.fit_to_pages(1, 0)
+    ws.print_area(0, 0, setup.last_row, setup.last_col)
+    if setup.repeat_rows is not None:
+        ws.repeat_rows(*setup.repeat_rows)
+    ws.set_margins(left=0.4, right=0.4, top=0.5, bottom=0.5)
+    ws.set_footer("&L&A&R&P / &N")
 
 
 def _write_worksheet(wb: Workbook, sheet: SheetPlan, formats: _Formats,
@@ -243,15 +261,18 @@ def _write_worksheet(wb: Workbook, sheet: SheetPlan, formats: _Formats,
         ws.set_column(col, col, width)
     for col in sheet.hidden:
         ws.set_column(col, col, sheet.widths.get(col, 12.0), None, {"hidden": True})
-    if sheet.freeze:
-        ws.freeze_panes(*sheet.freeze)
+    frozen = layout_rules.freeze(sheet)
+    if frozen:
+        ws.freeze_panes(*frozen)
+    _page_setup(ws, sheet)
     _write_sheet(ws, sheet, formats, progress)
     for v in sheet.validations:
         _validation(ws, v)
     for c in sheet.conditionals:
+        style = {"bg_color": c.color} | ({"font_color": c.font} if c.font else {})
         ws.conditional_format(c.first_row, c.col, c.last_row, c.col, {
-            "type": "cell", "criteria": "==", "value": f'"{c.equals}"',
-            "format": wb.add_format({"bg_color": c.color})})
+            "type": "cell", "criteria": "!=" if c.negate else "==", "value": c.literal,
+            "format": wb.add_format(style)})
     for chart in sheet.charts:
         _chart(wb, ws, sheet.name, chart)
 

@@ -25,6 +25,7 @@ from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.worksheet import Worksheet
 from xlsxwriter.utility import xl_rowcol_to_cell
 
+from sheetgen import layout_rules
 from sheetgen.plan import Cell, ChartPlan, SheetPlan, ValidationPlan, WorkbookPlan
 from sheetgen.styles import NUMBER_FORMATS, STYLES
 
@@ -120,7 +121,7 @@ def _write_cells(ws: Worksheet, sheet: SheetPlan, styles: _Styles,
         _write_cell(ws, cell, styles)
     for table in sheet.tables:
         for col in table.columns:
-            input_style = styles.get("input", col.fmt)
+            input_style = styles.get(col.style, col.fmt)
             formula_style = styles.get("linked" if col.is_input else "derived", col.fmt)
             for i in range(table.n_rows):
                 row = table.first_row + i
@@ -206,8 +207,12 @@ def write_into(plan: WorkbookPlan, wb: Workbook, *, progress: Progress | None = 
         ws = wb.create_sheet(sheet.name)
         for col, width in sheet.widths.items():
             ws.column_dimensions[get_column_letter(col + 1)].width = width
-        if sheet.freeze:
-            ws.freeze_panes = xl_rowcol_to_cell(*sheet.freeze)
+        frozen = layout_rules.freeze(sheet)
+        if frozen:
+            ws.freeze_panes = xl_rowcol_to_cell(*frozen)
+        for row, height in layout_rules.row_heights(sheet).items():
+            ws.row_dimensions[row + 1].height = height
+        _page_setup(ws, sheet)
         _write_cells(ws, sheet, styles, progress)
         for v in sheet.validations:
             _validation(ws, v)
@@ -215,7 +220,9 @@ def write_into(plan: WorkbookPlan, wb: Workbook, *, progress: Progress | None = 
             fill = PatternFill("solid", start_color=_color(c.color), end_color=_color(c.color))
             ws.conditional_formatting.add(
                 f"{xl_rowcol_to_cell(c.first_row, c.col)}:{xl_rowcol_to_cell(c.last_row, c.col)}",
-                CellIsRule(operator="equal", formula=[f'"{c.equals}"'], fill=fill))
+                CellIsRule(operator="notEqual" if c.negate else "equal", formula=[c.literal],
+                           fill=fill,
+                           font=Font(color=_color(c.font)) if c.font else None))
         for chart in sheet.charts:
             _chart(ws, chart)
     for name, ref in plan.defined_names.items():
@@ -229,3 +236,16 @@ def write_into(plan: WorkbookPlan, wb: Workbook, *, progress: Progress | None = 
 
         wb.calculation = CalcProperties()
     wb.calculation.fullCalcOnLoad = True
+
+
+def _page_setup(ws: Worksheet, sheet: SheetPlan) -> None:
+    """The xlsx writer's print setup (layout_rules.print_setup), through openpyxl."""
+    setup = layout_rules.print_setup(sheet)
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.paperSize = ws.PAPERSIZE_A4
+    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToHeight = 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    ws.print_area = f"A1:{xl_rowcol_to_cell(setup.last_row, setup.last_col)}"
+    if setup.repeat_rows is not None:
+        ws.print_title_rows = f"{setup.repeat_rows[0] + 1}:{setup.repeat_rows[1] + 1}"

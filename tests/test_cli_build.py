@@ -151,13 +151,26 @@ def test_interrupted_write_leaves_no_partial_file(tmp_path: Path, monkeypatch):
     assert sorted(os.listdir(tmp_path)) == ["o.xlsx"]  # no temporary left behind
 
 
-def test_gpus_lists_presets_with_sources():
+def test_gpus_is_one_line_per_preset_and_sources_on_request():
     result = run("gpus")
     assert result.exit_code == 0
-    for name in ("A100 40GB SXM", "H100 SXM", "H200", "B200", "MI300X", "L4"):
-        assert name in result.output
-    assert "fp8 n/a" in result.output  # the A100's gap is explicit
-    assert "source peak_flops" in result.output
+    lines = result.output.splitlines()
+    header = lines[0].split()
+    assert header[:7] == ["GPU", "fp32", "tf32", "bf16", "fp16", "fp8", "int8"]
+    rows = {line[:16].strip(" *"): line[16:].split() for line in lines[1:10]}
+    assert set(rows) == {"A100 40GB SXM", "A100 40GB PCIe", "A100 80GB SXM", "H100 SXM",
+                         "H100 PCIe", "H200", "B200", "MI300X", "L4"}
+    # A100 SXM datasheet: 312 TFLOP/s bf16 dense, 624 TOPS int8, no fp8 (shown as '-')
+    assert rows["A100 40GB SXM"][:6] == ["19.5", "156", "312", "312", "-", "624"]
+    assert rows["H100 SXM"][6] == "3.35"  # TB/s
+    assert len(lines) <= 12 and "int8 TOP/s" in result.output and "TFLOP/s" in result.output
+    assert "source" not in lines[1]
+    detail = run("gpus", "H100 SXM", "--sources")
+    assert detail.exit_code == 0 and "peak_flops: " in detail.output
+    assert "A100 40GB SXM" not in detail.output.splitlines()[1]  # only the GPU named
+    assert "shared/" not in run("gpus", "--sources").output  # users have no such file
+    bad = run("gpus", "A200")
+    assert bad.exit_code == 2 and bad.output.startswith("Error: unknown GPU 'A200'")
 
 
 def test_every_command_is_documented_with_an_example():

@@ -40,6 +40,7 @@ from sheetgen.errors import SheetsError
 from sheetgen.gsheets import SpreadsheetState, requests_for
 from sheetgen.gsheets_client import authorize
 from sheetgen.sheets import chart_helpers, matmul
+from sheetgen.styles import NUMBER_FORMATS
 
 KEY = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcd"
 OTHER = "1ZyXwVuTsRqPoNmLkJiHgFeDcBa9876543210-_zyxw"
@@ -235,8 +236,12 @@ def test_formats_validation_conditional_freeze_chart(shared, gsheets_client):
         {"userEnteredValue": "=AND(ISNUMBER(A6),INT(A6)=A6,A6>=1,A6<=2147483647)"}]}
     assert a6["dataValidation"]["strict"] is True
     assert a6["userEnteredFormat"]["numberFormat"] == {"type": "NUMBER", "pattern": "#,##0"}
-    e6 = shared.cell(KEY, "Matmul", "E6")
-    assert e6["userEnteredFormat"]["numberFormat"]["type"] == "SCIENTIFIC"
+    e6 = shared.cell(KEY, "Matmul", "E6")  # FLOPs: readable units, the same pattern as xlsx
+    assert e6["userEnteredFormat"]["numberFormat"] == {"type": "NUMBER",
+                                                       "pattern": NUMBER_FORMATS["flop"]}
+    i6 = shared.cell(KEY, "Matmul", "I6")  # compute time: engineering notation, in seconds
+    assert i6["userEnteredFormat"]["numberFormat"] == {"type": "SCIENTIFIC",
+                                                       "pattern": '##0.00E+0" s"'}
     assert shared.cell(KEY, "Matmul", "M6")["userEnteredFormat"]["numberFormat"]["type"] == \
         "PERCENT"
     assert shared.cell(KEY, "Matmul", "A5")["userEnteredFormat"]["textFormat"]["bold"]
@@ -292,7 +297,7 @@ def test_request_count(rows, shared, big_client):
     assert biggest <= gsheets.MAX_BODY_BYTES
     last = 5 + rows + 200
     stored = shared.cell(KEY, "Matmul", f"L{last}")["userEnteredValue"]["formulaValue"]
-    assert stored == f'=IF(D{last}="ok",E{last}/K{last},"")'
+    assert stored == f'=IF(D{last}="ok",IF(ISNUMBER(PEAK_FLOPS),E{last}/K{last},DTYPE_GAP),"")'
     assert shared.cell(KEY, "Matmul", f"A{5 + rows}")["userEnteredValue"] == {
         "numberValue": shapes[-1][0]}
 

@@ -144,7 +144,10 @@ def test_shadowing_a_builtin_is_announced_once_and_marked(tmp_path: Path):
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [
         f"note: {path} replaces the built-in preset 'A100 40GB SXM'"]
-    header = next(ln for ln in done.stdout.splitlines() if ln.startswith("A100 40GB SXM"))
+    row = next(ln for ln in done.stdout.splitlines() if ln.startswith("A100 40GB SXM"))
+    assert "++" in row  # the table row is marked; the line below it says why
+    header = next(ln for ln in done.stdout.splitlines() if ln.startswith("A100 40GB SXM")
+                  and " from " in ln)
     assert "replaces the built-in preset" in header and str(path) in header
     plain = subprocess.run(["sheetgen", "gpus"], capture_output=True, text=True, timeout=120)
     assert plain.stderr == "" and "replaces" not in plain.stdout

@@ -31,15 +31,19 @@ from sheetgen.hardware import DTYPES
 @credentials_option
 @click.option("--sheet", default="Matmul", show_default=True,
               help="Which sheetgen sheet to read (Matmul, Pipeline, What-if, Inputs, ...).")
+@click.option("--block", is_flag=True,
+              help="The sheet's named values (Pipeline totals, the Parallelism comparison, "
+                   "What-if crossovers) instead of its first table.")
 @click.option("--format", "fmt", type=click.Choice(["csv", "json"]), default="csv",
               show_default=True, help="Output format (to stdout).")
-def read(source: str, credentials: Path | None, sheet: str, fmt: str) -> None:
+def read(source: str, credentials: Path | None, sheet: str, block: bool, fmt: str) -> None:
     """Print a sheet's computed columns: an .xlsx file's formulas evaluated in pure Python
     (never its cached values), or a Google spreadsheet's values as Google computed them.
 
     \b
     Example:
       sheetgen read roofline.xlsx > matmul.csv
+      sheetgen read roofline.xlsx --sheet Pipeline --block     # totals, fits in VRAM
       sheetgen read KEY --credentials sa.json --sheet Inputs --format json
     """
     from sheetgen.check import is_workbook_path
@@ -48,11 +52,11 @@ def read(source: str, credentials: Path | None, sheet: str, fmt: str) -> None:
         if is_workbook_path(source):
             from sheetgen.check import read_workbook
 
-            frame = read_workbook(source, sheet)
+            frame = read_workbook(source, sheet, block=block)
         else:
             from sheetgen.gsheets import read as read_sheet
 
-            frame = read_sheet(source, credentials=credentials, sheet=sheet)
+            frame = read_sheet(source, credentials=credentials, sheet=sheet, block=block)
     frame = whole_numbers(frame)
     if fmt == "csv":
         click.echo(neutralised(frame).to_csv(), nl=False)

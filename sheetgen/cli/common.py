@@ -18,10 +18,9 @@ from typing import Any
 
 import click
 
-from sheetgen import __version__
+from sheetgen import __version__, defaults
 from sheetgen.errors import SheetgenError
 from sheetgen.hardware import DTYPES
-from sheetgen.sheets import parallel, pipeline, practice, whatif
 
 
 class UserError(click.ClickException):
@@ -170,15 +169,15 @@ def nonblank(ctx: click.Context, param: click.Parameter, value: str | None) -> s
 
 
 _MODEL_OPTIONS = [
-    click.option("--layers", type=int, default=pipeline.DEFAULT_LAYERS, show_default=True,
+    click.option("--layers", type=int, default=defaults.DEFAULT_LAYERS, show_default=True,
                  help="Layers in the Pipeline sheet (alternating types 1 and 2)."),
     click.option("--pipeline-shape", type=int, nargs=3, metavar="M K N",
-                 default=(pipeline.DEFAULT_M, pipeline.DEFAULT_K, pipeline.DEFAULT_N),
+                 default=(defaults.DEFAULT_M, defaults.DEFAULT_K, defaults.DEFAULT_N),
                  show_default=True,
                  help="The pipeline's m, k, n (type 1: [m×n]·[n×k]; type 2: [m×k]·[k×n])."),
-    click.option("--gpus", type=int, default=parallel.DEFAULT_GPUS, show_default=True,
+    click.option("--gpus", type=int, default=defaults.DEFAULT_GPUS, show_default=True,
                  help="GPU count G for the Parallelism sheet."),
-    click.option("--micro-batches", type=int, default=parallel.DEFAULT_MICRO_BATCHES,
+    click.option("--micro-batches", type=int, default=defaults.DEFAULT_MICRO_BATCHES,
                  show_default=True, help="Pipeline micro-batches M."),
     click.option("--link-bw", type=float,
                  help="GPU link bandwidth per direction, B/s (default: the GPU preset's)."),
@@ -195,13 +194,25 @@ _MODEL_OPTIONS = [
     click.option("--tp-gather/--no-tp-gather", default=False, show_default=True,
                  help="All-gather a sharded tensor-parallel final output."),
     click.option("--whatif-shape", type=int, nargs=3, metavar="M K N",
-                 default=whatif.DEFAULT_SHAPE, show_default=True,
+                 default=defaults.DEFAULT_WHATIF_SHAPE, show_default=True,
                  help="Base shape of the What-if sheet."),
     click.option("--practice", type=int, default=0, metavar="N",
                  help="Add a Practice sheet of N seeded random shapes to estimate by hand."),
-    click.option("--practice-seed", type=int, default=practice.DEFAULT_SEED, show_default=True,
+    click.option("--practice-seed", type=int, default=defaults.DEFAULT_PRACTICE_SEED,
+                 show_default=True,
                  help="Seed of the practice shapes."),
 ]
+
+
+def efficiency_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--compute-eff, --memory-eff, --link-eff: the Inputs sheet's efficiency cells."""
+    for flag, what in reversed((("--compute-eff", "peak FLOP/s a matmul reaches"),
+                                ("--memory-eff", "HBM bandwidth reached"),
+                                ("--link-eff", "GPU-to-GPU link bandwidth reached"))):
+        command = click.option(flag, type=float, default=1.0, show_default=True,
+                               help=f"Fraction of {what}, in (0, 1]; 1 = pure roofline "
+                                    "(`sheetgen gpus` shows measured figures).")(command)
+    return command
 
 
 _REFINED_OPTIONS = [
@@ -229,7 +240,7 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
     shared by every command that plans a workbook; they arrive as keyword arguments."""
     for option in reversed([*_MODEL_OPTIONS, *_REFINED_OPTIONS]):
         command = option(command)
-    return command
+    return efficiency_options(command)
 
 
 def workbook_options(command: Callable[..., Any]) -> Callable[..., Any]:

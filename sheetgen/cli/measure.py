@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 
 from sheetgen.cli.common import cli, gpu_file_option, user_errors
+from sheetgen.defaults import DEFAULT_MEASURE_REPEATS, DEFAULT_MEASURE_SECONDS
 from sheetgen.hardware import DTYPES
-from sheetgen.measure import run as measure_run
 
 
 @cli.command()
@@ -22,9 +22,9 @@ from sheetgen.measure import run as measure_run
                    "across both regimes and the tile boundaries.")
 @click.option("--dtype", help="Comma list or 'all'. Default: fp32 on a CPU; bf16,fp8 on a GPU "
                               "(tf32 = fp32 inputs on tensor cores, fp32 = without).")
-@click.option("--max-seconds", type=float, default=measure_run.DEFAULT_MAX_SECONDS,
+@click.option("--max-seconds", type=float, default=DEFAULT_MEASURE_SECONDS,
               show_default=True, help="Time budget for the whole run.")
-@click.option("--repeats", type=int, default=measure_run.DEFAULT_REPEATS, show_default=True,
+@click.option("--repeats", type=int, default=DEFAULT_MEASURE_REPEATS, show_default=True,
               help="Timed calls per shape (the CSV has their median, min and max).")
 @click.option("--preset-out", type=click.Path(path_type=Path),
               help="Also write the device's measured peak and bandwidth as a preset TOML.")
@@ -45,6 +45,7 @@ def measure(out: Path, device: str, shapes: Path | None, dtype: str | None,
       sheetgen measure cpu.csv --max-seconds 60 --preset-out cpu.toml
       sheetgen measure h100.csv --device cuda --dtype bf16,fp8 --max-seconds 480
     """
+    from sheetgen.measure import run as measure_run  # NumPy: only when measuring
     from sheetgen.shapes import read_shapes
 
     with user_errors():

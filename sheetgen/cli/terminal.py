@@ -11,6 +11,7 @@ import click
 
 from sheetgen.cli.common import (
     cli,
+    efficiency_options,
     gpu_file_option,
     nonblank,
     refined_options,
@@ -18,8 +19,9 @@ from sheetgen.cli.common import (
     user_errors,
 )
 from sheetgen.hardware import DTYPES, load_presets
-from sheetgen.styles import COMPUTE_BOUND, MEMORY_BOUND
-from sheetgen.units import TERA, seconds, si
+from sheetgen.palette import rgb
+from sheetgen.styles import REGIME_COLORS
+from sheetgen.units import GIGA, TERA, rate_unit, seconds, si
 
 
 @cli.command()
@@ -29,11 +31,12 @@ from sheetgen.units import TERA, seconds, si
 @click.option("--dtype", default="bf16", show_default=True,
               help=f"Element type: {', '.join(DTYPES)}.")
 @gpu_file_option
+@efficiency_options
 @refined_options
 @click.option("--json", "as_json", is_flag=True,
               help="Print JSON (SI numbers) for scripts instead of the table.")
 def show(shapes: Path | None, shapes_sheet: str | None, gpu: str | None, dtype: str,
-         gpu_file: Path | None, as_json: bool, **refined: Any) -> None:
+         gpu_file: Path | None, as_json: bool, **options: Any) -> None:
     """Print the Matmul table (Part 1) in the terminal, regimes coloured.
 
     \b
@@ -45,7 +48,7 @@ def show(shapes: Path | None, shapes_sheet: str | None, gpu: str | None, dtype: 
 
     with user_errors():
         frame = analyze(shapes, gpu=gpu, dtype=dtype, gpu_file=gpu_file,
-                        shapes_sheet=shapes_sheet, **_refined(refined))
+                        shapes_sheet=shapes_sheet, **_refined(options))
     if as_json:
         click.echo(json.dumps(show_json(frame), indent=2))
         return
@@ -53,43 +56,49 @@ def show(shapes: Path | None, shapes_sheet: str | None, gpu: str | None, dtype: 
         click.echo(line)
 
 
-#: (header, width, column, formatter) of each `show` column
-_SHOW_COLUMNS: list[tuple[str, int, str, Callable[[Any], str]]] = [
-    ("m", 7, "m", lambda v: f"{int(v)}"),
-    ("k", 7, "k", lambda v: f"{int(v)}"),
-    ("n", 7, "n", lambda v: f"{int(v)}"),
-    ("FLOP/B", 8, "intensity", lambda v: f"{v:.4g}"),
-    ("regime", 13, "regime", str),
-    ("compute", 9, "compute_time", seconds),
-    ("memory", 9, "memory_time", seconds),
-    ("predicted", 9, "predicted_time", seconds),
-    ("waves", 5, "waves", lambda v: f"{int(v)}"),
-    ("refined", 9, "refined_time", seconds),
-    ("TFLOP/s", 8, "attained_flops", lambda v: f"{v / TERA:.4g}"),
-    ("of peak", 7, "peak_fraction", lambda v: f"{v:.1%}"),
+#: (header, column, formatter) of each `show` column; widths follow the widest cell
+_SHOW_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
+    ("m", "m", lambda v: f"{int(v)}"),
+    ("k", "k", lambda v: f"{int(v)}"),
+    ("n", "n", lambda v: f"{int(v)}"),
+    ("FLOP/B", "intensity", lambda v: f"{v:.4g}"),
+    ("regime", "regime", str),
+    ("compute", "compute_time", seconds),
+    ("memory", "memory_time", seconds),
+    ("predicted", "predicted_time", seconds),
+    ("waves", "waves", lambda v: f"{int(v)}"),
+    ("refined", "refined_time", seconds),
+    ("TFLOP/s", "attained_flops", lambda v: f"{v / TERA:.4g}"),
+    ("of peak", "peak_fraction", lambda v: f"{v:.1%}"),
 ]
-_REGIME_COLORS = {COMPUTE_BOUND: "green", MEMORY_BOUND: "red"}
+_REGIME_COLORS = {regime: rgb(strong) for regime, (strong, _) in REGIME_COLORS.items()}
 
 
 def show_table(frame: Any) -> list[str]:
     """The lines `sheetgen show` prints: a GPU header, then one aligned row per shape."""
     g = frame.attrs["gpu"]
+    unit = rate_unit(str(g["dtype"]))  # FLOP/s, or OP/s for int8
+    per_byte = unit.removesuffix("/s") + "/B"
     eff = ""
     if (g["compute_eff"], g["memory_eff"]) != (1.0, 1.0):
-        eff = (f"; attainable {si(g['attainable_flops'], 'FLOP/s')}, "
-               f"{si(g['attainable_bw'], 'B/s')}, ridge {g['attainable_ridge']:.4g} FLOP/B")
+        eff = (f"; attainable {si(g['attainable_flops'], unit)}, "
+               f"{si(g['attainable_bw'], 'B/s')}, ridge {g['attainable_ridge']:.4g} {per_byte}")
+    records = frame.to_dict("records")
+    table = [[fmt(row[col]) for _, col, fmt in _SHOW_COLUMNS] for row in records]
+    headers = [{"TFLOP/s": f"T{unit}", "FLOP/B": per_byte}.get(h, h) for h, _, _ in _SHOW_COLUMNS]
+    widths = [max([len(h), *(len(r[i]) for r in table)]) for i, h in enumerate(headers)]
     lines = [
         click.style(f"{g['gpu']}, {g['dtype']}", bold=True)
-        + f": peak {si(g['peak_flops'], 'FLOP/s')}, HBM {si(g['hbm_bw'], 'B/s')}, "
-          f"ridge {g['ridge']:.4g} FLOP/B{eff}; refined: floor "
+        + f": peak {si(g['peak_flops'], unit)}, HBM {si(g['hbm_bw'], 'B/s')}, "
+          f"ridge {g['ridge']:.4g} {per_byte}{eff}; refined: floor "
           f"{seconds(g['launch_overhead'])}, {g['tile_m']:.0f}x{g['tile_n']:.0f} tiles on "
           f"{g['sm_count']:.0f} SMs, waves {g['wave_quantization']}",
-        "  ".join(f"{h:>{w}}" for h, w, _, _ in _SHOW_COLUMNS),
+        "  ".join(f"{h:>{w}}" for h, w in zip(headers, widths, strict=True)),
     ]
-    for row in frame.to_dict("records"):
+    for row, texts in zip(records, table, strict=True):
         cells = []
-        for _, width, col, fmt in _SHOW_COLUMNS:
-            text = f"{fmt(row[col]):>{width}}"
+        for (_, col, _), text, width in zip(_SHOW_COLUMNS, texts, widths, strict=True):
+            text = f"{text:>{width}}"
             if col == "regime":
                 text = click.style(text, fg=_REGIME_COLORS.get(row[col]))
             cells.append(text)
@@ -118,10 +127,11 @@ def show_json(frame: Any) -> dict[str, Any]:
 @click.option("--dtype", default="bf16", show_default=True,
               help=f"Element type: {', '.join(DTYPES)}.")
 @gpu_file_option
+@efficiency_options
 @refined_options
 @click.option("--force", is_flag=True, help="Overwrite OUT if it exists.")
 def plot(out: Path, shapes: Path | None, shapes_sheet: str | None, gpu: str | None,
-         dtype: str, gpu_file: Path | None, force: bool, **refined: Any) -> None:
+         dtype: str, gpu_file: Path | None, force: bool, **options: Any) -> None:
     """Draw the roofline to OUT.png, OUT.svg or OUT.pdf (needs matplotlib).
 
     \b
@@ -133,7 +143,7 @@ def plot(out: Path, shapes: Path | None, shapes_sheet: str | None, gpu: str | No
 
         check_plot_path(out, force)
         plot_roofline(shapes_frame(shapes, shapes_sheet), gpu=gpu, dtype=dtype,
-                      gpu_file=gpu_file, path=out, force=force, **_refined(refined))
+                      gpu_file=gpu_file, path=out, force=force, **_refined(options))
     click.echo(f"wrote {out}")
 
 
@@ -151,39 +161,69 @@ def shapes_frame(shapes: Path | None, sheet: str | None) -> Any:
 
 @cli.command()
 @gpu_file_option
-def gpus(gpu_file: Path | None) -> None:
-    """List the GPU presets with their figures and sources.
+@click.option("--sources", is_flag=True, help="Also list every figure's source.")
+@click.argument("names", nargs=-1, metavar="[GPU]...")
+def gpus(gpu_file: Path | None, sources: bool, names: tuple[str, ...]) -> None:
+    """List the GPU presets: one line each, T(FL)OP/s per dtype (dense), TB/s, GB.
+
+    Name GPUs to see only those; --sources adds where each figure comes from.
 
     \b
     Example:
       sheetgen gpus
+      sheetgen gpus "H100 SXM" --sources
     """
     with user_errors():
         presets = load_presets(gpu_file)
-    for g in presets.gpus:
-        star = " (default)" if g.name == presets.default else ""
-        if g.name in presets.origins:
-            star += f" (from {presets.origins[g.name]}" + (
-                ", replaces the built-in preset)" if presets.replaces_builtin(g.name) else ")")
-        click.secho(f"{g.name}{star}", bold=True)
-        peaks = ", ".join(f"{d} {si(g.peak_flops[d], 'FLOP/s')}" if d in g.peak_flops
-                          else f"{d} n/a" for d in DTYPES)
-        rows: list[tuple[str, Any]] = [
-            ("dense peak", peaks),
-            ("HBM bandwidth", si(g.hbm_bandwidth, "B/s")),
-            ("memory", si(g.memory_bytes, "B")),
-            ("GPU link per direction", f"{si(g.link_bandwidth, 'B/s')}, "
-                                       f"latency {seconds(g.link_latency)}"),
-            ("host link per direction", si(g.host_bandwidth, "B/s")),
-            ("measured efficiency", f"compute {g.measured_compute_efficiency:g}, memory "
-                                    f"{g.measured_memory_efficiency:g}, link "
-                                    f"{g.measured_link_efficiency:g}"),
-            ("refined time", f"{g.sm_count} SMs, {g.tile_m}x{g.tile_n} tiles, launch "
-                             f"{seconds(g.launch_overhead)}, wave quantization "
-                             f"{'on' if g.wave_quantization else 'off'}"),
-        ]
-        for label, value in rows:
-            click.echo(f"  {label:<24} {value}")
+        chosen = [presets.get(n) for n in names] if names else list(presets.gpus)
+    for line in gpus_table(chosen, presets):
+        click.echo(line)
+    if not sources:
+        click.echo("Sources of every figure: sheetgen gpus --sources")
+        return
+    for g in chosen:
+        click.secho(f"\n{g.name}", bold=True)
+        click.echo(f"  refined time: {g.sm_count} SMs, {g.tile_m}x{g.tile_n} tiles, launch "
+                   f"{seconds(g.launch_overhead)}, wave quantization "
+                   f"{'on' if g.wave_quantization else 'off'}")
         for key, src in g.sources.items():
-            click.echo(f"    source {key}: {src}")
+            click.echo(f"  {key}: {src}")
 
+
+def gpus_table(chosen: list[Any], presets: Any) -> list[str]:
+    """`sheetgen gpus`: one aligned row per preset, figures in the units people quote;
+    * marks the default, + a preset from --gpu-file (++ when it replaces a built-in one)."""
+    default = presets.default
+
+    def mark(g: Any) -> str:
+        out = " *" if g.name == default else ""
+        if g.name in presets.origins:
+            out += " ++" if presets.replaces_builtin(g.name) else " +"
+        return out
+
+    def peak(g: Any, dtype: str) -> str:
+        return f"{g.peak_flops[dtype] / TERA:.4g}" if dtype in g.peak_flops else "-"
+
+    headers = ["GPU", *DTYPES, "HBM TB/s", "mem GB", "link GB/s", "latency", "host GB/s",
+               "measured c/m/l", "SMs"]
+    rows = [[g.name + mark(g),
+             *(peak(g, d) for d in DTYPES),
+             f"{g.hbm_bandwidth / TERA:.4g}", f"{g.memory_bytes / GIGA:.4g}",
+             f"{g.link_bandwidth / GIGA:.4g}", seconds(g.link_latency),
+             f"{g.host_bandwidth / GIGA:.4g}",
+             f"{g.measured_compute_efficiency:g}/{g.measured_memory_efficiency:g}/"
+             f"{g.measured_link_efficiency:g}", str(g.sm_count)] for g in chosen]
+    widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+
+    units = ", ".join(f"{d} T{rate_unit(d)}" for d in DTYPES if rate_unit(d) != "FLOP/s")
+    origins = [f"{g.name}{mark(g)}: from {presets.origins[g.name]}"
+               + (", replaces the built-in preset" if presets.replaces_builtin(g.name) else "")
+               for g in chosen if g.name in presets.origins]
+    return [line(headers), *(line(r) for r in rows), *origins,
+            f"Dense peaks in TFLOP/s ({units}); links per direction; measured compute/memory/"
+            f"link efficiency{'; * default' if any(g.name == default for g in chosen) else ''}"
+            f"{'; + from --gpu-file (++ replaces a built-in)' if presets.origins else ''}."]

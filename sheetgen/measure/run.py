@@ -12,13 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sheetgen.defaults import DEFAULT_MEASURE_REPEATS, DEFAULT_MEASURE_SECONDS
 from sheetgen.errors import InputError
 from sheetgen.hardware import DTYPE_BYTES, check_dtype
 from sheetgen.measure import csvio, sweep, timing
 from sheetgen.preset_toml import check_preset_path, write_preset
 
-DEFAULT_MAX_SECONDS = 60.0
-DEFAULT_REPEATS = 10
+DEFAULT_MAX_SECONDS = DEFAULT_MEASURE_SECONDS
+DEFAULT_REPEATS = DEFAULT_MEASURE_REPEATS
 PEAK_SHARE = 0.15  # of the budget for the peak sweep
 COPY_SHARE = 0.10  # and for the bandwidth copy
 PEAK_SIZES = {"cpu": (256, 512, 1024, 2048, 4096), "cuda": (2048, 4096, 8192, 12288, 16384)}

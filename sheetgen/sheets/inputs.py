@@ -26,10 +26,13 @@ DTYPE = Input(
 )
 
 
+EFF_MIN = 0.0001  # the smallest efficiency the sheet's validation (and the CLI) accepts
+
+
 def _efficiency(name: str, label: str, defined: str, doc: str) -> Input:
     return Input(
         name, label, "fraction", fmt="fraction", defined_name=defined, doc=doc,
-        validation=Validation("decimal_range", minimum=0.0001, maximum=1.0,
+        validation=Validation("decimal_range", minimum=EFF_MIN, maximum=1.0,
                               message="A fraction in (0, 1]; 1 = pure roofline"),
     )
 
@@ -75,18 +78,32 @@ def _gpu_lookup(name: str, label: str, unit: str, column: str, defined: str | No
     )
 
 
-def _peak(gpu_name: Any, dtype: Any, spec_name: Any, spec_peaks: Any, dtype_name: Any) -> float:
+def _peak(gpu_name: Any, dtype: Any, spec_name: Any, spec_peaks: Any, dtype_name: Any,
+          dtype_gap: Any = None) -> float:
+    """The peak, or NaN for a gap (the model then shows dtype_gap, as the sheet does)."""
     row, col = match(spec_name, gpu_name), match(dtype_name, dtype)
     if row is None or col is None:
         return float("nan")
     return number(spec_peaks[row][col])
 
 
+_PEAK_LOOKUP = ("INDEX({spec_peaks[]},MATCH({gpu_name},{spec_name[]},0),"
+                "MATCH({dtype},{dtype_name[]},0))")
 PEAK_FLOPS = Quantity(
     "peak_flops", "Peak FLOP/s (dense)", "FLOP/s",
-    "INDEX({spec_peaks[]},MATCH({gpu_name},{spec_name[]},0),MATCH({dtype},{dtype_name[]},0))",
+    "IF(ISNUMBER(" + _PEAK_LOOKUP + ")," + _PEAK_LOOKUP + ",{dtype_gap})",
     _peak, fmt="sci", defined_name="PEAK_FLOPS",
-    doc="Dense tensor peak of the GPU for the dtype ('n/a' when the GPU lacks it).",
+    doc="Dense tensor peak of the GPU for the dtype (the DTYPE_GAP marker when the GPU "
+        "lacks it).",
+    gap_marker="dtype_gap",
+)
+#: What every time, rate and regime shows when the GPU lacks the dtype (the GPU dropdown
+#: allows any pair): a short marker, never #VALUE!, reaching every downstream cell.
+DTYPE_GAP = Quantity(
+    "dtype_gap", "Marker when the GPU lacks the dtype", "",
+    '"n/a: no "&{dtype}&" on this GPU"', lambda dtype: f"n/a: no {dtype} on this GPU",
+    fmt="text", defined_name="DTYPE_GAP", handles_gaps=True,
+    doc="Shown instead of a number in every cell computed from the missing peak.",
 )
 HBM_BW = _gpu_lookup("hbm_bw", "HBM bandwidth", "B/s", "spec_hbm_bw", "HBM_BW")
 DTYPE_BYTES = Quantity(
@@ -162,7 +179,7 @@ STATUS = Quantity(
     "input_status", "Status", "",
     f'IF(ISNUMBER({{peak_flops}}),"ok","{_NO_PEAK}")',
     lambda peak_flops: "ok" if peak_flops == peak_flops else _NO_PEAK,  # NaN marks a gap
-    fmt="text",
+    fmt="status", handles_gaps=True,
     doc="Flags a GPU/dtype pair the preset table has no figure for.",
 )
 
@@ -187,6 +204,7 @@ BLOCK = Block(
                          (TILE_N, SUGGEST_TILE_N), (WAVE_QUANT, SUGGEST_WAVES))),
         BlockRow(SM_COUNT.label, [SM_COUNT], SM_COUNT.unit,
                  f"{SM_COUNT.defined_name}. {SM_COUNT.doc}"),
+        BlockRow(DTYPE_GAP.label, [DTYPE_GAP], note=f"{DTYPE_GAP.defined_name}. {DTYPE_GAP.doc}"),
     ),
 )
 

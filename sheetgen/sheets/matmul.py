@@ -122,7 +122,7 @@ TABLE = Table(
 
 # The ceiling of the chart: x spans decades either side of the attainable ridge, so the kink
 # sits exactly at a plotted point whatever GPU is selected.
-DECADE = Input("roof_decade", "decades from ridge", fmt="int")
+DECADE = Input("roof_decade", "decades from ridge", fmt="int", helper=True)
 ROOF_X = Quantity("roof_x", "intensity", "FLOP/B", "{attainable_ridge}*10^{roof_decade}",
                   lambda attainable_ridge, roof_decade: attainable_ridge * 10.0 ** roof_decade,
                   fmt="sci")

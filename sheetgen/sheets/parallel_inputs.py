@@ -18,11 +18,12 @@ from typing import Any
 
 import numpy as np
 
+from sheetgen.defaults import DEFAULT_GPUS, DEFAULT_MICRO_BATCHES
 from sheetgen.definitions import Input, Quantity, Validation
 from sheetgen.sheets import roofline as rf
 
-DEFAULT_GPUS = 2
-DEFAULT_MICRO_BATCHES = 8
+DEFAULT_GPUS = DEFAULT_GPUS  # in sheetgen.defaults, so the CLI's --help needs no NumPy
+DEFAULT_MICRO_BATCHES = DEFAULT_MICRO_BATCHES
 DEFAULT_HOST_LATENCY = 10e-6  # PCIe peer-to-peer small-message latency, order of 10 µs
 GPU_LINK, HOST_LINK = "GPU link", "host link"
 NARROW, WIDE = "narrow", "wide"

@@ -21,7 +21,7 @@ from sheetgen.sheets import roofline as rf
 from sheetgen.sheets.parallel_inputs import hop
 
 # Per-layer columns (same rows as the Pipeline sheet's; same-row references reach across).
-PAR_LAYER = Input("par_layer", "layer", fmt="int")
+PAR_LAYER = Input("par_layer", "layer", fmt="int", helper=True)
 STAGE = rf.ceil_div("stage", "par_layer", "stage_layers", "PP stage")
 
 
@@ -32,7 +32,7 @@ def _boundary(par_layer: Any, stage_layers: float, n_layers: float) -> Any:
 
 IS_BOUNDARY = Quantity(
     "is_boundary", "PP stage boundary after this layer", "",
-    "AND(MOD({par_layer},{stage_layers})=0,{par_layer}<{n_layers})", _boundary, fmt="bool")
+    "AND(MOD({par_layer},{stage_layers})=0,{par_layer}<{n_layers})", _boundary, fmt="flag")
 BOUNDARY_BYTES = Quantity(
     "boundary_bytes", "PP bytes sent at boundary (whole batch)", "B",
     "IF({is_boundary},{out_bytes},0)",

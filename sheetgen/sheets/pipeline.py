@@ -25,11 +25,15 @@ from sheetgen.sheets import roofline as rf
 from sheetgen.sheets.matmul import MAX_DIM
 
 SHEET = "Pipeline"
-DEFAULT_LAYERS = 72
-# An 8192-wide model with a 4x (32768) inner layer, 4096 tokens: 72 layers of 8192×32768
+from sheetgen.defaults import DEFAULT_K as DEFAULT_K  # noqa: E402  (re-exported)
+from sheetgen.defaults import DEFAULT_LAYERS as DEFAULT_LAYERS  # noqa: E402
+from sheetgen.defaults import DEFAULT_M as DEFAULT_M  # noqa: E402
+from sheetgen.defaults import DEFAULT_N as DEFAULT_N  # noqa: E402
+
+# DEFAULT_M, DEFAULT_K, DEFAULT_N (sheetgen.defaults): an 8192-wide model with a 4x (32768)
+# inner layer, 4096 tokens: 72 layers of 8192×32768
 # bf16 weights are 38.65 GB, plus 0.34 GB of live activations = 38.99 GB on a 40 GB A100:
 # it fits with 1 GB to spare, so fp32, a 24 GB L4, or a few more layers tip it over.
-DEFAULT_M, DEFAULT_K, DEFAULT_N = 4096, 8192, 32768
 
 _DIM = Validation("whole_min", minimum=1, maximum=MAX_DIM, message="A positive whole number")
 PIPE_M = Input("pipe_m", "m (rows, e.g. tokens)", "", fmt="int", defined_name="PIPE_M",
@@ -38,7 +42,8 @@ PIPE_K = Input("pipe_k", "k", "", fmt="int", defined_name="PIPE_K", validation=_
                doc="Type 1 output width = type 2 input width.")
 PIPE_N = Input("pipe_n", "n", "", fmt="int", defined_name="PIPE_N", validation=_DIM,
                doc="Type 1 input width = type 2 output width.")
-LAYER = Input("layer", "layer", fmt="int", doc="1..L; odd layers are type 1, even type 2")
+LAYER = Input("layer", "layer", fmt="int", doc="1..L; odd layers are type 1, even type 2",
+              helper=True)
 
 N_LAYERS = Quantity("n_layers", "layers (L)", "", "COUNT({layer[]})",
                     lambda layer: float(np.count_nonzero(~np.isnan(np.asarray(layer, float)))),

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from sheetgen.defaults import DEFAULT_PRACTICE_SEED
 from sheetgen.definitions import (
     Block,
     BlockRow,
@@ -27,7 +28,7 @@ from sheetgen.styles import COMPUTE_BOUND, MEMORY_BOUND
 
 SHEET = "Practice"
 TOLERANCE = 0.10  # an estimate within 10 % counts as correct
-DEFAULT_SEED = 2026
+DEFAULT_SEED = DEFAULT_PRACTICE_SEED
 
 REVEAL = Input("reveal", "reveal the answers (1 = yes)", fmt="int", defined_name="REVEAL",
                validation=Validation("decimal_range", minimum=0, maximum=1,

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from sheetgen.defaults import DEFAULT_WHATIF_SHAPE
 from sheetgen.definitions import (
     Block,
     BlockRow,
@@ -25,7 +26,7 @@ from sheetgen.sheets import roofline as rf
 from sheetgen.sheets.matmul import MAX_DIM
 
 SHEET = "What-if"
-DEFAULT_SHAPE = (128, 4096, 4096)  # memory-bound on an A100 in bf16, a few doublings from the ridge
+DEFAULT_SHAPE = DEFAULT_WHATIF_SHAPE  # memory-bound on an A100 in bf16
 NEVER = "never"
 
 _DIM = Validation("whole_min", minimum=1, maximum=MAX_DIM, message="A positive whole number")

@@ -1,0 +1,20 @@
+"""Default option values, in a module with no heavy imports.
+
+The CLI shows these in `--help`; keeping them here (rather than in the sheet modules, which
+import NumPy) lets `sheetgen --help` start without NumPy or pandas.
+"""
+
+from __future__ import annotations
+
+DEFAULT_LAYERS = 72
+#: the pipeline's m, k, n: an 8192-wide model with a 4x inner layer and 4096 tokens
+DEFAULT_M, DEFAULT_K, DEFAULT_N = 4096, 8192, 32768
+DEFAULT_GPUS = 2
+DEFAULT_MICRO_BATCHES = 8
+DEFAULT_PRACTICE_SEED = 2026
+#: What-if base shape: memory-bound on an A100 in bf16, a few doublings from the ridge
+DEFAULT_WHATIF_SHAPE = (128, 4096, 4096)
+DEFAULT_SPARE_ROWS = 200
+#: `sheetgen measure`: the time budget of a sweep and the timed repeats per shape
+DEFAULT_MEASURE_SECONDS = 60.0
+DEFAULT_MEASURE_REPEATS = 10

@@ -1,0 +1,82 @@
+"""Sheet-wide presentation rules, applied to every planned sheet (including sheets added
+later): frozen panes, header row heights that fit their wrapped text, and print setup.
+
+Pure functions of a SheetPlan, so the xlsx writer, the fill writer and the Google Sheets
+request builder all lay a sheet out the same way.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from dataclasses import dataclass
+
+from sheetgen.plan import SheetPlan, TablePlan
+
+DEFAULT_WIDTH = 8.43  # Excel's default column width, in characters
+LINE_POINTS = 15.0  # one line of 11-point text, as Excel and LibreOffice space it
+BOLD_WIDTH = 1.15  # bold header text is about this much wider than the width unit
+FREEZE_MAX_ROWS = 16  # freeze below a table header only when it sits this high on the sheet
+
+
+@dataclass(frozen=True)
+class PrintSetup:
+    """xlsx page setup (the Sheets API has none): landscape, one page wide, as tall as it
+    needs; the main table's header rows repeat on every page; the print area covers the used
+    range (zero-based, inclusive)."""
+
+    last_row: int
+    last_col: int
+    repeat_rows: tuple[int, int] | None
+
+
+def main_table(sheet: SheetPlan) -> TablePlan | None:
+    """The table a reader scrolls through: the one with the most cells."""
+    if not sheet.tables:
+        return None
+    return max(sheet.tables, key=lambda t: t.n_rows * len(t.columns))
+
+
+def freeze(sheet: SheetPlan) -> tuple[int, int] | None:
+    """The sheet's own freeze if it has one; else, on a table sheet, below the main table's
+    header when that sits near the top, or the label column when the table is further down
+    (freezing 40 rows would leave nothing to scroll)."""
+    if sheet.freeze is not None:
+        return sheet.freeze
+    table = main_table(sheet)
+    if table is None:
+        return None
+    if table.header_row < FREEZE_MAX_ROWS:
+        return (table.first_row, 0)
+    return (0, 1)
+
+
+def wrapped_lines(text: str, width: float) -> int:
+    """Lines `text` takes when wrapped in a column `width` characters wide (bold)."""
+    chars = max(1, int(width / BOLD_WIDTH))
+    return sum(max(1, len(textwrap.wrap(part, chars, break_long_words=True)))
+               for part in str(text).split("\n"))
+
+
+def row_heights(sheet: SheetPlan) -> dict[int, float]:
+    """Points per header row: enough lines for its longest wrapped header, so a unit line
+    never spills over the first data row (Excel, LibreOffice and Sheets all keep an explicit
+    height; left to themselves they do not all grow rows for wrapped text)."""
+    lines: dict[int, int] = {}
+    for cell in sheet.cells:
+        if cell.role == "header":
+            width = sheet.widths.get(cell.col, DEFAULT_WIDTH)
+            lines[cell.row] = max(lines.get(cell.row, 1), wrapped_lines(str(cell.value), width))
+    return {row: math.ceil(n * LINE_POINTS + 3) for row, n in lines.items() if n > 1}
+
+
+def print_setup(sheet: SheetPlan, chart_rows: int = 24, chart_cols: int = 8) -> PrintSetup:
+    """The used range (cells, tables, and the area a chart covers) and the rows to repeat."""
+    rows = [c.row for c in sheet.cells] + [t.last_row for t in sheet.tables]
+    cols = [c.col for c in sheet.cells] + [c.col for t in sheet.tables for c in t.columns]
+    for chart in sheet.charts:
+        rows.append(chart.row + chart_rows)
+        cols.append(chart.col + chart_cols)
+    table = main_table(sheet)
+    repeat = (table.header_row, table.header_row) if table is not None else None
+    return PrintSetup(max(rows, default=0), max(cols, default=0), repeat)

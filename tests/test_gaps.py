@@ -1,0 +1,72 @@
+"""An unsupported GPU/dtype pair picked in the dropdowns (fp8 on an A100, which has no fp8
+tensor cores: NVIDIA A100 datasheet) shows a short marker, never an error value.
+
+The marker reaches every cell computed from the missing peak (a SUM or MAX must not quietly
+drop it), the reference model gives the same marker, `check` agrees, and LibreOffice
+recalculates the workbook with no error value anywhere.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import openpyxl
+import pytest
+
+from sheetgen.api import build_workbook
+from sheetgen.check import check_workbook, read_workbook
+from tests.lo_helpers import needs_libreoffice, read_values, recalc_with_libreoffice
+
+MARKER = "n/a: no fp8 on this GPU"
+ERRORS = ("#VALUE!", "#N/A", "#DIV/0!", "#REF!", "#NAME?", "#NUM!", "Err:")
+
+
+@pytest.fixture(scope="module")
+def fp8_on_a100(tmp_path_factory) -> Path:
+    """The default (A100 40GB SXM, bf16) workbook with the dtype dropdown set to fp8."""
+    tmp = tmp_path_factory.mktemp("gap")
+    path, _ = build_workbook(tmp / "a100.xlsx", spare_rows=2)
+    wb = openpyxl.load_workbook(path)
+    ws = wb["Inputs"]
+    cell = next(c for row in ws.iter_rows() for c in row if c.value == "bf16")
+    cell.value = "fp8"
+    out = tmp / "fp8.xlsx"
+    wb.save(out)
+    return out
+
+
+def test_check_agrees_and_the_marker_reaches_every_dependent(fp8_on_a100: Path):
+    report = check_workbook(fp8_on_a100)
+    assert report.ok, [m.line() for m in report.mismatches[:5]]
+    matmul = read_workbook(fp8_on_a100, "Matmul")
+    for col in ("compute_time", "predicted_time", "attained_flops", "regime", "refined_time"):
+        assert set(matmul[col]) == {MARKER}, col
+    # what does not depend on the peak stays a number: bytes, and the memory time
+    # (1×4096×4096 in fp8 moves 4096 + 4096² + 4096 bytes at 1,555 GB/s)
+    assert matmul["memory_time"].iloc[0] == pytest.approx((2 * 4096 + 4096**2) / 1.555e12)
+    totals = read_workbook(fp8_on_a100, "Pipeline", block=True)["value"]
+    assert totals["pipe_predicted"] == MARKER and totals["total_compute_time"] == MARKER
+    assert totals["total_weight_bytes"] == 72 * 8192 * 32768  # 1 byte per element
+    inputs = read_workbook(fp8_on_a100, "Inputs")["value"]
+    assert inputs["peak_flops"] == MARKER and inputs["input_status"] != "ok"
+
+
+def test_status_cell_is_highlighted(fp8_on_a100: Path):
+    ws = openpyxl.load_workbook(fp8_on_a100)["Inputs"]
+    status = next(c for row in ws.iter_rows() for c in row if c.value == "Status")
+    target = ws.cell(status.row, status.column + 1).coordinate
+    rules = [r for rng in ws.conditional_formatting for r in rng.rules
+             if target in str(rng.sqref)]
+    assert any(r.operator == "notEqual" and r.formula == ['"ok"'] for r in rules)
+
+
+@needs_libreoffice
+def test_libreoffice_recalculates_without_error_values(fp8_on_a100: Path, tmp_path: Path):
+    recalculated = recalc_with_libreoffice(fp8_on_a100, tmp_path)
+    values = read_values(recalculated)
+    errors = [(sheet, cell, v) for sheet, cells in values.items() for cell, v in cells.items()
+              if isinstance(v, str) and v.startswith(ERRORS)]
+    assert not errors, errors[:10]
+    markers = sum(1 for cells in values.values() for v in cells.values() if v == MARKER)
+    assert markers > 100
+    assert check_workbook(recalculated).ok

@@ -1,0 +1,140 @@
+"""The built workbook as a person sees it: LibreOffice renders it to PDF.
+
+Every sheet prints landscape, one page wide (each page shows its table's whole header row),
+header rows repeated, and the default workbook takes at most 20 pages (it took 84 before
+print setup). The readable units are asserted on the rendered text, against hand figures for
+the A100 40GB SXM in bf16 (312 TFLOP/s dense, 1,555 GB/s): 1×4096×4096 moves
+2·(4096 + 4096² + 4096) = 33,570,816 B = 33.57 MB in 33,570,816 / 1.555e12 s = 21.59 µs.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import openpyxl
+import pytest
+
+from sheetgen.api import build_workbook, plan
+from sheetgen.layout_rules import main_table, row_heights
+from sheetgen.libreoffice import recalculate
+from sheetgen.styles import NUMBER_FORMATS
+from tests.lo_helpers import needs_libreoffice
+
+pypdf = pytest.importorskip("pypdf")
+MAX_PAGES = 20
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory) -> tuple[Path, list[str]]:
+    """The default workbook and the text of each page LibreOffice printed."""
+    tmp = tmp_path_factory.mktemp("print")
+    path, _ = build_workbook(tmp / "roofline.xlsx")
+    pdf = recalculate(path, tmp, to="pdf", timeout=300)
+    return path, [page.extract_text() for page in pypdf.PdfReader(pdf).pages]
+
+
+@needs_libreoffice
+def test_default_workbook_prints_on_few_pages_one_page_wide(rendered):
+    _, pages = rendered
+    assert len(pages) <= MAX_PAGES
+    p = plan()
+    # the footer names the sheet and numbers the pages: "Matmul 2 / 8"
+    footers = [re.match(r"(.+?) (\d+) / (\d+)", text) for text in pages]
+    assert all(footers), [t[:40] for t in pages]
+    assert {f.group(1) for f in footers} == {s.name for s in p.sheets}
+    assert {int(f.group(3)) for f in footers} == {len(pages)}
+    for sheet in p.sheets:
+        table = main_table(sheet)
+        if table is None:
+            continue
+        # one page wide: every page of the sheet holds the first and last header of its main
+        # table (the header row repeats), so no column spilled onto a page of its own
+        first = table.columns[0].header.split()[0]
+        last = table.columns[-1].header.split()[0]
+        for text, footer in zip(pages, footers, strict=True):
+            if footer.group(1) == sheet.name:
+                assert first in text and last in text, (sheet.name, first, last)
+
+
+@needs_libreoffice
+def test_rendered_cells_show_readable_units(rendered):
+    _, pages = rendered
+    matmul = "\n".join(t for t in pages if t.startswith("Matmul "))
+    assert "33.57 MB" in matmul and "21.59E-6 s" in matmul  # 1×4096×4096, hand figures above
+    assert "312.0 TFLOP/s" in matmul  # a compute-bound shape at the bf16 peak
+    assert "E+07" not in matmul and "E+14" not in matmul  # no raw SI scientific notation
+    inputs = next(t for t in pages if t.startswith("Inputs "))
+    assert "1.555 TB/s" in inputs and "40.00 GB" in inputs
+
+
+def test_number_formats_of_time_size_and_rate_cells(tmp_path: Path):
+    path, _ = build_workbook(tmp_path / "f.xlsx", spare_rows=0)
+    ws = openpyxl.load_workbook(path)["Matmul"]
+    header = {ws.cell(5, c).value: c for c in range(1, ws.max_column + 1)}
+    assert ws.cell(6, header["bytes moved"]).number_format == NUMBER_FORMATS["bytes"]
+    assert ws.cell(6, header["FLOPs"]).number_format == NUMBER_FORMATS["flop"]
+    for name in ("compute time", "memory time", "predicted time"):
+        assert ws.cell(6, header[name]).number_format == '##0.00E+0" s"'
+    assert ws.cell(6, header["attained FLOP/s"]).number_format == NUMBER_FORMATS["rate"]
+    inputs = openpyxl.load_workbook(path)["Inputs"]
+    formats = {inputs.cell(r, 1).value: inputs.cell(r, 2).number_format
+               for r in range(1, inputs.max_row + 1)}
+    assert formats["HBM bandwidth"] == NUMBER_FORMATS["bandwidth"]
+    assert formats["GPU memory"] == NUMBER_FORMATS["bytes"]
+    assert formats["Peak FLOP/s (dense)"] == NUMBER_FORMATS["rate"]
+
+
+def test_every_sheet_has_print_setup_freeze_and_tall_enough_headers(tmp_path: Path):
+    path, _ = build_workbook(tmp_path / "p.xlsx", spare_rows=3)
+    wb = openpyxl.load_workbook(path)
+    p = plan(spare_rows=3)
+    for sheet in p.sheets:
+        ws = wb[sheet.name]
+        assert ws.page_setup.orientation == "landscape", sheet.name
+        # OOXML: a missing fitToWidth is its default, 1; fitToHeight 0 = as many as needed
+        assert ws.page_setup.fitToWidth in (None, 1) and ws.page_setup.fitToHeight == 0
+        assert ws.sheet_properties.pageSetUpPr.fitToPage
+        assert ws.print_area, sheet.name
+        if sheet.tables:
+            assert ws.freeze_panes is not None, sheet.name  # Parallelism included
+            assert ws.print_title_rows, sheet.name
+        for row, points in row_heights(sheet).items():
+            assert ws.row_dimensions[row + 1].height == points >= 30
+    # a two-line header such as "arithmetic intensity (FLOP/B)" in a 14-wide column
+    matmul = p.sheet("Matmul")
+    assert row_heights(matmul)[4] >= 2 * 15
+
+
+def test_a_filled_workbook_gets_the_same_page_setup(tmp_path: Path):
+    from sheetgen.fill import fill_workbook
+
+    theirs = tmp_path / "plan.xlsx"
+    wb = openpyxl.Workbook()
+    wb.active.append(["m", "k", "n"])
+    wb.active.append([8, 4096, 4096])
+    wb.save(theirs)
+    result = fill_workbook(theirs, tmp_path / "out.xlsx")
+    ws = openpyxl.load_workbook(result.path)["Matmul"]
+    assert ws.page_setup.orientation == "landscape" and ws.page_setup.fitToHeight == 0
+    assert ws.print_title_rows.replace("$", "") == "5:5" and ws.freeze_panes == "A6"
+    assert ws.row_dimensions[5].height >= 30
+
+
+def test_helper_constants_are_styled_as_formulas(tmp_path: Path):
+    """The Pipeline layer index and the chart's decade steps are set by the build for the
+    formulas, not typed by the user: grey like formulas, not yellow like inputs."""
+    from sheetgen.palette import DERIVED_FILL, INPUT_FILL
+
+    path, _ = build_workbook(tmp_path / "h.xlsx", spare_rows=1)
+    wb = openpyxl.load_workbook(path)
+    p = plan(spare_rows=1)
+
+    def fill(sheet: str, table: str, column: str) -> str:
+        t = p.sheet(sheet).table(table)
+        c = t.column(column)
+        return wb[sheet].cell(t.first_row + 1, c.col + 1).fill.fgColor.rgb[-6:]
+
+    assert fill("Pipeline", "layers", "layer") == DERIVED_FILL.lstrip("#")
+    assert fill("Matmul", "roofline", "roof_decade") == DERIVED_FILL.lstrip("#")
+    assert fill("Matmul", "matmul", "m") == INPUT_FILL.lstrip("#")  # real inputs stay yellow

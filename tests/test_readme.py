@@ -1,0 +1,128 @@
+"""Every shell example in the README runs as written from a fresh clone.
+
+The README's ```bash blocks are run line by line, in order, in a temporary copy of the
+repository's files (what a clone holds), so an example may use a file an earlier one made.
+Skipped, and only these (each needs what a test cannot have, or would recurse):
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+#: (pattern, why) for every kind of line that is not run
+SKIPS: list[tuple[str, str]] = [
+    (r"^pip install\b", "installs the package (the tests already run it installed)"),
+    (r"^bash \.ci/run\b", "runs this test suite: it would recurse"),
+    (r"GOOGLE_APPLICATION_CREDENTIALS|--credentials", "needs a Google service-account key"),
+    (r"\bKEY\b|docs\.google\.com", "needs a real Google spreadsheet"),
+    (r"^python3? benchmarks/", "benchmarks take minutes (tests/test_bench_*.py run them small)"),
+    (r"^sheetgen measure |--device cuda",
+     "times real matmuls for a minute or needs a CUDA GPU: a benchmark "
+     "(tests/test_measure.py runs it small)"),
+    (r"\bcpu\.(csv|toml)\b", "reads what a skipped `sheetgen measure` wrote"),
+]
+__doc__ += "".join(f"\n- {pattern}: {why}" for pattern, why in SKIPS)
+
+
+def shell_lines(text: str) -> list[str]:
+    """The commands of the README's bash blocks, one per `&&` part of each line (comment-only
+    and blank lines dropped), so `pip install . && sheetgen build x` still runs the build;
+    a here-document (`cat > f <<'EOF'` ... `EOF`) stays one command."""
+    commands = []
+    for block in re.findall(r"```(?:bash|sh|shell)\n(.*?)```", text, re.S):
+        lines = iter(block.replace("\\\n", " ").splitlines())  # join continued lines
+        for line in lines:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            heredoc = re.search(r"<<-?\s*'?(\w+)'?", line)
+            if heredoc:
+                body = []
+                for more in lines:
+                    body.append(more)
+                    if more.strip() == heredoc.group(1):
+                        break
+                commands.append("\n".join([line, *body]))
+                continue
+            commands += [part.strip() for part in line.split("&&")]
+    return commands
+
+
+def skipped(line: str) -> str | None:
+    for pattern, why in SKIPS:
+        if re.search(pattern, line):
+            return why
+    return None
+
+
+def clone(dest: Path) -> None:
+    """The repository's files as a fresh clone has them (tracked and new, not ignored)."""
+    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+                            cwd=ROOT, capture_output=True, text=True, check=False)
+    if listed.returncode != 0:
+        pytest.skip("not a git checkout")
+    for name in listed.stdout.splitlines():
+        src = ROOT / name
+        if src.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+
+
+def test_readme_lists_what_it_skips():
+    lines = shell_lines((ROOT / "README.md").read_text("utf-8"))
+    run = [line for line in lines if skipped(line) is None]
+    assert len(run) >= 15  # the README has examples, and most of them run
+    for pattern, _ in SKIPS:  # every skip rule is used, so none hides a runnable example
+        assert any(re.search(pattern, line) for line in lines), pattern
+
+
+def test_every_readme_shell_example_runs(tmp_path: Path):
+    if shutil.which("sheetgen") is None:
+        pytest.skip("the sheetgen command is not installed")
+    clone(tmp_path)
+    env = dict(os.environ, NO_COLOR="1")
+    failures = []
+    for line in shell_lines((ROOT / "README.md").read_text("utf-8")):
+        if skipped(line):
+            continue
+        proc = subprocess.run(["bash", "-c", f"set -o pipefail; {line}"], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=300, check=False)
+        if proc.returncode != 0:
+            failures.append(f"{line}\n  exit {proc.returncode}: {proc.stderr.strip()[-500:]}")
+    assert not failures, "\n".join(failures)
+    # what the examples say they make, they made
+    for name in ("roofline.xlsx", "h100.xlsx", "mine.xlsx", "roofline.png", "matmul.csv",
+                 "plan.sheetgen.xlsx"):
+        assert (tmp_path / name).stat().st_size > 0, name
+    assert (tmp_path / "matmul.csv").read_text("utf-8").startswith("row,m,k,n,")
+
+
+def test_the_required_preset_fields_are_documented_and_the_minimal_file_loads():
+    """README's field table is exactly what the loader requires; examples/my_gpus.toml gives
+    just those fields and loads; leaving any one out is an error naming it."""
+    import tomllib
+
+    from sheetgen.errors import PresetError
+    from sheetgen.hardware import FIGURES, load_preset_file, parse_presets
+
+    readme = (ROOT / "README.md").read_text("utf-8")
+    section = readme.split("### Your own GPU", 1)[1].split("\n### ", 1)[0]
+    required = section.split("Required:", 1)[1].split("Optional:", 1)[0]
+    documented = re.findall(r"`(\w+)`", required)
+    assert set(documented) == {"name", "peak_flops", *FIGURES}
+    path = ROOT / "examples" / "my_gpus.toml"
+    gpu = load_preset_file(path).get("My GPU")
+    assert gpu.peak_flops == {"bf16": 400e12, "fp32": 50e12} and gpu.hbm_bandwidth == 2.0e12
+    raw = tomllib.loads(path.read_text("utf-8"))
+    assert set(raw["gpu"][0]) == {"name", "peak_flops", *FIGURES}  # minimal: nothing more
+    for field in FIGURES:
+        less = {"gpu": [{k: v for k, v in raw["gpu"][0].items() if k != field}]}
+        with pytest.raises(PresetError, match=f"missing field '{field}'"):
+            parse_presets(less, "my_gpus.toml")
