@@ -24,7 +24,7 @@ import numpy as np
 
 from sheetgen.errors import WorkbookError
 
-from .evaluator import Ctx, Rowwise, ev
+from .evaluator import Ctx, Rowwise, ev, implicit_intersection
 from .functions import ARITY, FUNCTIONS, PREFIX_AGGREGATES, Unsupported, is_moving_column
 from .limits import (
     MAX_CELLS,
@@ -38,9 +38,10 @@ from .limits import (
 from .parser import FormulaSyntaxError, Node, parse
 from .reader import RawSheet, RawWorkbook
 from .refs import a1, index_to_col
+from .skipped import Skipped
 from .store import Book, Column, SheetStore
 from .tokenizer import OffGridError, tokenize
-from .values import BOOL, EMPTY, ERR, NUM, STR, VALUE, ExcelError, NotEvaluated
+from .values import BOOL, EMPTY, ERR, NUM, STR, ExcelError
 from .vec import Vec, concat_rows
 
 _DIGITS = re.compile(r"([1-9]\d*)")  # no leading zeros: "05" stays literal
@@ -83,10 +84,10 @@ class Engine:
 
     def __init__(self, raw: RawWorkbook, lenient: bool = False) -> None:
         """lenient: a formula the evaluator cannot handle (and every formula that reads it)
-        is left "not evaluated" (see `not_evaluated`) instead of failing the workbook."""
+        is left "not evaluated" (see `skipped.cells`) instead of failing the workbook."""
         self.lenient = lenient
-        self.not_evaluated: dict[tuple[str, int, int], str] = {}  # (sheet, row, col) -> why
         self.book = Book()
+        self.skipped = Skipped(self.book)  # lenient mode's not-evaluated cells
         self.names = dict(raw.names)
         self.local_names = raw.local_names
         self.sheet_names = [s.name for s in raw.sheets]
@@ -355,8 +356,6 @@ class Engine:
         total, done = self.n_formulas, 0
         self._pending: dict[tuple[str, int], _Window] = {}
         self._gid_of: dict[tuple[str, int], _Window] = {}
-        self._skipped_rows: dict[tuple[str, int], np.ndarray] = {}
-        self._why: dict[tuple[str, int, int], tuple[str, str]] = {}
         for comp in sccs:
             g0 = self.groups[comp[0]]
             if self.lenient and self._skip(comp):
@@ -366,7 +365,7 @@ class Engine:
                 self._eval_group(g0)
             else:
                 self._eval_cells(comp)
-            if self._skipped_rows:
+            if self.skipped:
                 self._taint(comp)
             done += sum(len(self.groups[i].rows) for i in comp)
             if progress is not None:
@@ -382,61 +381,16 @@ class Engine:
         return True
 
     def _mark_skipped(self, g: Group, why: str, rows: np.ndarray) -> None:
-        """Store NotEvaluated(why) in the given rows of the group's column."""
         g.skipped = g.skipped or why
-        store = self.book.get(g.sheet)
-        assert store is not None
-        column: Column = store.cols[g.col]  # allocated over every formula row at load
-        at = rows - column.lo
-        column.kind[at] = ERR
-        column.num[at] = np.nan
-        column.ensure_obj()[at] = NotEvaluated(why)
-        key = (g.sheet.upper(), g.col)
-        for r in rows.tolist():
-            self.not_evaluated[(g.sheet, int(r), g.col)] = why
-            self._why[(key[0], int(r), g.col)] = (g.sheet, why)
-        old = self._skipped_rows.get(key)
-        self._skipped_rows[key] = rows if old is None else np.union1d(old, rows)
+        self.skipped.mark(g.sheet, g.col, rows, why)
 
     def _taint(self, comp: list[int]) -> None:
         """Lenient mode: the rows of an evaluated component that read a not-evaluated cell
         are not evaluated either (cell by cell, through the intervals each row reads)."""
         for gid in comp:
             g = self.groups[gid]
-            rows = g.rows
-            hit = np.zeros(len(rows), dtype=bool)
-            first = np.full(len(rows), -1, dtype=np.int64)
-            source = np.zeros(len(rows), dtype=np.int64)
-            sheets = [""] * len(rows)
-            for r in g.refs:
-                sheet = r[1].upper()
-                if r[0] == "ref":
-                    lo = hi = np.full(len(rows), r[2]) if r[3] else rows + r[2]
-                    c1 = c2 = r[4]
-                else:
-                    a = np.full(len(rows), r[2]) if r[3] else rows + r[2]
-                    b = np.full(len(rows), r[5]) if r[6] else rows + r[5]
-                    lo, hi, c1, c2 = np.minimum(a, b), np.maximum(a, b), r[4], r[7]
-                for c in range(c1, min(c2, MAX_COL) + 1):
-                    bad = self._skipped_rows.get((sheet, c))
-                    if bad is None:
-                        continue
-                    i = np.searchsorted(bad, lo)
-                    here = (i < len(bad)) & (bad[np.minimum(i, len(bad) - 1)] <= hi)
-                    new = here & ~hit
-                    first[new] = bad[np.minimum(i, len(bad) - 1)][new]
-                    source[new] = c
-                    for j in np.flatnonzero(new).tolist():
-                        sheets[j] = sheet
-                    hit |= here
-            if not hit.any():
-                continue
-            for j in np.flatnonzero(hit).tolist():
-                row, col = int(first[j]), int(source[j])
-                sheet, why = self._why[(sheets[j], row, col)]
-                if not why.startswith("reads "):
-                    why = f"reads {_q(sheet)}!{a1(row, col)}: {why}"
-                self._mark_skipped(g, why, rows[j : j + 1])
+            for j, why in self.skipped.readers(g.rows, g.refs):
+                self._mark_skipped(g, why, g.rows[j : j + 1])
 
     def _reads_itself(self, gid: int) -> bool:
         g = self.groups[gid]
@@ -472,7 +426,7 @@ class Engine:
     def _write(self, g: Group, rows: np.ndarray, v: Vec) -> None:
         n = len(rows)
         if v.shape[1] != 1 and v.anchor is not None and v.dims is not None:
-            v = _intersect(v, rows, g.col)
+            v = implicit_intersection(v, rows, g.col)
         if v.shape[1] != 1:
             if self.lenient:
                 raise _Skip("a range is used where a single value is expected")
@@ -579,21 +533,6 @@ class Engine:
 
 class _Skip(Exception):
     """Lenient mode: this group cannot be evaluated (the message says why)."""
-
-
-def _intersect(v: Vec, rows: np.ndarray, col: int) -> Vec:
-    """Excel 2019's implicit intersection: a range where one value is expected gives the cell
-    in the formula's own row (a column range) or column (a row range); #VALUE! if none."""
-    h, w = v.dims  # type: ignore[misc]
-    _sheet, r1, c1 = v.anchor  # type: ignore[misc]
-    i = rows - r1 if h > 1 else np.zeros(len(rows), dtype=np.int64)
-    j = col - c1 if w > 1 else 0
-    ok = (i >= 0) & (i < h) & (0 <= j < w)
-    flat = np.where(ok, i * w + j, 0).astype(np.int64)
-    kinds = np.where(ok, v.kinds()[0][flat], ERR).astype(np.int8).reshape(-1, 1)
-    num = np.where(ok, np.broadcast_to(v.num, v.shape)[0][flat], np.nan).reshape(-1, 1)
-    obj = np.where(ok, v.objs()[0][flat], VALUE).reshape(-1, 1)
-    return Vec(kinds, num, obj)
 
 
 class _Window:

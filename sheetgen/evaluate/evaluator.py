@@ -20,7 +20,20 @@ from .limits import MAX_COL, MAX_RANGE_CELLS, MAX_ROW, LimitExceeded
 from .parser import Node
 from .refs import index_to_col
 from .store import Book
-from .values import BOOL, DIV0, EMPTY, ERR, NAME, NUM, NUM_ERR, REF, STR, number_to_text, text_key
+from .values import (
+    BOOL,
+    DIV0,
+    EMPTY,
+    ERR,
+    NAME,
+    NUM,
+    NUM_ERR,
+    REF,
+    STR,
+    VALUE,
+    number_to_text,
+    text_key,
+)
 from .vec import ErrAcc, Vec, array_vec, const, error_vec, finite_check, to_number
 
 
@@ -325,5 +338,20 @@ def compare(op: str, a: Vec, b: Vec, acc: ErrAcc) -> Vec:
     return acc.finish(out, kind=BOOL)
 
 
-__all__ = ["NUM", "Ctx", "Rowwise", "binary", "blanks_beyond", "ev", "range_bounds",
-           "take_block", "take_cells"]
+def implicit_intersection(v: Vec, rows: np.ndarray, col: int) -> Vec:
+    """Excel 2019's implicit intersection: a range where one value is expected gives the cell
+    in the formula's own row (a column range) or column (a row range); #VALUE! if none."""
+    h, w = v.dims  # type: ignore[misc]
+    _sheet, r1, c1 = v.anchor  # type: ignore[misc]
+    i = rows - r1 if h > 1 else np.zeros(len(rows), dtype=np.int64)
+    j = col - c1 if w > 1 else 0
+    ok = (i >= 0) & (i < h) & (0 <= j < w)
+    flat = np.where(ok, i * w + j, 0).astype(np.int64)
+    kinds = np.where(ok, v.kinds()[0][flat], ERR).astype(np.int8).reshape(-1, 1)
+    num = np.where(ok, np.broadcast_to(v.num, v.shape)[0][flat], np.nan).reshape(-1, 1)
+    obj = np.where(ok, v.objs()[0][flat], VALUE).reshape(-1, 1)
+    return Vec(kinds, num, obj)
+
+
+__all__ = ["NUM", "Ctx", "Rowwise", "binary", "blanks_beyond", "ev", "implicit_intersection",
+           "range_bounds", "take_block", "take_cells"]

@@ -30,7 +30,7 @@ class EvaluatedWorkbook:
     def not_evaluated(self) -> dict[tuple[str, str], str]:
         """(sheet, 'A1') -> why, for each formula left unevaluated (lenient evaluation)."""
         return {(sheet, a1(r, c)): why
-                for (sheet, r, c), why in sorted(self._engine.not_evaluated.items())}
+                for (sheet, r, c), why in sorted(self._engine.skipped.cells.items())}
 
     def _store(self, sheet: str) -> SheetStore:
         store = self._engine.book.get(sheet)
