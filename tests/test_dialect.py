@@ -10,7 +10,10 @@ from sheetgen.workbook import BuildConfig, plan_build
 
 PORTABLE = {"MAX", "MIN", "IF", "AND", "OR", "NOT", "SUM", "SUMPRODUCT", "INDEX", "MATCH",
             "ROUNDUP", "ROUNDDOWN", "ROUND", "MOD", "LOG10", "ABS", "ISNUMBER", "ISBLANK",
-            "IFERROR", "COUNT"}
+            "IFERROR", "COUNT",
+            # NA(): Excel (support.microsoft.com "NA function"), LibreOffice (help "NA"),
+            # Google Sheets (support.google.com/docs/answer/3093359); the chart data's #N/A
+            "NA"}
 AVOID = {"XLOOKUP", "LET", "LAMBDA", "TEXT", "FILTER", "SEQUENCE", "INDIRECT", "OFFSET"}
 _STRING = re.compile(r'"[^"]*"')
 _FUNCTION = re.compile(r"\b([A-Z][A-Z0-9.]*)\(")
