@@ -7,6 +7,7 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from cli_helpers import one_line_error
 from click.testing import CliRunner
 
 import sheetgen
@@ -17,14 +18,6 @@ from sheetgen.cli import cli
 def run(*args: str):
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
-
-def one_line_error(result, *needles: str) -> None:
-    assert result.exit_code == 2, result.output
-    lines = [ln for ln in result.output.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    assert "Traceback" not in result.output
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
 
 
 def test_build_defaults(tmp_path: Path):

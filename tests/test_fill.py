@@ -11,6 +11,7 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from cli_helpers import one_line_error
 from click.testing import CliRunner
 from conftest import needs_libreoffice
 from lo_helpers import mismatches, read_values, recalc_many
@@ -69,13 +70,6 @@ def digest(path: Path) -> str:
 def run(*args: str):
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
-
-def one_line_error(result, *needles: str) -> None:
-    assert result.exit_code == 2, result.output
-    lines = [ln for ln in result.output.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
 
 
 def test_fill_links_and_preserves_their_workbook(tmp_path: Path):

@@ -18,6 +18,7 @@ from typing import Any
 
 import openpyxl
 import pytest
+from cli_helpers import one_line_error
 from click.testing import CliRunner
 from conftest import needs_libreoffice
 from lo_helpers import mismatches, read_values, recalc_many
@@ -512,14 +513,6 @@ def cli_env(monkeypatch, shared, service_account_file):
 def run(*args: str):
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
-
-def one_line_error(result, *needles: str) -> str:
-    assert result.exit_code == 2, result.output
-    lines = [ln for ln in result.output.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
-    return lines[0]
 
 
 def test_cli_push_read_check(cli_env, tmp_path):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from cli_helpers import one_line_error
 from click.testing import CliRunner
 from hostile_files import (
     bomb_sheet,
@@ -40,14 +41,6 @@ TESTS = Path(__file__).parent
 def run(*args: str):
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
-
-def one_line_error(result, *needles: str) -> str:
-    assert result.exit_code == 2, result.output
-    lines = [ln for ln in result.output.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
-    return lines[0]
 
 
 def every_path(tmp_path: Path, path: Path, *needles: str) -> None:

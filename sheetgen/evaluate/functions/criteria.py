@@ -34,7 +34,9 @@ _key = np.frompyfunc(text_key, 1, 1)
 _lower = np.frompyfunc(lambda s: str(s).lower(), 1, 1)
 
 
-def _wildcard(s: str) -> re.Pattern[str] | None:
+def wildcard(s: str) -> re.Pattern[str] | None:
+    """Excel's wildcards (* any run, ? one character, ~ escapes the next), case-insensitive;
+    None when `s` has none (an exact match). Shared by the *IF(S) criteria and MATCH/VLOOKUP."""
     if "*" not in s and "?" not in s and "~" not in s:
         return None
     out, i = "", 0
@@ -120,7 +122,7 @@ def criterion_mask(c: Cells, crit: tuple[str, str, Any]) -> tuple[np.ndarray, bo
         else:
             hit = (k == BOOL) & _TEXT_OPS[op](c.num, float(x))
     elif op in ("=", "<>"):
-        pat = _wildcard(x)
+        pat = wildcard(x)
         strs = k == STR
         if pat is None:
             hit = strs & (_lower(c.texts()) == x.lower())
@@ -139,7 +141,7 @@ def _equality_key(kind: int, num: float, obj: Any) -> Any:
         return ("n", float(e[0]), float(m[0]))
     if kind == STR:
         s = str(obj)
-        if not s or s[0] in "<>=" or _wildcard(s) is not None or text_to_number(s) is not None \
+        if not s or s[0] in "<>=" or wildcard(s) is not None or text_to_number(s) is not None \
                 or s.upper() in ("TRUE", "FALSE"):
             return None
         return ("s", s.lower())

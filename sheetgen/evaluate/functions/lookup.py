@@ -3,8 +3,6 @@ column), MATCH VLOOKUP HLOOKUP LOOKUP CHOOSE ROW ROWS COLUMN COLUMNS."""
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from ..evaluator import Ctx, ev, range_bounds, take_block
@@ -12,6 +10,7 @@ from ..parser import Node
 from ..values import BOOL, ERR, NA, NUM, REF, STR, VALUE
 from ..vec import ErrAcc, Vec, error_vec, select
 from .base import Unsupported, block_arg, literal_int, register, to_num, with_errors
+from .criteria import wildcard
 
 
 @register("INDEX", 2, 3)
@@ -74,21 +73,6 @@ def _key(k: int, n: float, o: object) -> tuple[int, object] | None:
     return None
 
 
-def _wildcard(s: str) -> re.Pattern[str] | None:
-    if "*" not in s and "?" not in s:
-        return None
-    out, i = "", 0
-    while i < len(s):
-        ch = s[i]
-        if ch == "~" and i + 1 < len(s):
-            out += re.escape(s[i + 1])
-            i += 2
-            continue
-        out += ".*" if ch == "*" else "." if ch == "?" else re.escape(ch)
-        i += 1
-    return re.compile(out, re.S)
-
-
 def _lookup_positions(x: Vec, keys: Vec, mtype: int, acc: ErrAcc) -> np.ndarray:
     """0-based position in keys for each row of x (-1 = #N/A), Excel MATCH semantics."""
     kk = keys.kinds()[0]
@@ -111,7 +95,7 @@ def _lookup_positions(x: Vec, keys: Vec, mtype: int, acc: ErrAcc) -> np.ndarray:
             hit = cache.get(key)
             if hit is None:
                 hit = table.get(key, -1)
-                pat = _wildcard(key[1]) if key[0] == 1 and hit < 0 else None  # type: ignore[arg-type]
+                pat = wildcard(key[1]) if key[0] == 1 and hit < 0 else None  # type: ignore[arg-type]
                 if pat is not None:
                     hit = next((i for i in range(len(kk)) if kk[i] == STR
                                 and pat.fullmatch(str(ko[i]).lower())), -1)  # fmt: skip
