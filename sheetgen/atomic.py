@@ -58,6 +58,22 @@ class TargetExists(OutputError):
     """The target appeared while the new file was being written; nothing was replaced."""
 
 
+def check_destination(path: str | os.PathLike[str], force: bool, *, suffixes: tuple[str, ...],
+                      example: str, kind: str = "output") -> Path:
+    """The destination of a write, after refusing a directory, a wrong extension, a missing
+    folder and (without force) an existing file: the same messages for every writer."""
+    out = Path(path)
+    if out.is_dir():
+        raise OutputError(f"{out} is a directory; give a file name such as {out / example}")
+    if out.suffix.lower() not in suffixes:
+        raise OutputError(f"{out}: the {kind} file name must end in {', '.join(suffixes)}")
+    if not out.parent.exists():
+        raise OutputError(f"{out.parent} does not exist")
+    if out.exists() and not force:
+        raise OutputError(f"{out} already exists; pass --force to overwrite it")
+    return out
+
+
 def check_writable_dir(folder: Path) -> None:
     """Refuse a folder sheetgen cannot create files in, saying why (read-only, permission)."""
     if os.access(folder, os.W_OK | os.X_OK):

@@ -17,7 +17,7 @@ from xml.etree import ElementTree
 import numpy as np
 from xlsxwriter.utility import xl_col_to_name, xl_rowcol_to_cell
 
-from sheetgen.compare import DEFAULT_RTOL, values_match
+from sheetgen.compare import DEFAULT_RTOL, validate_rtol, values_match
 from sheetgen.errors import SheetgenError, WorkbookError
 from sheetgen.evaluate import EvaluatedWorkbook, evaluate_workbook
 from sheetgen.plan import WorkbookPlan, input_addresses, plan_workbook
@@ -169,6 +169,7 @@ def _column_bad(got: np.ndarray, expected: np.ndarray, rtol: float) -> np.ndarra
 def check_workbook(path: str | os.PathLike[str], *, rtol: float = DEFAULT_RTOL,
                    progress: Callable[[int, int], None] | None = None) -> CheckReport:
     """Evaluate every formula of a sheetgen workbook and compare with the reference model."""
+    rtol = validate_rtol(rtol)
     p = Path(path)
     meta = read_metadata(p)
     ev = evaluate_workbook(p, progress=progress)

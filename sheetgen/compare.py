@@ -13,9 +13,20 @@ from typing import Any
 
 from xlsxwriter.utility import xl_rowcol_to_cell
 
+from sheetgen.errors import InputError
 from sheetgen.plan import WorkbookPlan
 
 DEFAULT_RTOL = 1e-9
+
+
+def validate_rtol(rtol: float) -> float:
+    """A finite relative tolerance from 0 (exact) to below 1: at 1 or more any two numbers of
+    the same sign agree, so nothing would be checked; NaN would fail every number."""
+    if isinstance(rtol, bool) or not isinstance(rtol, int | float) \
+            or not (math.isfinite(rtol) and 0 <= rtol < 1):
+        raise InputError(f"{rtol!r} is not a relative tolerance; give a number from 0 up to "
+                         "(not including) 1, such as 1e-6")
+    return float(rtol)
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from sheetgen import palette
-from sheetgen.atomic import atomic_write
-from sheetgen.errors import OutputError, SheetgenError
+from sheetgen.atomic import atomic_write, check_destination
+from sheetgen.errors import SheetgenError
 from sheetgen.hardware import DEFAULT_DTYPE
 from sheetgen.sheets import matmul
 from sheetgen.styles import COMPUTE_BOUND, REGIME_COLORS
@@ -53,16 +53,8 @@ def _analysed(data: Any, gpu: str | None, dtype: str, gpu_file: Any,
 
 def check_plot_path(path: str | os.PathLike[str], force: bool) -> Path:
     """A .png/.svg/.pdf destination that exists only when force allows overwriting it."""
-    out = Path(path)
-    if out.suffix.lower() not in FORMATS:
-        raise OutputError(f"{out}: the plot file name must end in {', '.join(FORMATS)}")
-    if out.is_dir():
-        raise OutputError(f"{out} is a directory")
-    if not out.parent.exists():
-        raise OutputError(f"{out.parent} does not exist")
-    if out.exists() and not force:
-        raise OutputError(f"{out} already exists; pass --force to overwrite it")
-    return out
+    return check_destination(path, force, suffixes=FORMATS, example="roofline.png",
+                             kind="plot")
 
 
 def save_figure(fig: Any, path: str | os.PathLike[str], *, force: bool = True) -> Path:

@@ -11,8 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sheetgen.atomic import atomic_write
-from sheetgen.errors import OutputError
+from sheetgen.atomic import atomic_write, check_destination
 
 
 def _value(value: Any) -> str:
@@ -42,16 +41,8 @@ def preset_text(gpus: Sequence[Mapping[str, Any]], header: Sequence[str] = ()) -
 
 def check_preset_path(path: str | Path, force: bool) -> Path:
     """The destination, after refusing directories, missing folders and existing files."""
-    out = Path(path)
-    if out.is_dir():
-        raise OutputError(f"{out} is a directory; give a file name such as {out / 'gpu.toml'}")
-    if out.suffix.lower() != ".toml":
-        raise OutputError(f"{out}: the preset file name must end in .toml")
-    if out.exists() and not force:
-        raise OutputError(f"{out} already exists; pass --force to overwrite it")
-    if not out.parent.exists():
-        raise OutputError(f"{out.parent} does not exist")
-    return out
+    return check_destination(path, force, suffixes=(".toml",), example="gpu.toml",
+                             kind="preset")
 
 
 def write_preset(path: str | Path, gpus: Sequence[Mapping[str, Any]],

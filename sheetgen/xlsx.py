@@ -27,7 +27,14 @@ from xlsxwriter.workbook import Workbook
 from xlsxwriter.worksheet import Worksheet
 
 from sheetgen import layout_rules, palette
-from sheetgen.atomic import atomic_write, check_writable_dir, describe, private_tempdir, quiet_file
+from sheetgen.atomic import (
+    atomic_write,
+    check_destination,
+    check_writable_dir,
+    describe,
+    private_tempdir,
+    quiet_file,
+)
 from sheetgen.errors import OutputError
 from sheetgen.evaluate.values import ExcelError
 from sheetgen.plan import (
@@ -48,15 +55,7 @@ Progress = Callable[[int], None]
 
 def check_output_path(path: str | os.PathLike[str], force: bool) -> Path:
     """The destination, after refusing directories, missing folders and existing files."""
-    out = Path(path)
-    if out.is_dir():
-        raise OutputError(f"{out} is a directory; give a file name such as {out / 'roofline.xlsx'}")
-    if out.suffix.lower() != ".xlsx":
-        raise OutputError(f"{out}: the output file name must end in .xlsx")
-    if not out.parent.exists():
-        raise OutputError(f"{out.parent} does not exist")
-    if out.exists() and not force:
-        raise OutputError(f"{out} already exists; pass --force to overwrite it")
+    out = check_destination(path, force, suffixes=(".xlsx",), example="roofline.xlsx")
     check_writable_dir(out.parent)
     return out
 

@@ -261,3 +261,16 @@ def test_neutralised_frame_keeps_negative_numbers_numeric():
     assert out["x"].tolist() == [-1.5, 2.0] and out["x"].dtype == float
     assert out["label"].tolist() == ["'=evil()", "fine"]
     assert out.to_csv(index=False).splitlines()[1] == "-1.5,'=evil()"
+
+
+def test_the_python_api_refuses_a_bad_rtol_as_the_cli_does(tmp_path):
+    """check_workbook and grade_workbook validate rtol themselves (not only the CLI)."""
+    import sheetgen.check
+    import sheetgen.grade
+    from sheetgen.errors import InputError
+
+    for bad in (-1.0, float("nan"), float("inf"), 1.0):
+        with pytest.raises(InputError, match="not a relative tolerance"):
+            sheetgen.check.check_workbook(tmp_path / "absent.xlsx", rtol=bad)
+        with pytest.raises(InputError, match="not a relative tolerance"):
+            sheetgen.grade.grade_workbook(tmp_path / "absent.xlsx", rtol=bad)

@@ -213,12 +213,14 @@ def check(target: str, credentials: Path | None, rtol: float | None, gpu: str | 
 
 
 def check_rtol(rtol: float | None) -> float | None:
-    """--rtol: a finite relative tolerance from 0 (exact) to below 1 (at 1 or more any two
-    numbers of the same sign agree, so nothing would be checked)."""
-    if rtol is not None and not (math.isfinite(rtol) and 0 <= rtol < 1):
-        raise click.BadParameter(f"{rtol!r} is not a relative tolerance; give a number from 0 "
-                                 "up to (not including) 1, such as 1e-6")
-    return rtol
+    """--rtol, refused as the library refuses it (compare.validate_rtol)."""
+    from sheetgen.compare import validate_rtol
+    from sheetgen.errors import InputError
+
+    try:
+        return None if rtol is None else validate_rtol(rtol)
+    except InputError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 MAX_SHOWN = 50  # mismatch lines printed before "... and N more"

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from xlsxwriter.utility import xl_col_to_name
 
+from sheetgen.compare import validate_rtol
 from sheetgen.errors import InputError
 from sheetgen.evaluate import evaluate_workbook
 from sheetgen.hardware import DEFAULT_DTYPE, check_dtype
@@ -44,6 +45,7 @@ def grade_workbook(path: str | os.PathLike[str], *, gpu: str | None = None,
     `peak`/`bw`: a number (FLOP/s, B/s) or a cell such as `B2` (on the graded sheet) or
     `Inputs!B2`; `time_unit` (s, ms, us, ns) overrides the units in the time headers.
     """
+    rtol = validate_rtol(rtol)
     p = Path(path)
     dtype = check_dtype(dtype or DEFAULT_DTYPE)
     time_scale = None

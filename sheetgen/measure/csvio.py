@@ -13,8 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sheetgen.atomic import atomic_write
-from sheetgen.errors import OutputError
+from sheetgen.atomic import atomic_write, check_destination
 
 COLUMNS = ("m", "k", "n", "dtype", "device", "time_s", "time_min_s", "time_max_s", "repeats")
 COMMENT = "#"
@@ -52,16 +51,8 @@ def csv_text(rows: Sequence[Row], metadata: Mapping[str, str]) -> str:
 
 
 def check_csv_path(path: str | Path, force: bool) -> Path:
-    out = Path(path)
-    if out.is_dir():
-        raise OutputError(f"{out} is a directory; give a file name such as {out / 'times.csv'}")
-    if out.suffix.lower() != ".csv":
-        raise OutputError(f"{out}: the output file name must end in .csv")
-    if not out.parent.exists():
-        raise OutputError(f"{out.parent} does not exist")
-    if out.exists() and not force:
-        raise OutputError(f"{out} already exists; pass --force to overwrite it")
-    return out
+    """The measurements' destination, refused as every writer refuses one."""
+    return check_destination(path, force, suffixes=(".csv",), example="times.csv")
 
 
 def write_csv(path: Path, rows: Sequence[Row], metadata: Mapping[str, str]) -> Path:
