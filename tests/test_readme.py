@@ -27,6 +27,8 @@ SKIPS: list[tuple[str, str]] = [
      "times real matmuls for a minute or needs a CUDA GPU: a benchmark "
      "(tests/test_measure.py runs it small)"),
     (r"\bcpu\.(csv|toml)\b", "reads what a skipped `sheetgen measure` wrote"),
+    (r"^python3? docs/render\.py\b",
+     "needs poppler-utils' pdftoppm, not a test dependency, and rewrites the README's pictures"),
 ]
 __doc__ += "".join(f"\n- {pattern}: {why}" for pattern, why in SKIPS)
 
