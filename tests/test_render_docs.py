@@ -1,0 +1,68 @@
+"""docs/render.py, which makes the README's sheet pictures, still works on today's workbook.
+
+It needs poppler-utils' pdftoppm for the last step (not a test dependency), so this test runs
+everything before it: the narrowed print areas and LibreOffice's PDF, whose pages must hold
+what the pictures promise (the Matmul table beside its chart; the Parallelism verdict on the
+same single page as the sheet's inputs).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sheetgen.api import build_workbook
+from sheetgen.libreoffice import recalculate
+from tests.lo_helpers import needs_libreoffice
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "docs" / "render.py"
+pypdf = pytest.importorskip("pypdf")
+
+
+def load_render():
+    spec = importlib.util.spec_from_file_location("render", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@needs_libreoffice
+def test_narrowed_pages_hold_what_the_pictures_show(tmp_path: Path):
+    render = load_render()
+    workbook, _ = build_workbook(tmp_path / "roofline.xlsx")
+    matmul, parallel = render.matmul_area(workbook), render.parallelism_area(workbook)
+    # the chart's anchor (xlsxwriter writes it right of the table, from the second data row)
+    # and the rows above the sweep's title
+    assert re.fullmatch(r"\$A\$1:\$A[A-F]\$(2\d|3\d)", matmul), matmul
+    assert re.fullmatch(r"\$A\$1:\$[A-Z]\$\d+", parallel), parallel
+    render.narrow_print_areas(workbook, {"Matmul": matmul, "Parallelism": parallel},
+                              one_page={"Parallelism"})
+    pdf = recalculate(workbook, tmp_path, to="pdf", timeout=300)
+    pages = render.sheet_pages(pdf)
+    texts = [page.extract_text() for page in pypdf.PdfReader(pdf).pages]
+    assert set(pages) >= {"Matmul", "Parallelism"}
+    first = texts[pages["Matmul"]]
+    assert "m (rows)" in first and "chart label" in first and "Roofline" in first
+    assert "21.59E-6 s" in first  # 1×4096×4096 memory time: 33,570,816 B / 1.555e12 B/s
+    assert "chart points" not in first.lower()  # the helper columns (AH..) are left out
+    par = [t for t in texts if t.startswith("Parallelism ")]
+    assert len(par) == 1, len(par)  # one page: inputs through the verdict
+    assert "Parallelism input" in par[0] and "Verdict (live)" in par[0]
+    assert "Batch-size sweep" not in par[0]
+
+
+def test_missing_pdftoppm_is_one_error_line(tmp_path: Path):
+    env = dict(os.environ, PATH=str(tmp_path))  # an empty folder: no pdftoppm on PATH
+    proc = subprocess.run([sys.executable, str(SCRIPT)], env=env, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "Error: pdftoppm not found: install poppler-utils (apt-get install -y poppler-utils)"]
+    assert "Traceback" not in proc.stderr
