@@ -262,10 +262,13 @@ INPUT_BLOCK = Block(
         *(BlockRow(q.label, [q], "", q.doc) for q in (STAGE_LAYERS, STAGES, MB_ROWS)),
     ),
 )
-FLAG_BLOCK = Block(row=4, col=5, header=("Splits", "Value"),
+#: The side blocks start right of the comparison's note column, so the input block's notes
+#: overflow into empty cells instead of being cut off by the Splits table.
+SIDE_COL = 8
+FLAG_BLOCK = Block(row=4, col=SIDE_COL, header=("Splits", "Value"),
                    rows=tuple(BlockRow(q.label, [q]) for q in (FLAG_SPLIT, FLAG_L, FLAG_M)))
 COUNT_BLOCK = Block(
-    row=9, col=5, header=("Layer counts", "type 1", "type 2"),
+    row=9, col=SIDE_COL, header=("Layer counts", "type 1", "type 2"),
     rows=(BlockRow("all layers", [pp.N_T1, pp.N_T2]),
           *(BlockRow(f"PP stage {w}", [pp.STAGE_COUNTS[2 * i], pp.STAGE_COUNTS[2 * i + 1]])
             for i, w in enumerate(("1", "2", "last"))),
@@ -306,9 +309,9 @@ TABLE = Table(name="parallel_layers", header_row=SWEEP.first_row + len(sweep.DEF
 
 
 def sheet() -> SheetSpec:
-    widths = {0: 40.0, 1: 16.0, 2: 16.0, 3: 16.0, 4: 12.0, 5: 22.0, 6: 40.0}
+    widths = {0: 40.0, 1: 16.0, 2: 16.0, 3: 16.0, 4: 12.0, 5: 22.0, 6: 40.0, SIDE_COL: 26.0}
     last = max(len(t.all_columns()) for t in (TABLE, SWEEP))
-    widths |= {i: 13.0 for i in range(7, last)}
+    widths |= {i: 13.0 for i in range(7, last) if i != SIDE_COL}
     texts = [
         Text(0, 0, "The pipeline on G GPUs: pipeline vs tensor parallelism", "title"),
         Text(1, 0, "PP (GPipe): G stages of ceil(L/G) layers, M micro-batches. TP "
