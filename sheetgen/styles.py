@@ -48,7 +48,7 @@ NUMBER_FORMATS: dict[str, str] = {
     "rate": '[>=1000000000000]#,##0.0,,,," TFLOP/s";[>=1000000000]#,##0.0,,," GFLOP/s";'
             '##0.00E+0" FLOP/s"',
     "flop": '[>=1000000000000]#,##0.00,,,," TFLOP";[>=1000000000]#,##0.00,,," GFLOP";'
-            '#,##0" FLOP"',
+            '##0.00E+0" FLOP"',  # below a GFLOP in engineering notation: fits the column
 }
 
 #: unit -> the number format that shows it readably (the format names the unit itself)

@@ -85,9 +85,9 @@ P_T2 = rf.time_of("sw_p_t2", "sw_rows", "pipe_k", "pipe_n", "PP: type-2 layer pe
 P_OUT1 = rf.elements_bytes("sw_p_out1", "sw_rows", "pipe_k", "PP: micro-batch m×k bytes")
 P_OUT2 = rf.elements_bytes("sw_p_out2", "sw_rows", "pipe_n", "PP: micro-batch m×n bytes")
 HAS_H1 = Quantity("sw_has_h1", "a hop after type 1", "", "{pp_hops_t1}>0",
-                  lambda pp_hops_t1: pp_hops_t1 > 0, fmt="bool")
+                  lambda pp_hops_t1: pp_hops_t1 > 0, fmt="flag")
 HAS_H2 = Quantity("sw_has_h2", "a hop after type 2", "", "{pp_hops_t2}>0",
-                  lambda pp_hops_t2: pp_hops_t2 > 0, fmt="bool")
+                  lambda pp_hops_t2: pp_hops_t2 > 0, fmt="flag")
 P_H1 = hop("sw_p_h1", "sw_p_out1", "sw_has_h1", "PP: hop after type 1")
 P_H2 = hop("sw_p_h2", "sw_p_out2", "sw_has_h2", "PP: hop after type 2")
 

@@ -149,7 +149,7 @@ LAST_SHARDED = Quantity(
     "tp_last_sharded", "final output sharded", "",
     'INDEX({tp_split[]},{n_layers})="column"',
     lambda tp_split, n_layers: bool(np.asarray(tp_split)[int(n_layers) - 1] == "column"),
-    fmt="bool", doc="A column-split last layer leaves each GPU a shard of the output.")
+    fmt="flag", doc="A column-split last layer leaves each GPU a shard of the output.")
 GATHER_BYTES = Quantity(
     "tp_gather_bytes", "sharded final output bytes", "B",
     "IF({tp_last_sharded},INDEX({out_bytes[]},{n_layers}),0)",
