@@ -132,6 +132,10 @@ def number_format(code: str) -> dict[str, str] | None:
         return None  # Google's automatic format is its General
     if code == "@":
         return {"type": "TEXT", "pattern": "@"}
+    if code.startswith("[>"):
+        # sections chosen by size (GB/MB/B, TFLOP/GFLOP/...): a number pattern, whatever
+        # notation its last section uses
+        return {"type": "NUMBER", "pattern": code}
     if "E+" in code.upper():
         return {"type": "SCIENTIFIC", "pattern": code}
     if code.endswith("%"):
