@@ -243,13 +243,18 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return efficiency_options(command)
 
 
+#: --gpu and --dtype of every command that models one GPU (grading and calibrate word theirs).
+gpu_option = click.option("--gpu", callback=nonblank,
+                          help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
+dtype_option = click.option("--dtype", default="bf16", show_default=True,
+                            help=f"Element type: {', '.join(DTYPES)}.")
+
+
 def workbook_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Everything that decides a workbook: GPU, dtype, shapes, spare rows, presets, model."""
     for option in reversed((
-        click.option("--gpu", callback=nonblank, help="GPU preset name (see `sheetgen gpus`). "
-                                   "Default: A100 40GB SXM."),
-        click.option("--dtype", default="bf16", show_default=True,
-                     help=f"Element type: {', '.join(DTYPES)}."),
+        gpu_option,
+        dtype_option,
         shapes_options,
         click.option("--spare-rows", type=click.IntRange(min=0), default=200,
                      show_default=True,

@@ -11,9 +11,10 @@ import click
 
 from sheetgen.cli.common import (
     cli,
+    dtype_option,
     efficiency_options,
     gpu_file_option,
-    nonblank,
+    gpu_option,
     refined_options,
     shapes_options,
     user_errors,
@@ -26,10 +27,8 @@ from sheetgen.units import GIGA, TERA, rate_unit, seconds, si
 
 @cli.command()
 @shapes_options
-@click.option("--gpu", callback=nonblank,
-              help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
-@click.option("--dtype", default="bf16", show_default=True,
-              help=f"Element type: {', '.join(DTYPES)}.")
+@gpu_option
+@dtype_option
 @gpu_file_option
 @efficiency_options
 @refined_options
@@ -122,10 +121,8 @@ def show_json(frame: Any) -> dict[str, Any]:
 @cli.command()
 @click.argument("out", type=click.Path(path_type=Path))
 @shapes_options
-@click.option("--gpu", callback=nonblank,
-              help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
-@click.option("--dtype", default="bf16", show_default=True,
-              help=f"Element type: {', '.join(DTYPES)}.")
+@gpu_option
+@dtype_option
 @gpu_file_option
 @efficiency_options
 @refined_options

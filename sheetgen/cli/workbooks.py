@@ -10,13 +10,13 @@ import click
 from sheetgen.cli.common import (
     cli,
     credentials_option,
+    dtype_option,
     gpu_file_option,
-    nonblank,
+    gpu_option,
     progress_bar,
     user_errors,
     workbook_options,
 )
-from sheetgen.hardware import DTYPES
 
 
 @cli.command()
@@ -59,10 +59,8 @@ def build(out: Path, gpu: str | None, dtype: str, shapes: Path | None,
               help="Where to write the result. Default: THEIRS.sheetgen.xlsx beside it.")
 @click.option("--shapes-sheet", metavar="NAME",
               help="Your sheet holding m, k, n (default: the first with an m/k/n header).")
-@click.option("--gpu", callback=nonblank,
-              help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
-@click.option("--dtype", default="bf16", show_default=True,
-              help=f"Element type: {', '.join(DTYPES)}.")
+@gpu_option
+@dtype_option
 @gpu_file_option
 @click.option("--spare-rows", type=click.IntRange(min=0), default=0, show_default=True,
               help="Empty Matmul rows below the linked ones, to type extra shapes into.")
