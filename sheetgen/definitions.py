@@ -76,6 +76,8 @@ class Input:
     #: A constant the build lays down for formulas to use (a layer index, the chart's decade
     #: steps), not one the user is meant to change: styled like a formula, not an input.
     helper: bool = False
+    #: For a time (unit "s"): the unit its cell holds, in place of its sheet's time unit.
+    time_unit: str | None = None
 
     def link_formula(self, source: str) -> str:
         """The formula of a cell that reads this input live from `source` (an address)."""
@@ -106,6 +108,11 @@ class Quantity:
     gap_marker: str | None = None
     #: True for a quantity that tests the gap itself (a status cell): never wrapped.
     handles_gaps: bool = False
+    #: For a time (unit "s"): the unit its cell holds, in place of its sheet's time unit.
+    time_unit: str | None = None
+    #: The template converts units itself (a sentence saying "... ms"): the planner hands it
+    #: every reference in SI, whatever unit that reference's cell holds (see cell_units).
+    si_refs: bool = False
 
     def refs(self) -> list[tuple[str, RefKind]]:
         """Placeholders in template order, with how each is referenced."""
@@ -235,3 +242,6 @@ class SheetSpec:
     freeze: tuple[int, int] | None = None
     regime_columns: Sequence[str] = ()  # columns that get the compute/memory colouring
     hidden_columns: Sequence[str] = ()  # table columns hidden from view (practice answers)
+    #: The unit this sheet's time cells hold ("s", "ms" or "µs"); every formula and the
+    #: checker convert, and read and the API still give seconds (see cell_units).
+    time_unit: str = "s"

@@ -9,12 +9,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 from xlsxwriter.utility import quote_sheetname, xl_col_to_name, xl_rowcol_to_cell
 
+from sheetgen import cell_units
 from sheetgen.definitions import (
     BLANK_ROW,
     GAP_WRAP,
@@ -205,13 +206,15 @@ class WorkbookPlan:
         return next(t for s in self.sheets for t in s.tables if t.name == name)
 
 
-def item_format(item: Input | Quantity, values: Any = None) -> str:
-    """The number format an item is shown with: from its unit where that is readable, and
-    "bool" (TRUE/FALSE, FALSE highlighted) for a quantity whose reference values are booleans
-    however it was declared, so a yes/no never shows as 1/0."""
+def item_format(item: Input | Quantity, values: Any = None, time_unit: str | None = None
+                ) -> str:
+    """The number format an item is shown with: from its unit where that is readable (a time
+    by the unit its cell holds), and "bool" (TRUE/FALSE, FALSE highlighted) for a quantity
+    whose reference values are booleans however it was declared, so a yes/no never shows as
+    1/0."""
     if item.fmt not in BOOLEAN_FORMATS and values is not None and _is_boolean(values):
         return "bool"
-    return display_format(item.unit, item.fmt)
+    return display_format(item.unit, item.fmt, time_unit)
 
 
 def _is_boolean(values: Any) -> bool:
@@ -225,10 +228,10 @@ def _is_boolean(values: Any) -> bool:
     return False
 
 
-def header_text(item: Input | Quantity) -> str:
-    """A column header: the label, and the unit unless every cell below shows it."""
-    if item.unit and not shows_unit(item_format(item)):
-        return f"{item.label} ({item.unit})"
+def header_text(item: Input | Quantity, time_unit: str | None = None) -> str:
+    """A column header: the label, and the unit its cells hold unless every cell shows it."""
+    if item.unit and not shows_unit(item_format(item, time_unit=time_unit)):
+        return f"{item.label} ({time_unit or item.unit})"
     return item.label
 
 
@@ -290,6 +293,12 @@ class _Layout:
         last_col = w.last_col if w.last_col >= 0 else w.col
         return _abs_range(w.sheet, w.col, w.row, last_col, w.last_row)
 
+    def _unit_ref(self, name: str, kind: str) -> cell_units.Ref:
+        item = self.registry.items.get(name)  # None: a span of (unitless) input columns
+        exponent = cell_units.time_exponent(item.unit) if item is not None else 0
+        return cell_units.Ref(exponent, self.registry.factor(name) if item else 1.0,
+                              kind != "cell")
+
     def _ref(self, name: str, kind: str, sheet: str, table: str | None) -> str:
         w = self.where[name]
         prefix = "" if w.sheet == sheet else f"{quote_sheetname(w.sheet)}!"
@@ -318,13 +327,26 @@ class _Layout:
         return f"{prefix}{a}:{b}"
 
     def formula(self, q: Quantity, sheet: str, table: Table | None) -> str:
-        """The formula text ('=...') of q placed on sheet (in table, if a column)."""
+        """The formula text ('=...') of q placed on sheet (in table, if a column), with the
+        time conversions its cells' units need (cell_units)."""
         tname = table.name if table else None
+        kinds = {None: "cell", "[]": "range", "[:]": "running"}
+        refs = [self._unit_ref(m.group(1), kinds[m.group(2)])
+                for m in PLACEHOLDER.finditer(q.template)]
+        try:
+            conv = cell_units.plan_conversion(
+                cell_units.time_exponent(q.unit), self.registry.factor(q.name), refs,
+                may_wrap=not cell_units.may_give_text(q.template), si_refs=q.si_refs)
+        except ValueError as exc:
+            raise ValueError(f"{q.name!r}: {exc}") from None
+        it = iter(refs)
         body = PLACEHOLDER.sub(
-            lambda m: self._ref(m.group(1), {None: "cell", "[]": "range", "[:]": "running"}[
-                m.group(2)], sheet, tname),
+            lambda m: cell_units.convert_ref(
+                self._ref(m.group(1), kinds[m.group(2)], sheet, tname),
+                conv.ref_multiplier(next(it))),
             q.template,
         )
+        body = cell_units.convert_result(body, conv.result)
         gap = self.gaps.get(q.name)
         if gap is not None:
             body = GAP_WRAP.format(source=self._ref(gap[0], "cell", sheet, tname),
@@ -389,8 +411,13 @@ def source_address(source: Source) -> str:
 
 def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
                   metadata: Mapping[str, str] | None = None,
-                  links: Mapping[str, Sequence[Source]] | None = None) -> WorkbookPlan:
+                  links: Mapping[str, Sequence[Source]] | None = None,
+                  *, from_cells: bool = False) -> WorkbookPlan:
     """Place every declared item, resolve every formula and attach the reference values.
+
+    `values` are SI (what the model takes), or, with `from_cells`, what the input cells
+    hold (a workbook read back: times in their sheets' units). The plan's cells and columns
+    hold cell values (times scaled, see cell_units); `WorkbookPlan.model` stays SI.
 
     `links` turns table input columns into live references to the user's own cells: column
     name -> the source cell of each of its first rows (the rest stay typed-in inputs). Each
@@ -398,7 +425,8 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
     """
     links = dict(links or {})
     registry = Registry(sheets)
-    model = evaluate(registry, values)
+    model = evaluate(registry, registry.from_cells(values) if from_cells else values)
+    shown = _cell_values(registry, model)
     rows = {name: len(model.ok[name]) for name in registry.tables}
     layout = _Layout(registry, rows)
     plans = []
@@ -407,13 +435,13 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
         for text in spec.texts:
             sp.cells.append(Cell(text.row, text.col, text.style, text.text, fmt="text"))
         for block in spec.blocks:
-            _plan_block(sp, block, spec, layout, model)
+            _plan_block(sp, block, spec, layout, shown)
         for table in spec.tables:
-            _plan_table(sp, table, spec, layout, model, rows[table.name], links)
+            _plan_table(sp, table, spec, layout, shown, rows[table.name], links)
         _plan_validations(sp, spec, layout)
         _plan_conditionals(sp, spec, layout)
         for chart in spec.charts:
-            sp.charts.append(_plan_chart(chart, layout, model))
+            sp.charts.append(_plan_chart(chart, layout, shown))
         sp.hidden = sorted(layout.where[name].col for name in spec.hidden_columns)
         plans.append(sp)
     unknown = set(links) - {i.name for t in registry.tables.values() for i in t.inputs}
@@ -422,6 +450,14 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
     meta = dict(metadata or {})
     meta.update({f"sheetgen.rows.{name}": str(n) for name, n in rows.items()})
     return WorkbookPlan(plans, layout.defined_names(), model, registry, meta)
+
+
+def _cell_values(registry: Registry, model: ModelResult) -> ModelResult:
+    """The model's values as their cells hold them (times in their sheet's unit)."""
+    return ModelResult(
+        scalars={k: cell_units.scaled(v, registry.factor(k)) for k, v in model.scalars.items()},
+        columns={k: cell_units.scaled(v, registry.factor(k)) for k, v in model.columns.items()},
+        ok=model.ok)
 
 
 def _plan_block(sp: SheetPlan, block: Block, spec: SheetSpec, layout: _Layout,
@@ -437,21 +473,26 @@ def _plan_block(sp: SheetPlan, block: Block, spec: SheetSpec, layout: _Layout,
             sp.cells.append(Cell(r, block.col, "subtitle", row, fmt="text"))
             continue
         sp.cells.append(Cell(r, block.col, "label", row.label, fmt="text"))
+        tu = layout.registry.time_units
         shown = [c for c in row.cells
-                 if c is not None and item_format(c) not in ("text", *BOOLEAN_FORMATS)]
-        if row.unit and not (shown and all(shows_unit(item_format(c)) for c in shown)):
-            sp.cells.append(Cell(r, unit_col, "unit", row.unit, fmt="text"))
+                 if c is not None and item_format(c, time_unit=tu.get(c.name))
+                 not in ("text", *BOOLEAN_FORMATS)]
+        if row.unit and not (shown and all(shows_unit(item_format(c, time_unit=tu.get(c.name)))
+                                           for c in shown)):
+            times = {tu[c.name] for c in shown if c.name in tu}
+            unit = times.pop() if row.unit == cell_units.TIME and len(times) == 1 else row.unit
+            sp.cells.append(Cell(r, unit_col, "unit", unit, fmt="text"))
         if row.note:
             sp.cells.append(Cell(r, note_col, "note", row.note, fmt="text"))
     for r, item, c in _block_slots(block):
+        fmt = item_format(item, model.scalars[item.name], layout.registry.time_units.get(
+            item.name))
         if isinstance(item, Input):
-            sp.cells.append(Cell(r, c, "input", model.scalars[item.name],
-                                 fmt=item_format(item, model.scalars[item.name]),
+            sp.cells.append(Cell(r, c, "input", model.scalars[item.name], fmt=fmt,
                                  name=item.name))
         else:
             sp.cells.append(Cell(r, c, "formula", model.scalars[item.name],
-                                 layout.formula(item, spec.name, None),
-                                 item_format(item, model.scalars[item.name]), item.name))
+                                 layout.formula(item, spec.name, None), fmt, item.name))
 
 
 def _plan_table(sp: SheetPlan, table: Table, spec: SheetSpec, layout: _Layout,
@@ -459,15 +500,17 @@ def _plan_table(sp: SheetPlan, table: Table, spec: SheetSpec, layout: _Layout,
     columns = []
     for i, item in enumerate(table.all_columns()):
         c = table.col + i
-        sp.cells.append(Cell(table.header_row, c, "header", header_text(item), fmt="text"))
+        tu = layout.registry.time_units.get(item.name)
+        header = header_text(item, tu)
+        fmt = item_format(item, model.columns[item.name], tu)
+        sp.cells.append(Cell(table.header_row, c, "header", header, fmt="text"))
         if isinstance(item, Input):
             sources = links.get(item.name)
             if sources is not None and len(sources) > n_rows:
                 raise ValueError(f"{len(sources)} links for {n_rows} rows of {item.name!r}")
             linked = ([item.link_formula(source_address(s)) for s in sources]
                       if sources is not None else None)
-            columns.append(ColumnPlan(c, item.name, header_text(item),
-                                      item_format(item, model.columns[item.name]), True, None,
+            columns.append(ColumnPlan(c, item.name, header, fmt, True, None,
                                       model.columns[item.name], links=linked,
                                       helper=item.helper))
         else:
@@ -475,8 +518,7 @@ def _plan_table(sp: SheetPlan, table: Table, spec: SheetSpec, layout: _Layout,
             offsets = None
             if "\x02" in text:
                 offsets = [int(m.group(1) or 0) for m in _SHIFTED.finditer(text)]
-            columns.append(ColumnPlan(c, item.name, header_text(item),
-                                      item_format(item, model.columns[item.name]), False,
+            columns.append(ColumnPlan(c, item.name, header, fmt, False,
                                       _SHIFTED.split(text)[::2], model.columns[item.name],
                                       offsets))
     sp.tables.append(TablePlan(table.name, table.header_row, table.first_row, n_rows, columns))
@@ -489,11 +531,20 @@ def _plan_validations(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
         w = layout.where[rule.source]
         return layout.absolute(w), w.defined_name
 
+    def rule_of(item: Input) -> Validation:
+        """The rule in the unit the cell holds (bounds are declared in SI)."""
+        rule, f = item.validation, layout.registry.factor(item.name)
+        assert rule is not None
+        if f != 1.0 and rule.kind == "decimal_range":
+            rule = replace(rule, minimum=None if rule.minimum is None else rule.minimum * f,
+                           maximum=None if rule.maximum is None else rule.maximum * f)
+        return rule
+
     for block in spec.blocks:
         for r, item, c in _block_slots(block):
             if isinstance(item, Input) and item.validation:
                 src, name = source(item.validation)
-                sp.validations.append(ValidationPlan(r, c, r, c, item.validation, src, name))
+                sp.validations.append(ValidationPlan(r, c, r, c, rule_of(item), src, name))
     for table in spec.tables:
         for item in table.inputs:
             if item.validation:
@@ -502,7 +553,7 @@ def _plan_validations(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
                     continue
                 src, name = source(item.validation)
                 sp.validations.append(ValidationPlan(w.row, w.col, w.last_row, w.col,
-                                                     item.validation, src, name))
+                                                     rule_of(item), src, name))
 
 
 def _plan_conditionals(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:

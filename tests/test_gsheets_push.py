@@ -240,9 +240,9 @@ def test_formats_validation_conditional_freeze_chart(shared, gsheets_client):
     e6 = shared.cell(KEY, "Matmul", "E6")  # FLOPs: readable units, the same pattern as xlsx
     assert e6["userEnteredFormat"]["numberFormat"] == {"type": "NUMBER",
                                                        "pattern": NUMBER_FORMATS["flop"]}
-    i6 = shared.cell(KEY, "Matmul", "I6")  # compute time: engineering notation, in seconds
-    assert i6["userEnteredFormat"]["numberFormat"] == {"type": "SCIENTIFIC",
-                                                       "pattern": '##0.00E+0" s"'}
+    i6 = shared.cell(KEY, "Matmul", "I6")  # compute time: held in µs, plain digits
+    assert i6["userEnteredFormat"]["numberFormat"] == {"type": "NUMBER",
+                                                       "pattern": NUMBER_FORMATS["time_us"]}
     assert shared.cell(KEY, "Matmul", "M6")["userEnteredFormat"]["numberFormat"]["type"] == \
         "PERCENT"
     assert shared.cell(KEY, "Matmul", "A5")["userEnteredFormat"]["textFormat"]["bold"]
@@ -298,7 +298,9 @@ def test_request_count(rows, shared, big_client):
     assert biggest <= gsheets.MAX_BODY_BYTES
     last = 5 + rows + 200
     stored = shared.cell(KEY, "Matmul", f"L{last}")["userEnteredValue"]["formulaValue"]
-    assert stored == f'=IF(D{last}="ok",IF(ISNUMBER(PEAK_FLOPS),E{last}/K{last},DTYPE_GAP),"")'
+    # attained FLOP/s = FLOPs / predicted time, the time cell holding µs
+    assert stored == (f'=IF(D{last}="ok",IF(ISNUMBER(PEAK_FLOPS),E{last}/(K{last}/1E+06),'
+                      'DTYPE_GAP),"")')
     assert shared.cell(KEY, "Matmul", f"A{5 + rows}")["userEnteredValue"] == {
         "numberValue": shapes[-1][0]}
 

@@ -202,6 +202,7 @@ def sheet() -> SheetSpec:
     widths |= {CEILING_COL + i: 14.0 for i in range(len(CEILING.all_columns()))}
     return SheetSpec(
         name=SHEET,
+        time_unit="µs",
         texts=(
             Text(0, 0, "Matmul roofline: C[m×n] = A[m×k] · B[k×n]", "title"),
             Text(1, 0, "Time ≈ max(FLOPs / attainable FLOP/s, bytes / attainable bandwidth): "
