@@ -203,7 +203,7 @@ class Chart:
     ceiling_y: str
     points_x: str
     points_y: str
-    points_label: str
+    points_label: str | None
     x_title: str
     y_title: str
     ceiling_name: str = "roofline ceiling"  # the legend's names of the two series
@@ -215,6 +215,9 @@ class Chart:
     #: The ceiling row (0-based in its table) drawn again as a one-point "ridge" series.
     ridge_row: int | None = None
     ridge_name: str = "ridge point"
+    #: Instead of ridge_row: a column over the ceiling's rows that is the ridge's y on its row
+    #: and #N/A elsewhere, drawn against the ceiling's x (Google: one offset per x column).
+    ridge_y: str | None = None
     #: Fix the log axes to whole decades around the data and the roof (build-time values).
     tight: bool = False
     y_scale: float = 1.0  # the y columns' unit in the model's (1E12: TFLOP/s from FLOP/s)
@@ -235,3 +238,5 @@ class SheetSpec:
     freeze: tuple[int, int] | None = None
     regime_columns: Sequence[str] = ()  # columns that get the compute/memory colouring
     hidden_columns: Sequence[str] = ()  # table columns hidden from view (practice answers)
+    #: column index ranges (first, last) hidden as a whole: chart data the chart still plots
+    hidden_spans: Sequence[tuple[int, int]] = ()

@@ -414,7 +414,9 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
         _plan_conditionals(sp, spec, layout)
         for chart in spec.charts:
             sp.charts.append(_plan_chart(chart, layout, model))
-        sp.hidden = sorted(layout.where[name].col for name in spec.hidden_columns)
+        sp.hidden = sorted({layout.where[name].col for name in spec.hidden_columns}
+                           | {c for first, last in spec.hidden_spans
+                              for c in range(first, last + 1)})
         plans.append(sp)
     unknown = set(links) - {i.name for t in registry.tables.values() for i in t.inputs}
     if unknown:
@@ -552,15 +554,19 @@ def _plan_chart(chart: Chart, layout: _Layout, model: ModelResult) -> ChartPlan:
 
     ceiling = SeriesPlan(chart.ceiling_name, col(chart.ceiling_x), col(chart.ceiling_y),
                          line=True)
+    labels = col(chart.points_label) if chart.points_label else None
     if chart.point_groups:
-        points = tuple(SeriesPlan(name, col(chart.points_x), col(y),
-                                  labels=col(chart.points_label), color=color)
+        points = tuple(SeriesPlan(name, col(chart.points_x), col(y), labels=labels,
+                                  color=color)
                        for name, y, color in chart.point_groups)
     else:
         points = (SeriesPlan(chart.points_name, col(chart.points_x), col(chart.points_y),
-                             labels=col(chart.points_label)),)
-    series = (ceiling, *points)
-    if chart.ridge_row is not None:
+                             labels=labels),)
+    series: tuple[SeriesPlan, ...] = (ceiling, *points)
+    if chart.ridge_y is not None:  # drawn against the ceiling's x, so next to the ceiling
+        series = (ceiling, SeriesPlan(chart.ridge_name, ceiling.x, col(chart.ridge_y),
+                                      marker="diamond", marker_size=10, color=RIDGE), *points)
+    elif chart.ridge_row is not None:
         (cx, r, _), (cy, _, _) = ceiling.x, ceiling.y
         r += chart.ridge_row
         series += (SeriesPlan(chart.ridge_name, (cx, r, r), (cy, r, r), marker="diamond",
