@@ -16,6 +16,7 @@ push gives an identical spreadsheet.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -446,7 +447,7 @@ def _chart_request(sid: int, chart: ChartPlan, chart_id: int) -> Request:
         if s.labels is not None and (s.labels[0] != s.y[0] + 1 or i != last):
             raise ValueError(f"chart {chart.title!r}: {s.name!r} labels are not right of y "
                              "after every series")
-    for a, b in zip(offsets, offsets[1:]):
+    for a, b in itertools.pairwise(offsets):
         if b[0] <= a[0] + last + 1:
             raise ValueError(f"chart {chart.title!r}: x columns {a[0]} and {b[0]} overlap")
     series = []
