@@ -220,6 +220,9 @@ class Chart:
     ridge_y: str | None = None
     #: Fix the log axes to whole decades around the data and the roof (build-time values).
     tight: bool = False
+    #: The columns hold log10 of the values (linear axes: Google has no log axis); tight
+    #: bounds are then the log10 of the decades (-1..4 for 0.1..10^4).
+    log10_data: bool = False
     y_scale: float = 1.0  # the y columns' unit in the model's (1E12: TFLOP/s from FLOP/s)
     width_cols: int = 12  # the area it covers, for the print range (default-width columns)
     height_rows: int = 22

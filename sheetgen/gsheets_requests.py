@@ -424,6 +424,15 @@ def _conditional_requests(sid: int, sheet: SheetPlan) -> list[Request]:
         for i, c in enumerate(sheet.conditionals)]
 
 
+def _axis(position: str, title: str, bounds: tuple[float, float] | None) -> dict[str, Any]:
+    """A chart axis, fixed to `bounds` when given (ChartAxisViewWindowOptions, EXPLICIT)."""
+    axis: dict[str, Any] = {"position": position, "title": title}
+    if bounds is not None:
+        axis["viewWindowOptions"] = {"viewWindowMin": bounds[0], "viewWindowMax": bounds[1],
+                                     "viewWindowMode": "EXPLICIT"}
+    return axis
+
+
 def _chart_request(sid: int, chart: ChartPlan, chart_id: int) -> Request:
     """A SCATTER basicChart. Google has one domain per chart, so series with different x
     columns share it by splitting every range into one source range per distinct x column
@@ -471,8 +480,8 @@ def _chart_request(sid: int, chart: ChartPlan, chart_id: int) -> Request:
         "chartId": chart_id,
         "spec": {"title": chart.title, "hiddenDimensionStrategy": "SHOW_ALL", "basicChart": {
             "chartType": "SCATTER", "legendPosition": "BOTTOM_LEGEND", "headerCount": 0,
-            "axis": [{"position": "BOTTOM_AXIS", "title": chart.x_title},
-                     {"position": "LEFT_AXIS", "title": chart.y_title}],
+            "axis": [_axis("BOTTOM_AXIS", chart.x_title, chart.x_range),
+                     _axis("LEFT_AXIS", chart.y_title, chart.y_range)],
             "domains": [{"domain": {"sourceRange": {"sources": [rng(o[0], o)
                                                                for o in offsets]}}}],
             "series": series}},

@@ -547,6 +547,34 @@ def _finite_positive(x: Any) -> bool:
         and math.isfinite(x) and x > 0
 
 
+def _tight_ranges(chart: Chart, model: ModelResult
+                  ) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
+    """Whole decades around the points, the ridge and the roof's peak (build-time values).
+    For a chart of log10 columns (Chart.log10_data) the same decades, as log10 bounds."""
+    def values(name: str) -> list[Any]:
+        v = list(model.columns[name])
+        return [10.0 ** x if chart.log10_data and _finite(x) else x for x in v]
+
+    ceiling_x, ceiling_y = values(chart.ceiling_x), values(chart.ceiling_y)
+    if chart.ridge_y is not None:
+        ridge = next((i for i, v in enumerate(model.columns[chart.ridge_y]) if _finite(v)), 0)
+    else:
+        ridge = chart.ridge_row or 0
+    peak_y = max((v for v in ceiling_y if _finite_positive(v)), default=None)
+    x = _decades([*values(chart.points_x), ceiling_x[ridge]])
+    y = _decades([*(v for _, y, _ in chart.point_groups for v in values(y)),
+                  *values(chart.points_y)] + ([peak_y] if peak_y else []))
+    if not chart.log10_data:
+        return x, y
+    return tuple(None if r is None else (round(math.log10(r[0])), round(math.log10(r[1])))
+                 for r in (x, y))  # type: ignore[return-value]
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, int | float | np.integer | np.floating) and not isinstance(x, bool) \
+        and math.isfinite(x)
+
+
 def _plan_chart(chart: Chart, layout: _Layout, model: ModelResult) -> ChartPlan:
     def col(name: str) -> tuple[int, int, int]:
         w = layout.where[name]
@@ -573,12 +601,7 @@ def _plan_chart(chart: Chart, layout: _Layout, model: ModelResult) -> ChartPlan:
                               marker_size=10, color=RIDGE),)
     x_range = y_range = None
     if chart.tight:
-        cols = model.columns
-        ridge_x = cols[chart.ceiling_x][chart.ridge_row or 0]
-        peak_y = max((v for v in cols[chart.ceiling_y] if _finite_positive(v)), default=None)
-        x_range = _decades([*cols[chart.points_x], ridge_x])
-        y_range = _decades([*(v for _, y, _ in chart.point_groups for v in cols[y]),
-                            *cols[chart.points_y]] + ([peak_y] if peak_y else []))
+        x_range, y_range = _tight_ranges(chart, model)
     return ChartPlan(
         title=chart.title, row=chart.row, col=chart.col, series=series,
         x_title=chart.x_title, y_title=chart.y_title, x_range=x_range, y_range=y_range,

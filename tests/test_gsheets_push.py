@@ -273,6 +273,11 @@ def test_chart_series_ridge_and_regimes(shared, gsheets_client):
     spec = chart["spec"]
     assert spec["hiddenDimensionStrategy"] == "SHOW_ALL"
     basic = spec["basicChart"]
+    # whole decades, as the xlsx chart: x 0.1..10^4 FLOP/B (1x4096x4096's 0.9995 FLOP/B up to
+    # the ridge, 200.6, and 4096^3's 1365), y 1..1000 TFLOP/s (1.554 up to the 312 roof)
+    windows = [a["viewWindowOptions"] for a in basic["axis"]]
+    assert windows == [{"viewWindowMin": -1, "viewWindowMax": 4, "viewWindowMode": "EXPLICIT"},
+                       {"viewWindowMin": 0, "viewWindowMax": 3, "viewWindowMode": "EXPLICIT"}]
     # two offsets: the ceiling's 7 decade rows (6..12), the matmul table's 3 + 5 spare rows
     ceiling, points = (LOG_X, 5, 12), (LOG_PX, 5, 13)
     assert [_span(s) for s in basic["domains"][0]["domain"]["sourceRange"]["sources"]] == [

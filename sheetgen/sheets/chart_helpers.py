@@ -105,7 +105,7 @@ def matmul_sheet() -> SheetSpec:
                               for c in BLANK_COLUMNS)),
         tables=(matmul.TABLE, matmul.POINTS, CEILING, POINTS_X, POINTS_Y),
         charts=(replace(
-            chart, title=f"{chart.title} (log10 axes)", ridge_row=None, tight=False,
+            chart, title=f"{chart.title} (log10 axes)", ridge_row=None, log10_data=True,
             ceiling_x=LOG_ROOF_X.name, ceiling_y=LOG_ROOF_Y.name, ridge_y=LOG_RIDGE_Y.name,
             points_x=LOG_X.name, points_y=LOG_COMPUTE.name, points_label=None,
             point_groups=((roofline.COMPUTE_BOUND, LOG_COMPUTE.name, palette.COMPUTE),
