@@ -210,7 +210,7 @@ class Chart:
     ceiling_y: str
     points_x: str
     points_y: str
-    points_label: str
+    points_label: str | None
     x_title: str
     y_title: str
     ceiling_name: str = "roofline ceiling"  # the legend's names of the two series
@@ -222,8 +222,14 @@ class Chart:
     #: The ceiling row (0-based in its table) drawn again as a one-point "ridge" series.
     ridge_row: int | None = None
     ridge_name: str = "ridge point"
+    #: Instead of ridge_row: a column over the ceiling's rows that is the ridge's y on its row
+    #: and #N/A elsewhere, drawn against the ceiling's x (Google: one offset per x column).
+    ridge_y: str | None = None
     #: Fix the log axes to whole decades around the data and the roof (build-time values).
     tight: bool = False
+    #: The columns hold log10 of the values (linear axes: Google has no log axis); tight
+    #: bounds are then the log10 of the decades (-1..4 for 0.1..10^4).
+    log10_data: bool = False
     y_scale: float = 1.0  # the y columns' unit in the model's (1E12: TFLOP/s from FLOP/s)
     width_cols: int = 12  # the area it covers, for the print range (default-width columns)
     height_rows: int = 22
@@ -245,3 +251,5 @@ class SheetSpec:
     #: The unit this sheet's time cells hold ("s", "ms" or "µs"); every formula and the
     #: checker convert, and read and the API still give seconds (see cell_units).
     time_unit: str = "s"
+    #: column index ranges (first, last) hidden as a whole: chart data the chart still plots
+    hidden_spans: Sequence[tuple[int, int]] = ()

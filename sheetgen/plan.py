@@ -442,7 +442,9 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
         _plan_conditionals(sp, spec, layout)
         for chart in spec.charts:
             sp.charts.append(_plan_chart(chart, layout, shown))
-        sp.hidden = sorted(layout.where[name].col for name in spec.hidden_columns)
+        sp.hidden = sorted({layout.where[name].col for name in spec.hidden_columns}
+                           | {c for first, last in spec.hidden_spans
+                              for c in range(first, last + 1)})
         plans.append(sp)
     unknown = set(links) - {i.name for t in registry.tables.values() for i in t.inputs}
     if unknown:
@@ -596,6 +598,34 @@ def _finite_positive(x: Any) -> bool:
         and math.isfinite(x) and x > 0
 
 
+def _tight_ranges(chart: Chart, model: ModelResult
+                  ) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
+    """Whole decades around the points, the ridge and the roof's peak (build-time values).
+    For a chart of log10 columns (Chart.log10_data) the same decades, as log10 bounds."""
+    def values(name: str) -> list[Any]:
+        v = list(model.columns[name])
+        return [10.0 ** x if chart.log10_data and _finite(x) else x for x in v]
+
+    ceiling_x, ceiling_y = values(chart.ceiling_x), values(chart.ceiling_y)
+    if chart.ridge_y is not None:
+        ridge = next((i for i, v in enumerate(model.columns[chart.ridge_y]) if _finite(v)), 0)
+    else:
+        ridge = chart.ridge_row or 0
+    peak_y = max((v for v in ceiling_y if _finite_positive(v)), default=None)
+    x = _decades([*values(chart.points_x), ceiling_x[ridge]])
+    y = _decades([*(v for _, y, _ in chart.point_groups for v in values(y)),
+                  *values(chart.points_y)] + ([peak_y] if peak_y else []))
+    if not chart.log10_data:
+        return x, y
+    return tuple(None if r is None else (round(math.log10(r[0])), round(math.log10(r[1])))
+                 for r in (x, y))  # type: ignore[return-value]
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, int | float | np.integer | np.floating) and not isinstance(x, bool) \
+        and math.isfinite(x)
+
+
 def _plan_chart(chart: Chart, layout: _Layout, model: ModelResult) -> ChartPlan:
     def col(name: str) -> tuple[int, int, int]:
         w = layout.where[name]
@@ -603,27 +633,26 @@ def _plan_chart(chart: Chart, layout: _Layout, model: ModelResult) -> ChartPlan:
 
     ceiling = SeriesPlan(chart.ceiling_name, col(chart.ceiling_x), col(chart.ceiling_y),
                          line=True)
+    labels = col(chart.points_label) if chart.points_label else None
     if chart.point_groups:
-        points = tuple(SeriesPlan(name, col(chart.points_x), col(y),
-                                  labels=col(chart.points_label), color=color)
+        points = tuple(SeriesPlan(name, col(chart.points_x), col(y), labels=labels,
+                                  color=color)
                        for name, y, color in chart.point_groups)
     else:
         points = (SeriesPlan(chart.points_name, col(chart.points_x), col(chart.points_y),
-                             labels=col(chart.points_label)),)
-    series = (ceiling, *points)
-    if chart.ridge_row is not None:
+                             labels=labels),)
+    series: tuple[SeriesPlan, ...] = (ceiling, *points)
+    if chart.ridge_y is not None:  # drawn against the ceiling's x, so next to the ceiling
+        series = (ceiling, SeriesPlan(chart.ridge_name, ceiling.x, col(chart.ridge_y),
+                                      marker="diamond", marker_size=10, color=RIDGE), *points)
+    elif chart.ridge_row is not None:
         (cx, r, _), (cy, _, _) = ceiling.x, ceiling.y
         r += chart.ridge_row
         series += (SeriesPlan(chart.ridge_name, (cx, r, r), (cy, r, r), marker="diamond",
                               marker_size=10, color=RIDGE),)
     x_range = y_range = None
     if chart.tight:
-        cols = model.columns
-        ridge_x = cols[chart.ceiling_x][chart.ridge_row or 0]
-        peak_y = max((v for v in cols[chart.ceiling_y] if _finite_positive(v)), default=None)
-        x_range = _decades([*cols[chart.points_x], ridge_x])
-        y_range = _decades([*(v for _, y, _ in chart.point_groups for v in cols[y]),
-                            *cols[chart.points_y]] + ([peak_y] if peak_y else []))
+        x_range, y_range = _tight_ranges(chart, model)
     return ChartPlan(
         title=chart.title, row=chart.row, col=chart.col, series=series,
         x_title=chart.x_title, y_title=chart.y_title, x_range=x_range, y_range=y_range,
