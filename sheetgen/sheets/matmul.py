@@ -14,9 +14,11 @@ from sheetgen import palette
 from sheetgen.definitions import (
     LINK_NUMBER,
     NA_CODE,
+    Axis,
     Chart,
     Input,
     Quantity,
+    Series,
     SheetSpec,
     Table,
     Text,
@@ -226,6 +228,30 @@ CEILING = Table(name="roofline", header_row=TABLE.header_row, col=CEILING_COL,
 ROOF_DECADES = [-3, -2, -1, 0, 1, 2, 3]
 
 
+def roofline_chart() -> Chart:
+    """The log-log roofline: the ceiling a line, one marker series per regime (the legend
+    reads without point labels, which LibreOffice does not render), the ridge a diamond; axes
+    fixed to the decades around the points and the ridge."""
+    def regime(name: str, y: str, color: str) -> Series:
+        return Series(name, PLOT_X.name, y, color=color, labels="shape_label")
+
+    return Chart(
+        title="Roofline", row=TABLE.first_row + 1, col=CHART_COL,
+        series=(Series("roofline ceiling", "roof_x", ROOF_PLOT.name, line=True, marker="none",
+                       fits_axes=False),
+                regime(roofline.COMPUTE_BOUND, PLOT_COMPUTE.name, palette.COMPUTE),
+                regime(roofline.MEMORY_BOUND, PLOT_MEMORY.name, palette.MEMORY),
+                Series(RIDGE_NAME, "roof_x", ROOF_PLOT.name, marker="diamond", marker_size=10,
+                       color=palette.RIDGE, row=ROOF_DECADES.index(0))),
+        x=Axis("arithmetic intensity (FLOP/B)", tight=True),
+        y=Axis("attained TFLOP/s (TOP/s for int8)", tight=True),
+        width_cols=CHART_COLS, height_rows=CHART_ROWS,
+    )
+
+
+RIDGE_NAME = "ridge point"
+
+
 def sheet() -> SheetSpec:
     widths = {0: 10.0, 1: 10.0, 2: 10.0, 3: 12.0} | {i: 14.0 for i in range(4, CEILING_COL)}
     widths |= {c: 14.0 for c in range(POINTS_COL, POINTS_COL + len(POINTS.columns))}
@@ -248,18 +274,7 @@ def sheet() -> SheetSpec:
                  "subtitle"),
         ),
         tables=(TABLE, POINTS, CEILING),
-        charts=(Chart(
-            title="Roofline", row=TABLE.first_row + 1, col=CHART_COL,
-            ceiling_x="roof_x", ceiling_y=ROOF_PLOT.name,
-            points_x=PLOT_X.name, points_y=PLOT_COMPUTE.name,
-            points_label="shape_label",
-            x_title="arithmetic intensity (FLOP/B)",
-            y_title="attained TFLOP/s (TOP/s for int8)",
-            point_groups=((roofline.COMPUTE_BOUND, PLOT_COMPUTE.name, palette.COMPUTE),
-                          (roofline.MEMORY_BOUND, PLOT_MEMORY.name, palette.MEMORY)),
-            ridge_row=ROOF_DECADES.index(0), tight=True,
-            width_cols=CHART_COLS, height_rows=CHART_ROWS,
-        ),),
+        charts=(roofline_chart(),),
         column_widths=widths,
         freeze=(TABLE.first_row, 0),
         regime_columns=("regime",),
