@@ -42,7 +42,7 @@ from sheetgen.sheets import matmul
 HELPER = "chart helper"
 
 
-def _log10(label: str, name: str, of: str) -> Quantity:
+def log10_of(label: str, name: str, of: str) -> Quantity:
     """log10 of `of` where it is a number, else #N/A (never text in the chart data)."""
     def reference(**a: Any) -> np.ndarray:
         v = np.atleast_1d(np.asarray(a[of], dtype=object))
@@ -68,12 +68,12 @@ def _ridge(of: str) -> Quantity:
                     doc="The ceiling's y at the ridge row only: the ridge marker's series.")
 
 
-LOG_ROOF_X = _log10("intensity (FLOP/B)", "log_roof_x", "roof_x")
-LOG_ROOF_Y = _log10("attainable TFLOP/s", "log_roof_y", matmul.ROOF_PLOT.name)
+LOG_ROOF_X = log10_of("intensity (FLOP/B)", "log_roof_x", "roof_x")
+LOG_ROOF_Y = log10_of("attainable TFLOP/s", "log_roof_y", matmul.ROOF_PLOT.name)
 LOG_RIDGE_Y = _ridge(LOG_ROOF_Y.name)
-LOG_X = _log10("intensity (FLOP/B)", "log_intensity", matmul.PLOT_X.name)
-LOG_COMPUTE = _log10("compute-bound TFLOP/s", "log_compute", matmul.PLOT_COMPUTE.name)
-LOG_MEMORY = _log10("memory-bound TFLOP/s", "log_memory", matmul.PLOT_MEMORY.name)
+LOG_X = log10_of("intensity (FLOP/B)", "log_intensity", matmul.PLOT_X.name)
+LOG_COMPUTE = log10_of("compute-bound TFLOP/s", "log_compute", matmul.PLOT_COMPUTE.name)
+LOG_MEMORY = log10_of("memory-bound TFLOP/s", "log_memory", matmul.PLOT_MEMORY.name)
 
 #: series in legend order; each block is one domain column and one column per series
 SERIES = 4

@@ -132,8 +132,8 @@ TERA = 1e12
 NA_FORMULA = "NA()"
 
 
-def _plot_value(name: str, label: str, unit: str, of: str, *, scale: float = 1.0,
-                regime: str | None = None) -> Quantity:
+def plot_value(name: str, label: str, unit: str, of: str, *, scale: float = 1.0,
+               regime: str | None = None, fmt: str = "ratio") -> Quantity:
     """`of` (divided by scale) where it is a number (and the row's regime is `regime`), else
     NA(). Handles gaps itself: a gap's text marker becomes #N/A too, never text in the chart."""
     body = f"{{{of}}}/{scale:.0E}" if scale != 1.0 else f"{{{of}}}"
@@ -153,7 +153,7 @@ def _plot_value(name: str, label: str, unit: str, of: str, *, scale: float = 1.0
         return out
 
     return Quantity(name, label, unit, f"IF({cond},{body},{NA_FORMULA})", reference,
-                    fmt="ratio", handles_gaps=True,
+                    fmt=fmt, handles_gaps=True,
                     doc=f"Chart data: {of} as a number or #N/A, which charts skip.")
 
 
@@ -162,10 +162,10 @@ def is_number(x: Any) -> bool:
         and bool(np.isfinite(x))
 
 
-PLOT_X = _plot_value("plot_intensity", "chart x: intensity", "FLOP/B", "intensity")
-PLOT_COMPUTE = _plot_value("plot_compute", "chart y: compute-bound", "TFLOP/s",
+PLOT_X = plot_value("plot_intensity", "chart x: intensity", "FLOP/B", "intensity")
+PLOT_COMPUTE = plot_value("plot_compute", "chart y: compute-bound", "TFLOP/s",
                            "attained_flops", scale=TERA, regime=roofline.COMPUTE_BOUND)
-PLOT_MEMORY = _plot_value("plot_memory", "chart y: memory-bound", "TFLOP/s",
+PLOT_MEMORY = plot_value("plot_memory", "chart y: memory-bound", "TFLOP/s",
                           "attained_flops", scale=TERA, regime=roofline.MEMORY_BOUND)
 #: The chart sits right of the table, below the frozen header, so it is seen with the table
 #: and prints whole on its first page; its data follow right of it. It starts on the second
@@ -221,7 +221,7 @@ ROOF_Y = Quantity(
                                                                    roof_x * attainable_bw)),
     fmt="sci", handles_gaps=True,
 )
-ROOF_PLOT = _plot_value("roof_tflops", "attainable TFLOP/s", "TFLOP/s", "roof_y", scale=TERA)
+ROOF_PLOT = plot_value("roof_tflops", "attainable TFLOP/s", "TFLOP/s", "roof_y", scale=TERA)
 CEILING_COL = POINTS_COL + len(POINTS.columns) + 1
 CEILING = Table(name="roofline", header_row=TABLE.header_row, col=CEILING_COL,
                 inputs=(DECADE,), columns=(ROOF_X, ROOF_Y, ROOF_PLOT))
