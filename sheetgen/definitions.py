@@ -223,6 +223,20 @@ class Chart:
 
 
 @dataclass(frozen=True)
+class FormatSwitch:
+    """Cells whose unit reads differently while a live input says so (int8 rates in TOP/s,
+    not TFLOP/s). Applies to `source` and every value computed from it, transitively, that
+    is shown with one of `formats`' keys; they get the other format while `condition` (a
+    template, true or false) holds: a conditional number format in xlsx, and the build's
+    own choice, by `holds` on the build's inputs, where conditions cannot set a format."""
+
+    source: str
+    condition: str
+    holds: Callable[..., bool]  # the condition in Python, arguments by placeholder name
+    formats: dict[str, str]  # format key -> the key shown while the condition holds
+
+
+@dataclass(frozen=True)
 class SheetSpec:
     """Everything on one sheet, positioned by row/column (zero-based)."""
 
@@ -235,3 +249,4 @@ class SheetSpec:
     freeze: tuple[int, int] | None = None
     regime_columns: Sequence[str] = ()  # columns that get the compute/memory colouring
     hidden_columns: Sequence[str] = ()  # table columns hidden from view (practice answers)
+    format_switches: Sequence[FormatSwitch] = ()  # workbook-wide, declared where they live

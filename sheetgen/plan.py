@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -24,6 +24,7 @@ from sheetgen.definitions import (
     Block,
     BlockRow,
     Chart,
+    FormatSwitch,
     Input,
     Quantity,
     SheetSpec,
@@ -45,6 +46,7 @@ from sheetgen.styles import (
 )
 
 ROW = "\x00"  # stands for the row number inside a column's formula template
+PLACEHOLDER_NAMES = re.compile(r"\{([A-Za-z_]\w*)\}")
 _SHIFTED = re.compile("\x00|\x02(-?\\d+)\x03")  # ROW, or ROW shifted to another table's row
 
 
@@ -149,6 +151,18 @@ class ConditionalPlan:
 
 
 @dataclass(frozen=True)
+class FormatRulePlan:
+    """Show one column range with number format `fmt` while `condition` (formula text
+    without '=', absolute references) is true: int8 rates in TOP/s."""
+
+    first_row: int
+    col: int
+    last_row: int
+    condition: str
+    fmt: str
+
+
+@dataclass(frozen=True)
 class SeriesPlan:
     name: str
     x: tuple[int, int, int]  # (col, first_row, last_row) on the chart's sheet
@@ -181,6 +195,7 @@ class SheetPlan:
     tables: list[TablePlan] = field(default_factory=list)
     validations: list[ValidationPlan] = field(default_factory=list)
     conditionals: list[ConditionalPlan] = field(default_factory=list)
+    format_rules: list[FormatRulePlan] = field(default_factory=list)
     charts: list[ChartPlan] = field(default_factory=list)
     widths: dict[int, float] = field(default_factory=dict)
     freeze: tuple[int, int] | None = None
@@ -335,6 +350,10 @@ class _Layout:
                                      otherwise=NA_ROW if table.na_rows else BLANK_ROW)
         return "=" + body
 
+    def condition(self, template: str, sheet: str) -> str:
+        """A scalar condition template as formula text (no '='), placed on `sheet`."""
+        return PLACEHOLDER.sub(lambda m: self._ref(m.group(1), "cell", sheet, None), template)
+
 
 def input_addresses(sheets: Sequence[SheetSpec], rows: Mapping[str, int]
                     ) -> dict[str, tuple[str, int, int, int]]:
@@ -416,6 +435,8 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
             sp.charts.append(_plan_chart(chart, layout, model))
         sp.hidden = sorted(layout.where[name].col for name in spec.hidden_columns)
         plans.append(sp)
+    for switch in (s for spec in sheets for s in spec.format_switches):
+        _plan_switch(plans, switch, registry, layout, model)
     unknown = set(links) - {i.name for t in registry.tables.values() for i in t.inputs}
     if unknown:
         raise ValueError(f"links name no table input column: {sorted(unknown)}")
@@ -529,6 +550,37 @@ def _plan_conditionals(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
                 sp.conditionals.append(ConditionalPlan(table.first_row, column.col,
                                                        table.last_row, False, FALSE_FILL,
                                                        FALSE_FONT))
+
+
+def _plan_switch(plans: list[SheetPlan], switch: FormatSwitch, registry: Registry,
+                 layout: _Layout, model: ModelResult) -> None:
+    """The build's own format for every cell the switch covers (what engines without
+    conditional number formats show), and a rule for the other case."""
+    names = registry.dependents(switch.source)
+    args = {n: model.scalars[n] for n in PLACEHOLDER_NAMES.findall(switch.condition)}
+    holds = bool(switch.holds(**args))
+    back = {alt: base for base, alt in switch.formats.items()}
+    for sp in plans:
+        condition = layout.condition(switch.condition, sp.name)
+        if holds:
+            condition = f"NOT({condition})"
+        swaps = back if holds else switch.formats
+
+        def shown(fmt: str) -> str:
+            return switch.formats.get(fmt, fmt) if holds else fmt
+
+        for i, cell in enumerate(sp.cells):
+            if cell.name in names and cell.fmt in switch.formats:
+                sp.cells[i] = replace(cell, fmt=shown(cell.fmt))
+                sp.format_rules.append(FormatRulePlan(cell.row, cell.col, cell.row, condition,
+                                                      swaps[sp.cells[i].fmt]))
+        for table in sp.tables:
+            for column in table.columns:
+                if column.name in names and column.fmt in switch.formats and table.n_rows:
+                    column.fmt = shown(column.fmt)
+                    sp.format_rules.append(FormatRulePlan(table.first_row, column.col,
+                                                          table.last_row, condition,
+                                                          swaps[column.fmt]))
 
 
 def _decades(values: list[float]) -> tuple[float, float] | None:

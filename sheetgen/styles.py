@@ -47,13 +47,16 @@ NUMBER_FORMATS: dict[str, str] = {
                  '#,##0" B/s"',
     "rate": '[>=1000000000000]#,##0.0,,,," TFLOP/s";[>=1000000000]#,##0.0,,," GFLOP/s";'
             '##0.00E+0" FLOP/s"',
+    # int8 peaks count integer operations (sheetgen.units.rate_unit)
+    "rate_ops": '[>=1000000000000]#,##0.0,,,," TOP/s";[>=1000000000]#,##0.0,,," GOP/s";'
+                '##0.00E+0" OP/s"',
     "flop": '[>=1000000000000]#,##0.00,,,," TFLOP";[>=1000000000]#,##0.00,,," GFLOP";'
             '##0.00E+0" FLOP"',  # below a GFLOP in engineering notation: fits the column
 }
 
 #: unit -> the number format that shows it readably (the format names the unit itself)
 UNIT_FORMATS: dict[str, str] = {"s": "time", "B": "bytes", "B/s": "bandwidth",
-                                "FLOP/s": "rate", "FLOP": "flop"}
+                                "FLOP/s": "rate", "OP/s": "rate_ops", "FLOP": "flop"}
 _GENERIC_NUMERIC = {"general", "sci", "time", "int", "gb"}
 
 

@@ -76,6 +76,10 @@ class _Formats:
             self.cache[key] = self.wb.add_format(props)
         return self.cache[key]
 
+    def rule(self, fmt: str) -> Any:
+        """A conditional format's style that sets only the number format."""
+        return self.get("rule", fmt)
+
 
 def _cached(value: Any) -> Any:
     """A reference value as a cached formula result: NaN has no spreadsheet form, use ''."""
@@ -303,6 +307,10 @@ def _write_worksheet(wb: Workbook, sheet: SheetPlan, formats: _Formats,
         ws.conditional_format(c.first_row, c.col, c.last_row, c.col, {
             "type": "cell", "criteria": "!=" if c.negate else "==", "value": c.literal,
             "format": wb.add_format(style)})
+    for r in sheet.format_rules:  # Excel and LibreOffice both apply a rule's number format
+        ws.conditional_format(r.first_row, r.col, r.last_row, r.col, {
+            "type": "formula", "criteria": "=" + r.condition,
+            "format": formats.rule(r.fmt)})
     for chart in sheet.charts:
         _chart(wb, ws, sheet, chart)
 

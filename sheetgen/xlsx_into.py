@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from openpyxl.chart import Reference, ScatterChart, Series
-from openpyxl.formatting.rule import CellIsRule
+from openpyxl.formatting.rule import CellIsRule, Rule
+from openpyxl.styles.differential import DifferentialStyle
+from openpyxl.styles.numbers import NumberFormat
 from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
@@ -213,6 +215,18 @@ def _chart(ws: Worksheet, chart: ChartPlan) -> None:
     ws.add_chart(ch, xl_rowcol_to_cell(chart.row, chart.col))
 
 
+def _number_format_rule(condition: str, code: str) -> Rule:
+    """A formula rule whose style is only a number format (openpyxl's FormulaRule takes
+    fonts, fills and borders but no number format)."""
+    dxf = DifferentialStyle(numFmt=NumberFormat(numFmtId=_CUSTOM_FORMAT_ID, formatCode=code))
+    return Rule(type="expression", formula=[condition], dxf=dxf)
+
+
+#: the first id of a custom number format (0-163 are built in); openpyxl renumbers a
+#: differential style's format when it writes the styles part
+_CUSTOM_FORMAT_ID = 164
+
+
 def _hex(color: str) -> str:
     return color.lstrip("#").upper()
 
@@ -247,6 +261,10 @@ def write_into(plan: WorkbookPlan, wb: Workbook, *, progress: Progress | None = 
                 CellIsRule(operator="notEqual" if c.negate else "equal", formula=[c.literal],
                            fill=fill,
                            font=Font(color=_color(c.font)) if c.font else None))
+        for r in sheet.format_rules:
+            ws.conditional_formatting.add(
+                f"{xl_rowcol_to_cell(r.first_row, r.col)}:{xl_rowcol_to_cell(r.last_row, r.col)}",
+                _number_format_rule(r.condition, NUMBER_FORMATS[r.fmt]))
         for chart in sheet.charts:
             _chart(ws, chart)
     for name, ref in plan.defined_names.items():
