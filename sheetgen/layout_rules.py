@@ -16,6 +16,10 @@ from sheetgen.plan import SheetPlan, TablePlan
 DEFAULT_WIDTH = 8.43  # Excel's default column width, in characters
 LINE_POINTS = 15.0  # one line of 11-point text, as Excel and LibreOffice space it
 BOLD_WIDTH = 1.15  # bold header text is about this much wider than the width unit
+#: page margins in inches (left, right, top, bottom), and the footer: sheet name left,
+#: "page / pages" right (Excel's &A, &P, &N codes), so every printed page says what it is
+MARGINS = (0.4, 0.4, 0.5, 0.5)
+FOOTER_LEFT, FOOTER_RIGHT = "&A", "&P / &N"
 FREEZE_MAX_ROWS = 16  # freeze below a table header only when it sits this high on the sheet
 
 

@@ -284,8 +284,9 @@ def _page_setup(ws: Worksheet, sheet: SheetPlan) -> None:
     ws.print_area(0, 0, setup.last_row, setup.last_col)
     if setup.repeat_rows is not None:
         ws.repeat_rows(*setup.repeat_rows)
-    ws.set_margins(left=0.4, right=0.4, top=0.5, bottom=0.5)
-    ws.set_footer("&L&A&R&P / &N")
+    left, right, top, bottom = layout_rules.MARGINS
+    ws.set_margins(left=left, right=right, top=top, bottom=bottom)
+    ws.set_footer(f"&L{layout_rules.FOOTER_LEFT}&R{layout_rules.FOOTER_RIGHT}")
 
 
 def _write_worksheet(wb: Workbook, sheet: SheetPlan, formats: _Formats,

@@ -24,6 +24,7 @@ from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet.datavalidation import DataValidation
+from openpyxl.worksheet.page import PageMargins
 from openpyxl.worksheet.worksheet import Worksheet
 from xlsxwriter.utility import xl_rowcol_to_cell
 
@@ -291,3 +292,7 @@ def _page_setup(ws: Worksheet, sheet: SheetPlan) -> None:
     ws.print_area = f"A1:{xl_rowcol_to_cell(setup.last_row, setup.last_col)}"
     if setup.repeat_rows is not None:
         ws.print_title_rows = f"{setup.repeat_rows[0] + 1}:{setup.repeat_rows[1] + 1}"
+    left, right, top, bottom = layout_rules.MARGINS
+    ws.page_margins = PageMargins(left=left, right=right, top=top, bottom=bottom)
+    ws.oddFooter.left.text = layout_rules.FOOTER_LEFT
+    ws.oddFooter.right.text = layout_rules.FOOTER_RIGHT

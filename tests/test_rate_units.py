@@ -146,6 +146,6 @@ def test_google_sheets_shows_the_pushed_dtypes_unit():
         p = plan(dtype=dtype, spare_rows=0, chart_helpers=True)
         peak = next(c for c in p.sheet("Inputs").cells if c.name == "peak_flops")
         assert unit in cell_format("derived", peak.fmt)["numberFormat"]["pattern"]
-        body = requests_for(p)
+        body = [r for batch in requests_for(p) for r in batch]
         rules = [r for r in body if "addConditionalFormatRule" in r]
         assert rules and not any("numberFormat" in str(r) for r in rules)
