@@ -123,6 +123,9 @@ class Text:
     col: int
     text: str
     style: Literal["title", "note", "subtitle"] = "note"
+    #: columns the text is merged across and wrapped in (0: one cell, overflowing right);
+    #: long prose gets a fixed width so it stays on screen and on the printed page
+    span: int = 0
 
 
 @dataclass(frozen=True)
@@ -144,6 +147,8 @@ class Block:
     col: int
     header: Sequence[str]
     rows: Sequence[BlockRow | str]  # a str is a sub-heading row
+    #: value cells merged across this many columns and wrapped (live sentences); 0: one cell
+    value_span: int = 0
 
     def items(self) -> list[Input | Quantity]:
         return [c for r in self.rows if isinstance(r, BlockRow) for c in r.cells if c] + [

@@ -45,6 +45,7 @@ from sheetgen.styles import (
     shows_unit,
 )
 
+DEFAULT_WIDTH = 8.43  # Excel's default column width, in characters
 ROW = "\x00"  # stands for the row number inside a column's formula template
 PLACEHOLDER_NAMES = re.compile(r"\{([A-Za-z_]\w*)\}")
 _SHIFTED = re.compile("\x00|\x02(-?\\d+)\x03")  # ROW, or ROW shifted to another table's row
@@ -65,6 +66,9 @@ class Cell:
     formula: str | None = None
     fmt: str = "general"
     name: str | None = None
+    #: columns the cell covers: more than one is a merged range whose text wraps inside it
+    span: int = 1
+    wrap: bool = False  # wrap the text in the cell (and grow its row to fit)
 
 
 @dataclass
@@ -424,7 +428,8 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
     for spec in sheets:
         sp = SheetPlan(name=spec.name, widths=dict(spec.column_widths), freeze=spec.freeze)
         for text in spec.texts:
-            sp.cells.append(Cell(text.row, text.col, text.style, text.text, fmt="text"))
+            sp.cells.append(Cell(text.row, text.col, text.style, text.text, fmt="text",
+                                 span=max(1, text.span), wrap=text.span > 0))
         for block in spec.blocks:
             _plan_block(sp, block, spec, layout, model)
         for table in spec.tables:
@@ -447,6 +452,36 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
 
 def _plan_block(sp: SheetPlan, block: Block, spec: SheetSpec, layout: _Layout,
                 model: ModelResult) -> None:
+    first = len(sp.cells)
+    _plan_block_cells(sp, block, spec, layout, model)
+    _span_long_texts(sp, first, block, spec)
+
+
+def _span_long_texts(sp: SheetPlan, first: int, block: Block, spec: SheetSpec) -> None:
+    """A block's text values too long for their column (a live sentence, "why" the pairing
+    is what it is) are merged across the empty cells right of them in the block and wrapped,
+    so they neither spill over their neighbours nor run off the page."""
+    last_col = block.col + len(block.header) - 1
+    taken = {(c.row, c.col) for c in sp.cells[first:]}
+    for i in range(first, len(sp.cells)):
+        cell = sp.cells[i]
+        if block.value_span and cell.role == "header" and cell.col == last_col:
+            sp.cells[i] = replace(cell, span=block.value_span)  # as wide as the values
+            continue
+        if cell.role != "formula" or cell.fmt != "text":
+            continue
+        span = block.value_span
+        if not span:
+            if len(str(cell.value)) <= spec.column_widths.get(cell.col, DEFAULT_WIDTH):
+                continue
+            span = 1
+            while cell.col + span <= last_col and (cell.row, cell.col + span) not in taken:
+                span += 1
+        sp.cells[i] = replace(cell, span=span, wrap=True)
+
+
+def _plan_block_cells(sp: SheetPlan, block: Block, spec: SheetSpec, layout: _Layout,
+                      model: ModelResult) -> None:
     for j, text in enumerate(block.header):
         sp.cells.append(Cell(block.row, block.col + j, "header", text, fmt="text"))
     n_values = _block_width(block)

@@ -30,7 +30,7 @@ from xlsxwriter.utility import xl_rowcol_to_cell
 
 from sheetgen import layout_rules, palette
 from sheetgen.plan import Cell, ChartPlan, SheetPlan, ValidationPlan, WorkbookPlan
-from sheetgen.styles import NUMBER_FORMATS, STYLES
+from sheetgen.styles import INDENTED_FORMATS, NUMBER_FORMATS, STYLES
 
 Progress = Callable[[int], None]
 
@@ -95,9 +95,13 @@ class _Styles:
             out["border"] = Border(left=side, right=side, top=side, bottom=side)
         elif props.get("bottom"):
             out["border"] = Border(bottom=Side("thin"))
-        if props.get("text_wrap") or props.get("valign"):
+        indent = props.get("indent", 0)
+        if role in ("derived", "linked") and fmt in INDENTED_FORMATS:
+            indent = 1
+        if props.get("text_wrap") or props.get("valign") or indent:
             out["alignment"] = Alignment(wrap_text=bool(props.get("text_wrap")),
-                                         vertical=props.get("valign"))
+                                         vertical=props.get("valign"), indent=indent,
+                                         horizontal="left" if indent else None)
         if fmt not in ("general", "text") or role in ("input", "formula", "derived", "linked"):
             out["number_format"] = NUMBER_FORMATS.get(fmt, "General")
         self.cache[key] = out
@@ -140,12 +144,19 @@ def _write_cells(ws: Worksheet, sheet: SheetPlan, styles: _Styles,
 
 
 def _write_cell(ws: Worksheet, cell: Cell, styles: _Styles) -> None:
+    if cell.span > 1:
+        ws.merge_cells(start_row=cell.row + 1, start_column=cell.col + 1, end_row=cell.row + 1,
+                       end_column=cell.col + cell.span)
     if cell.role == "formula":
         _put(ws, cell.row, cell.col, cell.formula, styles.get("derived", cell.fmt), True)
     elif cell.role == "input":
         _put(ws, cell.row, cell.col, cell.value, styles.get("input", cell.fmt))
     else:
         _put(ws, cell.row, cell.col, str(cell.value), styles.get(cell.role))
+    if cell.wrap:
+        ws.cell(cell.row + 1, cell.col + 1).alignment = Alignment(
+            wrap_text=True, vertical="top", indent=int(cell.role == "formula"),
+            horizontal="left")
 
 
 def _validation(ws: Worksheet, v: ValidationPlan) -> None:
