@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from sheetgen.plan import DEFAULT_WIDTH, Cell, SheetPlan, TablePlan
 
 LINE_POINTS = 15.0  # one line of 11-point text, as Excel and LibreOffice space it
-BOLD_WIDTH = 1.0  # bold header text per character, in width units (DejaVu Sans Bold, wider than Calibri)
+#: bold header text per character, in width units (DejaVu Sans Bold, LibreOffice's fallback
+#: for Calibri and wider than it, measured on the rendered PDF)
+BOLD_WIDTH = 1.0
 #: plain and italic text, per character, in width units: LibreOffice's fallback for Calibri
 #: (DejaVu Sans) is wider than Calibri, so wrapped text is measured by the wider of the two
 TEXT_WIDTH = 0.9
@@ -22,9 +24,9 @@ TEXT_WIDTH = 0.9
 #: "page / pages" right (Excel's &A, &P, &N codes), so every printed page says what it is
 MARGINS = (0.4, 0.4, 0.5, 0.5)
 FOOTER_LEFT, FOOTER_RIGHT = "&A", "&P / &N"
-FREEZE_MAX_ROWS = 16
+FREEZE_MAX_ROWS = 16  # freeze below a table header only when it sits this high on the sheet
 INDENT_WIDTH = 1.5  # one indent step, in width units
-SPARE = 0.85  # a wrapped formula text fuller than this share of its lines gets one more  # freeze below a table header only when it sits this high on the sheet
+SPARE = 0.85  # a wrapped formula text fuller than this share of its lines gets one more
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,7 @@ def row_heights(sheet: SheetPlan) -> dict[int, float]:
         if cell.role == "header":  # less the header's indent step
             n = wrapped_lines(str(cell.value), span_width(sheet, cell) - INDENT_WIDTH)
         elif cell.wrap:
-            width = span_width(sheet, cell)
+            width = span_width(sheet, cell) - INDENT_WIDTH  # (most wrapped texts are inset)
             n = wrapped_lines(str(cell.value), width, TEXT_WIDTH)
             if cell.role == "formula" and len(str(cell.value)) > SPARE * n * width / TEXT_WIDTH:
                 n += 1  # a live text near its lines' capacity: room to grow

@@ -90,6 +90,9 @@ STYLES: dict[str, dict[str, Any]] = {
     "title": {"bold": True, "font_size": 14},
     "subtitle": {"bold": True, "font_size": 11},
     "note": {"italic": True, "font_color": NOTE_FONT, "valign": "top"},
+    # a block row's note: inset one step from the number left of it
+    "row_note": {"italic": True, "font_color": NOTE_FONT, "valign": "top", "align": "left",
+                 "indent": 1},
     # inset one indent step: LibreOffice fills a column edge to edge with a header that
     # just fits ("fraction of peak" ran into "tiles"); the step wraps it and keeps a gap
     "header": {"bold": True, "bg_color": HEADER_FILL, "bottom": 1, "text_wrap": True,
@@ -97,9 +100,9 @@ STYLES: dict[str, dict[str, Any]] = {
     # labels, units and notes sit at the top of their row, level with a wrapped value beside
     "label": {"valign": "top"},
     "input": {"bg_color": INPUT_FILL, "font_color": INPUT_FONT, "border": 1,
-              "border_color": "#BFBFBF"},
-    "derived": {"bg_color": DERIVED_FILL},
-    "linked": {"bg_color": DERIVED_FILL, "font_color": LINK_FONT},
+              "border_color": "#BFBFBF", "valign": "top"},
+    "derived": {"bg_color": DERIVED_FILL, "valign": "top"},
+    "linked": {"bg_color": DERIVED_FILL, "font_color": LINK_FONT, "valign": "top"},
     "unit": {"font_color": NOTE_FONT, "valign": "top"},
 }
 

@@ -17,9 +17,9 @@ from typing import Any
 
 from openpyxl.chart import Reference, ScatterChart, Series
 from openpyxl.formatting.rule import CellIsRule, Rule
+from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
 from openpyxl.styles.differential import DifferentialStyle
 from openpyxl.styles.numbers import NumberFormat
-from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.workbook.workbook import Workbook
