@@ -19,14 +19,15 @@ LINE_POINTS = 15.0  # one line of 11-point text, as Excel and LibreOffice space 
 BOLD_WIDTH = 1.0
 #: plain and italic text, per character, in width units: LibreOffice's fallback for Calibri
 #: (DejaVu Sans) is wider than Calibri, so wrapped text is measured by the wider of the two
-TEXT_WIDTH = 0.9
+TEXT_WIDTH = 0.82  # measured on the PDF: about 0.8 for regular and italic DejaVu Sans
 #: page margins in inches (left, right, top, bottom), and the footer: sheet name left,
 #: "page / pages" right (Excel's &A, &P, &N codes), so every printed page says what it is
 MARGINS = (0.4, 0.4, 0.5, 0.5)
 FOOTER_LEFT, FOOTER_RIGHT = "&A", "&P / &N"
 FREEZE_MAX_ROWS = 16  # freeze below a table header only when it sits this high on the sheet
 INDENT_WIDTH = 1.5  # one indent step, in width units
-SPARE = 0.85  # a wrapped formula text fuller than this share of its lines gets one more
+INSET = ("formula", "row_note")  # wrapped cells the writers indent one step
+SPARE = 0.95  # a wrapped formula text fuller than this share of its lines gets one more
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ def row_heights(sheet: SheetPlan) -> dict[int, float]:
         if cell.role == "header":  # less the header's indent step
             n = wrapped_lines(str(cell.value), span_width(sheet, cell) - INDENT_WIDTH)
         elif cell.wrap:
-            width = span_width(sheet, cell) - INDENT_WIDTH  # (most wrapped texts are inset)
+            width = span_width(sheet, cell) - (INDENT_WIDTH if cell.role in INSET else 0)
             n = wrapped_lines(str(cell.value), width, TEXT_WIDTH)
             if cell.role == "formula" and len(str(cell.value)) > SPARE * n * width / TEXT_WIDTH:
                 n += 1  # a live text near its lines' capacity: room to grow
