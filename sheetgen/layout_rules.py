@@ -8,24 +8,17 @@ request builder all lay a sheet out the same way.
 from __future__ import annotations
 
 import math
-import textwrap
 from dataclasses import dataclass
 
-from sheetgen.plan import DEFAULT_WIDTH, Cell, SheetPlan, TablePlan
+from sheetgen.plan import Cell, SheetPlan, TablePlan
+from sheetgen.text_fit import DEFAULT_WIDTH, INDENT_WIDTH, TEXT_WIDTH, wrapped_lines
 
 LINE_POINTS = 15.0  # one line of 11-point text, as Excel and LibreOffice space it
-#: bold header text per character, in width units (DejaVu Sans Bold, LibreOffice's fallback
-#: for Calibri and wider than it, measured on the rendered PDF)
-BOLD_WIDTH = 1.0
-#: plain and italic text, per character, in width units: LibreOffice's fallback for Calibri
-#: (DejaVu Sans) is wider than Calibri, so wrapped text is measured by the wider of the two
-TEXT_WIDTH = 0.82  # measured on the PDF: about 0.8 for regular and italic DejaVu Sans
 #: page margins in inches (left, right, top, bottom), and the footer: sheet name left,
 #: "page / pages" right (Excel's &A, &P, &N codes), so every printed page says what it is
 MARGINS = (0.4, 0.4, 0.5, 0.5)
 FOOTER_LEFT, FOOTER_RIGHT = "&A", "&P / &N"
 FREEZE_MAX_ROWS = 16  # freeze below a table header only when it sits this high on the sheet
-INDENT_WIDTH = 1.5  # one indent step, in width units
 INSET = ("formula", "row_note")  # wrapped cells the writers indent one step
 SPARE = 0.95  # a wrapped formula text fuller than this share of its lines gets one more
 
@@ -60,14 +53,6 @@ def freeze(sheet: SheetPlan) -> tuple[int, int] | None:
     if table.header_row < FREEZE_MAX_ROWS:
         return (table.first_row, 0)
     return (0, 1)
-
-
-def wrapped_lines(text: str, width: float, factor: float = BOLD_WIDTH) -> int:
-    """Lines `text` takes when wrapped in a column `width` characters wide (bold unless told:
-    `factor` is the text's width per character in column-width units)."""
-    chars = max(1, int(width / factor))
-    return sum(max(1, len(textwrap.wrap(part, chars, break_long_words=True)))
-               for part in str(text).split("\n"))
 
 
 def span_width(sheet: SheetPlan, cell: Cell) -> float:

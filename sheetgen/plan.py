@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from xlsxwriter.utility import quote_sheetname, xl_col_to_name, xl_rowcol_to_cell
 
+from sheetgen import text_fit
 from sheetgen.definitions import (
     BLANK_ROW,
     GAP_WRAP,
@@ -45,7 +46,6 @@ from sheetgen.styles import (
     shows_unit,
 )
 
-DEFAULT_WIDTH = 8.43  # Excel's default column width, in characters
 ROW = "\x00"  # stands for the row number inside a column's formula template
 PLACEHOLDER_NAMES = re.compile(r"\{([A-Za-z_]\w*)\}")
 _SHIFTED = re.compile("\x00|\x02(-?\\d+)\x03")  # ROW, or ROW shifted to another table's row
@@ -434,8 +434,8 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
             _plan_block(sp, block, spec, layout, model)
         for table in spec.tables:
             _plan_table(sp, table, spec, layout, model, rows[table.name], links)
-        _fit_text_columns(sp)
-        _fit_row_notes(sp)
+        text_fit.fit_columns(sp)
+        text_fit.fit_row_notes(sp)
         _plan_validations(sp, spec, layout)
         _plan_conditionals(sp, spec, layout)
         for chart in spec.charts:
@@ -456,30 +456,7 @@ def _plan_block(sp: SheetPlan, block: Block, spec: SheetSpec, layout: _Layout,
                 model: ModelResult) -> None:
     first = len(sp.cells)
     _plan_block_cells(sp, block, spec, layout, model)
-    _span_long_texts(sp, first, block, spec)
-
-
-def _span_long_texts(sp: SheetPlan, first: int, block: Block, spec: SheetSpec) -> None:
-    """A block's text values too long for their column (a live sentence, "why" the pairing
-    is what it is) are merged across the empty cells right of them in the block and wrapped,
-    so they neither spill over their neighbours nor run off the page."""
-    last_col = block.col + len(block.header) - 1
-    taken = {(c.row, c.col) for c in sp.cells[first:]}
-    for i in range(first, len(sp.cells)):
-        cell = sp.cells[i]
-        if block.value_span and cell.role == "header" and cell.col == last_col:
-            sp.cells[i] = replace(cell, span=block.value_span)  # as wide as the values
-            continue
-        if cell.role != "formula" or cell.fmt != "text":
-            continue
-        span = block.value_span
-        if not span:
-            if len(str(cell.value)) <= spec.column_widths.get(cell.col, DEFAULT_WIDTH):
-                continue
-            span = 1
-            while cell.col + span <= last_col and (cell.row, cell.col + span) not in taken:
-                span += 1
-        sp.cells[i] = replace(cell, span=span, wrap=True)
+    text_fit.span_long_texts(sp, first, block, spec.column_widths)
 
 
 def _plan_block_cells(sp: SheetPlan, block: Block, spec: SheetSpec, layout: _Layout,
@@ -538,62 +515,6 @@ def _plan_table(sp: SheetPlan, table: Table, spec: SheetSpec, layout: _Layout,
                                       _SHIFTED.split(text)[::2], model.columns[item.name],
                                       offsets))
     sp.tables.append(TablePlan(table.name, table.header_row, table.first_row, n_rows, columns))
-
-
-TEXT_CHAR = 0.85  # width units per character of plain text (LibreOffice's DejaVu Sans)
-NUMBER_CHAR = 0.95  # digits are wider than the average letter
-MAX_TEXT_WIDTH = 48.0  # a text column grows to fit its values up to this width
-
-
-#: the widest text each readable-unit format shows (1,978.9 TFLOP/s; 110.13E-6 s...)
-FORMAT_CHARS = {"rate": 15, "rate_ops": 13, "time": 11, "flop": 14, "bytes": 11,
-                "bandwidth": 10}
-
-
-def _fit_text_columns(sp: SheetPlan) -> None:
-    """Table columns as wide as what they show: texts (shape labels, regimes, GPU names) as
-    their longest plus an indent step, readable-unit numbers as their format's widest, so
-    nothing spills into or touches the next column (up to MAX_TEXT_WIDTH: the GPU sources
-    stay one line, readable in the cell and with `sheetgen gpus NAME --sources`)."""
-    for table in sp.tables:
-        for column in table.columns:
-            if not len(column.values):
-                continue
-            if column.fmt in ("text", "status"):
-                longest = max(len(str(v)) for v in column.values.tolist())
-                need = min(MAX_TEXT_WIDTH, longest * TEXT_CHAR + 2.5)
-            elif column.fmt in FORMAT_CHARS:
-                need = FORMAT_CHARS[column.fmt] * NUMBER_CHAR + 1.5
-            else:
-                continue
-            if need > sp.widths.get(column.col, DEFAULT_WIDTH):
-                sp.widths[column.col] = round(need, 1)
-
-
-def _fit_row_notes(sp: SheetPlan) -> None:
-    """A block row's note longer than its column takes the empty cells right of it (up to
-    the sheet's last used column, never over another block or table) and wraps inside
-    them: no note runs off the page or hides under a neighbouring table."""
-    last_col = max([c.col for c in sp.cells] + [c.col for t in sp.tables for c in t.columns])
-    taken = {(c.row, c.col + j) for c in sp.cells for j in range(c.span)}
-    for i, cell in enumerate(sp.cells):
-        if cell.role != "row_note":
-            continue
-        need = len(str(cell.value)) * TEXT_CHAR + 1.5
-        span, width = 1, sp.widths.get(cell.col, DEFAULT_WIDTH)
-        while width < need and cell.col + span <= last_col and not _occupied(
-                sp, taken, cell.row, cell.col + span):
-            width += sp.widths.get(cell.col + span, DEFAULT_WIDTH)
-            span += 1
-        if span > 1 or width < need:
-            sp.cells[i] = replace(cell, span=span, wrap=width < need)
-
-
-def _occupied(sp: SheetPlan, taken: set[tuple[int, int]], row: int, col: int) -> bool:
-    if (row, col) in taken:
-        return True
-    return any(t.header_row <= row <= t.last_row and any(c.col == col for c in t.columns)
-               for t in sp.tables)
 
 
 def _plan_validations(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
