@@ -1,6 +1,6 @@
 """Benchmark CLI start-up: `sheetgen --help`, `--version` and `gpus` against `python -c pass`.
 
-Each command runs in a fresh interpreter (`python -c "from sheetgen.cli import main; main()"`,
+Each command runs in a fresh interpreter (`python -c "from sheetgen.console import main; main()"`,
 so a pyenv or venv shim adds nothing), best of `--repeat`, and is reported as a ratio to a bare
 interpreter start measured in the same run. The goal is under 0.3 s: the CLI imports pandas,
 NumPy, xlsxwriter and the Google clients only inside the commands that use them.
@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-CLI = "from sheetgen.cli import main; main()"
+CLI = "from sheetgen.console import main; main()"
 COMMANDS: dict[str, list[str]] = {
     "python -c pass": ["-c", "pass"],
     "sheetgen --help": ["-c", CLI, "--help"],

@@ -164,10 +164,11 @@ def block_frame(p: WorkbookPlan, sheet: str) -> pd.DataFrame:
 
 
 def table_frame(p: WorkbookPlan, table: str) -> pd.DataFrame:
-    """A planned table's reference values (rows its guard accepts), columns by name."""
+    """A planned table's reference values (rows its guard accepts, SI units), by name."""
     t = p.table(table)
     ok = p.model.ok[table]
-    data = {c.name: c.values[ok] for c in t.columns if c.name != matmul.ROW_CHECK.name}
+    data = {c.name: p.model.columns[c.name][ok] for c in t.columns
+            if c.name != matmul.ROW_CHECK.name}
     frame = pd.DataFrame(data)
     return frame.infer_objects()
 

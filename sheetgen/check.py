@@ -17,6 +17,7 @@ from xml.etree import ElementTree
 import numpy as np
 from xlsxwriter.utility import xl_col_to_name, xl_rowcol_to_cell
 
+from sheetgen.cell_units import scaled
 from sheetgen.compare import DEFAULT_RTOL, validate_rtol, values_match
 from sheetgen.errors import SheetgenError, WorkbookError
 from sheetgen.evaluate import EvaluatedWorkbook, evaluate_workbook
@@ -143,7 +144,7 @@ def rebuild_plan(ev: EvaluatedWorkbook, meta: dict[str, str]) -> WorkbookPlan:
             arr = ev.column(sheet, xl_col_to_name(col), row + 1, row + n)  # 1-based rows
             values[name] = [_cell_value(v) for v in arr.tolist()]
     try:
-        return plan_workbook(specs, values, meta)
+        return plan_workbook(specs, values, meta, from_cells=True)
     except SheetgenError:
         raise
     except (TypeError, ValueError, ZeroDivisionError, KeyError, IndexError) as exc:
@@ -213,7 +214,8 @@ def is_workbook_path(target: str) -> bool:
 
 def read_workbook(path: str | os.PathLike[str], sheet: str = "Matmul",
                   block: bool = False) -> Any:
-    """A sheet's computed columns, evaluated from the formulas (never the cached values).
+    """A sheet's computed columns, evaluated from the formulas (never the cached values),
+    times in seconds (SI) whatever unit their cells hold.
 
     A sheet with tables gives its first table, one row per row whose first formula column is
     not blank (index: the 1-based sheet row); a sheet of named values, or any sheet with
@@ -236,12 +238,15 @@ def read_workbook(path: str | os.PathLike[str], sheet: str = "Matmul",
         cells = [c for c in sp.cells if c.name and c.role in ("input", "formula")]
         if not cells:
             raise WorkbookError(f"sheet {match!r} has no named values outside its tables")
+        f = plan.registry.factor  # times come back in seconds, whatever their cells hold
         return pd.DataFrame(
-            {"value": [ev.value(match, xl_rowcol_to_cell(c.row, c.col)) for c in cells]},
+            {"value": [scaled(ev.value(match, xl_rowcol_to_cell(c.row, c.col)),
+                              1.0 / f(c.name)) for c in cells]},
             index=pd.Index([c.name for c in cells], name="name"), dtype=object)
     table = sp.tables[0]
-    data = {c.name: ev.column(match, xl_col_to_name(c.col), table.first_row + 1,
-                              table.last_row + 1) for c in table.columns}
+    data = {c.name: scaled(ev.column(match, xl_col_to_name(c.col), table.first_row + 1,
+                                     table.last_row + 1), 1.0 / plan.registry.factor(c.name))
+            for c in table.columns}
     frame = pd.DataFrame(data, index=pd.Index(range(table.first_row + 1, table.last_row + 2),
                                               name="row"))
     first_formula = next((c.name for c in table.columns if not c.is_input), None)

@@ -76,6 +76,8 @@ class Input:
     #: A constant the build lays down for formulas to use (a layer index, the chart's decade
     #: steps), not one the user is meant to change: styled like a formula, not an input.
     helper: bool = False
+    #: For a time (unit "s"): the unit its cell holds, in place of its sheet's time unit.
+    time_unit: str | None = None
 
     def link_formula(self, source: str) -> str:
         """The formula of a cell that reads this input live from `source` (an address)."""
@@ -106,6 +108,11 @@ class Quantity:
     gap_marker: str | None = None
     #: True for a quantity that tests the gap itself (a status cell): never wrapped.
     handles_gaps: bool = False
+    #: For a time (unit "s"): the unit its cell holds, in place of its sheet's time unit.
+    time_unit: str | None = None
+    #: The template converts units itself (a sentence saying "... ms"): the planner hands it
+    #: every reference in SI, whatever unit that reference's cell holds (see cell_units).
+    si_refs: bool = False
 
     def refs(self) -> list[tuple[str, RefKind]]:
         """Placeholders in template order, with how each is referenced."""
@@ -208,7 +215,7 @@ class Chart:
     ceiling_y: str
     points_x: str
     points_y: str
-    points_label: str
+    points_label: str | None
     x_title: str
     y_title: str
     ceiling_name: str = "roofline ceiling"  # the legend's names of the two series
@@ -220,8 +227,14 @@ class Chart:
     #: The ceiling row (0-based in its table) drawn again as a one-point "ridge" series.
     ridge_row: int | None = None
     ridge_name: str = "ridge point"
+    #: Instead of ridge_row: a column over the ceiling's rows that is the ridge's y on its row
+    #: and #N/A elsewhere, drawn against the ceiling's x (Google: one offset per x column).
+    ridge_y: str | None = None
     #: Fix the log axes to whole decades around the data and the roof (build-time values).
     tight: bool = False
+    #: The columns hold log10 of the values (linear axes: Google has no log axis); tight
+    #: bounds are then the log10 of the decades (-1..4 for 0.1..10^4).
+    log10_data: bool = False
     y_scale: float = 1.0  # the y columns' unit in the model's (1E12: TFLOP/s from FLOP/s)
     width_cols: int = 12  # the area it covers, for the print range (default-width columns)
     height_rows: int = 22
@@ -255,3 +268,8 @@ class SheetSpec:
     regime_columns: Sequence[str] = ()  # columns that get the compute/memory colouring
     hidden_columns: Sequence[str] = ()  # table columns hidden from view (practice answers)
     format_switches: Sequence[FormatSwitch] = ()  # workbook-wide, declared where they live
+    #: The unit this sheet's time cells hold ("s", "ms" or "µs"); every formula and the
+    #: checker convert, and read and the API still give seconds (see cell_units).
+    time_unit: str = "s"
+    #: column index ranges (first, last) hidden as a whole: chart data the chart still plots
+    hidden_spans: Sequence[tuple[int, int]] = ()

@@ -30,6 +30,7 @@ import pandas as pd
 from gspread.exceptions import APIError
 from xlsxwriter.utility import quote_sheetname
 
+from sheetgen.cell_units import scaled
 from sheetgen.check import CheckReport, Mismatch
 from sheetgen.compare import expected_cells, values_match
 from sheetgen.definitions import Input
@@ -310,7 +311,8 @@ def _frame(names: Sequence[str], rows: Sequence[Sequence[Any]], index: Sequence[
 def read(spreadsheet: str, *, client: gspread.Client | None = None,
          credentials: str | os.PathLike[str] | Mapping[str, Any] | None = None,
          sheet: str = "Matmul", block: bool = False) -> pd.DataFrame:
-    """The values Google computed (UNFORMATTED_VALUE), one column per planned column.
+    """The values Google computed (UNFORMATTED_VALUE), one column per planned column, times
+    in seconds whatever unit their cells hold.
 
     A sheet with tables gives its first table, one row per non-empty sheet row (the index is
     the sheet's 1-based row number); the Inputs sheet, or any sheet with `block` (Pipeline
@@ -328,14 +330,17 @@ def read(spreadsheet: str, *, client: gspread.Client | None = None,
     sp = layout.sheet(match)
     if block or not sp.tables:
         cells = [c for c in sp.cells if c.name and c.role in ("input", "formula")]
-        frame = pd.DataFrame({"value": [_at(grid, c.row, c.col) for c in cells]},
+        f = layout.registry.factor  # times come back in seconds (cell_units)
+        frame = pd.DataFrame({"value": [scaled(_at(grid, c.row, c.col), 1.0 / f(c.name))
+                                        for c in cells]},
                              index=pd.Index([c.name for c in cells], name="name"), dtype=object)
         return frame
     table = sp.tables[0]
     end = _table_end(sp, table, len(grid))
     rows, index = [], []
     for r in range(table.first_row, end):
-        vals = [_at(grid, r, c.col) for c in table.columns]
+        vals = [scaled(_at(grid, r, c.col), 1.0 / layout.registry.factor(c.name))
+                for c in table.columns]
         if any(v != "" for v in vals):
             rows.append(vals)
             index.append(r + 1)
@@ -393,7 +398,7 @@ def plan_from_cells(value_at: Callable[[str, int, int], Any],
     missing = registry_inputs - set(values)
     if missing:  # pragma: no cover - the layout plan places every input
         raise ValueError(f"inputs not placed: {sorted(missing)}")
-    return plan_workbook(specs, values, metadata)
+    return plan_workbook(specs, values, metadata, from_cells=True)
 
 
 def _inputs_of(spec: Any) -> list[Input]:

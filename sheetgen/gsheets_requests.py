@@ -16,6 +16,7 @@ push gives an identical spreadsheet.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -432,49 +433,66 @@ def _conditional_requests(sid: int, sheet: SheetPlan) -> list[Request]:
         for i, c in enumerate(sheet.conditionals)]
 
 
+def _axis(position: str, title: str, bounds: tuple[float, float] | None) -> dict[str, Any]:
+    """A chart axis, fixed to `bounds` when given (ChartAxisViewWindowOptions, EXPLICIT)."""
+    axis: dict[str, Any] = {"position": position, "title": title}
+    if bounds is not None:
+        axis["viewWindowOptions"] = {"viewWindowMin": bounds[0], "viewWindowMax": bounds[1],
+                                     "viewWindowMode": "EXPLICIT"}
+    return axis
+
+
 def _chart_request(sid: int, chart: ChartPlan, chart_id: int) -> Request:
     """A SCATTER basicChart. Google has one domain per chart, so series with different x
-    columns share it by splitting every range into one source range per series ("offset"):
-    at offset j the domain is series j's x column, series i is the column i + 1 to its right
-    (series j's own y there, a blank column for the others), and a labelled series' labels
-    are the column right after it, as the API requires ("in order and contiguous"; labels
-    "from the next column"; ChartSourceRange and DataLabel in the discovery document). The
-    planner lays the columns out so (sheets/chart_helpers.py); a layout that does not fit
-    is a programming error, raised here rather than sent."""
+    columns share it by splitting every range into one source range per distinct x column
+    ("offset"): at offset j the domain is that x column, series i is the column i + 1 to its
+    right (the y of a series drawn against that x, a blank column for the others), and a
+    labelled series' labels are the column right after it, as the API requires ("in order
+    and contiguous"; labels "from the next column"; ChartSourceRange and DataLabel in the
+    discovery document). The planner lays the columns out so (sheets/chart_helpers.py); a
+    layout that does not fit is a programming error, raised here rather than sent. The
+    chart data sit in hidden columns: SHOW_ALL plots them (ChartSpec.hiddenDimensionStrategy).
+    """
     def rng(x: int, rows: tuple[int, int, int]) -> dict[str, int]:
         return _grid(sid, rows[1], rows[2] + 1, x, x + 1)
 
-    for j, s in enumerate(chart.series):
-        if s.y[0] != s.x[0] + 1 + j or s.y[1:] != s.x[1:]:
+    offsets = list(dict.fromkeys(s.x for s in chart.series))
+    last = len(chart.series) - 1
+    for i, s in enumerate(chart.series):
+        if s.y[0] != s.x[0] + 1 + i or s.y[1:] != s.x[1:]:
             raise ValueError(f"chart {chart.title!r}: series {s.name!r} y is not column "
-                             f"{j + 1} right of its x over the same rows")
-        if s.labels is not None and s.labels[0] != s.y[0] + 1:
-            raise ValueError(f"chart {chart.title!r}: {s.name!r} labels are not right of y")
+                             f"{i + 1} right of its x over the same rows")
+        if s.labels is not None and (s.labels[0] != s.y[0] + 1 or i != last):
+            raise ValueError(f"chart {chart.title!r}: {s.name!r} labels are not right of y "
+                             "after every series")
+    for a, b in itertools.pairwise(offsets):
+        if b[0] <= a[0] + last + 1:
+            raise ValueError(f"chart {chart.title!r}: x columns {a[0]} and {b[0]} overlap")
     series = []
     for i, s in enumerate(chart.series):
-        sources = [rng(o.x[0] + 1 + i, o.x) for o in chart.series]
+        sources = [rng(o[0] + 1 + i, o) for o in offsets]
         item: dict[str, Any] = {"series": {"sourceRange": {"sources": sources}},
                                 "targetAxis": "LEFT_AXIS"}
         if s.line:
             item |= {"lineStyle": {"width": 2, "type": "SOLID"},
-                     "colorStyle": color_style(palette.CEILING)}
+                     "colorStyle": color_style(s.color or palette.CEILING)}
         else:
-            item |= {"pointStyle": {"shape": "CIRCLE", "size": 6},
-                     "colorStyle": color_style(palette.POINT)}
+            item |= {"pointStyle": {"shape": s.marker.upper(), "size": s.marker_size},
+                     "colorStyle": color_style(s.color or palette.POINT)}
             if s.labels is not None and s.labels[2] - s.labels[1] < LABELLED_POINTS_MAX:
-                labels = [rng(o.x[0] + 2 + i, o.x) for o in chart.series]
+                labels = [rng(o[0] + 2 + i, o) for o in offsets]
                 item["dataLabel"] = {"type": "CUSTOM", "placement": "RIGHT",
                                      "textFormat": {"fontSize": 7},
                                      "customLabelData": {"sourceRange": {"sources": labels}}}
         series.append(item)
     return {"addChart": {"chart": {
         "chartId": chart_id,
-        "spec": {"title": chart.title, "basicChart": {
+        "spec": {"title": chart.title, "hiddenDimensionStrategy": "SHOW_ALL", "basicChart": {
             "chartType": "SCATTER", "legendPosition": "BOTTOM_LEGEND", "headerCount": 0,
-            "axis": [{"position": "BOTTOM_AXIS", "title": chart.x_title},
-                     {"position": "LEFT_AXIS", "title": chart.y_title}],
-            "domains": [{"domain": {"sourceRange": {"sources": [rng(s.x[0], s.x)
-                                                               for s in chart.series]}}}],
+            "axis": [_axis("BOTTOM_AXIS", chart.x_title, chart.x_range),
+                     _axis("LEFT_AXIS", chart.y_title, chart.y_range)],
+            "domains": [{"domain": {"sourceRange": {"sources": [rng(o[0], o)
+                                                               for o in offsets]}}}],
             "series": series}},
         "position": {"overlayPosition": {
             "anchorCell": {"sheetId": sid, "rowIndex": chart.row, "columnIndex": chart.col},

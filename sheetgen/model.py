@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from sheetgen import cell_units
 from sheetgen.definitions import NA_CODE, Input, Quantity, SheetSpec, Table
 from sheetgen.evaluate.values import ExcelError
 
@@ -25,8 +26,11 @@ class Registry:
     items: dict[str, Input | Quantity] = field(default_factory=dict)
     spans: dict[str, tuple[Table, list[str]]] = field(default_factory=dict)
     tables: dict[str, Table] = field(default_factory=dict)
+    #: time item -> the unit its cell holds ("s", "ms", "µs"); see cell_units
+    time_units: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        spec_of = {s.name: s for s in self.sheets}
         for sheet in self.sheets:
             for table in sheet.tables:
                 self.tables[table.name] = table
@@ -40,6 +44,29 @@ class Registry:
             for block in sheet.blocks:
                 for item in block.items():
                     self._add(item, sheet.name, None)
+        for name, item in self.items.items():
+            if item.unit == cell_units.TIME:
+                self.time_units[name] = cell_units.check_time_unit(
+                    item.time_unit or spec_of[self.sheet_of[name]].time_unit)
+
+    def factor(self, name: str) -> float:
+        """What the cell of `name` holds per SI unit (1E+06 for a time shown in µs)."""
+        unit = self.time_units.get(name)
+        return cell_units.TIME_FACTORS[unit] if unit else 1.0
+
+    def shown_unit(self, name: str) -> str:
+        """The unit the cell of `name` holds: its declared unit, or its time unit."""
+        return self.time_units.get(name) or self.items[name].unit
+
+    def to_cells(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """SI values (inputs as the model takes them) -> what their cells hold."""
+        return {k: cell_units.scaled(v, self.factor(k)) if k in self.items else v
+                for k, v in values.items()}
+
+    def from_cells(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """Cell values -> SI (what the model takes, what read and the API give)."""
+        return {k: cell_units.scaled(v, 1.0 / self.factor(k)) if k in self.items else v
+                for k, v in values.items()}
 
     def _add(self, item: Input | Quantity, sheet: str, table: Table | None) -> None:
         if item.name in self.items:

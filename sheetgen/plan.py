@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from xlsxwriter.utility import quote_sheetname, xl_col_to_name, xl_rowcol_to_cell
 
-from sheetgen import text_fit
+from sheetgen import cell_units, text_fit
 from sheetgen.definitions import (
     BLANK_ROW,
     GAP_WRAP,
@@ -224,13 +224,15 @@ class WorkbookPlan:
         return next(t for s in self.sheets for t in s.tables if t.name == name)
 
 
-def item_format(item: Input | Quantity, values: Any = None) -> str:
-    """The number format an item is shown with: from its unit where that is readable, and
-    "bool" (TRUE/FALSE, FALSE highlighted) for a quantity whose reference values are booleans
-    however it was declared, so a yes/no never shows as 1/0."""
+def item_format(item: Input | Quantity, values: Any = None, time_unit: str | None = None
+                ) -> str:
+    """The number format an item is shown with: from its unit where that is readable (a time
+    by the unit its cell holds), and "bool" (TRUE/FALSE, FALSE highlighted) for a quantity
+    whose reference values are booleans however it was declared, so a yes/no never shows as
+    1/0."""
     if item.fmt not in BOOLEAN_FORMATS and values is not None and _is_boolean(values):
         return "bool"
-    return display_format(item.unit, item.fmt)
+    return display_format(item.unit, item.fmt, time_unit)
 
 
 def _is_boolean(values: Any) -> bool:
@@ -244,10 +246,10 @@ def _is_boolean(values: Any) -> bool:
     return False
 
 
-def header_text(item: Input | Quantity) -> str:
-    """A column header: the label, and the unit unless every cell below shows it."""
-    if item.unit and not shows_unit(item_format(item)):
-        return f"{item.label} ({item.unit})"
+def header_text(item: Input | Quantity, time_unit: str | None = None) -> str:
+    """A column header: the label, and the unit its cells hold unless every cell shows it."""
+    if item.unit and not shows_unit(item_format(item, time_unit=time_unit)):
+        return f"{item.label} ({time_unit or item.unit})"
     return item.label
 
 
@@ -309,6 +311,12 @@ class _Layout:
         last_col = w.last_col if w.last_col >= 0 else w.col
         return _abs_range(w.sheet, w.col, w.row, last_col, w.last_row)
 
+    def _unit_ref(self, name: str, kind: str) -> cell_units.Ref:
+        item = self.registry.items.get(name)  # None: a span of (unitless) input columns
+        exponent = cell_units.time_exponent(item.unit) if item is not None else 0
+        return cell_units.Ref(exponent, self.registry.factor(name) if item else 1.0,
+                              kind != "cell")
+
     def _ref(self, name: str, kind: str, sheet: str, table: str | None) -> str:
         w = self.where[name]
         prefix = "" if w.sheet == sheet else f"{quote_sheetname(w.sheet)}!"
@@ -337,13 +345,26 @@ class _Layout:
         return f"{prefix}{a}:{b}"
 
     def formula(self, q: Quantity, sheet: str, table: Table | None) -> str:
-        """The formula text ('=...') of q placed on sheet (in table, if a column)."""
+        """The formula text ('=...') of q placed on sheet (in table, if a column), with the
+        time conversions its cells' units need (cell_units)."""
         tname = table.name if table else None
+        kinds = {None: "cell", "[]": "range", "[:]": "running"}
+        refs = [self._unit_ref(m.group(1), kinds[m.group(2)])
+                for m in PLACEHOLDER.finditer(q.template)]
+        try:
+            conv = cell_units.plan_conversion(
+                cell_units.time_exponent(q.unit), self.registry.factor(q.name), refs,
+                may_wrap=not cell_units.may_give_text(q.template), si_refs=q.si_refs)
+        except ValueError as exc:
+            raise ValueError(f"{q.name!r}: {exc}") from None
+        it = iter(refs)
         body = PLACEHOLDER.sub(
-            lambda m: self._ref(m.group(1), {None: "cell", "[]": "range", "[:]": "running"}[
-                m.group(2)], sheet, tname),
+            lambda m: cell_units.convert_ref(
+                self._ref(m.group(1), kinds[m.group(2)], sheet, tname),
+                conv.ref_multiplier(next(it))),
             q.template,
         )
+        body = cell_units.convert_result(body, conv.result)
         gap = self.gaps.get(q.name)
         if gap is not None:
             body = GAP_WRAP.format(source=self._ref(gap[0], "cell", sheet, tname),
@@ -412,8 +433,13 @@ def source_address(source: Source) -> str:
 
 def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
                   metadata: Mapping[str, str] | None = None,
-                  links: Mapping[str, Sequence[Source]] | None = None) -> WorkbookPlan:
+                  links: Mapping[str, Sequence[Source]] | None = None,
+                  *, from_cells: bool = False) -> WorkbookPlan:
     """Place every declared item, resolve every formula and attach the reference values.
+
+    `values` are SI (what the model takes), or, with `from_cells`, what the input cells
+    hold (a workbook read back: times in their sheets' units). The plan's cells and columns
+    hold cell values (times scaled, see cell_units); `WorkbookPlan.model` stays SI.
 
     `links` turns table input columns into live references to the user's own cells: column
     name -> the source cell of each of its first rows (the rest stay typed-in inputs). Each
@@ -421,7 +447,8 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
     """
     links = dict(links or {})
     registry = Registry(sheets)
-    model = evaluate(registry, values)
+    model = evaluate(registry, registry.from_cells(values) if from_cells else values)
+    shown = _cell_values(registry, model)
     rows = {name: len(model.ok[name]) for name in registry.tables}
     layout = _Layout(registry, rows)
     plans = []
@@ -431,16 +458,18 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
             sp.cells.append(Cell(text.row, text.col, text.style, text.text, fmt="text",
                                  span=max(1, text.span), wrap=text.span > 0))
         for block in spec.blocks:
-            _plan_block(sp, block, spec, layout, model)
+            _plan_block(sp, block, spec, layout, shown)
         for table in spec.tables:
-            _plan_table(sp, table, spec, layout, model, rows[table.name], links)
+            _plan_table(sp, table, spec, layout, shown, rows[table.name], links)
         text_fit.fit_columns(sp)
         text_fit.fit_row_notes(sp)
         _plan_validations(sp, spec, layout)
         _plan_conditionals(sp, spec, layout)
         for chart in spec.charts:
-            sp.charts.append(_plan_chart(chart, layout, model))
-        sp.hidden = sorted(layout.where[name].col for name in spec.hidden_columns)
+            sp.charts.append(_plan_chart(chart, layout, shown))
+        sp.hidden = sorted({layout.where[name].col for name in spec.hidden_columns}
+                           | {c for first, last in spec.hidden_spans
+                              for c in range(first, last + 1)})
         plans.append(sp)
     for switch in (s for spec in sheets for s in spec.format_switches):
         _plan_switch(plans, switch, registry, layout, model)
@@ -450,6 +479,14 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
     meta = dict(metadata or {})
     meta.update({f"sheetgen.rows.{name}": str(n) for name, n in rows.items()})
     return WorkbookPlan(plans, layout.defined_names(), model, registry, meta)
+
+
+def _cell_values(registry: Registry, model: ModelResult) -> ModelResult:
+    """The model's values as their cells hold them (times in their sheet's unit)."""
+    return ModelResult(
+        scalars={k: cell_units.scaled(v, registry.factor(k)) for k, v in model.scalars.items()},
+        columns={k: cell_units.scaled(v, registry.factor(k)) for k, v in model.columns.items()},
+        ok=model.ok)
 
 
 def _plan_block(sp: SheetPlan, block: Block, spec: SheetSpec, layout: _Layout,
@@ -472,21 +509,26 @@ def _plan_block_cells(sp: SheetPlan, block: Block, spec: SheetSpec, layout: _Lay
             sp.cells.append(Cell(r, block.col, "subtitle", row, fmt="text"))
             continue
         sp.cells.append(Cell(r, block.col, "label", row.label, fmt="text"))
+        tu = layout.registry.time_units
         shown = [c for c in row.cells
-                 if c is not None and item_format(c) not in ("text", *BOOLEAN_FORMATS)]
-        if row.unit and not (shown and all(shows_unit(item_format(c)) for c in shown)):
-            sp.cells.append(Cell(r, unit_col, "unit", row.unit, fmt="text"))
+                 if c is not None and item_format(c, time_unit=tu.get(c.name))
+                 not in ("text", *BOOLEAN_FORMATS)]
+        if row.unit and not (shown and all(shows_unit(item_format(c, time_unit=tu.get(c.name)))
+                                           for c in shown)):
+            times = {tu[c.name] for c in shown if c.name in tu}
+            unit = times.pop() if row.unit == cell_units.TIME and len(times) == 1 else row.unit
+            sp.cells.append(Cell(r, unit_col, "unit", unit, fmt="text"))
         if row.note:
             sp.cells.append(Cell(r, note_col, "row_note", row.note, fmt="text"))
     for r, item, c in _block_slots(block):
+        fmt = item_format(item, model.scalars[item.name], layout.registry.time_units.get(
+            item.name))
         if isinstance(item, Input):
-            sp.cells.append(Cell(r, c, "input", model.scalars[item.name],
-                                 fmt=item_format(item, model.scalars[item.name]),
+            sp.cells.append(Cell(r, c, "input", model.scalars[item.name], fmt=fmt,
                                  name=item.name))
         else:
             sp.cells.append(Cell(r, c, "formula", model.scalars[item.name],
-                                 layout.formula(item, spec.name, None),
-                                 item_format(item, model.scalars[item.name]), item.name))
+                                 layout.formula(item, spec.name, None), fmt, item.name))
 
 
 def _plan_table(sp: SheetPlan, table: Table, spec: SheetSpec, layout: _Layout,
@@ -494,15 +536,17 @@ def _plan_table(sp: SheetPlan, table: Table, spec: SheetSpec, layout: _Layout,
     columns = []
     for i, item in enumerate(table.all_columns()):
         c = table.col + i
-        sp.cells.append(Cell(table.header_row, c, "header", header_text(item), fmt="text"))
+        tu = layout.registry.time_units.get(item.name)
+        header = header_text(item, tu)
+        fmt = item_format(item, model.columns[item.name], tu)
+        sp.cells.append(Cell(table.header_row, c, "header", header, fmt="text"))
         if isinstance(item, Input):
             sources = links.get(item.name)
             if sources is not None and len(sources) > n_rows:
                 raise ValueError(f"{len(sources)} links for {n_rows} rows of {item.name!r}")
             linked = ([item.link_formula(source_address(s)) for s in sources]
                       if sources is not None else None)
-            columns.append(ColumnPlan(c, item.name, header_text(item),
-                                      item_format(item, model.columns[item.name]), True, None,
+            columns.append(ColumnPlan(c, item.name, header, fmt, True, None,
                                       model.columns[item.name], links=linked,
                                       helper=item.helper))
         else:
@@ -510,8 +554,7 @@ def _plan_table(sp: SheetPlan, table: Table, spec: SheetSpec, layout: _Layout,
             offsets = None
             if "\x02" in text:
                 offsets = [int(m.group(1) or 0) for m in _SHIFTED.finditer(text)]
-            columns.append(ColumnPlan(c, item.name, header_text(item),
-                                      item_format(item, model.columns[item.name]), False,
+            columns.append(ColumnPlan(c, item.name, header, fmt, False,
                                       _SHIFTED.split(text)[::2], model.columns[item.name],
                                       offsets))
     sp.tables.append(TablePlan(table.name, table.header_row, table.first_row, n_rows, columns))
@@ -524,11 +567,20 @@ def _plan_validations(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
         w = layout.where[rule.source]
         return layout.absolute(w), w.defined_name
 
+    def rule_of(item: Input) -> Validation:
+        """The rule in the unit the cell holds (bounds are declared in SI)."""
+        rule, f = item.validation, layout.registry.factor(item.name)
+        assert rule is not None
+        if f != 1.0 and rule.kind == "decimal_range":
+            rule = replace(rule, minimum=None if rule.minimum is None else rule.minimum * f,
+                           maximum=None if rule.maximum is None else rule.maximum * f)
+        return rule
+
     for block in spec.blocks:
         for r, item, c in _block_slots(block):
             if isinstance(item, Input) and item.validation:
                 src, name = source(item.validation)
-                sp.validations.append(ValidationPlan(r, c, r, c, item.validation, src, name))
+                sp.validations.append(ValidationPlan(r, c, r, c, rule_of(item), src, name))
     for table in spec.tables:
         for item in table.inputs:
             if item.validation:
@@ -537,7 +589,7 @@ def _plan_validations(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
                     continue
                 src, name = source(item.validation)
                 sp.validations.append(ValidationPlan(w.row, w.col, w.last_row, w.col,
-                                                     item.validation, src, name))
+                                                     rule_of(item), src, name))
 
 
 def _plan_conditionals(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
@@ -611,6 +663,34 @@ def _finite_positive(x: Any) -> bool:
         and math.isfinite(x) and x > 0
 
 
+def _tight_ranges(chart: Chart, model: ModelResult
+                  ) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
+    """Whole decades around the points, the ridge and the roof's peak (build-time values).
+    For a chart of log10 columns (Chart.log10_data) the same decades, as log10 bounds."""
+    def values(name: str) -> list[Any]:
+        v = list(model.columns[name])
+        return [10.0 ** x if chart.log10_data and _finite(x) else x for x in v]
+
+    ceiling_x, ceiling_y = values(chart.ceiling_x), values(chart.ceiling_y)
+    if chart.ridge_y is not None:
+        ridge = next((i for i, v in enumerate(model.columns[chart.ridge_y]) if _finite(v)), 0)
+    else:
+        ridge = chart.ridge_row or 0
+    peak_y = max((v for v in ceiling_y if _finite_positive(v)), default=None)
+    x = _decades([*values(chart.points_x), ceiling_x[ridge]])
+    y = _decades([*(v for _, y, _ in chart.point_groups for v in values(y)),
+                  *values(chart.points_y)] + ([peak_y] if peak_y else []))
+    if not chart.log10_data:
+        return x, y
+    return tuple(None if r is None else (round(math.log10(r[0])), round(math.log10(r[1])))
+                 for r in (x, y))  # type: ignore[return-value]
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, int | float | np.integer | np.floating) and not isinstance(x, bool) \
+        and math.isfinite(x)
+
+
 def _plan_chart(chart: Chart, layout: _Layout, model: ModelResult) -> ChartPlan:
     def col(name: str) -> tuple[int, int, int]:
         w = layout.where[name]
@@ -618,27 +698,26 @@ def _plan_chart(chart: Chart, layout: _Layout, model: ModelResult) -> ChartPlan:
 
     ceiling = SeriesPlan(chart.ceiling_name, col(chart.ceiling_x), col(chart.ceiling_y),
                          line=True)
+    labels = col(chart.points_label) if chart.points_label else None
     if chart.point_groups:
-        points = tuple(SeriesPlan(name, col(chart.points_x), col(y),
-                                  labels=col(chart.points_label), color=color)
+        points = tuple(SeriesPlan(name, col(chart.points_x), col(y), labels=labels,
+                                  color=color)
                        for name, y, color in chart.point_groups)
     else:
         points = (SeriesPlan(chart.points_name, col(chart.points_x), col(chart.points_y),
-                             labels=col(chart.points_label)),)
-    series = (ceiling, *points)
-    if chart.ridge_row is not None:
+                             labels=labels),)
+    series: tuple[SeriesPlan, ...] = (ceiling, *points)
+    if chart.ridge_y is not None:  # drawn against the ceiling's x, so next to the ceiling
+        series = (ceiling, SeriesPlan(chart.ridge_name, ceiling.x, col(chart.ridge_y),
+                                      marker="diamond", marker_size=10, color=RIDGE), *points)
+    elif chart.ridge_row is not None:
         (cx, r, _), (cy, _, _) = ceiling.x, ceiling.y
         r += chart.ridge_row
         series += (SeriesPlan(chart.ridge_name, (cx, r, r), (cy, r, r), marker="diamond",
                               marker_size=10, color=RIDGE),)
     x_range = y_range = None
     if chart.tight:
-        cols = model.columns
-        ridge_x = cols[chart.ceiling_x][chart.ridge_row or 0]
-        peak_y = max((v for v in cols[chart.ceiling_y] if _finite_positive(v)), default=None)
-        x_range = _decades([*cols[chart.points_x], ridge_x])
-        y_range = _decades([*(v for _, y, _ in chart.point_groups for v in cols[y]),
-                            *cols[chart.points_y]] + ([peak_y] if peak_y else []))
+        x_range, y_range = _tight_ranges(chart, model)
     return ChartPlan(
         title=chart.title, row=chart.row, col=chart.col, series=series,
         x_title=chart.x_title, y_title=chart.y_title, x_range=x_range, y_range=y_range,

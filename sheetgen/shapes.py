@@ -13,6 +13,7 @@ import csv
 import io
 import math
 import re
+import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -113,14 +114,15 @@ def report(problems: list[str]) -> str:
     return "; ".join(problems[:MAX_REPORTED]) + (f" (and {more} more)" if more > 0 else "")
 
 
-def _find_header(rows: Iterable[tuple[int, Sequence[object]]]
+def _find_header(rows: Iterable[tuple[int, Sequence[object]]],
+                 limit: int | None = HEADER_SEARCH_ROWS,
                  ) -> tuple[int | None, dict[str, int], tuple[int, Sequence[object]] | None]:
     """(row, columns, _) of the first row naming m, k and n; (None, {}, best near miss) when
-    no row among the first HEADER_SEARCH_ROWS non-blank ones does."""
+    no row among the first `limit` non-blank ones does (None: every row is searched)."""
     best: tuple[int, Sequence[object]] | None = None
     best_hits = -1
     for n_seen, (line, row) in enumerate(rows):
-        if n_seen >= HEADER_SEARCH_ROWS:
+        if limit is not None and n_seen >= limit:
             break
         cols = _header_columns(row)
         if len(cols) == len(DIMS):
@@ -130,16 +132,30 @@ def _find_header(rows: Iterable[tuple[int, Sequence[object]]]
     return None, {}, best
 
 
+def _header_below_window(data: Sequence[tuple[int, Sequence[object]]]) -> int | None:
+    """The row of the first m/k/n header past the first HEADER_SEARCH_ROWS non-blank rows."""
+    return next((line for line, row in data[HEADER_SEARCH_ROWS:]
+                 if len(_header_columns(row)) == len(DIMS)), None)
+
+
+def _search_stop(data: Sequence[tuple[int, Sequence[object]]]) -> int:
+    """The last row the header search looks at (the HEADER_SEARCH_ROWS-th non-blank one)."""
+    return data[min(len(data), HEADER_SEARCH_ROWS) - 1][0] if data else 0
+
+
 def _missing_header(origin: str, near: tuple[int, Sequence[object]] | None,
-                    data: Sequence[tuple[int, Sequence[object]]] = ()) -> InputError:
+                    data: Sequence[tuple[int, Sequence[object]]] = (),
+                    hint: str = "delete the rows above it") -> InputError:
+    """Why no header was found: nothing there, a header past the search window (`hint` says
+    how to reach it), or the nearest miss and the columns it lacks."""
     if near is None:
         return InputError(f"{origin}: empty (expected a header with columns m, k, n)")
-    later = next((line for line, row in data[HEADER_SEARCH_ROWS:]
-                  if len(_header_columns(row)) == len(DIMS)), None)
+    later = _header_below_window(data)
     if later is not None:
         return InputError(f"{origin}: the header with columns m, k, n is on row {later}, "
                           f"but it is looked for only in the first {HEADER_SEARCH_ROWS} "
-                          "non-blank rows; delete the rows above it")
+                          f"non-blank rows (the search stopped at row {_search_stop(data)}); "
+                          f"{hint}")
     line, row = near
     found = _header_columns(row)
     missing = [d for d in DIMS if d not in found]
@@ -149,11 +165,12 @@ def _missing_header(origin: str, near: tuple[int, Sequence[object]] | None,
 
 
 def _table(rows: list[tuple[int, Sequence[object]]], origin: str, sheet: str | None,
-           where: Any, formulas: Any = ()) -> ShapeTable:
+           where: Any, formulas: Any = (), search_all: bool = False) -> ShapeTable:
     """Shapes below the header of already-read rows; `where(line, col, dim)` names a cell;
-    `formulas` holds the (line, col) of formula cells (their saved result may be missing)."""
+    `formulas` holds the (line, col) of formula cells (their saved result may be missing);
+    search_all: look for the header in every row (the user named this sheet)."""
     data = _nonblank(rows)
-    header_line, cols, near = _find_header(data)
+    header_line, cols, near = _find_header(data, None if search_all else HEADER_SEARCH_ROWS)
     if header_line is None:
         raise _missing_header(origin, near, data)
     table = ShapeTable(origin, sheet, header_line, cols)
@@ -254,22 +271,42 @@ def _read_xlsx_table(p: Path, sheet: str | None) -> ShapeTable:
             candidates = [sheet]
         else:
             candidates = list(wb.sheetnames)
+        searched: list[tuple[str, list[tuple[int, Sequence[object]]]]] = []
         for name in candidates:
             rows = _xlsx_rows(wb[name])
             origin = f"{p.name} sheet {name!r}"
             data = _nonblank(rows)
             if sheet is None and _find_header(data)[0] is None:
+                searched.append((name, data))
                 continue  # not a shapes sheet: look at the next one
 
             def where(line: int, col: int, dim: str, origin: str = origin) -> str:
                 return f"{origin} row {line}, column {dim} ({xl_rowcol_to_cell(line - 1, col)})"
 
-            return _table(rows, origin, name, where, _FormulaCells(p, name))
-        raise InputError(f"{p.name}: no sheet has a header row with columns m, k, n "
-                         f"(sheets: {', '.join(map(repr, wb.sheetnames))}); "
-                         f"name one with --shapes-sheet")
+            return _table(rows, origin, name, where, _FormulaCells(p, name),
+                          search_all=sheet is not None)
+        raise _no_shapes_sheet(p.name, searched)
     finally:
         wb.close()
+
+
+def _no_shapes_sheet(name: str, searched: list[tuple[str, list[tuple[int, Sequence[object]]]]]
+                     ) -> InputError:
+    """No sheet of an auto-detected workbook has a header where the search looks: say how far
+    it looked in each sheet, and how to name the sheet (a named sheet is searched to its
+    end), pointing at a header found further down if there is one."""
+    where = ", ".join(f"{s!r} to row {_search_stop(d)}" if d else f"{s!r} (empty)"
+                      for s, d in searched)
+    message = (f"{name}: no sheet has a header row with columns m, k, n in its first "
+               f"{HEADER_SEARCH_ROWS} non-blank rows (searched {where})")
+    deeper = next(((s, line) for s, d in searched
+                   if (line := _header_below_window(d)) is not None), None)
+    if deeper is not None:
+        sheet, line = deeper
+        return InputError(f"{message}; sheet {sheet!r} has one on row {line}: pass "
+                          f"--shapes-sheet {shlex.quote(sheet)}, which searches that sheet "
+                          "to its end")
+    return InputError(f"{message}; name the sheet holding the shapes with --shapes-sheet")
 
 
 class _FormulaCells:

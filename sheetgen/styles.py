@@ -37,11 +37,13 @@ NUMBER_FORMATS: dict[str, str] = {
     "status": "@",  # a status text: "ok", else highlighted
     # Readable units on exact SI values (what check, read and the API see). A format can only
     # divide by powers of 1000 (each trailing comma) and hold two conditions, so each picks
-    # the larger of two prefixes; times cannot be scaled up to ms or µs by a format and use
-    # engineering notation instead (exponents in steps of 3: 21.59E-6 s = 21.59 µs).
+    # the larger of two prefixes. Times cannot be scaled up to ms or µs by a format, so time
+    # cells hold ms or µs themselves (sheetgen.cell_units), under a header naming the unit.
     # Conditions are plain numbers (Excel reads no 1E+9 there). Rendered identically by
     # LibreOffice (tests/test_print.py) and passed to Google Sheets as patterns.
-    "time": '##0.00E+0" s"',
+    "time": '##0.00E+0" s"',  # a time held in seconds (a sheet whose time unit is "s")
+    "time_ms": "#,##0.000",  # 262.147 (ms): three decimals keep 5 µs visible (0.005)
+    "time_us": "#,##0.00",  # 21.59 (µs)
     "bytes": '[>=1000000000]#,##0.00,,," GB";[>=1000000]#,##0.00,," MB";#,##0" B"',
     "bandwidth": '[>=1000000000000]#,##0.000,,,," TB/s";[>=1000000000]#,##0.0,,," GB/s";'
                  '#,##0" B/s"',
@@ -63,10 +65,17 @@ _GENERIC_NUMERIC = {"general", "sci", "time", "int", "gb"}
 PLAIN_UNIT_FORMATS: dict[str, str] = {"rows/s": "int"}
 
 
-def display_format(unit: str, fmt: str) -> str:
+#: a time cell holding ms or µs (cell_units): plain digits, the unit in its header
+TIME_CELL_FORMATS: dict[str, str] = {"ms": "time_ms", "µs": "time_us"}
+
+
+def display_format(unit: str, fmt: str, time_unit: str | None = None) -> str:
     """The number format of a value in `unit` declared with format `fmt`: a plain numeric
     format on a value with a physical unit becomes that unit's readable format, so every
-    sheet (and every sheet added later) shows GB, TB/s, TFLOP/s rather than 3.357E+07."""
+    sheet (and every sheet added later) shows GB, TB/s, TFLOP/s rather than 3.357E+07, and
+    a time held in ms or µs shows plain digits (21.59 under "compute time (µs)")."""
+    if unit == "s" and time_unit in TIME_CELL_FORMATS and fmt in _GENERIC_NUMERIC:
+        return TIME_CELL_FORMATS[time_unit]
     if fmt in _GENERIC_NUMERIC and unit in UNIT_FORMATS:
         return UNIT_FORMATS[unit]
     if fmt in _GENERIC_NUMERIC and unit in PLAIN_UNIT_FORMATS:

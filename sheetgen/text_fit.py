@@ -67,8 +67,8 @@ MAX_TEXT_WIDTH = 48.0  # a text column grows to fit its values up to this width
 
 
 #: the widest text each readable-unit format shows (1,978.9 TFLOP/s; 110.13E-6 s...)
-FORMAT_CHARS = {"rate": 15, "rate_ops": 13, "time": 11, "flop": 14, "bytes": 11,
-                "bandwidth": 10}
+FORMAT_CHARS = {"rate": 15, "rate_ops": 13, "time": 11, "time_ms": 10, "time_us": 10,
+                "flop": 14, "bytes": 11, "bandwidth": 10}
 
 
 def fit_columns(sp: SheetPlan) -> None:

@@ -238,12 +238,25 @@ def _plottable(v: Any) -> bool:
         and math.isfinite(float(v))
 
 
+def _plot_hidden_cells(ch: Any) -> None:
+    """Write <c:plotVisOnly val="0"/>: the chart's data sit in hidden columns. xlsxwriter's
+    show_hidden_data() omits the element instead (xlsxwriter chart.py _write_plot_vis_only),
+    and LibreOffice's importer reads an absent element as "visible cells only" unless the
+    file says it is from MS Office 2007 (oox/source/drawingml/chart/chartspacemodel.cxx,
+    mbPlotVisOnly(!bMSO2007Doc)): then it draws nothing from hidden columns."""
+    def write() -> None:
+        ch._xml_empty_tag("c:plotVisOnly", [("val", 0)])
+
+    ch._write_plot_vis_only = write
+
+
 def _chart(wb: Workbook, ws: Worksheet, sheet: SheetPlan, chart: ChartPlan) -> None:
     """The log-log roofline: a ceiling line, one marker series per group, the ridge point.
 
     The numeric caches are given, not read from the cells: xlsxwriter would type a range
     holding #N/A as text (a strRef x makes Excel number the points 1, 2, 3)."""
     ch = wb.add_chart({"type": "scatter", "subtype": "straight"})
+    _plot_hidden_cells(ch)
 
     def rng(c: tuple[int, int, int]) -> list[Any]:
         return [sheet.name, c[1], c[0], c[2], c[0]]

@@ -194,6 +194,7 @@ def _chart(ws: Worksheet, chart: ChartPlan) -> None:
     ch.title = chart.title
     ch.style = 13
     ch.scatterStyle = "lineMarker"
+    ch.visible_cells_only = False  # <c:plotVisOnly val="0"/>: its data are in hidden columns
     for s in chart.series:
         x = Reference(ws, min_col=s.x[0] + 1, min_row=s.x[1] + 1, max_row=s.x[2] + 1)
         y = Reference(ws, min_col=s.y[0] + 1, min_row=s.y[1] + 1, max_row=s.y[2] + 1)

@@ -1,5 +1,5 @@
 """Shared fixtures: workbook building, LibreOffice recalculation, and the loopback Sheets API
-emulator (see tests/sheets_emulator.py)."""
+emulator (see tests/sheets_emulator/)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Validate Sheets API v4 request bodies against Google's own discovery document.
 
-Why: the emulator (tests/sheets_emulator.py) only knows the subset of the API sheetgen uses;
+Why: the emulator (tests/sheets_emulator/) only knows the subset of the API sheetgen uses;
 this checks every body it receives against the schema Google publishes, so a field Google does
 not have, a wrong JSON type, an unknown enum value, an int32 out of range or a field mask that
 names no real field fails in the tests as it would at Google. The document is the one the

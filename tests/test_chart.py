@@ -10,6 +10,8 @@ attained rates from 0.9995 × 1.555 = 1.554 TFLOP/s to the 312 TFLOP/s roof: y 1
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 import zipfile
 from pathlib import Path
 from xml.etree import ElementTree as ET
@@ -65,6 +67,20 @@ def column_of(name: str) -> int:
     return table.col + [c.name for c in table.all_columns()].index(name)
 
 
+def chart_data_columns() -> set[int]:
+    """The #N/A points through the ceiling table (AH..AO by default), 0-based."""
+    return set(range(matmul.POINTS_COL, matmul.CEILING_COL + len(matmul.CEILING.all_columns())))
+
+
+def hidden_columns(path: Path, sheet: str) -> set[int]:
+    ws = openpyxl.load_workbook(path)[sheet]
+    out = set()
+    for dim in ws.column_dimensions.values():
+        if dim.hidden:
+            out |= set(range(dim.min - 1, dim.max))
+    return out
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
     path, _ = build_workbook(tmp_path_factory.mktemp("chart") / "roofline.xlsx")
@@ -81,9 +97,10 @@ def test_series_read_the_na_helper_columns_and_the_ridge(built):
     assert ref(ser["compute-bound"], "yVal") == (column_of("plot_compute"), first, last)
     assert ref(ser["memory-bound"], "yVal") == (column_of("plot_memory"), first, last)
     assert ref(ser["roofline ceiling"], "yVal")[0] == column_of("roof_tflops")
-    # the helpers sit right of the chart (visible, styled as formulas: a chart skips
-    # hidden cells unless told otherwise, and LibreOffice's reading of that flag varies)
+    # the helpers sit right of the chart, hidden, and the chart plots hidden cells
     assert x > matmul.CHART_COL + matmul.CHART_COLS - 1
+    assert hidden_columns(built, "Matmul") == chart_data_columns()
+    assert root.find(f"{C}chart/{C}plotVisOnly").get("val") == "0"
     # every series is numeric (a strRef x is what makes Excel number the points 1, 2, 3)
     for s in ser.values():
         for part in ("xVal", "yVal"):
@@ -160,6 +177,8 @@ def test_fill_chart_is_markers_without_smoothing(tmp_path):
         roots = [ET.fromstring(z.read(n)) for n in names]
     (root,) = [r for r in roots if r.find(f".//{C}scatterChart") is not None]
     assert root.find(f".//{C}scatterStyle").get("val") == "lineMarker"
+    assert root.find(f"{C}chart/{C}plotVisOnly").get("val") == "0"  # its data are hidden
+    assert hidden_columns(filled, "sg Matmul") == chart_data_columns()
     ser = {"".join(s.find(f"{C}tx").itertext()): s for s in root.iter(f"{C}ser")}
     assert list(ser) == ["roofline ceiling", "compute-bound", "memory-bound", "ridge point"]
     for name, s in ser.items():
@@ -191,6 +210,63 @@ def test_fp8_on_a100_leaves_no_text_in_chart_data(tmp_path):
     for name in ("plot_compute", "plot_memory"):
         got = ev.column("Matmul", get_column_letter(column_of(name) + 1), first, last)
         assert {str(v) for v in got} == {"#N/A"}, name
+    # the ceiling needs the missing peak: its x (which Excel would number 1, 2, 3 as text)
+    # and y are #N/A on all 7 decade rows
+    top = matmul.CEILING.first_row + 1
+    for name in ("roof_x", "roof_y", "roof_tflops"):
+        got = ev.column("Matmul", get_column_letter(column_of(name) + 1), top, top + 6)
+        assert [str(v) for v in got] == ["#N/A"] * 7, name
     got = ev.column("Matmul", get_column_letter(column_of("plot_intensity") + 1), first, last)
     assert all(isinstance(v, float) for v in got[:12])  # intensity needs no peak: numbers
     assert [str(v) for v in got[12:]] == ["#N/A", "#N/A"]  # the spare rows
+
+
+def _chart_pixels(workbook: Path, tmp: Path) -> dict[str, int]:
+    """LibreOffice's print of the Matmul chart alone (its columns and rows), rasterised by
+    poppler: how many pixels are each series' palette colour."""
+    import numpy as np
+    from PIL import Image
+
+    from sheetgen import palette
+    from sheetgen.libreoffice import recalculate
+    from tests.test_render_docs import load_render
+
+    render = load_render()
+    area = (f"${get_column_letter(matmul.CHART_COL + 1)}$1:"
+            f"${get_column_letter(matmul.CHART_COL + matmul.CHART_COLS)}$"
+            f"{matmul.TABLE.first_row + matmul.CHART_ROWS + 2}")
+    render.narrow_print_areas(workbook, {"Matmul": area}, one_page={"Matmul"})
+    pdf = recalculate(workbook, tmp, to="pdf", timeout=300)
+    png = tmp / "chart"
+    page = render.sheet_pages(pdf)["Matmul"] + 1
+    subprocess.run(["pdftoppm", "-png", "-singlefile", "-r", "100", "-f", str(page), "-l",
+                    str(page), str(pdf), str(png)], check=True)
+    with Image.open(png.with_suffix(".png")) as im:
+        rgb = np.asarray(im.convert("RGB"), dtype=int)
+    out = {}
+    for name, color in (("ceiling", palette.CEILING), ("compute", palette.COMPUTE),
+                        ("memory", palette.MEMORY)):
+        want = np.asarray(palette.rgb(color))
+        out[name] = int((np.abs(rgb - want).max(axis=2) <= 24).sum())
+    return out
+
+
+@needs_libreoffice
+@pytest.mark.skipif(shutil.which("pdftoppm") is None, reason="poppler-utils not installed")
+def test_libreoffice_draws_the_chart_from_its_hidden_columns(tmp_path):
+    """The chart data are hidden; LibreOffice still draws the ceiling line and both regimes'
+    markers, because the chart says <c:plotVisOnly val="0"/>. The control flips it to "1"
+    (what xlsxwriter writes by default), and LibreOffice then drops the hidden ceiling."""
+    path, _ = build_workbook(tmp_path / "shown.xlsx")
+    shown = _chart_pixels(path, tmp_path / "a")
+    assert shown["ceiling"] > 100 and shown["compute"] > 20 and shown["memory"] > 20, shown
+    control = tmp_path / "control.xlsx"
+    with zipfile.ZipFile(path) as z:
+        parts = {n: z.read(n) for n in z.namelist()}
+    (name,) = [n for n in parts if re.fullmatch(r"xl/charts/chart\d+\.xml", n)]
+    parts[name] = parts[name].replace(b'<c:plotVisOnly val="0"/>', b'<c:plotVisOnly val="1"/>')
+    with zipfile.ZipFile(control, "w", zipfile.ZIP_DEFLATED) as z:
+        for n, data in parts.items():
+            z.writestr(n, data)
+    hidden = _chart_pixels(control, tmp_path / "b")
+    assert hidden["ceiling"] < shown["ceiling"] / 4, (hidden, shown)  # the legend sample

@@ -73,6 +73,19 @@ def test_libreoffice_recalculates_without_error_values(fp8_on_a100: Path, tmp_pa
     assert errors and {(sheet, cell[1]) for sheet, cell, _ in errors} <= chart_data, [
         e for e in errors if (e[0], e[1][1]) not in chart_data][:10]
     assert {v for _, _, v in errors} == {"#N/A"}
+    # every chart-data column is numbers or #N/A only, no marker text (text x makes Excel
+    # number a series' points 1, 2, 3): the ceiling needs the missing peak, so its x, y and
+    # TFLOP/s are #N/A on all 7 decade rows; of the points only the intensity is a number
+    mat = values["Matmul"]
+    rows = {matmul.POINTS.name: range(matmul.TABLE.first_row, matmul.TABLE.first_row + 14),
+            matmul.CEILING.name: range(matmul.CEILING.first_row, matmul.CEILING.first_row + 7)}
+    for t in (matmul.POINTS, matmul.CEILING):
+        for i, c in enumerate(t.columns, start=len(t.inputs)):
+            got = [mat.get((r, t.col + i)) for r in rows[t.name]]
+            if c.name == "plot_intensity":  # 12 shapes, then the 2 spare rows
+                assert all(isinstance(v, float) for v in got[:12]) and got[12:] == ["#N/A"] * 2
+            else:
+                assert got == ["#N/A"] * len(got), (c.name, got)
     markers = sum(1 for cells in values.values() for v in cells.values() if v == MARKER)
     assert markers > 100
     assert check_workbook(recalculated).ok

@@ -35,7 +35,7 @@ from xlsxwriter.utility import xl_col_to_name
 
 import sheetgen
 import sheetgen.gsheets_client
-from sheetgen import gsheets, gsheets_requests
+from sheetgen import gsheets, gsheets_requests, palette
 from sheetgen.cli import cli
 from sheetgen.errors import SheetsError
 from sheetgen.gsheets import SpreadsheetState, requests_for
@@ -47,13 +47,14 @@ KEY = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcd"
 OTHER = "1ZyXwVuTsRqPoNmLkJiHgFeDcBa9876543210-_zyxw"
 URL = f"https://docs.google.com/spreadsheets/d/{KEY}/edit#gid=0"
 SHAPES = [(1, 4096, 4096), (64, 8192, 8192), (4096, 4096, 4096)]
-#: Matmul, Google only: the chart helpers (LOG10 columns, the label copy, blank spacers)
+#: Matmul, Google only: the chart helpers (LOG10 columns, blank spacers)
 _CH = chart_helpers
-LOG_COLUMNS = {xl_col_to_name(c) for c in (_CH.CEILING_BLOCK, _CH.CEILING_BLOCK + 1,
-                                          _CH.POINTS_BLOCK, _CH.POINTS_BLOCK + 2)}
+#: log10 ceiling x, ceiling y, ridge y | log10 points x, compute-bound y, memory-bound y
+LOG_X, LOG_CEIL, LOG_RIDGE = (xl_col_to_name(_CH.CEILING_BLOCK + i) for i in range(3))
+LOG_PX, LOG_COMP, LOG_MEM = (xl_col_to_name(_CH.POINTS_BLOCK + i) for i in (0, 3, 4))
+LOG_COLUMNS = {LOG_X, LOG_CEIL, LOG_RIDGE, LOG_PX, LOG_COMP, LOG_MEM}
 BLANK_COLUMNS = {xl_col_to_name(c) for c in _CH.BLANK_COLUMNS}
-LABEL_COLUMN = xl_col_to_name(_CH.LAST_COL)
-HELPER_COLUMNS = LOG_COLUMNS | BLANK_COLUMNS | {LABEL_COLUMN}
+HELPER_COLUMNS = LOG_COLUMNS | BLANK_COLUMNS
 
 
 # --------------------------------------------------------------------------- helpers
@@ -207,11 +208,12 @@ def test_stored_cells_equal_the_xlsx_build(tmp_path, shared, gsheets_client):
         assert not extra, (ws.title, sorted(extra)[:5])
     assert n > 300
     helpers = snap.sheets["Matmul"]
-    for col in sorted(LOG_COLUMNS):
+    for col in sorted(LOG_COLUMNS - {LOG_RIDGE}):
         assert helpers[f"{col}5"]["stringValue"].startswith("chart helper: log10")
         assert helpers[f"{col}6"]["formulaValue"].count("LOG10(") == 1
-    label = xl_col_to_name(len(matmul.TABLE.all_columns()) - 1)  # the table's shape label
-    assert helpers[f"{LABEL_COLUMN}6"] == {"formulaValue": f'=IF(D6="ok",{label}6,"")'}
+        assert helpers[f"{col}6"]["formulaValue"].count("NA()") >= 1  # never "" or text
+    assert helpers[f"{LOG_RIDGE}6"]["formulaValue"] == \
+        f"=IF(AND({xl_col_to_name(matmul.CEILING_COL)}6=0,ISNUMBER({LOG_CEIL}6)),{LOG_CEIL}6,NA())"
     for col in BLANK_COLUMNS:  # the chart's spacer columns hold nothing in the data rows
         assert helpers[f"{col}5"] == {"stringValue": "(blank)"}
         assert not [ref for ref in helpers if ref.rstrip("0123456789") == col and ref != f"{col}5"]
@@ -241,9 +243,9 @@ def test_formats_validation_conditional_freeze_chart(shared, gsheets_client):
     e6 = shared.cell(KEY, "Matmul", "E6")  # FLOPs: readable units, the same pattern as xlsx
     assert e6["userEnteredFormat"]["numberFormat"] == {"type": "NUMBER",
                                                        "pattern": NUMBER_FORMATS["flop"]}
-    i6 = shared.cell(KEY, "Matmul", "I6")  # compute time: engineering notation, in seconds
-    assert i6["userEnteredFormat"]["numberFormat"] == {"type": "SCIENTIFIC",
-                                                       "pattern": '##0.00E+0" s"'}
+    i6 = shared.cell(KEY, "Matmul", "I6")  # compute time: held in µs, plain digits
+    assert i6["userEnteredFormat"]["numberFormat"] == {"type": "NUMBER",
+                                                       "pattern": NUMBER_FORMATS["time_us"]}
     assert shared.cell(KEY, "Matmul", "M6")["userEnteredFormat"]["numberFormat"]["type"] == \
         "PERCENT"
     assert shared.cell(KEY, "Matmul", "A5")["userEnteredFormat"]["textFormat"]["bold"]
@@ -255,10 +257,69 @@ def test_formats_validation_conditional_freeze_chart(shared, gsheets_client):
     basic = chart["spec"]["basicChart"]
     assert basic["chartType"] == "SCATTER"
     assert [a["title"] for a in basic["axis"]] == [
-        "log10 arithmetic intensity (FLOP/B)", "log10 attainable FLOP/s"]
-    domain = basic["domains"][0]["domain"]["sourceRange"]["sources"]
-    assert [(s["startColumnIndex"], s["startRowIndex"], s["endRowIndex"]) for s in domain] == [
-        (_CH.CEILING_BLOCK, 5, 12), (_CH.POINTS_BLOCK, 5, 13)]  # ceiling log x, points' log x
+        "log10 arithmetic intensity (FLOP/B)", "log10 attained TFLOP/s (TOP/s for int8)"]
+
+
+def _span(src):
+    return xl_col_to_name(src["startColumnIndex"]), src["startRowIndex"], src["endRowIndex"]
+
+
+def test_chart_series_ridge_and_regimes(shared, gsheets_client):
+    """The Google chart has the xlsx chart's design: ceiling, ridge, one series per regime,
+    from hidden columns it still plots, over the ranges and values known by hand."""
+    shared.compute = engine_compute
+    push(gsheets_client)  # A100 40GB SXM, bf16, efficiencies 1.0
+    mat = shared.spreadsheets[KEY].sheet(title="Matmul")
+    (chart,) = mat.charts
+    spec = chart["spec"]
+    assert spec["hiddenDimensionStrategy"] == "SHOW_ALL"
+    basic = spec["basicChart"]
+    # whole decades, as the xlsx chart: x 0.1..10^4 FLOP/B (1x4096x4096's 0.9995 FLOP/B up to
+    # the ridge, 200.6, and 4096^3's 1365), y 1..1000 TFLOP/s (1.554 up to the 312 roof)
+    windows = [a["viewWindowOptions"] for a in basic["axis"]]
+    assert windows == [{"viewWindowMin": -1, "viewWindowMax": 4, "viewWindowMode": "EXPLICIT"},
+                       {"viewWindowMin": 0, "viewWindowMax": 3, "viewWindowMode": "EXPLICIT"}]
+    # two offsets: the ceiling's 7 decade rows (6..12), the matmul table's 3 + 5 spare rows
+    ceiling, points = (LOG_X, 5, 12), (LOG_PX, 5, 13)
+    assert [_span(s) for s in basic["domains"][0]["domain"]["sourceRange"]["sources"]] == [
+        ceiling, points]
+    blank = sorted(BLANK_COLUMNS)
+    want = {  # series -> its column at the ceiling offset, then at the points offset
+        "ceiling": (LOG_CEIL, blank[2]), "ridge": (LOG_RIDGE, blank[3]),
+        "compute": (blank[0], LOG_COMP), "memory": (blank[1], LOG_MEM)}
+    got = [tuple(_span(s)[0] for s in item["series"]["sourceRange"]["sources"])
+           for item in basic["series"]]
+    assert got == list(want.values())
+    styles = [(item.get("lineStyle", {}).get("type"), item.get("pointStyle", {}).get("shape"),
+               item["colorStyle"]["rgbColor"]) for item in basic["series"]]
+    rgb = gsheets_requests.color_style
+    assert styles == [("SOLID", None, rgb(palette.CEILING)["rgbColor"]),
+                      (None, "DIAMOND", rgb(palette.RIDGE)["rgbColor"]),
+                      (None, "CIRCLE", rgb(palette.COMPUTE)["rgbColor"]),
+                      (None, "CIRCLE", rgb(palette.MEMORY)["rgbColor"])]
+    # every chart-data column (the #N/A points AH..AJ to the last log10 column) is hidden
+    hidden = {i for i, m in mat.col_meta.items() if m.get("hiddenByUser")}
+    assert hidden == set(range(matmul.POINTS_COL, _CH.LAST_COL + 1))
+    v = engine_compute(shared.snapshot(KEY))
+    # By hand: ridge = 312e12 / 1.555e12 = 200.643 FLOP/B at 312 TFLOP/s, on decade-0 row 9
+    ridge_x, peak = 312e12 / 1.555e12, 312.0
+    assert v[("Matmul", f"{LOG_X}9")] == pytest.approx(math.log10(ridge_x), rel=1e-12)
+    assert v[("Matmul", f"{LOG_RIDGE}9")] == pytest.approx(math.log10(peak), rel=1e-12)
+    assert [v[("Matmul", f"{LOG_RIDGE}{r}")] for r in (6, 7, 8, 10, 11, 12)] == ["#N/A"] * 6
+    # the ceiling one decade below the ridge: 20.064 FLOP/B at 20.064 x 1.555 = 31.2 TFLOP/s
+    assert v[("Matmul", f"{LOG_CEIL}8")] == pytest.approx(math.log10(31.2), rel=1e-12)
+    # 1x4096x4096: 2*4096^2 / (2*(4096 + 4096^2 + 4096)) = 0.99951 FLOP/B, memory-bound at
+    # 0.99951 x 1.555 = 1.5542 TFLOP/s; 4096^3: 4096/3 = 1365.3 FLOP/B, compute-bound at 312
+    i1 = 4096**2 / (4096 + 4096**2 + 4096)
+    assert v[("Matmul", f"{LOG_PX}6")] == pytest.approx(math.log10(i1), rel=1e-12)
+    assert v[("Matmul", f"{LOG_MEM}6")] == pytest.approx(math.log10(i1 * 1.555), rel=1e-12)
+    assert v[("Matmul", f"{LOG_COMP}6")] == "#N/A"
+    assert v[("Matmul", f"{LOG_PX}8")] == pytest.approx(math.log10(4096 / 3), rel=1e-12)
+    assert v[("Matmul", f"{LOG_COMP}8")] == pytest.approx(math.log10(peak), rel=1e-12)
+    assert v[("Matmul", f"{LOG_MEM}8")] == "#N/A"
+    for col in (LOG_PX, LOG_COMP, LOG_MEM):  # spare rows: #N/A, no point
+        assert v[("Matmul", f"{col}9")] == "#N/A"
+    assert sheetgen.check_spreadsheet(KEY, client=gsheets_client).ok
 
 
 def test_user_text_lands_as_text(tmp_path, shared, gsheets_client, shapes_csv):
@@ -299,7 +360,9 @@ def test_request_count(rows, shared, big_client):
     assert biggest <= gsheets.MAX_BODY_BYTES
     last = 5 + rows + 200
     stored = shared.cell(KEY, "Matmul", f"L{last}")["userEnteredValue"]["formulaValue"]
-    assert stored == f'=IF(D{last}="ok",IF(ISNUMBER(PEAK_FLOPS),E{last}/K{last},DTYPE_GAP),"")'
+    # attained FLOP/s = FLOPs / predicted time, the time cell holding µs
+    assert stored == (f'=IF(D{last}="ok",IF(ISNUMBER(PEAK_FLOPS),E{last}/(K{last}/1E+06),'
+                      'DTYPE_GAP),"")')
     assert shared.cell(KEY, "Matmul", f"A{5 + rows}")["userEnteredValue"] == {
         "numberValue": shapes[-1][0]}
 
@@ -454,9 +517,10 @@ def test_read_returns_google_values(shared, gsheets_client):
         assert list(frame[col]) == pytest.approx(list(ref[col]), rel=1e-12), col
     assert list(frame["regime"]) == list(ref["regime"])
     google = engine_compute(shared.snapshot(KEY))  # the chart's log10 helper, as computed
-    log_x, log_y = (xl_col_to_name(chart_helpers.POINTS_BLOCK + i) + "6" for i in (0, 2))
-    assert google[("Matmul", log_y)] == pytest.approx(math.log10(ref["attained_flops"][0]))
-    assert google[("Matmul", log_x)] == pytest.approx(math.log10(ref["intensity"][0]))
+    assert ref["regime"][0] == "memory-bound"
+    assert google[("Matmul", f"{LOG_MEM}6")] == pytest.approx(
+        math.log10(ref["attained_flops"][0] / 1e12))
+    assert google[("Matmul", f"{LOG_PX}6")] == pytest.approx(math.log10(ref["intensity"][0]))
     inputs = sheetgen.read(KEY, client=gsheets_client, sheet="inputs")
     assert inputs.loc["gpu_name", "value"] == "H100 SXM"
     assert inputs.loc["peak_flops", "value"] == pytest.approx(989.4e12, rel=1e-3)
@@ -491,10 +555,9 @@ def test_check_follows_user_edits_and_finds_disagreement(shared, gsheets_client)
     where = {(m.cell, m.note.startswith("formula changed")) for m in report.mismatches}
     assert {("G6", False), ("K7", True)} <= where
     # the cells computed from K7 follow its new formula, and are reported as such
-    log_y = xl_col_to_name(_CH.POINTS_BLOCK + 2)
     plotted = {f"{xl_col_to_name(matmul.POINTS_COL + i)}7" for i in (1, 2)}  # #N/A helpers
-    assert {c for c, changed in where - {("G6", False), ("K7", True)}} <= {"L7", "M7",
-                                                                           f"{log_y}7", *plotted}
+    assert {c for c, changed in where - {("G6", False), ("K7", True)}} <= {
+        "L7", "M7", f"{LOG_COMP}7", f"{LOG_MEM}7", *plotted}
     assert all(not changed for c, changed in where if c != "K7")
 
 

@@ -210,3 +210,31 @@ def test_the_emulator_refuses_what_the_schema_refuses(sheets_emulator, gsheets_c
     with pytest.raises(SheetsError, match=r"HTTP 400 .*Deprecated field CellFormat"):
         sheetgen.push(KEY, client=gsheets_client, shapes=SHAPES, spare_rows=2, replace=True)
     assert sheets_emulator.schema_errors
+
+
+def test_a_layout_the_split_domain_rules_refuse_is_not_sent():
+    """_chart_request raises rather than sends: a series' y not at column i + 1 right of its
+    x, or point labels on a series that is not the last (its "next column" is the next
+    series' own column)."""
+    from sheetgen.plan import ChartPlan, SeriesPlan
+
+    def plan(*series: SeriesPlan) -> ChartPlan:
+        return ChartPlan("t", 0, 0, series, "x", "y")
+
+    ceiling = SeriesPlan("ceiling", (10, 5, 11), (11, 5, 11), line=True)
+    a = SeriesPlan("a", (15, 5, 20), (17, 5, 20))  # i = 1: y at x + 2, as laid out
+    b = SeriesPlan("b", (15, 5, 20), (18, 5, 20))
+    request = gsheets_requests._chart_request(0, plan(ceiling, a, b), 7)
+    spec = request["addChart"]["chart"]["spec"]["basicChart"]
+    assert list(discovery.chart_rule_errors(spec)) == []
+    assert [s["startColumnIndex"] for s in spec["domains"][0]["domain"]["sourceRange"]
+            ["sources"]] == [10, 15]  # one offset per distinct x column
+    with pytest.raises(ValueError, match="not column 2 right of its x"):
+        gsheets_requests._chart_request(0, plan(ceiling, SeriesPlan("a", (15, 5, 20),
+                                                                    (16, 5, 20))), 7)
+    labelled = SeriesPlan("a", (15, 5, 20), (17, 5, 20), labels=(18, 5, 20))
+    with pytest.raises(ValueError, match="labels"):
+        gsheets_requests._chart_request(0, plan(ceiling, labelled, b), 7)
+    last = SeriesPlan("b", (15, 5, 20), (18, 5, 20), labels=(19, 5, 20))
+    spec = gsheets_requests._chart_request(0, plan(ceiling, a, last), 7)["addChart"]
+    assert list(discovery.chart_rule_errors(spec["chart"]["spec"]["basicChart"])) == []

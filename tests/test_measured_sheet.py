@@ -49,7 +49,7 @@ def test_sheet_matches_the_fit_without_the_sheet(calibration):
     for waves in (False, True):
         p = _plan(cal, waves)
         table = p.table("measured")
-        col = {c.name: c.values for c in table.columns}
+        col = {c.name: p.model.columns[c.name] for c in table.columns}  # SI
         params = fit.Params(**{**cal.params.__dict__, "waves": waves})
         expect = fit.predict(device_for(cal.gpu, cal.dtype), params, cal.data)
         np.testing.assert_allclose(np.asarray(col[measured.CAL_TIME.name], float), expect,
@@ -83,9 +83,9 @@ def test_libreoffice_recalculates_the_measured_sheet_to_the_model(calibration):
     ws = wb["Measured"]
     block = {ws.cell(r, 1).value: r for r in range(1, 30)}
     ws.cell(block[measured.CAL_WAVES.label], 2).value = "off"
-    ws.cell(block[measured.CAL_FLOOR.label], 2).value = 3e-6
+    ws.cell(block[measured.CAL_FLOOR.label], 2).value = 3  # the sheet's times are µs
     first = measured.TABLE.first_row + 1
-    ws.cell(first, 5).value = 4e-4
+    ws.cell(first, 5).value = 400
     wb.save(edited)
     out = recalc_many([*files, wrong, edited], tmp / "lo")
     for key, path in zip(plans, files, strict=True):
@@ -100,7 +100,7 @@ def test_libreoffice_recalculates_the_measured_sheet_to_the_model(calibration):
     col = measured.TABLE.col + [c.name for c in measured.TABLE.all_columns()].index(
         measured.CAL_TIME.name)
     rows = [got[(measured.TABLE.first_row + i, col)] for i in range(len(expect))]
-    np.testing.assert_allclose(rows, expect, rtol=1e-9)
+    np.testing.assert_allclose(rows, expect * 1e6, rtol=1e-9)  # µs
 
 
 def test_calibrate_output_workbook_checks_clean(tmp_path):

@@ -61,7 +61,9 @@ def test_default_workbook_prints_on_few_pages_one_page_wide(rendered):
 def test_rendered_cells_show_readable_units(rendered):
     _, pages = rendered
     matmul = "\n".join(t for t in pages if t.startswith("Matmul "))
-    assert "33.57 MB" in matmul and "21.59E-6 s" in matmul  # 1×4096×4096, hand figures above
+    # 1×4096×4096: 33,570,816 B / 1.555e12 B/s = 21.589 µs, shown in the µs column
+    assert "33.57 MB" in matmul and "21.59" in matmul and "(µs)" in matmul
+    assert "E-6" not in matmul and "E-05" not in matmul  # no seconds in scientific notation
     assert "312.0 TFLOP/s" in matmul  # a compute-bound shape at the bf16 peak
     assert "E+07" not in matmul and "E+14" not in matmul  # no raw SI scientific notation
     inputs = next(t for t in pages if t.startswith("Inputs "))
@@ -74,8 +76,13 @@ def test_number_formats_of_time_size_and_rate_cells(tmp_path: Path):
     header = {ws.cell(5, c).value: c for c in range(1, ws.max_column + 1)}
     assert ws.cell(6, header["bytes moved"]).number_format == NUMBER_FORMATS["bytes"]
     assert ws.cell(6, header["FLOPs"]).number_format == NUMBER_FORMATS["flop"]
-    for name in ("compute time", "memory time", "predicted time"):
-        assert ws.cell(6, header[name]).number_format == '##0.00E+0" s"'
+    for name in ("compute time (µs)", "memory time (µs)", "predicted time (µs)"):
+        assert ws.cell(6, header[name]).number_format == NUMBER_FORMATS["time_us"]
+    # the cell holds µs: the first default shape 1×4096×4096 moves
+    # 2·(4096 + 4096² + 4096) B = 33,570,816 B in 33,570,816 / 1.555e12 s = 21.589 µs
+    cached = openpyxl.load_workbook(path, data_only=True)["Matmul"]
+    assert cached.cell(6, header["memory time (µs)"]).value == pytest.approx(
+        33_570_816 / 1.555e12 * 1e6, rel=1e-12)
     assert ws.cell(6, header["attained FLOP/s"]).number_format == NUMBER_FORMATS["rate"]
     inputs = openpyxl.load_workbook(path)["Inputs"]
     formats = {inputs.cell(r, 1).value: inputs.cell(r, 2).number_format

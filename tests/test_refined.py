@@ -117,12 +117,13 @@ def refined_books(tmp_path_factory):
                                          spare_rows=0, tile=(256, 64), waves=False)),
     }
     files = {k: write_xlsx(p, tmp / f"{k}.xlsx") for k, p in plans.items()}
-    # The user switches waves off, picks 64x256 tiles, a 10 µs floor and the H100 SXM.
+    # The user switches waves off, picks 64x256 tiles, a 10 µs floor (the Inputs cell holds
+    # µs) and the H100 SXM.
     edited = tmp / "edited.xlsx"
     wb = openpyxl.load_workbook(files["a100"])
     names = plans["a100"].defined_names
     for name, value in (("WAVE_QUANT", "off"), ("TILE_M", 64), ("TILE_N", 256),
-                        ("LAUNCH_OVERHEAD", 1e-5), ("GPU_NAME", "H100 SXM")):
+                        ("LAUNCH_OVERHEAD", 10), ("GPU_NAME", "H100 SXM")):  # µs
         sheet, cell = names[name].split("!")
         wb[sheet.strip("'")][cell.replace("$", "")] = value
     wb.save(edited)

@@ -50,7 +50,7 @@ def test_narrowed_pages_hold_what_the_pictures_show(tmp_path: Path):
     assert set(pages) >= {"Matmul", "Parallelism"}
     first = texts[pages["Matmul"]]
     assert "m (rows)" in first and "chart label" in first and "Roofline" in first
-    assert "21.59E-6 s" in first  # 1×4096×4096 memory time: 33,570,816 B / 1.555e12 B/s
+    assert "21.59" in first  # 1×4096×4096 memory time (µs): 33,570,816 B / 1.555e12 B/s
     assert "chart points" not in first.lower()  # the helper columns (AH..) are left out
     par = [t for t in texts if t.startswith("Parallelism ")]
     assert len(par) == 1, len(par)  # one page: inputs through the verdict

@@ -15,7 +15,14 @@ from openpyxl.styles import Font
 from sheetgen.api import to_shapes
 from sheetgen.cli import cli
 from sheetgen.errors import InputError
-from sheetgen.shapes import MAX_REPORTED, Shape, header_key, read_shape_table, read_shapes
+from sheetgen.shapes import (
+    HEADER_SEARCH_ROWS,
+    MAX_REPORTED,
+    Shape,
+    header_key,
+    read_shape_table,
+    read_shapes,
+)
 
 
 @pytest.mark.parametrize(("cell", "key"), [
@@ -154,6 +161,47 @@ def test_shapes_sheet_choice_and_errors(tmp_path: Path):
     with pytest.raises(InputError, match=r"no sheet has a header row.*--shapes-sheet"):
         read_shapes(none)
 
+
+
+def test_deep_header_in_an_auto_detected_workbook_says_where_to_look(tmp_path: Path):
+    """A header below the search window of every sheet: the message says how far each sheet
+    was searched and names the sheet (quoted for the shell) that has one further down; named
+    with --shapes-sheet, that sheet is searched to its end and read."""
+    notes = [[f"note {i}"] for i in range(HEADER_SEARCH_ROWS + 10)]  # rows 1..60
+    path = openpyxl_book(tmp_path / "deep.xlsx", {
+        "Readme": [["about"], [None], ["these shapes"]],  # non-blank rows 1 and 3
+        "My Data": [*notes, ["M", "K", "N"], [8, 4096, 4096]],  # header on row 61
+    })
+    with pytest.raises(InputError) as info:
+        read_shapes(path)
+    msg = str(info.value)
+    assert "in its first 50 non-blank rows" in msg, msg
+    assert "searched 'Readme' to row 3, 'My Data' to row 50" in msg, msg
+    assert "sheet 'My Data' has one on row 61: pass --shapes-sheet 'My Data'" in msg, msg
+    assert read_shapes(path, "My Data") == [Shape(8, 4096, 4096)]
+    bad = CliRunner().invoke(cli, ["show", "--shapes", str(path)])
+    assert bad.exit_code == 2 and bad.output.count("\n") == 1, bad.output
+    assert bad.output.startswith("Error: deep.xlsx: no sheet has a header row")
+    good = CliRunner().invoke(cli, ["show", "--shapes", str(path), "--shapes-sheet", "My Data"])
+    assert good.exit_code == 0, good.output
+    assert "4096" in good.output
+
+
+def test_no_header_anywhere_in_a_workbook_lists_the_search(tmp_path: Path):
+    path = openpyxl_book(tmp_path / "none.xlsx", {"A": [["a", "b"], [1, 2]], "B": []})
+    with pytest.raises(InputError, match=r"\(searched 'A' to row 2, 'B' \(empty\)\); name "
+                                         r"the sheet holding the shapes with --shapes-sheet$"):
+        read_shapes(path)
+
+
+def test_deep_csv_header_names_the_row_where_the_search_stopped(shapes_csv):
+    """Blank lines do not count: with a blank line after each note, the 50th non-blank row
+    is line 99, so the search stops there and the header on line 103 is out of reach."""
+    notes = "".join(f"note {i}\n\n" for i in range(HEADER_SEARCH_ROWS + 1))  # lines 1..102
+    path = shapes_csv(notes + "m,k,n\n1,2,3\n")
+    with pytest.raises(InputError, match=r"is on row 103, .* first 50 non-blank rows \(the "
+                                         r"search stopped at row 99\); delete the rows above"):
+        read_shapes(path)
 
 def test_not_a_workbook(tmp_path: Path):
     fake = tmp_path / "x.xlsx"

@@ -85,7 +85,7 @@ def test_practice_feedback_and_reveal():
     truth = _practice_plan([(None, None, None)] * 4, 0).table("practice")
     intensity = truth.column("p_intensity").values
     regime = truth.column("p_regime").values
-    time = truth.column("p_time").values
+    time = truth.column("p_time").values / 1e6  # the cells hold µs; guesses go in as SI
     guesses = [
         (intensity[0] * 1.05, regime[0], time[0] * 0.95),      # all within 10 %
         (intensity[1] * 1.5, "compute-bound" if regime[1] == "memory-bound" else

@@ -19,6 +19,7 @@ from typing import Any
 import click
 
 from sheetgen import __version__, defaults
+from sheetgen.console import INTERRUPTED_EXIT
 from sheetgen.errors import SheetgenError
 from sheetgen.hardware import DTYPES
 
@@ -47,7 +48,6 @@ def progress_bar(total: int, label: str) -> Iterator[Callable[[int], None] | Non
         yield bar.update
 
 
-INTERRUPTED_EXIT = 128 + signal.SIGINT  # 130: what shells report for a Ctrl-C'd command
 
 
 class Terminated(KeyboardInterrupt):

@@ -19,7 +19,7 @@ from sheetgen import excel_numbers as xn
 from .limits import MAX_COL, MAX_RANGE_CELLS, MAX_ROW, LimitExceeded
 from .parser import Node
 from .refs import index_to_col
-from .store import Book
+from .store import Book, SheetStore
 from .values import (
     BOOL,
     DIV0,
@@ -107,11 +107,7 @@ def take_block(book: Book, sheet: str, r1: int, c1: int, r2: int, c2: int) -> Ve
     if store is None or r1 < 1 or c1 < 1 or r2 > MAX_ROW or c2 > MAX_COL:
         return error_vec(REF)
     nominal = (r2 - r1 + 1, c2 - c1 + 1)
-    if r2 >= MAX_ROW:  # whole-column reference: nothing lives below the last used row
-        r2 = max(r1, store.cap - 1)
-    if (r2 - r1 + 1) * (c2 - c1 + 1) > _CLIP_CELLS:
-        r2 = max(r1, min(r2, store.cap - 1))
-        c2 = max(c1, min(c2, store.max_col))
+    r2, c2 = clip_block(store, r1, c1, r2, c2)
     h, w = r2 - r1 + 1, c2 - c1 + 1
     if h * w > MAX_RANGE_CELLS:
         raise LimitExceeded(
@@ -130,6 +126,18 @@ def take_block(book: Book, sheet: str, r1: int, c1: int, r2: int, c2: int) -> Ve
     kind = v.kind.reshape(1, h) if not isinstance(v.kind, int) else v.kind
     obj = None if v.obj is None else v.obj.reshape(1, h)
     return _nominal(Vec(kind, v.num.reshape(1, h), obj, is_ref=True, dims=(h, 1)), nominal)
+
+
+def clip_block(store: SheetStore, r1: int, c1: int, r2: int, c2: int) -> tuple[int, int]:
+    """The (r2, c2) take_block materialises a rectangle to: a whole-column reference ends at
+    the sheet's last present row, and a rectangle over _CLIP_CELLS at its last present row
+    and column (the top-left corner stays)."""
+    if r2 >= MAX_ROW:  # whole-column reference: nothing lives below the last used row
+        r2 = max(r1, store.cap - 1)
+    if (r2 - r1 + 1) * (c2 - c1 + 1) > _CLIP_CELLS:
+        r2 = max(r1, min(r2, store.cap - 1))
+        c2 = max(c1, min(c2, store.max_col))
+    return r2, c2
 
 
 def _nominal(v: Vec, nominal: tuple[int, int]) -> Vec:

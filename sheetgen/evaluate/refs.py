@@ -7,6 +7,7 @@ import re
 from sheetgen.errors import WorkbookError
 
 _A1 = re.compile(r"^\$?([A-Za-z]{1,3})\$?(\d+)$")
+_BARE_SHEET = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 
 
 def col_to_index(letters: str) -> int:
@@ -50,3 +51,8 @@ def parse_range(ref: str, sheet: str = "?") -> tuple[int, int, int, int]:
 def a1(row: int, col: int) -> str:
     """(5, 2) -> 'B5'."""
     return f"{index_to_col(col)}{row}"
+
+
+def quote_sheet(sheet: str) -> str:
+    """The sheet name as a message shows it before '!': quoted unless a plain identifier."""
+    return sheet if _BARE_SHEET.fullmatch(sheet) else f"'{sheet}'"

@@ -8,15 +8,9 @@ from typing import Any
 import numpy as np
 
 from .limits import MAX_COL
-from .refs import a1
+from .refs import a1, quote_sheet
 from .store import Book, Column
 from .values import ERR, NotEvaluated
-
-
-def _q(sheet: str) -> str:
-    import re
-
-    return sheet if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", sheet) else f"'{sheet}'"
 
 
 class Skipped:
@@ -80,6 +74,6 @@ class Skipped:
             row, col = int(first[j]), int(source[j])
             sheet, why = self._why[(sheets[j], row, col)]
             if not why.startswith("reads "):
-                why = f"reads {_q(sheet)}!{a1(row, col)}: {why}"
+                why = f"reads {quote_sheet(sheet)}!{a1(row, col)}: {why}"
             out.append((j, why))
         return out

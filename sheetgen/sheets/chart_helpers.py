@@ -2,71 +2,95 @@
 
 The Sheets API has no log-scale chart axis, and a roofline on linear axes is unreadable (the
 shapes span eight decades), so the pushed workbook plots log10 of the same columns the xlsx
-chart plots on log axes. The helpers are ordinary quantities: declared once here, placed by
-the planner, checked against their references like every other column. They exist only in
-the pushed workbook (`plan_build(..., chart_helpers=True)`): the xlsx chart has real log axes
-and needs no helpers, and every xlsx cell keeps its address in the pushed workbook.
+chart plots on log axes: the ceiling, the ridge point and one series per regime, in TFLOP/s
+(TOP/s for int8) and FLOP/B. The helpers are ordinary quantities: declared once here, placed
+by the planner, checked against their references like every other column. They exist only
+in the pushed workbook (`plan_build(..., chart_helpers=True)`): the xlsx chart has real log
+axes and needs no helpers, and every xlsx cell keeps its address in the pushed workbook.
 
-Placement follows the API's rules for a chart whose one domain is split over two source
-ranges (the ceiling's x, then the points' x; https://developers.google.com/workspace/sheets/
-api/reference/rest/v4/spreadsheets/charts, ChartSourceRange and DataLabel): at each offset the
-domain and the series ranges are "in order and contiguous", and a series' custom labels come
-from the column right after it. So, right of the ceiling table (which stays where the xlsx
-build has it), two blocks of four columns, one per offset:
+Placement follows the API's rules for a chart whose one domain is split over several source
+ranges (https://developers.google.com/workspace/sheets/api/reference/rest/v4/spreadsheets/
+charts, ChartSourceRange): at each offset the domain and the series ranges are "in order and
+contiguous". Series that share an x column share an offset: the ceiling and the ridge (a
+column over the ceiling's rows, #N/A but at decade 0) read the ceiling's x; both regimes
+read the points' x. So, right of the ceiling table, two blocks of five columns (series in
+legend order: ceiling, ridge, compute-bound, memory-bound):
 
-    AP log10 ceiling x | AQ log10 ceiling y | AR (points: blank) | AS (labels: blank)
-    AT log10 points x  | AU (ceiling: blank) | AV log10 points y | AW point label
+    AP log10 x  | AQ ceiling y | AR ridge y   | AS (blank)     | AT (blank)       ceiling
+    AU log10 x  | AV (blank)   | AW (blank)   | AX compute y   | AY memory y      points
 
-(letters for the default layout; all derived from matmul.CEILING_COL). The xlsx chart's
-extra series (one per regime, the ridge point) are dropped here: the layout fixes the count.
+(letters for the default layout; all derived from matmul.CEILING_COL). No point labels: the
+API takes a split series' labels from the column right after it (DataLabel), which is the
+next series' column for every series but the last; the regime series' legend reads without
+them, as in the `fill`ed workbook.
 
-The ceiling block extends the ceiling table; the points block is two tables with the matmul
-table's rows (`Table.rows_of`). Rows the matmul guard rejects stay blank, so LOG10 only ever
-sees positive intensities and FLOP/s.
+Every helper is a number or NA() (#N/A), which Sheets' charts skip, like the xlsx chart data
+(sheets/matmul.py): guarded-out rows, the other regime's rows and a gap (fp8 on an A100).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
-from sheetgen.definitions import Quantity, SheetSpec, Table, Text
-from sheetgen.sheets import matmul
+from sheetgen import palette
+from sheetgen.definitions import NA_CODE, Quantity, SheetSpec, Table, Text
+from sheetgen.evaluate.values import ExcelError
+from sheetgen.sheets import matmul, roofline
 
 HELPER = "chart helper"
 
 
 def _log10(label: str, name: str, of: str) -> Quantity:
-    def reference(**a: np.ndarray) -> np.ndarray:
-        return np.log10(np.asarray(a[of], dtype=float))
+    """log10 of `of` where it is a number, else #N/A (never text in the chart data)."""
+    def reference(**a: Any) -> np.ndarray:
+        v = np.atleast_1d(np.asarray(a[of], dtype=object))
+        return np.asarray([np.log10(float(x)) if matmul.is_number(x) else ExcelError(NA_CODE)
+                           for x in v], dtype=object)
 
-    return Quantity(name, f"{HELPER}: log10 {label}", "", f"LOG10({{{of}}})", reference,
-                    fmt="ratio",
+    return Quantity(name, f"{HELPER}: log10 {label}", "", f"IF(ISNUMBER({{{of}}}),"
+                    f"LOG10({{{of}}}),{matmul.NA_FORMULA})", reference, fmt="ratio",
+                    handles_gaps=True,
                     doc=f"log10 of {of}: the Sheets API has no log axis, so the chart plots this.")
 
 
-LOG_INTENSITY = _log10("intensity", "log_intensity", "intensity")
-LOG_ATTAINED = _log10("attained FLOP/s", "log_attained", "attained_flops")
-LOG_ROOF_X = _log10("intensity", "log_roof_x", "roof_x")
-LOG_ROOF_Y = _log10("attainable FLOP/s", "log_roof_y", "roof_y")
-POINT_LABEL = Quantity("chart_label", f"{HELPER}: point label", "", "{shape_label}",
-                       lambda shape_label: shape_label, fmt="text",
-                       doc="The shape label again, right of the points' y: the API takes a "
-                           "split series' labels from the next column.")
+def _ridge(of: str) -> Quantity:
+    """`of` on the ceiling's decade-0 row (the ridge), #N/A on the others."""
+    def reference(roof_decade: Any, **a: Any) -> np.ndarray:
+        y, d = np.asarray(a[of], dtype=object), np.asarray(roof_decade, dtype=object)
+        return np.asarray([v if matmul.is_number(v) and k == 0 else ExcelError(NA_CODE)
+                           for v, k in zip(y, d, strict=True)], dtype=object)
 
-CEILING = replace(matmul.CEILING, columns=(*matmul.CEILING.columns, LOG_ROOF_X, LOG_ROOF_Y))
-#: first column of the four-column block of each offset (ceiling, points)
-CEILING_BLOCK = matmul.CEILING_COL + len(CEILING.all_columns()) - 2
-POINTS_BLOCK = CEILING_BLOCK + 4
-BLANK_COLUMNS = (CEILING_BLOCK + 2, CEILING_BLOCK + 3, POINTS_BLOCK + 1)
+    return Quantity("log_ridge_y", f"{HELPER}: log10 ridge TFLOP/s", "",
+                    f"IF(AND({{roof_decade}}=0,ISNUMBER({{{of}}})),{{{of}}},"
+                    f"{matmul.NA_FORMULA})", reference, fmt="ratio", handles_gaps=True,
+                    doc="The ceiling's y at the ridge row only: the ridge marker's series.")
+
+
+LOG_ROOF_X = _log10("intensity (FLOP/B)", "log_roof_x", "roof_x")
+LOG_ROOF_Y = _log10("attainable TFLOP/s", "log_roof_y", matmul.ROOF_PLOT.name)
+LOG_RIDGE_Y = _ridge(LOG_ROOF_Y.name)
+LOG_X = _log10("intensity (FLOP/B)", "log_intensity", matmul.PLOT_X.name)
+LOG_COMPUTE = _log10("compute-bound TFLOP/s", "log_compute", matmul.PLOT_COMPUTE.name)
+LOG_MEMORY = _log10("memory-bound TFLOP/s", "log_memory", matmul.PLOT_MEMORY.name)
+
+#: series in legend order; each block is one domain column and one column per series
+SERIES = 4
+CEILING = replace(matmul.CEILING,
+                  columns=(*matmul.CEILING.columns, LOG_ROOF_X, LOG_ROOF_Y, LOG_RIDGE_Y))
+#: first column of the block of each offset (ceiling and ridge; the regimes)
+CEILING_BLOCK = matmul.CEILING_COL + len(matmul.CEILING.all_columns())
+POINTS_BLOCK = CEILING_BLOCK + 1 + SERIES
+BLANK_COLUMNS = (CEILING_BLOCK + 3, CEILING_BLOCK + 4, POINTS_BLOCK + 1, POINTS_BLOCK + 2)
 POINTS_X = Table(name="chart_points_x", header_row=matmul.TABLE.header_row, col=POINTS_BLOCK,
-                 inputs=(), columns=(LOG_INTENSITY,), guard=matmul.TABLE.guard,
-                 rows_of=matmul.TABLE.name)
+                 inputs=(), columns=(LOG_X,), guard=matmul.TABLE.guard,
+                 rows_of=matmul.TABLE.name, na_rows=True)
 POINTS_Y = Table(name="chart_points_y", header_row=matmul.TABLE.header_row,
-                 col=POINTS_BLOCK + 2, inputs=(), columns=(LOG_ATTAINED, POINT_LABEL),
-                 guard=matmul.TABLE.guard, rows_of=matmul.TABLE.name)
-LAST_COL = POINTS_BLOCK + 3
+                 col=POINTS_BLOCK + 3, inputs=(), columns=(LOG_COMPUTE, LOG_MEMORY),
+                 guard=matmul.TABLE.guard, rows_of=matmul.TABLE.name, na_rows=True)
+LAST_COL = POINTS_BLOCK + SERIES
 
 
 def matmul_sheet() -> SheetSpec:
@@ -81,12 +105,13 @@ def matmul_sheet() -> SheetSpec:
                               for c in BLANK_COLUMNS)),
         tables=(matmul.TABLE, matmul.POINTS, CEILING, POINTS_X, POINTS_Y),
         charts=(replace(
-            chart, title=f"{chart.title} (log10 axes)", point_groups=(), ridge_row=None,
-            tight=False,
-            ceiling_x=LOG_ROOF_X.name, ceiling_y=LOG_ROOF_Y.name,
-            points_x=LOG_INTENSITY.name, points_y=LOG_ATTAINED.name,
-            points_label=POINT_LABEL.name,
-            x_title=f"log10 {chart.x_title}", y_title="log10 attainable FLOP/s",
+            chart, title=f"{chart.title} (log10 axes)", ridge_row=None, log10_data=True,
+            ceiling_x=LOG_ROOF_X.name, ceiling_y=LOG_ROOF_Y.name, ridge_y=LOG_RIDGE_Y.name,
+            points_x=LOG_X.name, points_y=LOG_COMPUTE.name, points_label=None,
+            point_groups=((roofline.COMPUTE_BOUND, LOG_COMPUTE.name, palette.COMPUTE),
+                          (roofline.MEMORY_BOUND, LOG_MEMORY.name, palette.MEMORY)),
+            x_title=f"log10 {chart.x_title}", y_title=f"log10 {chart.y_title}",
         ),),
         column_widths=widths,
+        hidden_spans=((matmul.POINTS_COL, LAST_COL),),  # the chart data, plotted (SHOW_ALL)
     )

@@ -58,7 +58,7 @@ LINK_EFF = _efficiency("link_eff", "Link efficiency", "LINK_EFF",
 LAUNCH_OVERHEAD = Input(
     "launch_overhead", "Launch overhead", "s", fmt="sci", defined_name="LAUNCH_OVERHEAD",
     validation=Validation("decimal_range", minimum=0.0, maximum=1.0,
-                          message="Seconds per matmul call, 0 to 1 (0 = no floor)"),
+                          message="µs per matmul call, 0 to 1,000,000 (0 = no floor)"),
     doc="Fixed cost of one matmul call (launch, first tile's latency): the refined time's floor.",
 )
 _TILE_RULE = Validation("whole_min", minimum=1, maximum=MAX_TILE,
@@ -234,6 +234,7 @@ BLOCK = Block(
 def sheet() -> SheetSpec:
     return SheetSpec(
         name=SHEET,
+        time_unit="µs",
         texts=(
             Text(0, 0, "sheetgen: roofline model inputs", "title"),
             Text(1, 0, "Yellow cells are inputs (dropdowns for GPU and dtype); grey cells are "

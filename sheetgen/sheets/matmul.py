@@ -143,7 +143,7 @@ def _plot_value(name: str, label: str, unit: str, of: str, *, scale: float = 1.0
 
     def reference(**a: Any) -> np.ndarray:
         v = np.asarray(a[of], dtype=object)
-        ok = np.asarray([_number(x) for x in v], dtype=bool)
+        ok = np.asarray([is_number(x) for x in v], dtype=bool)
         if regime is not None:
             ok &= np.asarray(a["regime"], dtype=object) == regime
         out = np.full(len(v), ExcelError(NA_CODE), dtype=object)
@@ -155,7 +155,7 @@ def _plot_value(name: str, label: str, unit: str, of: str, *, scale: float = 1.0
                     doc=f"Chart data: {of} as a number or #N/A, which charts skip.")
 
 
-def _number(x: Any) -> bool:
+def is_number(x: Any) -> bool:
     return isinstance(x, int | float | np.integer | np.floating) and not isinstance(x, bool) \
         and bool(np.isfinite(x))
 
@@ -179,15 +179,45 @@ POINTS = Table(name="chart_points", header_row=TABLE.header_row, col=POINTS_COL,
 # The ceiling of the chart: x spans decades either side of the attainable ridge, so the kink
 # sits exactly at a plotted point whatever GPU is selected.
 DECADE = Input("roof_decade", "decades from ridge", fmt="int", helper=True)
-ROOF_X = Quantity("roof_x", "intensity", "FLOP/B", "{attainable_ridge}*10^{roof_decade}",
-                  lambda attainable_ridge, roof_decade: attainable_ridge * 10.0 ** roof_decade,
-                  fmt="sci")
+
+
+def _na_unless(*names: str) -> Any:
+    """A reference wrapper: #N/A on the rows where any of `names` is no number (a gap)."""
+    def wrap(f: Any) -> Any:
+        def reference(**a: Any) -> np.ndarray:
+            n = max((np.size(a[k]) for k in a), default=1)
+            ok = np.ones(n, dtype=bool)
+            for k in names:
+                ok &= np.broadcast_to(np.vectorize(is_number, otypes=[bool])(
+                    np.asarray(a[k], dtype=object)), (n,))
+            args = {k: np.broadcast_to(np.asarray(v, dtype=object), (n,))[ok].astype(float)
+                    for k, v in a.items()}
+            if ok.all():
+                return np.asarray(f(**args), dtype=float)
+            out = np.full(n, ExcelError(NA_CODE), dtype=object)
+            out[ok] = f(**args)
+            return out
+        return reference
+    return wrap
+
+
+#: Chart data, so a number or NA() under a gap (fp8 on an A100) rather than the marker text,
+#: as the points' helpers: Excel would number a text x 1, 2, 3.
+ROOF_X = Quantity("roof_x", "intensity", "FLOP/B",
+                  f"IF(ISNUMBER({{attainable_ridge}}),{{attainable_ridge}}*10^{{roof_decade}},"
+                  f"{NA_FORMULA})",
+                  _na_unless("attainable_ridge")(
+                      lambda attainable_ridge, roof_decade: attainable_ridge
+                      * 10.0 ** roof_decade),
+                  fmt="sci", handles_gaps=True)
 ROOF_Y = Quantity(
     "roof_y", "attainable FLOP/s", "FLOP/s",
-    "MIN({attainable_flops},{roof_x}*{attainable_bw})",
-    lambda attainable_flops, roof_x, attainable_bw: np.minimum(attainable_flops,
-                                                               roof_x * attainable_bw),
-    fmt="sci",
+    "IF(AND(ISNUMBER({roof_x}),ISNUMBER({attainable_flops}),ISNUMBER({attainable_bw})),"
+    f"MIN({{attainable_flops}},{{roof_x}}*{{attainable_bw}}),{NA_FORMULA})",
+    _na_unless("roof_x", "attainable_flops", "attainable_bw")(
+        lambda attainable_flops, roof_x, attainable_bw: np.minimum(attainable_flops,
+                                                                   roof_x * attainable_bw)),
+    fmt="sci", handles_gaps=True,
 )
 ROOF_PLOT = _plot_value("roof_tflops", "attainable TFLOP/s", "TFLOP/s", "roof_y", scale=TERA)
 CEILING_COL = POINTS_COL + len(POINTS.columns) + 1
@@ -202,6 +232,7 @@ def sheet() -> SheetSpec:
     widths |= {CEILING_COL + i: 14.0 for i in range(len(CEILING.all_columns()))}
     return SheetSpec(
         name=SHEET,
+        time_unit="µs",
         texts=(
             Text(0, 0, "Matmul roofline: C[m×n] = A[m×k] · B[k×n]", "title"),
             Text(1, 0, "Time ≈ max(FLOPs / attainable FLOP/s, bytes / attainable bandwidth): "
@@ -232,4 +263,6 @@ def sheet() -> SheetSpec:
         column_widths=widths,
         freeze=(TABLE.first_row, 0),
         regime_columns=("regime",),
+        # the chart's data out of sight; every writer makes the chart plot hidden cells
+        hidden_spans=((POINTS_COL, CEILING_COL + len(CEILING.all_columns()) - 1),),
     )

@@ -156,8 +156,8 @@ BLOCK = Block(row=4, col=0, header=("Fitted model", "Value", "Unit", "Notes"), r
 ))
 
 # The diagonal of the chart: measured = predicted, a decade apart across the data.
-DIAG_X = Input("meas_diag_x", "measured (s)", "s", fmt="sci")
-DIAG_Y = rf.same_as("meas_diag_y", "meas_diag_x", "predicted (s)", "s")
+DIAG_X = Input("meas_diag_x", "measured", "s", fmt="sci")
+DIAG_Y = rf.same_as("meas_diag_y", "meas_diag_x", "predicted", "s")
 DIAG = Table(name="measured_diagonal", header_row=4, col=18, inputs=(DIAG_X,),
              columns=(DIAG_Y,))
 
@@ -204,6 +204,7 @@ def sheet(source: str = "") -> SheetSpec:
     note = f"Measurements: {source}." if source else "Measurements from `sheetgen calibrate`."
     return SheetSpec(
         name=SHEET,
+        time_unit="µs",
         texts=(
             Text(0, 0, "Measured matmul times vs the model", "title"),
             Text(1, 0, f"{note} Error = (predicted − measured) / measured. The roofline "
@@ -218,7 +219,7 @@ def sheet(source: str = "") -> SheetSpec:
         charts=(Chart(title="Measured vs predicted time", row=3, col=5,
                       ceiling_x="meas_diag_x", ceiling_y="meas_diag_y",
                       points_x="meas_time", points_y=CAL_TIME.name, points_label="meas_label",
-                      x_title="measured time (s)", y_title="predicted time, refined (s)",
+                      x_title="measured time (µs)", y_title="predicted time, refined (µs)",
                       ceiling_name="measured = predicted", points_name="refined model"),),
         regime_columns=(),
         column_widths=widths,

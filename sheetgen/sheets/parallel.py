@@ -336,6 +336,7 @@ def sheet() -> SheetSpec:
     ]
     return SheetSpec(
         name=SHEET,
+        time_unit="ms",
         texts=tuple(texts),
         blocks=(INPUT_BLOCK, FLAG_BLOCK, COUNT_BLOCK, PAIRING_BLOCK, COMPARISON, VERDICT_BLOCK),
         tables=(TABLE, SWEEP),

@@ -41,13 +41,14 @@ LINK_CHOICE = Input(
                           message=f"{GPU_LINK} (NVLink-class, LINK_BW) or {HOST_LINK} "
                                   "(PCIe, HOST_BW)"),
     doc=f"{GPU_LINK}: the preset's LINK_BW; {HOST_LINK}: its PCIe HOST_BW (no NVLink).")
-HOST_LAT_IN = Input("host_link_latency", "host link latency", "s", fmt="sci",
+HOST_LAT_IN = Input("host_link_latency", "host link latency", "s", fmt="sci", time_unit="µs",
                     validation=_POSITIVE,
                     doc="Used when traffic goes over the host link (PCIe peer-to-peer).")
 LINK_BW_IN = Input("link_bw_override", "link bandwidth per direction (override)", "B/s",
                    fmt="sci", validation=_POSITIVE,
                    doc="Blank: the link chosen above; a number wins over both.")
 LINK_LAT_IN = Input("link_latency_override", "link latency (override)", "s", fmt="sci",
+                    time_unit="µs",
                     validation=_POSITIVE, doc="Blank: the chosen link's latency.")
 PAIRING = Input(
     "tp_pairing", "TP all-reduce carries the", "", fmt="text", defined_name="TP_PAIRING",
@@ -85,7 +86,7 @@ EFF_LINK_LAT = Quantity(
     "par_link_latency", "link latency used", "s",
     f'IF(ISBLANK({{link_latency_override}}),IF({{par_link}}="{HOST_LINK}",'
     "{host_link_latency},{link_latency}),{link_latency_override})", _link_lat, fmt="sci",
-    defined_name="PAR_LINK_LATENCY")
+    defined_name="PAR_LINK_LATENCY", time_unit="µs")
 STAGE_LAYERS = rf.ceil_div("stage_layers", "n_layers", "par_gpus", "layers per stage",
                            doc="ceil(L/G); the last stage may hold fewer.")
 STAGES = rf.ceil_div("stages_used", "n_layers", "stage_layers", "stages used",

@@ -103,8 +103,10 @@ def _text(parts: Sequence[Part], a: Args) -> str:
 
 
 def sentence(name: str, label: str, parts: Sequence[Part]) -> Quantity:
-    """A text cell whose formula and reference both come from `parts`."""
-    return Quantity(name, label, "", _formula(parts), lambda **a: _text(parts, a), fmt="text")
+    """A text cell whose formula and reference both come from `parts`. Its numbers are
+    converted by the parts themselves (`ms`), so it takes every reference in SI."""
+    return Quantity(name, label, "", _formula(parts), lambda **a: _text(parts, a), fmt="text",
+                    si_refs=True)
 
 
 def ms(name: str) -> Num:

@@ -175,6 +175,7 @@ def sheet() -> SheetSpec:
         i: 13.0 for i in range(4, len(TABLE.all_columns()))}
     return SheetSpec(
         name=SHEET,
+        time_unit="ms",
         texts=(
             Text(0, 0, "Pipeline of L matmul layers (types 1, 2, 1, 2, ...)", "title"),
             Text(1, 0, "Type 1: [m×n]·[n×k] → [m×k]; type 2: [m×k]·[k×n] → [m×n]. Each layer "

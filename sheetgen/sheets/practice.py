@@ -120,6 +120,7 @@ BLOCK = Block(row=4, col=0, header=("Practice", "Value", "Unit", "Notes"),
 def sheet() -> SheetSpec:
     return SheetSpec(
         name=SHEET,
+        time_unit="µs",
         texts=(
             Text(0, 0, "Practice: estimate intensity, regime and time by hand", "title"),
             Text(1, 0, "Intensity = 2mkn / (b(mk + kn + mn)); compare with the ridge on the "

@@ -81,6 +81,7 @@ def sheet() -> SheetSpec:
     widths = {0: 18.0, 1: 12.0} | {i: 13.0 for i in range(2, source_col)} | {source_col: 80.0}
     return SheetSpec(
         name=SHEET,
+        time_unit="µs",
         texts=(
             Text(0, 0, "GPU presets", "title"),
             Text(1, 0, "Dense peaks in FLOP/s (OP/s for int8), bandwidths in bytes/s per "

@@ -184,6 +184,7 @@ CROSSOVER = Block(
 def sheet() -> SheetSpec:
     return SheetSpec(
         name=SHEET,
+        time_unit="µs",
         texts=(
             Text(0, 0, "What-if: scaling one matmul", "title"),
             Text(

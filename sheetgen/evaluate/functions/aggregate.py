@@ -1,6 +1,7 @@
 """Aggregates: SUM MAX MIN AVERAGE COUNT (with running totals via prefix sums), COUNTA,
 COUNTBLANK, SUMPRODUCT, PRODUCT, SUMSQ, MAXA, and the order statistics MEDIAN LARGE SMALL
-STDEV.S."""
+STDEV.S. SUM MAX MIN AVERAGE COUNT and COUNTA read a range too large to materialise from
+its stored cells (sparse.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 
 from ..evaluator import Ctx, blanks_beyond, ev, take_cells
 from ..parser import Node
+from ..sparse import Reduction, sparse_reduction
 from ..values import BOOL, DIV0, EMPTY, ERR, NUM, NUM_ERR, REF, STR, VALUE
 from ..vec import ErrAcc, Vec, error_vec, finite_check
 from .base import agg_parts, first_error_rows, register, to_num, values_matrix
@@ -65,13 +67,15 @@ def _moving_parts(node: Node, ctx: Ctx, kind: str) -> tuple[np.ndarray, ...]:
 
 def _aggregate(args: list[Node], ctx: Ctx, kind: str) -> Vec:
     n = ctx.n if any(is_moving_column(a) for a in args) and ctx.n > 1 else 1
-    vals: list[Vec] = []
+    vals: list[Vec | Reduction] = []
     moving: list[Node] = []
     for a in args:
         if a[0] == "missing":
             continue
         if ctx.n > 1 and is_moving_column(a):
             moving.append(a)
+        elif (sparse := sparse_reduction(a, ctx)) is not None:
+            vals.append(sparse)  # a range too large to materialise: its stored cells
         else:
             v = ev(a, ctx)
             vals.append(v)
@@ -86,6 +90,14 @@ def _aggregate(args: list[Node], ctx: Ctx, kind: str) -> Vec:
         total, count = total + t, count + c
         best = np.maximum(best, b) if kind == "MAX" else np.minimum(best, b)
     for v in vals:
+        if isinstance(v, Reduction):
+            if v.error is not None and kind != "COUNT":
+                acc.add(np.ones((1, 1), dtype=bool), v.error)
+            count = count + v.numbers
+            total = total + v.total
+            best = (np.maximum(best, v.largest) if kind == "MAX"
+                    else np.minimum(best, v.smallest))  # fmt: skip
+            continue
         num, incl, a = agg_parts(v, skip_errors=kind == "COUNT")
         if a.mask is not None:
             acc.add(a.mask, a.obj)
@@ -117,11 +129,14 @@ for _name in ("SUM", "MAX", "MIN", "AVERAGE", "COUNT"):
 
 @register("COUNTA", 1, 255)
 def _counta(args: list[Node], ctx: Ctx) -> Vec:
-    vals = [ev(a, ctx) for a in args]
-    n = max(v.shape[0] for v in vals)
+    vals = [sparse_reduction(a, ctx) or ev(a, ctx) for a in args]
+    n = max(1 if isinstance(v, Reduction) else v.shape[0] for v in vals)
     out = np.zeros((n, 1))
     for a, v in zip(args, vals, strict=True):
         if a[0] == "missing":
+            continue
+        if isinstance(v, Reduction):  # a range too large to materialise: its stored cells
+            out = out + v.nonempty
             continue
         out = out + (v.kinds() != EMPTY).sum(axis=1, keepdims=True)
     return Vec(NUM, out)
