@@ -130,6 +130,9 @@ class Text:
     col: int
     text: str
     style: Literal["title", "note", "subtitle"] = "note"
+    #: columns the text is merged across and wrapped in (0: one cell, overflowing right);
+    #: long prose gets a fixed width so it stays on screen and on the printed page
+    span: int = 0
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,8 @@ class Block:
     col: int
     header: Sequence[str]
     rows: Sequence[BlockRow | str]  # a str is a sub-heading row
+    #: value cells merged across this many columns and wrapped (live sentences); 0: one cell
+    value_span: int = 0
 
     def items(self) -> list[Input | Quantity]:
         return [c for r in self.rows if isinstance(r, BlockRow) for c in r.cells if c] + [
@@ -244,6 +249,20 @@ class Chart:
 
 
 @dataclass(frozen=True)
+class FormatSwitch:
+    """Cells whose unit reads differently while a live input says so (int8 rates in TOP/s,
+    not TFLOP/s). Applies to `source` and every value computed from it, transitively, that
+    is shown with one of `formats`' keys; they get the other format while `condition` (a
+    template, true or false) holds: a conditional number format in xlsx, and the build's
+    own choice, by `holds` on the build's inputs, where conditions cannot set a format."""
+
+    source: str
+    condition: str
+    holds: Callable[..., bool]  # the condition in Python, arguments by placeholder name
+    formats: dict[str, str]  # format key -> the key shown while the condition holds
+
+
+@dataclass(frozen=True)
 class SheetSpec:
     """Everything on one sheet, positioned by row/column (zero-based)."""
 
@@ -256,6 +275,7 @@ class SheetSpec:
     freeze: tuple[int, int] | None = None
     regime_columns: Sequence[str] = ()  # columns that get the compute/memory colouring
     hidden_columns: Sequence[str] = ()  # table columns hidden from view (practice answers)
+    format_switches: Sequence[FormatSwitch] = ()  # workbook-wide, declared where they live
     #: The unit this sheet's time cells hold ("s", "ms" or "µs"); every formula and the
     #: checker convert, and read and the API still give seconds (see cell_units).
     time_unit: str = "s"

@@ -209,6 +209,8 @@ def _cell_data(cell: Cell) -> dict[str, Any]:
         uev, fmt = typed_value(cell.value), cell_format("input", cell.fmt)
     else:
         uev, fmt = {"stringValue": str(cell.value)}, cell_format(cell.role)
+    if cell.wrap:
+        fmt = fmt | {"wrapStrategy": "WRAP", "verticalAlignment": "TOP"}
     out: dict[str, Any] = {}
     if uev is not None:
         out["userEnteredValue"] = uev
@@ -395,6 +397,13 @@ def _validation_requests(sid: int, sheet: SheetPlan) -> list[Request]:
     return out
 
 
+def _merge_requests(sid: int, sheet: SheetPlan) -> list[Request]:
+    """Cells that span columns (long notes, live sentences) as merged ranges."""
+    return [{"mergeCells": {"range": _grid(sid, c.row, c.row + 1, c.col, c.col + c.span),
+                            "mergeType": "MERGE_ALL"}}
+            for c in sheet.cells if c.span > 1]
+
+
 def _hidden_requests(sid: int, sheet: SheetPlan) -> list[Request]:
     """Columns the xlsx build hides (the Practice sheet's answers) hidden here too."""
     return [{"updateDimensionProperties": {
@@ -551,6 +560,7 @@ def sheet_requests(plan: WorkbookPlan, state: SpreadsheetState,
         out += _heights(sid, layout_rules.row_heights(sheet))
         out += _hidden_requests(sid, sheet)
         out += _cells_request(sid, sheet.cells, max_bytes)
+        out += _merge_requests(sid, sheet)
         for table in sheet.tables:
             out += _table_requests(sid, table, max_bytes)
         out += _validation_requests(sid, sheet)

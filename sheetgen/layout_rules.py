@@ -8,15 +8,19 @@ request builder all lay a sheet out the same way.
 from __future__ import annotations
 
 import math
-import textwrap
 from dataclasses import dataclass
 
-from sheetgen.plan import SheetPlan, TablePlan
+from sheetgen.plan import Cell, SheetPlan, TablePlan
+from sheetgen.text_fit import DEFAULT_WIDTH, INDENT_WIDTH, TEXT_WIDTH, wrapped_lines
 
-DEFAULT_WIDTH = 8.43  # Excel's default column width, in characters
 LINE_POINTS = 15.0  # one line of 11-point text, as Excel and LibreOffice space it
-BOLD_WIDTH = 1.15  # bold header text is about this much wider than the width unit
+#: page margins in inches (left, right, top, bottom), and the footer: sheet name left,
+#: "page / pages" right (Excel's &A, &P, &N codes), so every printed page says what it is
+MARGINS = (0.4, 0.4, 0.5, 0.5)
+FOOTER_LEFT, FOOTER_RIGHT = "&A", "&P / &N"
 FREEZE_MAX_ROWS = 16  # freeze below a table header only when it sits this high on the sheet
+INSET = ("formula", "row_note")  # wrapped cells the writers indent one step
+SPARE = 0.95  # a wrapped formula text fuller than this share of its lines gets one more
 
 
 @dataclass(frozen=True)
@@ -51,22 +55,29 @@ def freeze(sheet: SheetPlan) -> tuple[int, int] | None:
     return (0, 1)
 
 
-def wrapped_lines(text: str, width: float) -> int:
-    """Lines `text` takes when wrapped in a column `width` characters wide (bold)."""
-    chars = max(1, int(width / BOLD_WIDTH))
-    return sum(max(1, len(textwrap.wrap(part, chars, break_long_words=True)))
-               for part in str(text).split("\n"))
+def span_width(sheet: SheetPlan, cell: Cell) -> float:
+    """The width, in characters, of the columns a cell covers."""
+    return sum(sheet.widths.get(cell.col + j, DEFAULT_WIDTH) for j in range(cell.span))
 
 
 def row_heights(sheet: SheetPlan) -> dict[int, float]:
-    """Points per header row: enough lines for its longest wrapped header, so a unit line
-    never spills over the first data row (Excel, LibreOffice and Sheets all keep an explicit
-    height; left to themselves they do not all grow rows for wrapped text)."""
+    """Points per row that holds wrapped text: enough lines for its longest header (a unit
+    line never spills over the first data row) or wrapped cell (a merged note or live
+    sentence, with a line to spare for a formula text that could outgrow its lines). Excel,
+    LibreOffice and Sheets all keep an explicit height; left to themselves they do not all
+    grow rows for wrapped text (merged cells never)."""
     lines: dict[int, int] = {}
     for cell in sheet.cells:
-        if cell.role == "header":
-            width = sheet.widths.get(cell.col, DEFAULT_WIDTH)
-            lines[cell.row] = max(lines.get(cell.row, 1), wrapped_lines(str(cell.value), width))
+        if cell.role == "header":  # less the header's indent step
+            n = wrapped_lines(str(cell.value), span_width(sheet, cell) - INDENT_WIDTH)
+        elif cell.wrap:
+            width = span_width(sheet, cell) - (INDENT_WIDTH if cell.role in INSET else 0)
+            n = wrapped_lines(str(cell.value), width, TEXT_WIDTH)
+            if cell.role == "formula" and len(str(cell.value)) > SPARE * n * width / TEXT_WIDTH:
+                n += 1  # a live text near its lines' capacity: room to grow
+        else:
+            continue
+        lines[cell.row] = max(lines.get(cell.row, 1), n)
     return {row: math.ceil(n * LINE_POINTS + 3) for row, n in lines.items() if n > 1}
 
 

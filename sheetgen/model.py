@@ -102,6 +102,14 @@ class Registry:
         return [self.items[n] for n in graphlib.TopologicalSorter(graph).static_order()
                 if isinstance(self.items[n], Quantity)]  # type: ignore[misc]
 
+    def dependents(self, source: str) -> set[str]:
+        """`source` and every quantity computed from it, directly or through others."""
+        out = {source}
+        for q in self.order():
+            if q.dependencies() & out:
+                out.add(q.name)
+        return out
+
     def gaps(self) -> dict[str, tuple[str, str]]:
         """Quantity -> (gap source, marker) for every quantity computed, directly or through
         others, from a quantity that can be a gap (Quantity.gap_marker)."""

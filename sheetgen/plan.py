@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from xlsxwriter.utility import quote_sheetname, xl_col_to_name, xl_rowcol_to_cell
 
-from sheetgen import cell_units
+from sheetgen import cell_units, text_fit
 from sheetgen.chart_plan import ChartPlan, plan_chart
 from sheetgen.definitions import (
     BLANK_ROW,
@@ -24,6 +24,7 @@ from sheetgen.definitions import (
     PLACEHOLDER,
     Block,
     BlockRow,
+    FormatSwitch,
     Input,
     Quantity,
     SheetSpec,
@@ -44,6 +45,7 @@ from sheetgen.styles import (
 )
 
 ROW = "\x00"  # stands for the row number inside a column's formula template
+PLACEHOLDER_NAMES = re.compile(r"\{([A-Za-z_]\w*)\}")
 _SHIFTED = re.compile("\x00|\x02(-?\\d+)\x03")  # ROW, or ROW shifted to another table's row
 
 
@@ -62,6 +64,9 @@ class Cell:
     formula: str | None = None
     fmt: str = "general"
     name: str | None = None
+    #: columns the cell covers: more than one is a merged range whose text wraps inside it
+    span: int = 1
+    wrap: bool = False  # wrap the text in the cell (and grow its row to fit)
 
 
 @dataclass
@@ -147,6 +152,18 @@ class ConditionalPlan:
         return f'"{self.equals}"'
 
 
+@dataclass(frozen=True)
+class FormatRulePlan:
+    """Show one column range with number format `fmt` while `condition` (formula text
+    without '=', absolute references) is true: int8 rates in TOP/s."""
+
+    first_row: int
+    col: int
+    last_row: int
+    condition: str
+    fmt: str
+
+
 @dataclass
 class SheetPlan:
     name: str
@@ -154,6 +171,7 @@ class SheetPlan:
     tables: list[TablePlan] = field(default_factory=list)
     validations: list[ValidationPlan] = field(default_factory=list)
     conditionals: list[ConditionalPlan] = field(default_factory=list)
+    format_rules: list[FormatRulePlan] = field(default_factory=list)
     charts: list[ChartPlan] = field(default_factory=list)
     widths: dict[int, float] = field(default_factory=dict)
     freeze: tuple[int, int] | None = None
@@ -334,6 +352,10 @@ class _Layout:
                                      otherwise=NA_ROW if table.na_rows else BLANK_ROW)
         return "=" + body
 
+    def condition(self, template: str, sheet: str) -> str:
+        """A scalar condition template as formula text (no '='), placed on `sheet`."""
+        return PLACEHOLDER.sub(lambda m: self._ref(m.group(1), "cell", sheet, None), template)
+
 
 def input_addresses(sheets: Sequence[SheetSpec], rows: Mapping[str, int]
                     ) -> dict[str, tuple[str, int, int, int]]:
@@ -410,11 +432,14 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
     for spec in sheets:
         sp = SheetPlan(name=spec.name, widths=dict(spec.column_widths), freeze=spec.freeze)
         for text in spec.texts:
-            sp.cells.append(Cell(text.row, text.col, text.style, text.text, fmt="text"))
+            sp.cells.append(Cell(text.row, text.col, text.style, text.text, fmt="text",
+                                 span=max(1, text.span), wrap=text.span > 0))
         for block in spec.blocks:
             _plan_block(sp, block, spec, layout, shown)
         for table in spec.tables:
             _plan_table(sp, table, spec, layout, shown, rows[table.name], links)
+        text_fit.fit_columns(sp)
+        text_fit.fit_row_notes(sp)
         _plan_validations(sp, spec, layout)
         _plan_conditionals(sp, spec, layout)
         for chart in spec.charts:
@@ -424,6 +449,8 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
                            | {c for first, last in spec.hidden_spans
                               for c in range(first, last + 1)})
         plans.append(sp)
+    for switch in (s for spec in sheets for s in spec.format_switches):
+        _plan_switch(plans, switch, registry, layout, model)
     unknown = set(links) - {i.name for t in registry.tables.values() for i in t.inputs}
     if unknown:
         raise ValueError(f"links name no table input column: {sorted(unknown)}")
@@ -442,6 +469,13 @@ def _cell_values(registry: Registry, model: ModelResult) -> ModelResult:
 
 def _plan_block(sp: SheetPlan, block: Block, spec: SheetSpec, layout: _Layout,
                 model: ModelResult) -> None:
+    first = len(sp.cells)
+    _plan_block_cells(sp, block, spec, layout, model)
+    text_fit.span_long_texts(sp, first, block, spec.column_widths)
+
+
+def _plan_block_cells(sp: SheetPlan, block: Block, spec: SheetSpec, layout: _Layout,
+                      model: ModelResult) -> None:
     for j, text in enumerate(block.header):
         sp.cells.append(Cell(block.row, block.col + j, "header", text, fmt="text"))
     n_values = _block_width(block)
@@ -463,7 +497,7 @@ def _plan_block(sp: SheetPlan, block: Block, spec: SheetSpec, layout: _Layout,
             unit = times.pop() if row.unit == cell_units.TIME and len(times) == 1 else row.unit
             sp.cells.append(Cell(r, unit_col, "unit", unit, fmt="text"))
         if row.note:
-            sp.cells.append(Cell(r, note_col, "note", row.note, fmt="text"))
+            sp.cells.append(Cell(r, note_col, "row_note", row.note, fmt="text"))
     for r, item, c in _block_slots(block):
         fmt = item_format(item, model.scalars[item.name], layout.registry.time_units.get(
             item.name))
@@ -560,3 +594,34 @@ def _plan_conditionals(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
                 sp.conditionals.append(ConditionalPlan(table.first_row, column.col,
                                                        table.last_row, False, FALSE_FILL,
                                                        FALSE_FONT))
+
+
+def _plan_switch(plans: list[SheetPlan], switch: FormatSwitch, registry: Registry,
+                 layout: _Layout, model: ModelResult) -> None:
+    """The build's own format for every cell the switch covers (what engines without
+    conditional number formats show), and a rule for the other case."""
+    names = registry.dependents(switch.source)
+    args = {n: model.scalars[n] for n in PLACEHOLDER_NAMES.findall(switch.condition)}
+    holds = bool(switch.holds(**args))
+    back = {alt: base for base, alt in switch.formats.items()}
+    for sp in plans:
+        condition = layout.condition(switch.condition, sp.name)
+        if holds:
+            condition = f"NOT({condition})"
+        swaps = back if holds else switch.formats
+
+        def shown(fmt: str) -> str:
+            return switch.formats.get(fmt, fmt) if holds else fmt
+
+        for i, cell in enumerate(sp.cells):
+            if cell.name in names and cell.fmt in switch.formats:
+                sp.cells[i] = replace(cell, fmt=shown(cell.fmt))
+                sp.format_rules.append(FormatRulePlan(cell.row, cell.col, cell.row, condition,
+                                                      swaps[sp.cells[i].fmt]))
+        for table in sp.tables:
+            for column in table.columns:
+                if column.name in names and column.fmt in switch.formats and table.n_rows:
+                    column.fmt = shown(column.fmt)
+                    sp.format_rules.append(FormatRulePlan(table.first_row, column.col,
+                                                          table.last_row, condition,
+                                                          swaps[column.fmt]))

@@ -49,14 +49,20 @@ NUMBER_FORMATS: dict[str, str] = {
                  '#,##0" B/s"',
     "rate": '[>=1000000000000]#,##0.0,,,," TFLOP/s";[>=1000000000]#,##0.0,,," GFLOP/s";'
             '##0.00E+0" FLOP/s"',
+    # int8 peaks count integer operations (sheetgen.units.rate_unit)
+    "rate_ops": '[>=1000000000000]#,##0.0,,,," TOP/s";[>=1000000000]#,##0.0,,," GOP/s";'
+                '##0.00E+0" OP/s"',
     "flop": '[>=1000000000000]#,##0.00,,,," TFLOP";[>=1000000000]#,##0.00,,," GFLOP";'
             '##0.00E+0" FLOP"',  # below a GFLOP in engineering notation: fits the column
 }
 
 #: unit -> the number format that shows it readably (the format names the unit itself)
 UNIT_FORMATS: dict[str, str] = {"s": "time", "B": "bytes", "B/s": "bandwidth",
-                                "FLOP/s": "rate", "FLOP": "flop"}
+                                "FLOP/s": "rate", "OP/s": "rate_ops", "FLOP": "flop"}
 _GENERIC_NUMERIC = {"general", "sci", "time", "int", "gb"}
+#: units whose values read best as plain whole numbers, with the unit beside them (rows/s:
+#: 16,143 rather than 1.614E+04)
+PLAIN_UNIT_FORMATS: dict[str, str] = {"rows/s": "int"}
 
 
 #: a time cell holding ms or µs (cell_units): plain digits, the unit in its header
@@ -72,10 +78,15 @@ def display_format(unit: str, fmt: str, time_unit: str | None = None) -> str:
         return TIME_CELL_FORMATS[time_unit]
     if fmt in _GENERIC_NUMERIC and unit in UNIT_FORMATS:
         return UNIT_FORMATS[unit]
+    if fmt in _GENERIC_NUMERIC and unit in PLAIN_UNIT_FORMATS:
+        return PLAIN_UNIT_FORMATS[unit]
     return fmt
 
 
 BOOLEAN_FORMATS = ("bool", "flag")
+#: computed texts are indented one step, so a word never touches the number left of it
+#: (xlsx and fill; Google Sheets pads every cell already)
+INDENTED_FORMATS = ("text", "status")
 
 
 def shows_unit(fmt: str) -> bool:
@@ -87,15 +98,21 @@ def shows_unit(fmt: str) -> bool:
 STYLES: dict[str, dict[str, Any]] = {
     "title": {"bold": True, "font_size": 14},
     "subtitle": {"bold": True, "font_size": 11},
-    "note": {"italic": True, "font_color": NOTE_FONT},
+    "note": {"italic": True, "font_color": NOTE_FONT, "valign": "top"},
+    # a block row's note: inset one step from the number left of it
+    "row_note": {"italic": True, "font_color": NOTE_FONT, "valign": "top", "align": "left",
+                 "indent": 1},
+    # inset one indent step: LibreOffice fills a column edge to edge with a header that
+    # just fits ("fraction of peak" ran into "tiles"); the step wraps it and keeps a gap
     "header": {"bold": True, "bg_color": HEADER_FILL, "bottom": 1, "text_wrap": True,
-               "valign": "top"},
-    "label": {},
+               "valign": "top", "align": "left", "indent": 1},
+    # labels, units and notes sit at the top of their row, level with a wrapped value beside
+    "label": {"valign": "top"},
     "input": {"bg_color": INPUT_FILL, "font_color": INPUT_FONT, "border": 1,
-              "border_color": "#BFBFBF"},
-    "derived": {"bg_color": DERIVED_FILL},
-    "linked": {"bg_color": DERIVED_FILL, "font_color": LINK_FONT},
-    "unit": {"font_color": NOTE_FONT},
+              "border_color": "#BFBFBF", "valign": "top"},
+    "derived": {"bg_color": DERIVED_FILL, "valign": "top"},
+    "linked": {"bg_color": DERIVED_FILL, "font_color": LINK_FONT, "valign": "top"},
+    "unit": {"font_color": NOTE_FONT, "valign": "top"},
 }
 
 COMPUTE_BOUND = "compute-bound"

@@ -46,7 +46,7 @@ from sheetgen.plan import (
     ValidationPlan,
     WorkbookPlan,
 )
-from sheetgen.styles import NUMBER_FORMATS, STYLES
+from sheetgen.styles import INDENTED_FORMATS, NUMBER_FORMATS, STYLES
 
 CONSTANT_MEMORY_ROWS = 5_000  # above this many table rows, stream rows to disk
 LABELLED_POINTS_MAX = 500  # custom point labels beyond this bloat the chart XML
@@ -65,16 +65,24 @@ class _Formats:
 
     def __init__(self, wb: Workbook) -> None:
         self.wb = wb
-        self.cache: dict[tuple[str, str], Any] = {}
+        self.cache: dict[tuple[str, str, bool], Any] = {}
 
-    def get(self, role: str, fmt: str = "general") -> Any:
-        key = (role, fmt)
+    def get(self, role: str, fmt: str = "general", wrap: bool = False) -> Any:
+        key = (role, fmt, wrap)
         if key not in self.cache:
             props = dict(STYLES.get(role, {}))
+            if wrap:
+                props |= {"text_wrap": True, "valign": "top"}
+            if role == "derived" and fmt in INDENTED_FORMATS:
+                props |= {"align": "left", "indent": 1}  # an indent needs an alignment
             if fmt not in ("general", "text") or role in ("input", "formula", "derived"):
                 props["num_format"] = NUMBER_FORMATS.get(fmt, "General")
             self.cache[key] = self.wb.add_format(props)
         return self.cache[key]
+
+    def rule(self, fmt: str) -> Any:
+        """A conditional format's style that sets only the number format."""
+        return self.get("rule", fmt)
 
 
 def _cached(value: Any) -> Any:
@@ -106,13 +114,16 @@ def _write_constant(ws: Worksheet, row: int, col: int, value: Any, fmt: Any) -> 
 
 
 def _write_cell(ws: Worksheet, cell: Cell, formats: _Formats) -> None:
+    role = {"formula": "derived"}.get(cell.role, cell.role)
+    fmt = formats.get(role, cell.fmt if role in ("derived", "input") else "general", cell.wrap)
+    if cell.span > 1:  # a merged range; its value goes in the first cell
+        ws.merge_range(cell.row, cell.col, cell.row, cell.col + cell.span - 1, "", fmt)
     if cell.role == "formula":
-        ws.write_formula(cell.row, cell.col, cell.formula, formats.get("derived", cell.fmt),
-                         _cached(cell.value))
+        ws.write_formula(cell.row, cell.col, cell.formula, fmt, _cached(cell.value))
     elif cell.role == "input":
-        _write_constant(ws, cell.row, cell.col, cell.value, formats.get("input", cell.fmt))
+        _write_constant(ws, cell.row, cell.col, cell.value, fmt)
     else:
-        ws.write_string(cell.row, cell.col, str(cell.value), formats.get(cell.role))
+        ws.write_string(cell.row, cell.col, str(cell.value), fmt)
 
 
 _Writer = Callable[[Worksheet, int, int, Any, Any], None]  # (ws, row, col, format, value)
@@ -293,8 +304,9 @@ def _page_setup(ws: Worksheet, sheet: SheetPlan) -> None:
     ws.print_area(0, 0, setup.last_row, setup.last_col)
     if setup.repeat_rows is not None:
         ws.repeat_rows(*setup.repeat_rows)
-    ws.set_margins(left=0.4, right=0.4, top=0.5, bottom=0.5)
-    ws.set_footer("&L&A&R&P / &N")
+    left, right, top, bottom = layout_rules.MARGINS
+    ws.set_margins(left=left, right=right, top=top, bottom=bottom)
+    ws.set_footer(f"&L{layout_rules.FOOTER_LEFT}&R{layout_rules.FOOTER_RIGHT}")
 
 
 def _write_worksheet(wb: Workbook, sheet: SheetPlan, formats: _Formats,
@@ -316,6 +328,10 @@ def _write_worksheet(wb: Workbook, sheet: SheetPlan, formats: _Formats,
         ws.conditional_format(c.first_row, c.col, c.last_row, c.col, {
             "type": "cell", "criteria": "!=" if c.negate else "==", "value": c.literal,
             "format": wb.add_format(style)})
+    for r in sheet.format_rules:  # Excel and LibreOffice both apply a rule's number format
+        ws.conditional_format(r.first_row, r.col, r.last_row, r.col, {
+            "type": "formula", "criteria": "=" + r.condition,
+            "format": formats.rule(r.fmt)})
     for chart in sheet.charts:
         _chart(wb, ws, sheet, chart)
 

@@ -16,18 +16,21 @@ from pathlib import Path
 from typing import Any
 
 from openpyxl.chart import Reference, ScatterChart, Series
-from openpyxl.formatting.rule import CellIsRule
+from openpyxl.formatting.rule import CellIsRule, Rule
 from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
+from openpyxl.styles.differential import DifferentialStyle
+from openpyxl.styles.numbers import NumberFormat
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet.datavalidation import DataValidation
+from openpyxl.worksheet.page import PageMargins
 from openpyxl.worksheet.worksheet import Worksheet
 from xlsxwriter.utility import xl_rowcol_to_cell
 
 from sheetgen import layout_rules, palette
 from sheetgen.plan import Cell, ChartPlan, SheetPlan, ValidationPlan, WorkbookPlan
-from sheetgen.styles import NUMBER_FORMATS, STYLES
+from sheetgen.styles import INDENTED_FORMATS, NUMBER_FORMATS, STYLES
 
 Progress = Callable[[int], None]
 
@@ -92,9 +95,13 @@ class _Styles:
             out["border"] = Border(left=side, right=side, top=side, bottom=side)
         elif props.get("bottom"):
             out["border"] = Border(bottom=Side("thin"))
-        if props.get("text_wrap") or props.get("valign"):
+        indent = props.get("indent", 0)
+        if role in ("derived", "linked") and fmt in INDENTED_FORMATS:
+            indent = 1
+        if props.get("text_wrap") or props.get("valign") or indent:
             out["alignment"] = Alignment(wrap_text=bool(props.get("text_wrap")),
-                                         vertical=props.get("valign"))
+                                         vertical=props.get("valign"), indent=indent,
+                                         horizontal="left" if indent else None)
         if fmt not in ("general", "text") or role in ("input", "formula", "derived", "linked"):
             out["number_format"] = NUMBER_FORMATS.get(fmt, "General")
         self.cache[key] = out
@@ -137,12 +144,19 @@ def _write_cells(ws: Worksheet, sheet: SheetPlan, styles: _Styles,
 
 
 def _write_cell(ws: Worksheet, cell: Cell, styles: _Styles) -> None:
+    if cell.span > 1:
+        ws.merge_cells(start_row=cell.row + 1, start_column=cell.col + 1, end_row=cell.row + 1,
+                       end_column=cell.col + cell.span)
     if cell.role == "formula":
         _put(ws, cell.row, cell.col, cell.formula, styles.get("derived", cell.fmt), True)
     elif cell.role == "input":
         _put(ws, cell.row, cell.col, cell.value, styles.get("input", cell.fmt))
     else:
         _put(ws, cell.row, cell.col, str(cell.value), styles.get(cell.role))
+    if cell.wrap:
+        ws.cell(cell.row + 1, cell.col + 1).alignment = Alignment(
+            wrap_text=True, vertical="top", indent=int(cell.role == "formula"),
+            horizontal="left")
 
 
 def _validation(ws: Worksheet, v: ValidationPlan) -> None:
@@ -215,6 +229,18 @@ def _chart(ws: Worksheet, chart: ChartPlan) -> None:
     ws.add_chart(ch, xl_rowcol_to_cell(chart.row, chart.col))
 
 
+def _number_format_rule(condition: str, code: str) -> Rule:
+    """A formula rule whose style is only a number format (openpyxl's FormulaRule takes
+    fonts, fills and borders but no number format)."""
+    dxf = DifferentialStyle(numFmt=NumberFormat(numFmtId=_CUSTOM_FORMAT_ID, formatCode=code))
+    return Rule(type="expression", formula=[condition], dxf=dxf)
+
+
+#: the first id of a custom number format (0-163 are built in); openpyxl renumbers a
+#: differential style's format when it writes the styles part
+_CUSTOM_FORMAT_ID = 164
+
+
 def _hex(color: str) -> str:
     return color.lstrip("#").upper()
 
@@ -249,6 +275,10 @@ def write_into(plan: WorkbookPlan, wb: Workbook, *, progress: Progress | None = 
                 CellIsRule(operator="notEqual" if c.negate else "equal", formula=[c.literal],
                            fill=fill,
                            font=Font(color=_color(c.font)) if c.font else None))
+        for r in sheet.format_rules:
+            ws.conditional_formatting.add(
+                f"{xl_rowcol_to_cell(r.first_row, r.col)}:{xl_rowcol_to_cell(r.last_row, r.col)}",
+                _number_format_rule(r.condition, NUMBER_FORMATS[r.fmt]))
         for chart in sheet.charts:
             _chart(ws, chart)
     for name, ref in plan.defined_names.items():
@@ -275,3 +305,7 @@ def _page_setup(ws: Worksheet, sheet: SheetPlan) -> None:
     ws.print_area = f"A1:{xl_rowcol_to_cell(setup.last_row, setup.last_col)}"
     if setup.repeat_rows is not None:
         ws.print_title_rows = f"{setup.repeat_rows[0] + 1}:{setup.repeat_rows[1] + 1}"
+    left, right, top, bottom = layout_rules.MARGINS
+    ws.page_margins = PageMargins(left=left, right=right, top=top, bottom=bottom)
+    ws.oddFooter.left.text = layout_rules.FOOTER_LEFT
+    ws.oddFooter.right.text = layout_rules.FOOTER_RIGHT

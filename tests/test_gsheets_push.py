@@ -140,7 +140,8 @@ def test_requests_are_typed_and_few():
     assert len(batches) == 1
     kinds = {next(iter(r)) for r in batches[0]}
     assert kinds <= {"addSheet", "addNamedRange", "updateDimensionProperties", "updateCells",
-                     "repeatCell", "setDataValidation", "addConditionalFormatRule", "addChart"}
+                     "repeatCell", "setDataValidation", "addConditionalFormatRule", "addChart",
+                     "mergeCells"}
     for req in batches[0]:
         body = next(iter(req.values()))
         cells = [c for row in body.get("rows", []) for c in row.get("values", [])]

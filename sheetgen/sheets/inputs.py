@@ -8,9 +8,19 @@ from typing import Any
 
 import numpy as np
 
-from sheetgen.definitions import Block, BlockRow, Input, Quantity, SheetSpec, Text, Validation
+from sheetgen.definitions import (
+    Block,
+    BlockRow,
+    FormatSwitch,
+    Input,
+    Quantity,
+    SheetSpec,
+    Text,
+    Validation,
+)
 from sheetgen.hardware import MAX_TILE
 from sheetgen.sheets.specs import OFF, ON, lookup, match, number
+from sheetgen.units import INTEGER_DTYPES
 
 SHEET = "Inputs"
 
@@ -183,6 +193,18 @@ STATUS = Quantity(
     doc="Flags a GPU/dtype pair the preset table has no figure for.",
 )
 
+#: int8 peaks count integer operations: every rate computed from the peak reads TOP/s (GOP/s)
+#: while an integer dtype is chosen, in the dropdown as at build time. Google Sheets'
+#: conditional formats cannot set a number format, so a pushed sheet keeps the unit of the
+#: dtype it was pushed with (README, "Google Sheets").
+INTEGER_RATES = FormatSwitch(
+    "peak_flops",
+    "OR(" + ",".join(f'{{dtype}}="{d}"' for d in sorted(INTEGER_DTYPES)) + ")"
+    if len(INTEGER_DTYPES) > 1 else f'{{dtype}}="{min(INTEGER_DTYPES)}"',
+    lambda dtype: dtype in INTEGER_DTYPES,
+    {"rate": "rate_ops"},
+)
+
 BLOCK = Block(
     row=4, col=0,
     header=("Input", "Value", "Unit", "Suggested (measured)", "Notes"),
@@ -222,6 +244,7 @@ def sheet() -> SheetSpec:
         ),
         blocks=(BLOCK,),
         column_widths={0: 34.0, 1: 18.0, 2: 10.0, 3: 20.0, 4: 70.0},
+        format_switches=(INTEGER_RATES,),
     )
 
 

@@ -300,9 +300,13 @@ COMPARISON = Block(
             "unit", "note"),
     rows=COMPARISON_ROWS,
 )
+#: Prose (the title notes, definitions, verdict, what stays true) wraps inside the
+#: comparison's width, so it stays on screen and inside the printed page.
+PROSE_COLS = len(COMPARISON.header)
 VERDICT_BLOCK = Block(row=COMPARISON.row + len(COMPARISON.rows) + 2, col=0,
                       header=("Verdict (live)", ""),
-                      rows=tuple(BlockRow(q.label, [q]) for q in VERDICT))
+                      rows=tuple(BlockRow(q.label, [q]) for q in VERDICT),
+                      value_span=PROSE_COLS - 1)
 _LASTING_ROW = VERDICT_BLOCK.row + len(VERDICT_BLOCK.rows) + 3
 SWEEP = sweep.table(_LASTING_ROW + len(LASTING) + 3)
 TABLE = Table(name="parallel_layers", header_row=SWEEP.first_row + len(sweep.DEFAULT_ROWS) + 3,
@@ -318,16 +322,18 @@ def sheet(google: bool = False) -> SheetSpec:
         Text(0, 0, "The pipeline on G GPUs: pipeline vs tensor parallelism", "title"),
         Text(1, 0, "PP (GPipe): G stages of ceil(L/G) layers, M micro-batches. TP "
              "(Megatron-LM): column-split then row-split layers, a ring all-reduce of the "
-             "narrower activation after each row-split layer."),
+             "narrower activation after each row-split layer.", span=PROSE_COLS),
         Text(2, 0, "Layers, shapes, dtype and efficiencies come from the Pipeline and Inputs "
-             "sheets; link bandwidth is per direction; nothing overlaps communication in TP."),
-        *(Text(_DEF_ROW + i, 0, t) for i, t in enumerate(DEFINITIONS)),
+             "sheets; link bandwidth is per direction; nothing overlaps communication in TP.",
+             span=PROSE_COLS),
+        *(Text(_DEF_ROW + i, 0, t, span=PROSE_COLS) for i, t in enumerate(DEFINITIONS)),
         Text(_LASTING_ROW - 1, 0, "What stays true whatever the numbers", "subtitle"),
-        *(Text(_LASTING_ROW + i, 0, t) for i, t in enumerate(LASTING)),
+        *(Text(_LASTING_ROW + i, 0, t, span=PROSE_COLS) for i, t in enumerate(LASTING)),
         Text(SWEEP.header_row - 2, 0, "Batch-size sweep", "subtitle"),
         Text(SWEEP.header_row - 1, 0, "Each row is the whole model at its m; PP uses "
              "M' = min(M, m) micro-batches. Type an m, or blank it and give a multiple of the "
-             "input m. Switch the link to the host link to see the latency verdict flip."),
+             "input m. Switch the link to the host link to see the latency verdict flip.",
+             span=PROSE_COLS),
         Text(TABLE.header_row - 1, 0, "Per layer", "subtitle"),
     ]
     return parallel_chart.with_chart(SheetSpec(

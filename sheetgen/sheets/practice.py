@@ -112,7 +112,7 @@ TABLE = Table(
     columns=(FB_INTENSITY, FB_REGIME, FB_TIME, ANS_INTENSITY, ANS_REGIME, ANS_TIME,
              *P.columns()),
 )
-BLOCK = Block(row=4, col=0, header=("Practice", "Value", "Notes"),
+BLOCK = Block(row=4, col=0, header=("Practice", "Value", "Unit", "Notes"),
               rows=(BlockRow(REVEAL.label, [REVEAL], "",
                              "Set to 1 to show the model's answers."),))
 

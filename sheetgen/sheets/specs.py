@@ -12,6 +12,7 @@ import numpy as np
 
 from sheetgen.definitions import Input, SheetSpec, Span, Table, Text
 from sheetgen.hardware import DTYPE_BYTES, DTYPES, Presets
+from sheetgen.units import rate_unit
 
 SHEET = "GPU Specs"
 MISSING = "n/a"  # a dtype the GPU does not support: an explicit gap, never zero
@@ -36,7 +37,7 @@ GPU_TABLE = Table(
     col=0,
     inputs=(
         Input("spec_name", "GPU", fmt="text"),
-        *(Input(f"peak_{d}", f"{d} dense peak", "FLOP/s", fmt="sci") for d in DTYPES),
+        *(Input(f"peak_{d}", f"{d} dense peak", rate_unit(d), fmt="sci") for d in DTYPES),
         Input("spec_hbm_bw", "HBM bandwidth", "B/s", fmt="sci"),
         Input("spec_memory", "GPU memory", "B", fmt="sci"),
         Input("spec_link_bw", "GPU link bandwidth per direction", "B/s", fmt="sci"),
