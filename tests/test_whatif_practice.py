@@ -135,3 +135,15 @@ def test_libreoffice_agrees_on_whatif_and_practice(tmp_path):
     assert mismatches(expected, got) == []
     assert got["Practice"][(t.first_row, 6)] == "too high by 30%"
     assert got["Practice"][(t.first_row, 7)] == "correct"
+
+
+def test_crossover_denominator_reads_as_digits_with_the_hand_figure():
+    # base k = n = 4096, bf16 (b = 2) on the A100: R = 312e12 / 1.555e12 = 200.643 FLOP/B,
+    # so 2kn − bR(k+n) = 33,554,432 − 2·200.643·8192 = 30,267,096 (not 3.027E+07)
+    from sheetgen.api import plan
+
+    cell = next(c for c in plan(spare_rows=0).sheet("What-if").cells if c.name == "cross_m_den")
+    assert cell.fmt == "int"
+    assert cell.value == pytest.approx(2 * 4096 * 4096 - 2 * (312e12 / 1.555e12) * 8192,
+                                       rel=1e-12)
+    assert round(cell.value) == 30_267_096

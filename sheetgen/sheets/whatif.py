@@ -109,7 +109,7 @@ def _denominator(name: str, a: str, b: str, label: str) -> Quantity:
         "",
         f"2*{{{a}}}*{{{b}}}-{{dtype_bytes_sel}}*{{attainable_ridge}}*({{{a}}}+{{{b}}})",
         lambda **k: 2 * k[a] * k[b] - k["dtype_bytes_sel"] * k["attainable_ridge"] * (k[a] + k[b]),
-        fmt="sci",
+        fmt="int",  # 30,267,090 for 4096 × 4096 bf16 on an A100, not 3.027E+07
     )
 
 
