@@ -205,37 +205,45 @@ class Table:
 
 
 @dataclass(frozen=True)
+class Series:
+    """One series of an XY chart: an x and a y column of tables, by name. A line, markers,
+    or both (a line with markers); `row` keeps one row of the columns (a single point)."""
+
+    name: str  # the legend's name
+    x: str
+    y: str
+    line: bool = False
+    marker: str = "circle"  # "none": a line without markers
+    color: str | None = None  # palette hex; None: the writer's default for a line/points
+    marker_size: int = 6
+    labels: str | None = None  # a text column: each point's label (where the engine can)
+    row: int | None = None  # only this row (0-based in its table)
+    fits_axes: bool = True  # its plotted points count for tight axis bounds
+
+
+@dataclass(frozen=True)
+class Axis:
+    title: str
+    log: bool = True  # base 10 (Google Sheets has no log axis: log10 data, linear axes)
+    #: Fix the axis to the whole decades around the plotted points (x and y both numbers)
+    #: of the series that fit_axes (build-time values).
+    tight: bool = False
+
+
+@dataclass(frozen=True)
 class Chart:
-    """A log-log roofline scatter: a ceiling series and a points series from table columns."""
+    """An XY (scatter) chart: series in legend order over two axes. The roofline is one
+    (ceiling, regimes, ridge), the Parallelism sweep another (latency against m)."""
 
     title: str
     row: int
     col: int
-    ceiling_x: str
-    ceiling_y: str
-    points_x: str
-    points_y: str
-    points_label: str | None
-    x_title: str
-    y_title: str
-    ceiling_name: str = "roofline ceiling"  # the legend's names of the two series
-    points_name: str = "matmuls"
-    #: One points series per (legend name, y column, palette colour), sharing points_x, in
-    #: place of the single points series: the legend then reads without point labels
-    #: (LibreOffice renders no labels taken from cells).
-    point_groups: Sequence[tuple[str, str, str]] = ()
-    #: The ceiling row (0-based in its table) drawn again as a one-point "ridge" series.
-    ridge_row: int | None = None
-    ridge_name: str = "ridge point"
-    #: Instead of ridge_row: a column over the ceiling's rows that is the ridge's y on its row
-    #: and #N/A elsewhere, drawn against the ceiling's x (Google: one offset per x column).
-    ridge_y: str | None = None
-    #: Fix the log axes to whole decades around the data and the roof (build-time values).
-    tight: bool = False
+    series: Sequence[Series]
+    x: Axis
+    y: Axis
     #: The columns hold log10 of the values (linear axes: Google has no log axis); tight
     #: bounds are then the log10 of the decades (-1..4 for 0.1..10^4).
     log10_data: bool = False
-    y_scale: float = 1.0  # the y columns' unit in the model's (1E12: TFLOP/s from FLOP/s)
     width_cols: int = 12  # the area it covers, for the print range (default-width columns)
     height_rows: int = 22
 

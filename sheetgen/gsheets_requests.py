@@ -476,6 +476,8 @@ def _chart_request(sid: int, chart: ChartPlan, chart_id: int) -> Request:
         if s.line:
             item |= {"lineStyle": {"width": 2, "type": "SOLID"},
                      "colorStyle": color_style(s.color or palette.CEILING)}
+            if s.marker != "none":  # a line with markers
+                item["pointStyle"] = {"shape": s.marker.upper(), "size": s.marker_size}
         else:
             item |= {"pointStyle": {"shape": s.marker.upper(), "size": s.marker_size},
                      "colorStyle": color_style(s.color or palette.POINT)}

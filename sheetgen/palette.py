@@ -15,6 +15,9 @@ SPEC_ROOF = "#7F7F7F"  # the spec (unadjusted) roof, ridge lines
 POINT = "#404040"  # chart points not coloured by regime, annotations
 GRID = "#D9D9D9"
 RIDGE = "#000000"  # the ridge point marker
+SINGLE_GPU = "#7F7F7F"  # the Parallelism sweep chart: one GPU (grey, the baseline)
+PIPELINE = "#548235"  # pipeline parallel (green)
+TENSOR = "#7030A0"  # tensor parallel (purple): neither regime hue, so no regime is implied
 
 INPUT_FILL = "#FFF2CC"  # pale yellow: a cell you may change
 INPUT_FONT = "#1F4E79"  # dark blue text: the spreadsheet-modelling convention for inputs

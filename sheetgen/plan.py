@@ -6,7 +6,6 @@ against, so cell placement and formula text are decided here and nowhere else.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -16,6 +15,7 @@ import numpy as np
 from xlsxwriter.utility import quote_sheetname, xl_col_to_name, xl_rowcol_to_cell
 
 from sheetgen import cell_units, text_fit
+from sheetgen.chart_plan import ChartPlan, plan_chart
 from sheetgen.definitions import (
     BLANK_ROW,
     GAP_WRAP,
@@ -24,7 +24,6 @@ from sheetgen.definitions import (
     PLACEHOLDER,
     Block,
     BlockRow,
-    Chart,
     FormatSwitch,
     Input,
     Quantity,
@@ -33,7 +32,6 @@ from sheetgen.definitions import (
     Validation,
 )
 from sheetgen.model import ModelResult, Registry, evaluate
-from sheetgen.palette import RIDGE
 from sheetgen.styles import (
     BOOLEAN_FORMATS,
     COMPUTE_BOUND,
@@ -166,32 +164,6 @@ class FormatRulePlan:
     fmt: str
 
 
-@dataclass(frozen=True)
-class SeriesPlan:
-    name: str
-    x: tuple[int, int, int]  # (col, first_row, last_row) on the chart's sheet
-    y: tuple[int, int, int]
-    labels: tuple[int, int, int] | None = None
-    line: bool = False
-    color: str | None = None  # palette hex; None: the writer's default for a line/points
-    marker: str = "circle"
-    marker_size: int = 6
-
-
-@dataclass(frozen=True)
-class ChartPlan:
-    title: str
-    row: int
-    col: int
-    series: tuple[SeriesPlan, ...]
-    x_title: str
-    y_title: str
-    x_range: tuple[float, float] | None = None  # log-axis bounds, whole decades; None: auto
-    y_range: tuple[float, float] | None = None
-    width_cols: int = 12
-    height_rows: int = 22
-
-
 @dataclass
 class SheetPlan:
     name: str
@@ -296,6 +268,11 @@ class _Layout:
                                                    first + n - 1, cols[span.last],
                                                    table=table.name,
                                                    defined_name=span.defined_name)
+
+    def columns(self, name: str) -> tuple[int, int, int]:
+        """A table column's (col, first row, last row): what a chart series reads."""
+        w = self.where[name]
+        return (w.col, w.row, max(w.row, w.last_row))
 
     def defined_names(self) -> dict[str, str]:
         out: dict[str, str] = {}
@@ -466,7 +443,8 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
         _plan_validations(sp, spec, layout)
         _plan_conditionals(sp, spec, layout)
         for chart in spec.charts:
-            sp.charts.append(_plan_chart(chart, layout, shown))
+            sp.charts.append(plan_chart(chart, layout.columns,
+                                        lambda n: list(shown.columns[n])))
         sp.hidden = sorted({layout.where[name].col for name in spec.hidden_columns}
                            | {c for first, last in spec.hidden_spans
                               for c in range(first, last + 1)})
@@ -647,79 +625,3 @@ def _plan_switch(plans: list[SheetPlan], switch: FormatSwitch, registry: Registr
                     sp.format_rules.append(FormatRulePlan(table.first_row, column.col,
                                                           table.last_row, condition,
                                                           swaps[column.fmt]))
-
-
-def _decades(values: list[float]) -> tuple[float, float] | None:
-    """The whole decades around the positive finite values (None when there are none)."""
-    v = [float(x) for x in values if _finite_positive(x)]
-    if not v:
-        return None
-    lo, hi = math.floor(math.log10(min(v)) + 1e-9), math.ceil(math.log10(max(v)) - 1e-9)
-    return 10.0 ** lo, 10.0 ** max(hi, lo + 1)
-
-
-def _finite_positive(x: Any) -> bool:
-    return isinstance(x, int | float | np.integer | np.floating) and not isinstance(x, bool) \
-        and math.isfinite(x) and x > 0
-
-
-def _tight_ranges(chart: Chart, model: ModelResult
-                  ) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
-    """Whole decades around the points, the ridge and the roof's peak (build-time values).
-    For a chart of log10 columns (Chart.log10_data) the same decades, as log10 bounds."""
-    def values(name: str) -> list[Any]:
-        v = list(model.columns[name])
-        return [10.0 ** x if chart.log10_data and _finite(x) else x for x in v]
-
-    ceiling_x, ceiling_y = values(chart.ceiling_x), values(chart.ceiling_y)
-    if chart.ridge_y is not None:
-        ridge = next((i for i, v in enumerate(model.columns[chart.ridge_y]) if _finite(v)), 0)
-    else:
-        ridge = chart.ridge_row or 0
-    peak_y = max((v for v in ceiling_y if _finite_positive(v)), default=None)
-    x = _decades([*values(chart.points_x), ceiling_x[ridge]])
-    y = _decades([*(v for _, y, _ in chart.point_groups for v in values(y)),
-                  *values(chart.points_y)] + ([peak_y] if peak_y else []))
-    if not chart.log10_data:
-        return x, y
-    return tuple(None if r is None else (round(math.log10(r[0])), round(math.log10(r[1])))
-                 for r in (x, y))  # type: ignore[return-value]
-
-
-def _finite(x: Any) -> bool:
-    return isinstance(x, int | float | np.integer | np.floating) and not isinstance(x, bool) \
-        and math.isfinite(x)
-
-
-def _plan_chart(chart: Chart, layout: _Layout, model: ModelResult) -> ChartPlan:
-    def col(name: str) -> tuple[int, int, int]:
-        w = layout.where[name]
-        return (w.col, w.row, max(w.row, w.last_row))
-
-    ceiling = SeriesPlan(chart.ceiling_name, col(chart.ceiling_x), col(chart.ceiling_y),
-                         line=True)
-    labels = col(chart.points_label) if chart.points_label else None
-    if chart.point_groups:
-        points = tuple(SeriesPlan(name, col(chart.points_x), col(y), labels=labels,
-                                  color=color)
-                       for name, y, color in chart.point_groups)
-    else:
-        points = (SeriesPlan(chart.points_name, col(chart.points_x), col(chart.points_y),
-                             labels=labels),)
-    series: tuple[SeriesPlan, ...] = (ceiling, *points)
-    if chart.ridge_y is not None:  # drawn against the ceiling's x, so next to the ceiling
-        series = (ceiling, SeriesPlan(chart.ridge_name, ceiling.x, col(chart.ridge_y),
-                                      marker="diamond", marker_size=10, color=RIDGE), *points)
-    elif chart.ridge_row is not None:
-        (cx, r, _), (cy, _, _) = ceiling.x, ceiling.y
-        r += chart.ridge_row
-        series += (SeriesPlan(chart.ridge_name, (cx, r, r), (cy, r, r), marker="diamond",
-                              marker_size=10, color=RIDGE),)
-    x_range = y_range = None
-    if chart.tight:
-        x_range, y_range = _tight_ranges(chart, model)
-    return ChartPlan(
-        title=chart.title, row=chart.row, col=chart.col, series=series,
-        x_title=chart.x_title, y_title=chart.y_title, x_range=x_range, y_range=y_range,
-        width_cols=chart.width_cols, height_rows=chart.height_rows,
-    )

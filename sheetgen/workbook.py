@@ -202,14 +202,15 @@ def sheet_specs(config: BuildConfig | None = None, prefix: str = "", *,
     """The sheets in workbook order: inputs first, presets last.
 
     `prefix` goes before each name (to sit beside a user's own sheets of the same names).
-    `chart_helpers`: the Matmul sheet with its LOG10 chart helper columns (Google Sheets,
-    whose charts have no log axis); every other cell is the same.
+    `chart_helpers`: the Matmul and Parallelism sheets with their LOG10 chart helper columns
+    (Google Sheets, whose charts have no log axis); every other cell is the same.
     """
     optional = [practice_sheet.sheet()] if config is not None and config.practice else []
     if config is not None and config.measured is not None:
         optional.append(measured_sheet.sheet(config.measured.source))
     mat = chart_helpers_sheet() if chart_helpers else matmul.sheet()
-    sheets = [inputs.sheet(), mat, pipeline.sheet(), parallel.sheet(), whatif.sheet(),
+    sheets = [inputs.sheet(), mat, pipeline.sheet(), parallel.sheet(google=chart_helpers),
+              whatif.sheet(),
               *optional, specs.sheet()]
     return [replace(s, name=prefix + s.name) for s in sheets] if prefix else sheets
 

@@ -251,7 +251,7 @@ def _plot_hidden_cells(ch: Any) -> None:
 
 
 def _chart(wb: Workbook, ws: Worksheet, sheet: SheetPlan, chart: ChartPlan) -> None:
-    """The log-log roofline: a ceiling line, one marker series per group, the ridge point.
+    """An XY chart: each series a line, markers or both, on log (or linear) axes.
 
     The numeric caches are given, not read from the cells: xlsxwriter would type a range
     holding #N/A as text (a strRef x makes Excel number the points 1, 2, 3)."""
@@ -265,28 +265,28 @@ def _chart(wb: Workbook, ws: Worksheet, sheet: SheetPlan, chart: ChartPlan) -> N
         opts: dict[str, Any] = {"name": s.name, "categories": rng(s.x), "values": rng(s.y),
                                 "categories_data": _cache(sheet, s.x),
                                 "values_data": _cache(sheet, s.y)}
-        if s.line:
-            opts |= {"line": {"color": s.color or palette.CEILING, "width": 2.25},
-                     "marker": {"type": "none"}}
-        else:
-            color = s.color or palette.POINT
-            opts |= {"line": {"none": True},
-                     "marker": {"type": s.marker, "size": s.marker_size,
-                                "fill": {"color": color}, "border": {"color": color}}}
-            if s.labels is not None and s.labels[2] - s.labels[1] < LABELLED_POINTS_MAX:
-                col, first, last = s.labels
-                custom = [{"value": f"={quote_sheetname(sheet.name)}!"
-                                    f"{xl_rowcol_to_cell(r, col, True, True)}"}
-                          for r in range(first, last + 1)]
-                opts["data_labels"] = {"custom": custom, "position": "right",
-                                       "font": {"size": 7}}
+        color = s.color or (palette.CEILING if s.line else palette.POINT)
+        opts |= {"line": {"color": color, "width": 2.25} if s.line else {"none": True},
+                 "marker": {"type": "none"} if s.marker == "none" else {
+                     "type": s.marker, "size": s.marker_size, "fill": {"color": color},
+                     "border": {"color": color}}}
+        if s.labels is not None and s.labels[2] - s.labels[1] < LABELLED_POINTS_MAX:
+            col, first, last = s.labels
+            custom = [{"value": f"={quote_sheetname(sheet.name)}!"
+                                f"{xl_rowcol_to_cell(r, col, True, True)}"}
+                      for r in range(first, last + 1)]
+            opts["data_labels"] = {"custom": custom, "position": "right", "font": {"size": 7}}
         ch.add_series(opts)
     ch.set_title({"name": chart.title})
     grid = {"visible": True, "line": {"color": palette.GRID}}
-    for setter, title, bounds in ((ch.set_x_axis, chart.x_title, chart.x_range),
-                                  (ch.set_y_axis, chart.y_title, chart.y_range)):
-        axis: dict[str, Any] = {"name": title, "log_base": 10, "num_format": "General",
+    for setter, title, bounds, log in ((ch.set_x_axis, chart.x_title, chart.x_range,
+                                        chart.x_log),
+                                       (ch.set_y_axis, chart.y_title, chart.y_range,
+                                        chart.y_log)):
+        axis: dict[str, Any] = {"name": title, "num_format": "General",
                                 "major_gridlines": grid}
+        if log:
+            axis["log_base"] = 10
         if bounds is not None:
             axis |= {"min": bounds[0], "max": bounds[1]}
         setter(axis)

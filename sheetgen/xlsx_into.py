@@ -182,9 +182,9 @@ def _validation(ws: Worksheet, v: ValidationPlan) -> None:
 
 
 def _chart(ws: Worksheet, chart: ChartPlan) -> None:
-    """The roofline chart (log-log scatter), as the built workbook draws it: the ceiling a
-    line, each group markers only (no line, no smoothing: openpyxl's scatter otherwise joins
-    and smooths them), the ridge a diamond, whole-decade axes in plain numbers. openpyxl
+    """An XY chart as the built workbook draws it (the roofline: the ceiling a line, each
+    group markers only (no line, no smoothing: openpyxl's scatter otherwise joins and smooths
+    them), the ridge a diamond), whole-decade log axes in plain numbers. openpyxl
     cannot label points from cells; the groups' legend (compute-/memory-bound) reads
     without labels."""
     from openpyxl.chart.axis import ChartLines
@@ -200,22 +200,23 @@ def _chart(ws: Worksheet, chart: ChartPlan) -> None:
         y = Reference(ws, min_col=s.y[0] + 1, min_row=s.y[1] + 1, max_row=s.y[2] + 1)
         series = Series(y, x, title=s.name)
         series.smooth = False
-        if s.line:
-            series.marker.symbol = "none"
-            series.graphicalProperties.line.solidFill = _hex(s.color or palette.CEILING)
-            series.graphicalProperties.line.width = 28575  # 2.25 pt in EMU
-        else:
-            color = _hex(s.color or palette.POINT)
-            series.marker.symbol = s.marker
+        color = _hex(s.color or (palette.CEILING if s.line else palette.POINT))
+        series.marker.symbol = s.marker
+        if s.marker != "none":
             series.marker.size = s.marker_size
             series.marker.graphicalProperties = GraphicalProperties(solidFill=color)
             series.marker.graphicalProperties.line.solidFill = color
+        if s.line:
+            series.graphicalProperties.line.solidFill = color
+            series.graphicalProperties.line.width = 28575  # 2.25 pt in EMU
+        else:
             series.graphicalProperties.line.noFill = True
         ch.series.append(series)
-    for axis, title, bounds in ((ch.x_axis, chart.x_title, chart.x_range),
-                                (ch.y_axis, chart.y_title, chart.y_range)):
+    for axis, title, bounds, log in ((ch.x_axis, chart.x_title, chart.x_range, chart.x_log),
+                                     (ch.y_axis, chart.y_title, chart.y_range, chart.y_log)):
         axis.title = title
-        axis.scaling.logBase = 10
+        if log:
+            axis.scaling.logBase = 10
         if bounds is not None:
             axis.scaling.min, axis.scaling.max = bounds
         axis.number_format = "General"

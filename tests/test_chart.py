@@ -34,10 +34,17 @@ A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 RIDGE = 312e12 / 1.555e12
 
 
-def chart_xml(path: Path) -> ET.Element:
+def chart_part(parts: dict[str, bytes], sheet: str = "Matmul") -> str:
+    """The chart part whose series read `sheet` (the workbook has one chart per sheet)."""
+    (name,) = [n for n, data in parts.items() if re.fullmatch(r"xl/charts/chart\d+\.xml", n)
+               and re.search(rf"<(?:c:)?f>'?{re.escape(sheet)}'?!".encode(), data)]
+    return name
+
+
+def chart_xml(path: Path, sheet: str = "Matmul") -> ET.Element:
     with zipfile.ZipFile(path) as z:
-        (name,) = [n for n in z.namelist() if re.fullmatch(r"xl/charts/chart\d+\.xml", n)]
-        return ET.fromstring(z.read(name))
+        parts = {n: z.read(n) for n in z.namelist()}
+    return ET.fromstring(parts[chart_part(parts, sheet)])
 
 
 def series(root: ET.Element) -> dict[str, ET.Element]:
@@ -172,10 +179,8 @@ def test_libreoffice_recalculates_the_helpers_with_no_blank_in_chart_data(tmp_pa
 def test_fill_chart_is_markers_without_smoothing(tmp_path):
     filled = sheetgen.fill(make_theirs(tmp_path / "plan.xlsx"), tmp_path / "filled.xlsx",
                            prefix="sg ")
-    with zipfile.ZipFile(filled) as z:
-        names = [n for n in z.namelist() if re.fullmatch(r"xl/charts/chart\d+\.xml", n)]
-        roots = [ET.fromstring(z.read(n)) for n in names]
-    (root,) = [r for r in roots if r.find(f".//{C}scatterChart") is not None]
+    root = chart_xml(filled, "sg Matmul")
+    assert root.find(f".//{C}scatterChart") is not None
     assert root.find(f".//{C}scatterStyle").get("val") == "lineMarker"
     assert root.find(f"{C}chart/{C}plotVisOnly").get("val") == "0"  # its data are hidden
     assert hidden_columns(filled, "sg Matmul") == chart_data_columns()
@@ -263,7 +268,7 @@ def test_libreoffice_draws_the_chart_from_its_hidden_columns(tmp_path):
     control = tmp_path / "control.xlsx"
     with zipfile.ZipFile(path) as z:
         parts = {n: z.read(n) for n in z.namelist()}
-    (name,) = [n for n in parts if re.fullmatch(r"xl/charts/chart\d+\.xml", n)]
+    name = chart_part(parts)
     parts[name] = parts[name].replace(b'<c:plotVisOnly val="0"/>', b'<c:plotVisOnly val="1"/>')
     with zipfile.ZipFile(control, "w", zipfile.ZIP_DEFLATED) as z:
         for n, data in parts.items():

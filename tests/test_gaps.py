@@ -3,8 +3,9 @@ tensor cores: NVIDIA A100 datasheet) shows a short marker, never an error value.
 
 The marker reaches every cell computed from the missing peak (a SUM or MAX must not quietly
 drop it), the reference model gives the same marker, `check` agrees, and LibreOffice
-recalculates the workbook with no error value anywhere but the chart's data columns, whose
-#N/A is by design (charts skip it; the marker text would plot as 0).
+recalculates the workbook with no error value anywhere but the charts' data columns (the
+roofline's, the Parallelism sweep's latencies), whose #N/A is by design (charts skip it; the
+marker text would plot as 0).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 
 from sheetgen.api import build_workbook
 from sheetgen.check import check_workbook, read_workbook
-from sheetgen.sheets import matmul
+from sheetgen.sheets import matmul, parallel, parallel_chart
 from tests.lo_helpers import needs_libreoffice, read_values, recalc_with_libreoffice
 
 MARKER = "n/a: no fp8 on this GPU"
@@ -68,6 +69,10 @@ def test_libreoffice_recalculates_without_error_values(fp8_on_a100: Path, tmp_pa
     values = read_values(recalculated)
     chart_data = {("Matmul", t.col + i) for t in (matmul.POINTS, matmul.CEILING)
                   for i, c in enumerate(t.all_columns()) if "NA()" in getattr(c, "template", "")}
+    sweep = parallel.SWEEP  # the Parallelism sweep chart's latencies (its m is a number)
+    data_col = sweep.col + len(sweep.all_columns()) + 1 + parallel_chart.CHART_COLS + 1
+    lines = range(data_col + 1, data_col + 1 + len(parallel_chart.LINES))
+    chart_data |= {("Parallelism", c) for c in lines}
     errors = [(sheet, cell, v) for sheet, cells in values.items() for cell, v in cells.items()
               if isinstance(v, str) and v.startswith(ERRORS)]
     assert errors and {(sheet, cell[1]) for sheet, cell, _ in errors} <= chart_data, [
@@ -86,6 +91,11 @@ def test_libreoffice_recalculates_without_error_values(fp8_on_a100: Path, tmp_pa
                 assert all(isinstance(v, float) for v in got[:12]) and got[12:] == ["#N/A"] * 2
             else:
                 assert got == ["#N/A"] * len(got), (c.name, got)
+    par = values["Parallelism"]
+    sweep_rows = range(sweep.first_row, sweep.first_row + 8)
+    assert [par.get((r, data_col)) for r in sweep_rows] == [1, 8, 64, 512, 1024, 2048, 4096,
+                                                              16384]
+    assert {par.get((r, c)) for r in sweep_rows for c in lines} == {"#N/A"}
     markers = sum(1 for cells in values.values() for v in cells.values() if v == MARKER)
     assert markers > 100
     assert check_workbook(recalculated).ok

@@ -40,7 +40,7 @@ from sheetgen.cli import cli
 from sheetgen.errors import SheetsError
 from sheetgen.gsheets import SpreadsheetState, requests_for
 from sheetgen.gsheets_client import authorize
-from sheetgen.sheets import chart_helpers, matmul
+from sheetgen.sheets import chart_helpers, matmul, parallel, parallel_chart
 from sheetgen.styles import NUMBER_FORMATS
 
 KEY = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcd"
@@ -55,6 +55,11 @@ LOG_PX, LOG_COMP, LOG_MEM = (xl_col_to_name(_CH.POINTS_BLOCK + i) for i in (0, 3
 LOG_COLUMNS = {LOG_X, LOG_CEIL, LOG_RIDGE, LOG_PX, LOG_COMP, LOG_MEM}
 BLANK_COLUMNS = {xl_col_to_name(c) for c in _CH.BLANK_COLUMNS}
 HELPER_COLUMNS = LOG_COLUMNS | BLANK_COLUMNS
+#: Parallelism, Google only: log10 m and the three latencies (ms) right of the #N/A data
+SWEEP_DATA = (parallel.SWEEP.col + len(parallel.SWEEP.all_columns()) + 1
+              + parallel_chart.CHART_COLS + 1)
+SWEEP_LOG = [xl_col_to_name(SWEEP_DATA + 4 + i) for i in range(4)]
+GOOGLE_ONLY = {"Matmul": HELPER_COLUMNS, "Parallelism": set(SWEEP_LOG)}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -204,7 +209,8 @@ def test_stored_cells_equal_the_xlsx_build(tmp_path, shared, gsheets_client):
                 else:
                     assert got == want, (ws.title, cell.coordinate)
                 n += 1
-        extra = {ref for ref in google if ref.rstrip("0123456789") not in HELPER_COLUMNS}
+        extra = {ref for ref in google
+                 if ref.rstrip("0123456789") not in GOOGLE_ONLY.get(ws.title, set())}
         assert not extra, (ws.title, sorted(extra)[:5])
     assert n > 300
     helpers = snap.sheets["Matmul"]
@@ -319,6 +325,39 @@ def test_chart_series_ridge_and_regimes(shared, gsheets_client):
     assert v[("Matmul", f"{LOG_MEM}8")] == "#N/A"
     for col in (LOG_PX, LOG_COMP, LOG_MEM):  # spare rows: #N/A, no point
         assert v[("Matmul", f"{col}9")] == "#N/A"
+    assert sheetgen.check_spreadsheet(KEY, client=gsheets_client).ok
+
+
+def test_sweep_chart_plots_log10_helpers_of_the_latencies(shared, gsheets_client):
+    """Parallelism's sweep chart on Google: one domain (log10 m) and the three latencies'
+    log10 (ms) in the next three columns, lines with markers, from hidden columns. Hand
+    figures (tests/test_parallelism.py, NVLink): at m = 4096 PP 285.567 ms, TP 262.147 ms."""
+    shared.compute = engine_compute
+    push(gsheets_client)
+    par = shared.spreadsheets[KEY].sheet(title="Parallelism")
+    (chart,) = par.charts
+    assert chart["spec"]["hiddenDimensionStrategy"] == "SHOW_ALL"
+    basic = chart["spec"]["basicChart"]
+    first, last = parallel.SWEEP.header_row + 1, parallel.SWEEP.header_row + 9  # 8 rows
+    assert [_span(s) for s in basic["domains"][0]["domain"]["sourceRange"]["sources"]] == [
+        (SWEEP_LOG[0], first, last)]
+    assert [[_span(s) for s in item["series"]["sourceRange"]["sources"]]
+            for item in basic["series"]] == [[(c, first, last)] for c in SWEEP_LOG[1:]]
+    assert [(item["lineStyle"]["type"], item["pointStyle"]["shape"])
+            for item in basic["series"]] == [("SOLID", "CIRCLE"), ("SOLID", "SQUARE"),
+                                             ("SOLID", "TRIANGLE")]
+    # m 1..16384: log10 0..5; latency 12.8..2030 ms: log10 1..4
+    assert [(a["viewWindowOptions"]["viewWindowMin"], a["viewWindowOptions"]["viewWindowMax"])
+            for a in basic["axis"]] == [(0, 5), (1, 4)]
+    hidden = {i for i, m in par.col_meta.items() if m.get("hiddenByUser")}
+    assert hidden == set(range(SWEEP_DATA, SWEEP_DATA + 8))
+    v = engine_compute(shared.snapshot(KEY))
+    row = first + 7  # the "× 1 input m" row, m = 4096
+    x, one, pp, tp = (v[("Parallelism", f"{c}{row}")] for c in SWEEP_LOG)
+    assert x == pytest.approx(math.log10(4096), rel=1e-12)
+    assert pp == pytest.approx(math.log10(285.567), abs=1e-6)
+    assert tp == pytest.approx(math.log10(262.147), abs=1e-6)
+    assert tp < pp < one
     assert sheetgen.check_spreadsheet(KEY, client=gsheets_client).ok
 
 

@@ -216,7 +216,7 @@ def test_a_layout_the_split_domain_rules_refuse_is_not_sent():
     """_chart_request raises rather than sends: a series' y not at column i + 1 right of its
     x, or point labels on a series that is not the last (its "next column" is the next
     series' own column)."""
-    from sheetgen.plan import ChartPlan, SeriesPlan
+    from sheetgen.chart_plan import ChartPlan, SeriesPlan
 
     def plan(*series: SeriesPlan) -> ChartPlan:
         return ChartPlan("t", 0, 0, series, "x", "y")

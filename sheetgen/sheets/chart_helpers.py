@@ -35,15 +35,14 @@ from typing import Any
 
 import numpy as np
 
-from sheetgen import palette
-from sheetgen.definitions import NA_CODE, Quantity, SheetSpec, Table, Text
+from sheetgen.definitions import NA_CODE, Quantity, Series, SheetSpec, Table, Text
 from sheetgen.evaluate.values import ExcelError
-from sheetgen.sheets import matmul, roofline
+from sheetgen.sheets import matmul
 
 HELPER = "chart helper"
 
 
-def _log10(label: str, name: str, of: str) -> Quantity:
+def log10_of(label: str, name: str, of: str) -> Quantity:
     """log10 of `of` where it is a number, else #N/A (never text in the chart data)."""
     def reference(**a: Any) -> np.ndarray:
         v = np.atleast_1d(np.asarray(a[of], dtype=object))
@@ -69,12 +68,12 @@ def _ridge(of: str) -> Quantity:
                     doc="The ceiling's y at the ridge row only: the ridge marker's series.")
 
 
-LOG_ROOF_X = _log10("intensity (FLOP/B)", "log_roof_x", "roof_x")
-LOG_ROOF_Y = _log10("attainable TFLOP/s", "log_roof_y", matmul.ROOF_PLOT.name)
+LOG_ROOF_X = log10_of("intensity (FLOP/B)", "log_roof_x", "roof_x")
+LOG_ROOF_Y = log10_of("attainable TFLOP/s", "log_roof_y", matmul.ROOF_PLOT.name)
 LOG_RIDGE_Y = _ridge(LOG_ROOF_Y.name)
-LOG_X = _log10("intensity (FLOP/B)", "log_intensity", matmul.PLOT_X.name)
-LOG_COMPUTE = _log10("compute-bound TFLOP/s", "log_compute", matmul.PLOT_COMPUTE.name)
-LOG_MEMORY = _log10("memory-bound TFLOP/s", "log_memory", matmul.PLOT_MEMORY.name)
+LOG_X = log10_of("intensity (FLOP/B)", "log_intensity", matmul.PLOT_X.name)
+LOG_COMPUTE = log10_of("compute-bound TFLOP/s", "log_compute", matmul.PLOT_COMPUTE.name)
+LOG_MEMORY = log10_of("memory-bound TFLOP/s", "log_memory", matmul.PLOT_MEMORY.name)
 
 #: series in legend order; each block is one domain column and one column per series
 SERIES = 4
@@ -97,6 +96,7 @@ def matmul_sheet() -> SheetSpec:
     """The Matmul sheet with the helper columns, and a chart that plots them."""
     base = matmul.sheet()
     (chart,) = base.charts
+    ceiling, compute, memory, ridge = chart.series
     widths = dict(base.column_widths) | {c: 14.0 for c in range(CEILING_BLOCK, LAST_COL + 1)}
     widths |= {c: 3.0 for c in BLANK_COLUMNS}
     return replace(
@@ -105,12 +105,16 @@ def matmul_sheet() -> SheetSpec:
                               for c in BLANK_COLUMNS)),
         tables=(matmul.TABLE, matmul.POINTS, CEILING, POINTS_X, POINTS_Y),
         charts=(replace(
-            chart, title=f"{chart.title} (log10 axes)", ridge_row=None, log10_data=True,
-            ceiling_x=LOG_ROOF_X.name, ceiling_y=LOG_ROOF_Y.name, ridge_y=LOG_RIDGE_Y.name,
-            points_x=LOG_X.name, points_y=LOG_COMPUTE.name, points_label=None,
-            point_groups=((roofline.COMPUTE_BOUND, LOG_COMPUTE.name, palette.COMPUTE),
-                          (roofline.MEMORY_BOUND, LOG_MEMORY.name, palette.MEMORY)),
-            x_title=f"log10 {chart.x_title}", y_title=f"log10 {chart.y_title}",
+            chart, title=f"{chart.title} (log10 axes)", log10_data=True,
+            series=(  # the ridge next to the ceiling: both read the ceiling's x
+                Series(ceiling.name, LOG_ROOF_X.name, LOG_ROOF_Y.name, line=True,
+                       marker="none", fits_axes=False),
+                Series(ridge.name, LOG_ROOF_X.name, LOG_RIDGE_Y.name, marker=ridge.marker,
+                       marker_size=ridge.marker_size, color=ridge.color),
+                Series(compute.name, LOG_X.name, LOG_COMPUTE.name, color=compute.color),
+                Series(memory.name, LOG_X.name, LOG_MEMORY.name, color=memory.color)),
+            x=replace(chart.x, title=f"log10 {chart.x.title}"),
+            y=replace(chart.y, title=f"log10 {chart.y.title}"),
         ),),
         column_widths=widths,
         hidden_spans=((matmul.POINTS_COL, LAST_COL),),  # the chart data, plotted (SHOW_ALL)

@@ -14,9 +14,11 @@ from sheetgen import palette
 from sheetgen.definitions import (
     LINK_NUMBER,
     NA_CODE,
+    Axis,
     Chart,
     Input,
     Quantity,
+    Series,
     SheetSpec,
     Table,
     Text,
@@ -130,8 +132,8 @@ TERA = 1e12
 NA_FORMULA = "NA()"
 
 
-def _plot_value(name: str, label: str, unit: str, of: str, *, scale: float = 1.0,
-                regime: str | None = None) -> Quantity:
+def plot_value(name: str, label: str, unit: str, of: str, *, scale: float = 1.0,
+               regime: str | None = None, fmt: str = "ratio") -> Quantity:
     """`of` (divided by scale) where it is a number (and the row's regime is `regime`), else
     NA(). Handles gaps itself: a gap's text marker becomes #N/A too, never text in the chart."""
     body = f"{{{of}}}/{scale:.0E}" if scale != 1.0 else f"{{{of}}}"
@@ -151,7 +153,7 @@ def _plot_value(name: str, label: str, unit: str, of: str, *, scale: float = 1.0
         return out
 
     return Quantity(name, label, unit, f"IF({cond},{body},{NA_FORMULA})", reference,
-                    fmt="ratio", handles_gaps=True,
+                    fmt=fmt, handles_gaps=True,
                     doc=f"Chart data: {of} as a number or #N/A, which charts skip.")
 
 
@@ -160,10 +162,10 @@ def is_number(x: Any) -> bool:
         and bool(np.isfinite(x))
 
 
-PLOT_X = _plot_value("plot_intensity", "chart x: intensity", "FLOP/B", "intensity")
-PLOT_COMPUTE = _plot_value("plot_compute", "chart y: compute-bound", "TFLOP/s",
+PLOT_X = plot_value("plot_intensity", "chart x: intensity", "FLOP/B", "intensity")
+PLOT_COMPUTE = plot_value("plot_compute", "chart y: compute-bound", "TFLOP/s",
                            "attained_flops", scale=TERA, regime=roofline.COMPUTE_BOUND)
-PLOT_MEMORY = _plot_value("plot_memory", "chart y: memory-bound", "TFLOP/s",
+PLOT_MEMORY = plot_value("plot_memory", "chart y: memory-bound", "TFLOP/s",
                           "attained_flops", scale=TERA, regime=roofline.MEMORY_BOUND)
 #: The chart sits right of the table, below the frozen header, so it is seen with the table
 #: and prints whole on its first page; its data follow right of it. It starts on the second
@@ -219,11 +221,35 @@ ROOF_Y = Quantity(
                                                                    roof_x * attainable_bw)),
     fmt="sci", handles_gaps=True,
 )
-ROOF_PLOT = _plot_value("roof_tflops", "attainable TFLOP/s", "TFLOP/s", "roof_y", scale=TERA)
+ROOF_PLOT = plot_value("roof_tflops", "attainable TFLOP/s", "TFLOP/s", "roof_y", scale=TERA)
 CEILING_COL = POINTS_COL + len(POINTS.columns) + 1
 CEILING = Table(name="roofline", header_row=TABLE.header_row, col=CEILING_COL,
                 inputs=(DECADE,), columns=(ROOF_X, ROOF_Y, ROOF_PLOT))
 ROOF_DECADES = [-3, -2, -1, 0, 1, 2, 3]
+
+
+def roofline_chart() -> Chart:
+    """The log-log roofline: the ceiling a line, one marker series per regime (the legend
+    reads without point labels, which LibreOffice does not render), the ridge a diamond; axes
+    fixed to the decades around the points and the ridge."""
+    def regime(name: str, y: str, color: str) -> Series:
+        return Series(name, PLOT_X.name, y, color=color, labels="shape_label")
+
+    return Chart(
+        title="Roofline", row=TABLE.first_row + 1, col=CHART_COL,
+        series=(Series("roofline ceiling", "roof_x", ROOF_PLOT.name, line=True, marker="none",
+                       fits_axes=False),
+                regime(roofline.COMPUTE_BOUND, PLOT_COMPUTE.name, palette.COMPUTE),
+                regime(roofline.MEMORY_BOUND, PLOT_MEMORY.name, palette.MEMORY),
+                Series(RIDGE_NAME, "roof_x", ROOF_PLOT.name, marker="diamond", marker_size=10,
+                       color=palette.RIDGE, row=ROOF_DECADES.index(0))),
+        x=Axis("arithmetic intensity (FLOP/B)", tight=True),
+        y=Axis("attained TFLOP/s (TOP/s for int8)", tight=True),
+        width_cols=CHART_COLS, height_rows=CHART_ROWS,
+    )
+
+
+RIDGE_NAME = "ridge point"
 
 
 def sheet() -> SheetSpec:
@@ -248,18 +274,7 @@ def sheet() -> SheetSpec:
                  "subtitle"),
         ),
         tables=(TABLE, POINTS, CEILING),
-        charts=(Chart(
-            title="Roofline", row=TABLE.first_row + 1, col=CHART_COL,
-            ceiling_x="roof_x", ceiling_y=ROOF_PLOT.name,
-            points_x=PLOT_X.name, points_y=PLOT_COMPUTE.name,
-            points_label="shape_label",
-            x_title="arithmetic intensity (FLOP/B)",
-            y_title="attained TFLOP/s (TOP/s for int8)",
-            point_groups=((roofline.COMPUTE_BOUND, PLOT_COMPUTE.name, palette.COMPUTE),
-                          (roofline.MEMORY_BOUND, PLOT_MEMORY.name, palette.MEMORY)),
-            ridge_row=ROOF_DECADES.index(0), tight=True,
-            width_cols=CHART_COLS, height_rows=CHART_ROWS,
-        ),),
+        charts=(roofline_chart(),),
         column_widths=widths,
         freeze=(TABLE.first_row, 0),
         regime_columns=("regime",),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from sheetgen.definitions import Block, BlockRow, Quantity, SheetSpec, Table, Text
+from sheetgen.sheets import parallel_chart
 from sheetgen.sheets import parallel_pp as pp
 from sheetgen.sheets import parallel_sweep as sweep
 from sheetgen.sheets import parallel_tp as tp
@@ -312,7 +313,8 @@ TABLE = Table(name="parallel_layers", header_row=SWEEP.first_row + len(sweep.DEF
               col=0, inputs=(pp.PAR_LAYER,), columns=(*pp.COLUMNS, *tp.COLUMNS))
 
 
-def sheet() -> SheetSpec:
+def sheet(google: bool = False) -> SheetSpec:
+    """`google`: the sweep chart's Google Sheets variant (LOG10 helpers, parallel_chart)."""
     widths = {0: 40.0, 1: 16.0, 2: 16.0, 3: 16.0, 4: 12.0, 5: 22.0, 6: 40.0, SIDE_COL: 26.0}
     last = max(len(t.all_columns()) for t in (TABLE, SWEEP))
     widths |= {i: 13.0 for i in range(7, last) if i != SIDE_COL}
@@ -334,7 +336,7 @@ def sheet() -> SheetSpec:
              span=PROSE_COLS),
         Text(TABLE.header_row - 1, 0, "Per layer", "subtitle"),
     ]
-    return SheetSpec(
+    return parallel_chart.with_chart(SheetSpec(
         name=SHEET,
         time_unit="ms",
         texts=tuple(texts),
@@ -343,7 +345,7 @@ def sheet() -> SheetSpec:
         column_widths=widths,
         freeze=None,
         regime_columns=("mb_regime", "tp_regime"),
-    )
+    ), SWEEP, google)
 
 
 def input_values(layers: int, gpus: int, micro_batches: int, link_bw: float | None,

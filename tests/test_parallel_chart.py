@@ -1,0 +1,194 @@
+"""The Parallelism sheet's batch-size sweep chart: latency of one batch against m.
+
+Hand figures from tests/test_parallelism.py's independent model (A100 40GB SXM, bf16, 72
+layers of 8192<->32768, G = 2, M = 8; NVLink 300 GB/s and 5 µs, PCIe 31.5 GB/s and 10 µs):
+at the input m = 4096 PP takes 285.567 ms with 8 micro-batches and TP 262.147 ms (the
+issue's figures). Over NVLink TP's latency is lower at every m; over the host link the
+lines cross between m = 1024 (TP 83.3 ms vs PP 114.3 ms) and m = 2048 (165.9 vs 143.3 ms).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import numpy as np
+import pytest
+from conftest import needs_libreoffice
+from lo_helpers import mismatches, read_values, recalc_many
+from openpyxl.utils import column_index_from_string, get_column_letter
+from test_chart import A, C, axes, chart_xml, hidden_columns, series
+from test_fill import make_theirs
+from test_parallelism import NVLINK, NVLINK_LAT, PCIE, PCIE_LAT, _hand_sweep_row
+
+import sheetgen
+from sheetgen import palette
+from sheetgen.evaluate.values import ExcelError
+from sheetgen.plan import plan_workbook
+from sheetgen.sheets import parallel, parallel_chart
+from sheetgen.workbook import BuildConfig, input_values, plan_build, sheet_specs
+from sheetgen.xlsx import write_xlsx
+
+SHEET = "Parallelism"
+MS = [1, 8, 64, 512, 1024, 2048, 4096, 16384]  # the default sweep rows (× 1 and × 4 m = 4096)
+NAMES = [parallel_chart.SINGLE, parallel_chart.PIPELINE, parallel_chart.TENSOR]
+SWEEP = parallel.SWEEP
+CHART_COL = SWEEP.col + len(SWEEP.all_columns()) + 1  # one blank column right of the sweep
+DATA_COL = CHART_COL + parallel_chart.CHART_COLS + 1
+
+
+def hand_ms(bw: float, lat: float) -> dict[str, list[float]]:
+    """Each series' latency (ms) at every sweep m, from the hand model."""
+    rows = [_hand_sweep_row(m, 8, bw, lat) for m in MS]
+    return {parallel_chart.SINGLE: [1e3 * s for _, _, s in rows],
+            parallel_chart.PIPELINE: [1e3 * p["latency"] for p, _, _ in rows],
+            parallel_chart.TENSOR: [1e3 * t["latency"] for _, t, _ in rows]}
+
+
+def ref(ser: ET.Element, part: str) -> tuple[int, int, int]:
+    (f,) = [e.text for e in ser.find(f"{C}{part}").iter(f"{C}f")]
+    m = re.fullmatch(r"'?[^!]+'?!\$([A-Z]+)\$(\d+):\$([A-Z]+)\$(\d+)", f)
+    assert m and m[1] == m[3], f
+    return column_index_from_string(m[1]) - 1, int(m[2]) - 1, int(m[4]) - 1
+
+
+def cache(ser: ET.Element, part: str) -> dict[int, float]:
+    return {int(pt.get("idx")): float(pt.find(f"{C}v").text)
+            for pt in ser.find(f"{C}{part}").iter(f"{C}pt")}
+
+
+@pytest.fixture(scope="module", params=["gpu", "host"])
+def built(request, tmp_path_factory) -> tuple[str, Path]:
+    path = tmp_path_factory.mktemp("sweep") / f"{request.param}.xlsx"
+    sheetgen.build(str(path), link_over=request.param)
+    return request.param, path
+
+
+def test_series_read_the_hidden_na_columns_beside_the_sweep(built):
+    link, path = built
+    root = chart_xml(path, SHEET)
+    ser = series(root)
+    assert list(ser) == NAMES
+    rows = (SWEEP.first_row, SWEEP.first_row + len(MS) - 1)  # the sweep's 8 rows, 93..100
+    for i, (name, s) in enumerate(ser.items()):
+        assert ref(s, "xVal") == (DATA_COL, *rows), name  # m, #N/A where a row is bad
+        assert ref(s, "yVal") == (DATA_COL + 1 + i, *rows), name
+        assert s.find(f"{C}marker/{C}symbol").get("val") == ("circle", "square", "triangle")[i]
+        color = (palette.SINGLE_GPU, palette.PIPELINE, palette.TENSOR)[i]
+        assert s.find(f"{C}spPr/{A}ln/{A}solidFill/{A}srgbClr").get("val") == color[1:]
+    assert root.find(f"{C}chart/{C}plotVisOnly").get("val") == "0"
+    assert hidden_columns(path, SHEET) == set(range(DATA_COL, DATA_COL + 4))
+    # log-log, whole decades: m 1..16384 -> 1..10^5; latency 12.8..2030 ms -> 10..10^4
+    bounds = [(float(ax.find(f"{C}scaling/{C}min").get("val")),
+               float(ax.find(f"{C}scaling/{C}max").get("val"))) for ax in axes(root)]
+    assert bounds == [(1.0, 1e5), (10.0, 1e4)]
+    assert [ax.find(f"{C}scaling/{C}logBase").get("val") for ax in axes(root)] == ["10"] * 2
+    # the cached points are the hand figures (ms), at the sweep's m
+    want = hand_ms(*((NVLINK, NVLINK_LAT) if link == "gpu" else (PCIE, PCIE_LAT)))
+    for name, s in ser.items():
+        assert cache(s, "xVal") == dict(enumerate(map(float, MS)))
+        got = cache(s, "yVal")
+        assert got == {i: pytest.approx(v, rel=1e-9) for i, v in enumerate(want[name])}, name
+    pp, tp = (cache(ser[n], "yVal") for n in NAMES[1:])
+    assert pp[6] == pytest.approx(285.567 if link == "gpu" else 286.525, abs=5e-4)
+    assert tp[6] == pytest.approx(262.147 if link == "gpu" else 331.149, abs=5e-4)
+    if link == "gpu":  # over NVLink TP wins latency at every m
+        assert all(tp[i] < pp[i] for i in range(len(MS)))
+    else:  # over PCIe the lines cross between m = 1024 and 2048
+        assert [tp[i] < pp[i] for i in range(len(MS))] == [True] * 5 + [False] * 3
+
+
+def test_chart_sits_right_of_the_sweep_clear_of_every_table(built):
+    _, path = built
+    with zipfile.ZipFile(path) as z:
+        drawings = [z.read(n).decode() for n in z.namelist()
+                    if re.fullmatch(r"xl/drawings/drawing\d+\.xml", n)]
+    anchors = [re.search(r"<xdr:from><xdr:col>(\d+)</xdr:col>.*?<xdr:row>(\d+)</xdr:row>.*?"
+                         r"<xdr:to><xdr:col>(\d+)</xdr:col>", d) for d in drawings]
+    (a,) = [a for a in anchors if a and int(a[1]) == CHART_COL]
+    assert int(a[2]) == SWEEP.header_row - 2  # level with the sweep's title
+    widest = max(t.col + len(t.all_columns()) for t in (SWEEP, parallel.TABLE))
+    assert int(a[1]) > widest and int(a[3]) < DATA_COL  # no cell under it, data beside it
+
+
+def test_a_blank_sweep_row_is_no_point():
+    """A sweep row with neither m nor × m gives #N/A in every chart column (never "",
+    which Excel's XY chart would plot at x = 1, 2, 3 and y = 0): the chart has 7 points."""
+    values = input_values(BuildConfig().resolved())
+    values["sweep_m_typed"][1] = None
+    plan = plan_workbook(sheet_specs(), values)
+    cols = plan.model.columns
+    for q in (parallel_chart.PLOT_M, *(q for _, q, _, _ in parallel_chart.LINES)):
+        assert isinstance(cols[q.name][1], ExcelError) and str(cols[q.name][1]) == "#N/A"
+        assert all(isinstance(v, float) for i, v in enumerate(cols[q.name]) if i != 1)
+
+
+def test_fill_draws_the_same_lines(tmp_path):
+    filled = sheetgen.fill(make_theirs(tmp_path / "plan.xlsx"), tmp_path / "filled.xlsx",
+                           prefix="sg ")
+    root = chart_xml(filled, f"sg {SHEET}")
+    ser = series(root)
+    assert list(ser) == NAMES
+    assert root.find(f"{C}chart/{C}plotVisOnly").get("val") == "0"
+    for i, s in enumerate(ser.values()):
+        assert s.find(f"{C}smooth").get("val") == "0"
+        assert s.find(f"{C}marker/{C}symbol").get("val") == ("circle", "square", "triangle")[i]
+        assert s.find(f"{C}spPr/{A}ln/{A}noFill") is None  # a line through the markers
+        assert ref(s, "yVal")[0] == DATA_COL + 1 + i
+    assert [ax.find(f"{C}scaling/{C}logBase").get("val") for ax in axes(root)] == ["10"] * 2
+    assert hidden_columns(filled, f"sg {SHEET}") == set(range(DATA_COL, DATA_COL + 4))
+
+
+def _palette_pixels(workbook: Path, tmp: Path) -> dict[str, int]:
+    """LibreOffice's print of the sweep chart alone: pixels of each series' colour."""
+    from PIL import Image
+
+    from sheetgen.libreoffice import recalculate
+    from tests.test_render_docs import load_render
+
+    render = load_render()
+    top = SWEEP.header_row - 2
+    area = (f"${get_column_letter(CHART_COL + 1)}${top + 1}:"
+            f"${get_column_letter(CHART_COL + parallel_chart.CHART_COLS)}$"
+            f"{top + parallel_chart.CHART_ROWS + 2}")
+    render.narrow_print_areas(workbook, {SHEET: area}, one_page={SHEET})
+    pdf = recalculate(workbook, tmp, to="pdf", timeout=300)
+    page = render.sheet_pages(pdf)[SHEET] + 1
+    png = tmp / "chart"
+    subprocess.run(["pdftoppm", "-png", "-singlefile", "-r", "100", "-f", str(page), "-l",
+                    str(page), str(pdf), str(png)], check=True)
+    with Image.open(png.with_suffix(".png")) as im:
+        rgb = np.asarray(im.convert("RGB"), dtype=int)
+    return {name: int((np.abs(rgb - np.asarray(palette.rgb(color))).max(axis=2) <= 24).sum())
+            for name, color in zip(NAMES, (palette.SINGLE_GPU, palette.PIPELINE,
+                                           palette.TENSOR), strict=True)}
+
+
+@pytest.mark.libreoffice
+@needs_libreoffice
+def test_libreoffice_recalculates_the_chart_data_to_the_hand_figures(tmp_path):
+    plan = plan_build(BuildConfig(link_over="host"))
+    path = write_xlsx(plan, tmp_path / "host.xlsx")
+    recalculated = read_values(recalc_many([path], tmp_path / "out")[path])
+    assert mismatches(plan, recalculated) == []  # every cell, the chart data included
+    values = recalculated[SHEET]
+    want = hand_ms(PCIE, PCIE_LAT)
+    for r, m in enumerate(MS):
+        row = SWEEP.first_row + r
+        assert values[(row, DATA_COL)] == m
+        for i, name in enumerate(NAMES):
+            assert values[(row, DATA_COL + 1 + i)] == pytest.approx(want[name][r], rel=1e-9)
+
+
+@pytest.mark.libreoffice
+@needs_libreoffice
+@pytest.mark.skipif(shutil.which("pdftoppm") is None, reason="poppler-utils not installed")
+def test_libreoffice_draws_the_three_lines_from_hidden_columns(tmp_path):
+    path = tmp_path / "w.xlsx"
+    sheetgen.build(str(path), link_over="host")
+    drawn = _palette_pixels(path, tmp_path)
+    assert all(n > 150 for n in drawn.values()), drawn  # lines, not just legend samples
