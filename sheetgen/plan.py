@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -23,29 +23,30 @@ from sheetgen.definitions import (
     NA_ROW,
     PLACEHOLDER,
     Block,
-    BlockRow,
-    FormatSwitch,
     Input,
     Quantity,
     SheetSpec,
     Table,
-    Validation,
 )
 from sheetgen.model import ModelResult, Registry, evaluate
+from sheetgen.plan_rules import (
+    ConditionalPlan,
+    FormatRulePlan,
+    ValidationPlan,
+    block_slots,
+    block_width,
+    has_suggestions,
+    plan_conditionals,
+    plan_switch,
+    plan_validations,
+)
 from sheetgen.styles import (
     BOOLEAN_FORMATS,
-    COMPUTE_BOUND,
-    COMPUTE_FILL,
-    FALSE_FILL,
-    FALSE_FONT,
-    MEMORY_BOUND,
-    MEMORY_FILL,
     display_format,
     shows_unit,
 )
 
 ROW = "\x00"  # stands for the row number inside a column's formula template
-PLACEHOLDER_NAMES = re.compile(r"\{([A-Za-z_]\w*)\}")
 _SHIFTED = re.compile("\x00|\x02(-?\\d+)\x03")  # ROW, or ROW shifted to another table's row
 
 
@@ -119,49 +120,6 @@ class TablePlan:
 
     def column(self, name: str) -> ColumnPlan:
         return next(c for c in self.columns if c.name == name)
-
-
-@dataclass(frozen=True)
-class ValidationPlan:
-    first_row: int
-    first_col: int
-    last_row: int
-    last_col: int
-    rule: Validation
-    source: str | None = None  # absolute range with sheet, for list rules
-    source_name: str | None = None  # the defined name of that range, if any
-
-
-@dataclass(frozen=True)
-class ConditionalPlan:
-    """Colour the cells of one column range whose value equals `equals` (a text or a bool)."""
-
-    first_row: int
-    col: int
-    last_row: int
-    equals: str | bool
-    color: str
-    font: str | None = None
-    negate: bool = False  # colour the cells that do NOT equal `equals`
-
-    @property
-    def literal(self) -> str:
-        """`equals` as a formula literal: "memory-bound" or FALSE."""
-        if isinstance(self.equals, bool):
-            return "TRUE" if self.equals else "FALSE"
-        return f'"{self.equals}"'
-
-
-@dataclass(frozen=True)
-class FormatRulePlan:
-    """Show one column range with number format `fmt` while `condition` (formula text
-    without '=', absolute references) is true: int8 rates in TOP/s."""
-
-    first_row: int
-    col: int
-    last_row: int
-    condition: str
-    fmt: str
 
 
 @dataclass
@@ -253,7 +211,7 @@ class _Layout:
             t.name: (t.first_row, rows[t.name]) for t in registry.tables.values()}
         for sheet in registry.sheets:
             for block in sheet.blocks:
-                for r, item, c in _block_slots(block):
+                for r, item, c in block_slots(block):
                     self.where[item.name] = _Where(sheet.name, r, c,
                                                    defined_name=item.defined_name)
             for table in sheet.tables:
@@ -374,30 +332,6 @@ def input_addresses(sheets: Sequence[SheetSpec], rows: Mapping[str, int]
     return out
 
 
-def _block_slots(block: Block) -> list[tuple[int, Input | Quantity, int]]:
-    """(row, item, col) for every value cell and suggestion of a block."""
-    n_values = _block_width(block)
-    slots = []
-    for i, row in enumerate(block.rows):
-        r = block.row + 1 + i
-        if isinstance(row, str):
-            continue
-        for j, item in enumerate(row.cells):
-            if item is not None:
-                slots.append((r, item, block.col + 1 + j))
-        if row.suggestion is not None:
-            slots.append((r, row.suggestion, block.col + 2 + n_values))
-    return slots
-
-
-def _block_width(block: Block) -> int:
-    return max(len(r.cells) for r in block.rows if isinstance(r, BlockRow))
-
-
-def _has_suggestions(block: Block) -> bool:
-    return any(isinstance(r, BlockRow) and r.suggestion for r in block.rows)
-
-
 #: Where a linked input row reads from: (sheet, zero-based row, zero-based column).
 Source = tuple[str, int, int]
 
@@ -440,8 +374,8 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
             _plan_table(sp, table, spec, layout, shown, rows[table.name], links)
         text_fit.fit_columns(sp)
         text_fit.fit_row_notes(sp)
-        _plan_validations(sp, spec, layout)
-        _plan_conditionals(sp, spec, layout)
+        plan_validations(sp, spec, layout)
+        plan_conditionals(sp, spec, layout)
         for chart in spec.charts:
             sp.charts.append(plan_chart(chart, layout.columns,
                                         lambda n: list(shown.columns[n])))
@@ -450,7 +384,7 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
                               for c in range(first, last + 1)})
         plans.append(sp)
     for switch in (s for spec in sheets for s in spec.format_switches):
-        _plan_switch(plans, switch, registry, layout, model)
+        plan_switch(plans, switch, registry, layout, model)
     unknown = set(links) - {i.name for t in registry.tables.values() for i in t.inputs}
     if unknown:
         raise ValueError(f"links name no table input column: {sorted(unknown)}")
@@ -478,9 +412,9 @@ def _plan_block_cells(sp: SheetPlan, block: Block, spec: SheetSpec, layout: _Lay
                       model: ModelResult) -> None:
     for j, text in enumerate(block.header):
         sp.cells.append(Cell(block.row, block.col + j, "header", text, fmt="text"))
-    n_values = _block_width(block)
+    n_values = block_width(block)
     unit_col = block.col + 1 + n_values
-    note_col = unit_col + (2 if _has_suggestions(block) else 1)
+    note_col = unit_col + (2 if has_suggestions(block) else 1)
     for i, row in enumerate(block.rows):
         r = block.row + 1 + i
         if isinstance(row, str):
@@ -498,7 +432,7 @@ def _plan_block_cells(sp: SheetPlan, block: Block, spec: SheetSpec, layout: _Lay
             sp.cells.append(Cell(r, unit_col, "unit", unit, fmt="text"))
         if row.note:
             sp.cells.append(Cell(r, note_col, "row_note", row.note, fmt="text"))
-    for r, item, c in _block_slots(block):
+    for r, item, c in block_slots(block):
         fmt = item_format(item, model.scalars[item.name], layout.registry.time_units.get(
             item.name))
         if isinstance(item, Input):
@@ -536,92 +470,3 @@ def _plan_table(sp: SheetPlan, table: Table, spec: SheetSpec, layout: _Layout,
                                       _SHIFTED.split(text)[::2], model.columns[item.name],
                                       offsets))
     sp.tables.append(TablePlan(table.name, table.header_row, table.first_row, n_rows, columns))
-
-
-def _plan_validations(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
-    def source(rule: Validation) -> tuple[str | None, str | None]:
-        if rule.source is None:
-            return None, None
-        w = layout.where[rule.source]
-        return layout.absolute(w), w.defined_name
-
-    def rule_of(item: Input) -> Validation:
-        """The rule in the unit the cell holds (bounds are declared in SI)."""
-        rule, f = item.validation, layout.registry.factor(item.name)
-        assert rule is not None
-        if f != 1.0 and rule.kind == "decimal_range":
-            rule = replace(rule, minimum=None if rule.minimum is None else rule.minimum * f,
-                           maximum=None if rule.maximum is None else rule.maximum * f)
-        return rule
-
-    for block in spec.blocks:
-        for r, item, c in _block_slots(block):
-            if isinstance(item, Input) and item.validation:
-                src, name = source(item.validation)
-                sp.validations.append(ValidationPlan(r, c, r, c, rule_of(item), src, name))
-    for table in spec.tables:
-        for item in table.inputs:
-            if item.validation:
-                w = layout.where[item.name]
-                if w.last_row < w.row:
-                    continue
-                src, name = source(item.validation)
-                sp.validations.append(ValidationPlan(w.row, w.col, w.last_row, w.col,
-                                                     rule_of(item), src, name))
-
-
-def _plan_conditionals(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
-    for name in spec.regime_columns:
-        w = layout.where[name]
-        if w.last_row < w.row:
-            continue
-        sp.conditionals.append(ConditionalPlan(w.row, w.col, w.last_row, COMPUTE_BOUND,
-                                               COMPUTE_FILL))
-        sp.conditionals.append(ConditionalPlan(w.row, w.col, w.last_row, MEMORY_BOUND,
-                                               MEMORY_FILL))
-    # every pass/fail boolean, on every sheet: FALSE (does not fit, does not hide) stands out,
-    # and so does a status cell that is not "ok"
-    for cell in sp.cells:
-        if cell.fmt == "bool" and cell.role in ("formula", "input"):
-            sp.conditionals.append(ConditionalPlan(cell.row, cell.col, cell.row, False,
-                                                   FALSE_FILL, FALSE_FONT))
-        elif cell.fmt == "status" and cell.role == "formula":
-            sp.conditionals.append(ConditionalPlan(cell.row, cell.col, cell.row, "ok",
-                                                   FALSE_FILL, FALSE_FONT, negate=True))
-    for table in sp.tables:
-        for column in table.columns:
-            if column.fmt == "bool" and table.n_rows:
-                sp.conditionals.append(ConditionalPlan(table.first_row, column.col,
-                                                       table.last_row, False, FALSE_FILL,
-                                                       FALSE_FONT))
-
-
-def _plan_switch(plans: list[SheetPlan], switch: FormatSwitch, registry: Registry,
-                 layout: _Layout, model: ModelResult) -> None:
-    """The build's own format for every cell the switch covers (what engines without
-    conditional number formats show), and a rule for the other case."""
-    names = registry.dependents(switch.source)
-    args = {n: model.scalars[n] for n in PLACEHOLDER_NAMES.findall(switch.condition)}
-    holds = bool(switch.holds(**args))
-    back = {alt: base for base, alt in switch.formats.items()}
-    for sp in plans:
-        condition = layout.condition(switch.condition, sp.name)
-        if holds:
-            condition = f"NOT({condition})"
-        swaps = back if holds else switch.formats
-
-        def shown(fmt: str) -> str:
-            return switch.formats.get(fmt, fmt) if holds else fmt
-
-        for i, cell in enumerate(sp.cells):
-            if cell.name in names and cell.fmt in switch.formats:
-                sp.cells[i] = replace(cell, fmt=shown(cell.fmt))
-                sp.format_rules.append(FormatRulePlan(cell.row, cell.col, cell.row, condition,
-                                                      swaps[sp.cells[i].fmt]))
-        for table in sp.tables:
-            for column in table.columns:
-                if column.name in names and column.fmt in switch.formats and table.n_rows:
-                    column.fmt = shown(column.fmt)
-                    sp.format_rules.append(FormatRulePlan(table.first_row, column.col,
-                                                          table.last_row, condition,
-                                                          swaps[column.fmt]))
