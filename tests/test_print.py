@@ -19,6 +19,7 @@ from sheetgen.api import build_workbook, plan
 from sheetgen.layout_rules import main_table, row_heights
 from sheetgen.libreoffice import recalculate
 from sheetgen.styles import NUMBER_FORMATS
+from tests.fill_helpers import filled_workbook
 from tests.lo_helpers import needs_libreoffice
 
 pypdf = pytest.importorskip("pypdf")
@@ -114,15 +115,8 @@ def test_every_sheet_has_print_setup_freeze_and_tall_enough_headers(tmp_path: Pa
 
 
 def test_a_filled_workbook_gets_the_same_page_setup(tmp_path: Path):
-    from sheetgen.fill import fill_workbook
-
-    theirs = tmp_path / "plan.xlsx"
-    wb = openpyxl.Workbook()
-    wb.active.append(["m", "k", "n"])
-    wb.active.append([8, 4096, 4096])
-    wb.save(theirs)
-    result = fill_workbook(theirs, tmp_path / "out.xlsx")
-    ws = openpyxl.load_workbook(result.path)["Matmul"]
+    path = filled_workbook(tmp_path, (8, 4096, 4096))
+    ws = openpyxl.load_workbook(path)["Matmul"]
     assert ws.page_setup.orientation == "landscape" and ws.page_setup.fitToHeight == 0
     assert ws.print_title_rows.replace("$", "") == "5:5" and ws.freeze_panes == "A6"
     assert ws.row_dimensions[5].height >= 30

@@ -19,6 +19,7 @@ from sheetgen.api import build_workbook, plan
 from sheetgen.gsheets_requests import requests_for
 from sheetgen.libreoffice import recalculate
 from sheetgen.styles import NUMBER_FORMATS
+from tests.fill_helpers import filled_workbook
 from tests.lo_helpers import needs_libreoffice
 
 pypdf = pytest.importorskip("pypdf")
@@ -109,31 +110,17 @@ def test_bf16_build_rules_cover_every_rate_from_the_peak(tmp_path: Path):
 
 
 def test_filled_workbook_gets_the_same_rules(tmp_path: Path):
-    from sheetgen.fill import fill_workbook
-
-    theirs = tmp_path / "plan.xlsx"
-    wb = openpyxl.Workbook()
-    wb.active.append(["m", "k", "n"])
-    wb.active.append([1, 4096, 4096])
-    wb.save(theirs)
-    result = fill_workbook(theirs, tmp_path / "out.xlsx")
-    rules = _rule_formats(result.path, "Inputs")
+    path = filled_workbook(tmp_path)
+    rules = _rule_formats(path, "Inputs")
     assert rules and all(v == ('DTYPE="int8"', OPS) for v in rules.values())
-    with zipfile.ZipFile(result.path) as z:  # the format code is in the styles part
+    with zipfile.ZipFile(path) as z:  # the format code is in the styles part
         assert "TOP/s" in z.read("xl/styles.xml").decode()
 
 
 @needs_libreoffice
 def test_filled_workbook_switched_to_int8_renders_top_s(tmp_path: Path):
-    from sheetgen.fill import fill_workbook
-
-    theirs = tmp_path / "plan.xlsx"
-    wb = openpyxl.Workbook()
-    wb.active.append(["m", "k", "n"])
-    wb.active.append([1, 4096, 4096])
-    wb.save(theirs)
-    result = fill_workbook(theirs, tmp_path / "out.xlsx")
-    pages = _pages(_set_dtype(result.path, "int8", tmp_path / "int8.xlsx"), tmp_path)
+    path = filled_workbook(tmp_path)
+    pages = _pages(_set_dtype(path, "int8", tmp_path / "int8.xlsx"), tmp_path)
     assert "624.0 TOP/s" in pages["Inputs"] and "3.1 TOP/s" in pages["Matmul"]
 
 

@@ -20,6 +20,7 @@ from sheetgen.gsheets_requests import requests_for
 from sheetgen.layout_rules import LINE_POINTS, row_heights
 from sheetgen.libreoffice import recalculate
 from sheetgen.sheets import parallel
+from tests.fill_helpers import filled_workbook
 from tests.lo_helpers import needs_libreoffice
 
 pypdf = pytest.importorskip("pypdf")
@@ -113,17 +114,10 @@ def test_headers_are_inset_and_rows_fit_the_wrapped_text(built: Path):
 
 
 def test_filled_and_pushed_workbooks_merge_the_same_cells(tmp_path: Path):
-    from sheetgen.fill import fill_workbook
-
-    theirs = tmp_path / "plan.xlsx"
-    wb = openpyxl.Workbook()
-    wb.active.append(["m", "k", "n"])
-    wb.active.append([1, 4096, 4096])
-    wb.save(theirs)
-    result = fill_workbook(theirs, tmp_path / "out.xlsx")
+    path = filled_workbook(tmp_path)
     p = plan(spare_rows=0)
     planned = {(c.row, c.col, c.span) for c in p.sheet("Parallelism").cells if c.span > 1}
-    ws = openpyxl.load_workbook(result.path)["Parallelism"]
+    ws = openpyxl.load_workbook(path)["Parallelism"]
     got = {(r.min_row - 1, r.min_col - 1, r.max_col - r.min_col + 1)
            for r in ws.merged_cells.ranges}
     assert planned and planned <= got
