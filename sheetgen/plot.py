@@ -152,7 +152,7 @@ def plot_roofline(data: Any = None, *, gpu: str | None = None, dtype: str = DEFA
     ax.set_ylabel(f"attained T{unit}")
     ax.set_title(f"Roofline: {g['gpu']}, {g['dtype']}")
     ax.grid(True, which="major", color=palette.GRID, lw=0.6)
-    ax.legend(loc="center right", fontsize=8)
+    ax.legend(loc="upper left", fontsize=8)  # above the memory slope: clear of every label
     if path is not None:
         save_figure(fig, path, force=force)
     return fig

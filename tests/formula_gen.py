@@ -3,7 +3,7 @@
 The formulas read a small data sheet D (numbers, words, numeric text, blanks, booleans in
 single cells) and mix literals, references, ranges, operators with their precedence and the
 functions of the dialect. It steers clear of the documented places where Excel and
-LibreOffice differ (README, "Where Excel and LibreOffice differ"): booleans are never
+LibreOffice differ (docs/checking.md, "Where Excel and LibreOffice differ"): booleans are never
 compared with numbers nor put in ranges, powers have exponents 1 to 3, INDEX positions stay
 in range, ordered text comparisons hold no symbols, TEXT formats only non-negative numbers,
 and numbers joined into text are rounded to 4 places with a separator after them

@@ -6,7 +6,7 @@ Excel's final-result rule and LibreOffice's approximate subtraction both give 0)
 after writing every number inside it with 12 significant digits (LibreOffice writes numbers
 as text in its own forms, e.g. 1E+020 for Excel's 1E+20), error codes exactly. A second sheet
 holds the documented Excel-vs-LibreOffice differences: there sheetgen gives Excel's value and
-LibreOffice its own, so the README's list stays true.
+LibreOffice its own, so the list in docs/checking.md stays true.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from sheetgen.evaluate import ExcelError, evaluate_workbook
 SEED = 12
 COUNT = 1000
 
-#: formula, sheetgen's (Excel's) value, LibreOffice 7's value. README: "Where Excel and
+#: formula, sheetgen's (Excel's) value, LibreOffice 7's value. docs/checking.md: "Where Excel and
 #: LibreOffice differ".
 KNOWN = [
     ("=TRUE>5", True, False),                    # Excel: booleans sort above numbers

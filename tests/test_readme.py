@@ -1,7 +1,9 @@
-"""Every shell example in the README runs as written from a fresh clone.
+"""Every shell example in the README and the docs pages runs as written from a fresh clone,
+and every relative link and #anchor between them resolves.
 
-The README's ```bash blocks are run line by line, in order, in a temporary copy of the
-repository's files (what a clone holds), so an example may use a file an earlier one made.
+The ```bash blocks of README.md and then of each page in DOCS, in that fixed order, are run
+line by line in one temporary copy of the repository's files (what a clone holds), so an
+example may use a file an earlier one made (a page's examples may use the README's).
 Skipped, and only these (each needs what a test cannot have, or would recurse):
 """
 
@@ -16,6 +18,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+#: the docs pages in the order their examples run (after the README's); every docs/*.md is here
+DOCS = ["usage.md", "workbook.md", "checking.md", "measuring.md", "google-sheets.md",
+        "model.md", "architecture.md", "performance.md"]
 #: (pattern, why) for every kind of line that is not run
 SKIPS: list[tuple[str, str]] = [
     (r"^pip install\b", "installs the package (the tests already run it installed)"),
@@ -57,6 +62,15 @@ def shell_lines(text: str) -> list[str]:
     return commands
 
 
+def pages() -> list[Path]:
+    return [ROOT / "README.md", *(ROOT / "docs" / name for name in DOCS)]
+
+
+def all_shell_lines() -> list[str]:
+    """Every page's commands, README first, then DOCS in order."""
+    return [line for page in pages() for line in shell_lines(page.read_text("utf-8"))]
+
+
 def skipped(line: str) -> str | None:
     for pattern, why in SKIPS:
         if re.search(pattern, line):
@@ -77,21 +91,27 @@ def clone(dest: Path) -> None:
             shutil.copy2(src, dest / name)
 
 
+def test_every_docs_page_is_listed():
+    assert sorted(DOCS) == sorted(p.name for p in (ROOT / "docs").glob("*.md"))
+
+
 def test_readme_lists_what_it_skips():
-    lines = shell_lines((ROOT / "README.md").read_text("utf-8"))
+    lines = all_shell_lines()
     run = [line for line in lines if skipped(line) is None]
-    assert len(run) >= 15  # the README has examples, and most of them run
+    assert len(run) >= 15  # the pages have examples, and most of them run
+    readme = shell_lines((ROOT / "README.md").read_text("utf-8"))
+    assert sum(skipped(line) is None for line in readme) >= 10  # the README's own run too
     for pattern, _ in SKIPS:  # every skip rule is used, so none hides a runnable example
         assert any(re.search(pattern, line) for line in lines), pattern
 
 
-def test_every_readme_shell_example_runs(tmp_path: Path):
+def test_every_readme_and_docs_shell_example_runs(tmp_path: Path):
     if shutil.which("sheetgen") is None:
         pytest.skip("the sheetgen command is not installed")
     clone(tmp_path)
     env = dict(os.environ, NO_COLOR="1")
     failures = []
-    for line in shell_lines((ROOT / "README.md").read_text("utf-8")):
+    for line in all_shell_lines():
         if skipped(line):
             continue
         proc = subprocess.run(["bash", "-c", f"set -o pipefail; {line}"], cwd=tmp_path, env=env,
@@ -107,15 +127,15 @@ def test_every_readme_shell_example_runs(tmp_path: Path):
 
 
 def test_the_required_preset_fields_are_documented_and_the_minimal_file_loads():
-    """README's field table is exactly what the loader requires; examples/my_gpus.toml gives
+    """docs/model.md's field list is exactly what the loader requires; examples/my_gpus.toml gives
     just those fields and loads; leaving any one out is an error naming it."""
     import tomllib
 
     from sheetgen.errors import PresetError
     from sheetgen.hardware import FIGURES, load_preset_file, parse_presets
 
-    readme = (ROOT / "README.md").read_text("utf-8")
-    section = readme.split("### Your own GPU", 1)[1].split("\n### ", 1)[0]
+    page = (ROOT / "docs" / "model.md").read_text("utf-8")
+    section = page.split("## Your own GPU", 1)[1].split("\n## ", 1)[0]
     required = section.split("Required:", 1)[1].split("Optional:", 1)[0]
     documented = re.findall(r"`(\w+)`", required)
     assert set(documented) == {"name", "peak_flops", *FIGURES}
@@ -128,3 +148,60 @@ def test_the_required_preset_fields_are_documented_and_the_minimal_file_loads():
         less = {"gpu": [{k: v for k, v in raw["gpu"][0].items() if k != field}]}
         with pytest.raises(PresetError, match=f"missing field '{field}'"):
             parse_presets(less, "my_gpus.toml")
+
+
+def github_anchor(heading: str) -> str:
+    """GitHub's heading anchor: lower-case, punctuation dropped except '-' and '_', spaces to
+    '-' (markup such as backticks and link brackets is punctuation too)."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading).strip().lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def prose(text: str) -> str:
+    """The page without fenced code blocks and inline code, where links are not links."""
+    return re.sub(r"`[^`\n]*`", "", re.sub(r"```.*?```", "", text, flags=re.S))
+
+
+def anchors(page: Path) -> set[str]:
+    """Every anchor a page's headings make, duplicates numbered -1, -2 as GitHub does."""
+    seen: dict[str, int] = {}
+    out = set()
+    for heading in re.findall(r"^#{1,6} +(.+?) *#*$", re.sub(r"```.*?```", "", page.read_text(
+            "utf-8"), flags=re.S), re.M):
+        slug = github_anchor(heading)
+        out.add(f"{slug}-{seen[slug]}" if slug in seen else slug)
+        seen[slug] = seen.get(slug, 0) + 1
+    return out
+
+
+def test_github_anchor_rule():
+    assert github_anchor("Your own GPU (`--gpu-file`)") == "your-own-gpu---gpu-file"
+    assert github_anchor("Measuring and calibrating: the model against real times") == (
+        "measuring-and-calibrating-the-model-against-real-times")
+    assert github_anchor("Set-up: two commands on a fresh machine") == (
+        "set-up-two-commands-on-a-fresh-machine")
+    assert github_anchor("The pipeline's default shape") == "the-pipelines-default-shape"
+
+
+def test_every_relative_link_and_anchor_resolves():
+    broken, checked = [], 0
+    for page in pages():
+        for target in re.findall(r"\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)", prose(page.read_text(
+                "utf-8"))):
+            if re.match(r"[a-z][a-z0-9+.-]*:", target, re.I):  # https:, mailto: ...
+                continue
+            path, _, anchor = target.partition("#")
+            dest = (page.parent / path).resolve() if path else page
+            checked += 1
+            if not dest.exists():
+                broken.append(f"{page.relative_to(ROOT)}: {target} (no such file)")
+            elif anchor and anchor not in anchors(dest):
+                broken.append(f"{page.relative_to(ROOT)}: {target} (no such heading)")
+    assert checked >= 20  # the README's table of contents and the pages' cross-links
+    assert not broken, "\n".join(broken)
+
+
+def test_anchors_are_made_per_heading(tmp_path: Path):
+    page = tmp_path / "p.md"
+    page.write_text("# Title here\n\n## Sub: part\n", "utf-8")
+    assert anchors(page) == {"title-here", "sub-part"}

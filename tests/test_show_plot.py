@@ -159,3 +159,7 @@ def test_plot_labels_do_not_overlap():
     for i, a in enumerate(boxes):
         for b in boxes[i + 1:]:
             assert not a.overlaps(b), (a, b)
+    # nor does the legend cover a label or the ridge's note at the axis foot
+    legend = ax.get_legend().get_window_extent(renderer)
+    notes = [t.get_window_extent(renderer) for t in ax.texts]
+    assert not any(legend.overlaps(box) for box in notes)

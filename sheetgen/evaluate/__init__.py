@@ -4,9 +4,9 @@ Every formula is evaluated from scratch -- cached results in the file are ignore
 grouping each column's shifted copies of one formula and evaluating them with NumPy in one
 go, with Excel's semantics (15-digit comparisons, text read as numbers, number-to-text).
 Supported: arithmetic, ``&``, comparisons, array constants, defined names, cross-sheet and
-whole-column references, and the functions registered in ``functions/`` (README, "What check
-evaluates"). Anything else raises WorkbookError naming the cell rather than giving a wrong
-answer -- or, with ``lenient=True`` (grading), leaves the cell and those reading it "not
+whole-column references, and the functions registered in ``functions/`` (docs/checking.md,
+"What check evaluates"). Anything else raises WorkbookError naming the cell rather than giving a
+wrong answer -- or, with ``lenient=True`` (grading), leaves the cell and those reading it "not
 evaluated" (a NotEvaluated value naming why).
 """
 

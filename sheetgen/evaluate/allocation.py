@@ -2,7 +2,8 @@
 
 Each column is allocated from its first to its last present row (store.py), so the budgets
 are checked on those spans before any array is filled: a file with stray cells far below
-its data is refused with the limit named (README, "Limits") instead of exhausting memory.
+its data is refused with the limit named (docs/checking.md, "Limits on untrusted files") instead
+of exhausting memory.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Each limit is checked before the work it guards, so a hostile workbook is refuse
 limit named instead of exhausting memory, time or the Python stack. Formula limits are
 Excel's own ("Excel specifications and limits", support.microsoft.com: 8,192 characters
 of formula contents, 64 nested levels of functions); the grid is Excel's 1,048,576 rows by
-16,384 columns. The memory budgets are sheetgen's (README, "Limits").
+16,384 columns. The memory budgets are sheetgen's (docs/checking.md, "Limits on untrusted files").
 """
 
 from __future__ import annotations

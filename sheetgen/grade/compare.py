@@ -200,7 +200,7 @@ def grade_column(ev: EvaluatedWorkbook, sheet: str, col: ColumnGrade, rows: list
         if unevaluated.any():
             first = next(v for v in raw if isinstance(v, NotEvaluated))
             col.hint = (f"{int(unevaluated.sum())} cell(s) not evaluated: {first.why}; use a "
-                        "function sheetgen knows (README, 'What check evaluates')")
+                        "function sheetgen knows (docs/checking.md, 'What check evaluates')")
         elif bool(missing[bad].all()):
             col.hint = "blank cells"
         else:

@@ -196,7 +196,7 @@ STATUS = Quantity(
 #: int8 peaks count integer operations: every rate computed from the peak reads TOP/s (GOP/s)
 #: while an integer dtype is chosen, in the dropdown as at build time. Google Sheets'
 #: conditional formats cannot set a number format, so a pushed sheet keeps the unit of the
-#: dtype it was pushed with (README, "Google Sheets").
+#: dtype it was pushed with (docs/google-sheets.md).
 INTEGER_RATES = FormatSwitch(
     "peak_flops",
     "OR(" + ",".join(f'{{dtype}}="{d}"' for d in sorted(INTEGER_DTYPES)) + ")"
