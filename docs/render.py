@@ -1,6 +1,6 @@
 """Render the Matmul and Parallelism sheets as a user sees them, for the README.
 
-    python docs/render.py            # writes docs/matmul.png and docs/parallelism.png
+    python docs/render.py   # docs/matmul.png, parallelism.png and parallelism_sweep.png
 
 Builds the default workbook with sheetgen, narrows the print area of the two sheets to what
 a user sees on opening them (Matmul: the table beside its chart; Parallelism: the inputs,
@@ -10,6 +10,11 @@ the pictures show LibreOffice's own values, not the cached ones), finds each she
 page by the footer the workbook prints ("Matmul 1 / 7") and rasterises it with poppler's
 pdftoppm. With Pillow (installed
 with matplotlib) the page is cropped to its used area and scaled to WIDTH pixels.
+
+The third picture is a second workbook built over the host link (`link_over="host"`, PCIe),
+where the batch-size sweep's TP and PP latency lines cross: its Parallelism sheet prints two
+ranges, the sweep's first columns (m through the latency verdict) and the chart right of the
+sweep, one page each, which are stacked (the table above its chart).
 Needs LibreOffice (`soffice`), pypdf and poppler-utils (`pdftoppm`).
 """
 
@@ -28,6 +33,9 @@ from xlsxwriter.utility import xl_col_to_name
 DOCS = Path(__file__).resolve().parent
 #: sheet name -> picture written beside this script
 PICTURES = {"Matmul": DOCS / "matmul.png", "Parallelism": DOCS / "parallelism.png"}
+SWEEP_PICTURE = DOCS / "parallelism_sweep.png"
+#: the sweep's columns pictured: m, × input m, row, m (rows), M', the three latencies, better
+SWEEP_COLUMNS = "I"
 WIDTH = 1800  # px at most: reads well in a README at full width, well under 400 KB as PNG
 DPI = 200  # rasterise above WIDTH's need, then scale down (sharper text than a direct render)
 MARGIN = 16  # px of white kept around the used area
@@ -63,6 +71,38 @@ def parallelism_area(workbook: Path) -> str:
     return f"$A$1:${xl_col_to_name(last_col - 1)}${last_row}"
 
 
+def sweep_areas(workbook: Path) -> str:
+    """Two print ranges: the sweep's first columns (its title row to its last row) and the
+    sweep chart (its drawing anchor), printed on a page each."""
+    import openpyxl
+
+    ws = openpyxl.load_workbook(workbook, read_only=True)["Parallelism"]
+    top = last = None
+    for row in ws.iter_rows(max_col=9):
+        text = str(row[0].value or "")
+        if text.startswith("Batch-size sweep"):
+            top = row[0].row
+        elif top and text.startswith("Per layer"):
+            break
+        elif top and any(cell.value not in (None, "") for cell in row):
+            last = row[0].row
+    with zipfile.ZipFile(workbook) as z:
+        parts = {name: z.read(name) for name in z.namelist()}
+    sheet = sheet_part(parts, "Parallelism")
+    rels = parts[sheet.replace("worksheets/", "worksheets/_rels/") + ".rels"].decode()
+    drawing = re.search(r'Target="\.\./drawings/(drawing\d+\.xml)"', rels)
+    anchor = drawing and re.search(
+        r"<xdr:from><xdr:col>(\d+)</xdr:col>.*?<xdr:row>(\d+)</xdr:row>.*?<xdr:to>"
+        r"<xdr:col>(\d+)</xdr:col><xdr:colOff>(\d+)</xdr:colOff><xdr:row>(\d+)</xdr:row>",
+        parts["xl/drawings/" + drawing.group(1)].decode())
+    if top is None or anchor is None:
+        fail("no batch-size sweep or sweep chart in the Parallelism sheet")
+    c0, r0, c1, c1_off, r1 = (int(g) for g in anchor.groups())
+    c1 -= c1_off == 0  # a chart ending at a column's left edge does not reach into it
+    return (f"$A${top}:${SWEEP_COLUMNS}${last}," f"${xl_col_to_name(c0)}${r0 + 1}:"
+            f"${xl_col_to_name(c1)}${r1 + 1}")
+
+
 def sheet_part(parts: dict[str, bytes], sheet: str) -> str:
     """The zip member holding `sheet`'s worksheet XML, through the workbook's relationships."""
     rid = re.search(rf'<sheet name="{re.escape(sheet)}"[^>]*r:id="(\w+)"',
@@ -83,7 +123,8 @@ def narrow_print_areas(workbook: Path, areas: dict[str, str], one_page: set[str]
     for sheet, area in areas.items():
         ref = re.escape(f"'{sheet}'" if " " in sheet else sheet)
         xml = re.sub(rf'(<definedName name="_xlnm.Print_Area"[^>]*>){ref}![^<]*<',
-                     lambda m, s=sheet, a=area: f"{m.group(1)}{s}!{a}<", xml)
+                     lambda m, s=sheet, a=area: m.group(1)
+                     + ",".join(f"{s}!{piece}" for piece in a.split(",")) + "<", xml)
         xml = re.sub(rf'<definedName name="_xlnm.Print_Titles"[^>]*>{ref}![^<]*'
                      r"</definedName>", "", xml)
     parts["xl/workbook.xml"] = xml.encode()
@@ -108,29 +149,56 @@ def sheet_pages(pdf: Path) -> dict[str, int]:
     return first
 
 
-def rasterise(pdf: Path, index: int, out: Path, tmp: Path) -> None:
-    """Page `index` (0-based) of `pdf` as a PNG at `out`, cropped and scaled when Pillow is here."""
-    stem = tmp / f"page{index}"
+def page_png(pdf: Path, index: int, tmp: Path) -> Path:
+    """Page `index` (0-based) of `pdf` rasterised at DPI."""
+    stem = tmp / f"{pdf.stem}-page{index}"
     subprocess.run(["pdftoppm", "-png", "-singlefile", "-r", str(DPI), "-f", str(index + 1),
                     "-l", str(index + 1), str(pdf), str(stem)], check=True)
-    png = stem.with_suffix(".png")
-    try:
-        from PIL import Image
-    except ImportError:  # no Pillow: the whole page, as rendered
-        shutil.copyfile(png, out)
-        return
+    return stem.with_suffix(".png")
+
+
+def cropped(png: Path):
+    """The page's used area with a MARGIN of white (a Pillow image)."""
+    from PIL import Image
+
     with Image.open(png) as page:
         page = page.convert("RGB")
-        box = body_box(page)
-        if box:
-            left, top, right, bottom = box
-            page = page.crop((max(left - MARGIN, 0), max(top - MARGIN, 0),
-                              min(right + MARGIN, page.width), min(bottom + MARGIN, page.height)))
-        if page.width > WIDTH:
-            page = page.resize((WIDTH, round(page.height * WIDTH / page.width)),
-                               Image.Resampling.LANCZOS)
-        # a sheet has few colours: a 256-colour palette keeps the PNG small and looks the same
-        page.quantize(256, dither=Image.Dither.NONE).save(out, optimize=True)
+    box = body_box(page)
+    if box:
+        left, top, right, bottom = box
+        page = page.crop((max(left - MARGIN, 0), max(top - MARGIN, 0),
+                          min(right + MARGIN, page.width), min(bottom + MARGIN, page.height)))
+    return page
+
+
+def save(page, out: Path) -> None:
+    """Scale to WIDTH at most and save with a 256-colour palette (a sheet has few colours:
+    the PNG stays small and looks the same)."""
+    from PIL import Image
+
+    if page.width > WIDTH:
+        page = page.resize((WIDTH, round(page.height * WIDTH / page.width)),
+                           Image.Resampling.LANCZOS)
+    page.quantize(256, dither=Image.Dither.NONE).save(out, optimize=True)
+
+
+def rasterise(pdf: Path, indices: list[int], out: Path, tmp: Path) -> None:
+    """Pages `indices` (0-based) of `pdf`, cropped and stacked top to bottom, as a PNG at
+    `out` (without Pillow: the last page, whole, as rendered)."""
+    pngs = [page_png(pdf, index, tmp) for index in indices]
+    try:
+        from PIL import Image
+    except ImportError:
+        shutil.copyfile(pngs[-1], out)
+        return
+    pages = [cropped(png) for png in pngs]
+    sheet = Image.new("RGB", (max(p.width for p in pages), sum(p.height for p in pages)),
+                      "white")
+    top = 0
+    for page in pages:
+        sheet.paste(page, (0, top))
+        top += page.height
+    save(sheet, out)
 
 
 def body_box(page) -> tuple[int, int, int, int] | None:
@@ -168,15 +236,23 @@ def main() -> None:
                                           "Parallelism": parallelism_area(workbook)},
                                one_page={"Parallelism"})
             pdf = recalculate(workbook, tmp, to="pdf", timeout=300)
+            host, _ = build_workbook(tmp / "host_link.xlsx", link_over="host")
+            narrow_print_areas(host, {"Parallelism": sweep_areas(host)}, one_page=set())
+            host_pdf = recalculate(host, tmp, to="pdf", timeout=300)
         except SheetgenError as exc:
             fail(str(exc))
         pages = sheet_pages(pdf)
         for sheet, out in PICTURES.items():
             if sheet not in pages:
                 fail(f"no page of sheet {sheet!r} in the PDF (found {', '.join(pages)})")
-            rasterise(pdf, pages[sheet], out, tmp)
+            rasterise(pdf, [pages[sheet]], out, tmp)
             print(f"{out.relative_to(DOCS.parent)}: sheet {sheet}, page {pages[sheet] + 1}")
-
+        first = sheet_pages(host_pdf).get("Parallelism")
+        if first is None:
+            fail("no Parallelism page in the host-link PDF")
+        rasterise(host_pdf, [first, first + 1], SWEEP_PICTURE, tmp)
+        print(f"{SWEEP_PICTURE.relative_to(DOCS.parent)}: Parallelism over the host link, "
+              f"pages {first + 1} and {first + 2}")
 
 if __name__ == "__main__":
     main()

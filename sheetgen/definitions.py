@@ -129,7 +129,7 @@ class Text:
     row: int
     col: int
     text: str
-    style: Literal["title", "note", "subtitle"] = "note"
+    style: Literal["title", "note", "subtitle", "label"] = "note"
     #: columns the text is merged across and wrapped in (0: one cell, overflowing right);
     #: long prose gets a fixed width so it stays on screen and on the printed page
     span: int = 0

@@ -74,8 +74,7 @@ FORMAT_CHARS = {"rate": 15, "rate_ops": 13, "time": 11, "time_ms": 10, "time_us"
 def fit_columns(sp: SheetPlan) -> None:
     """Table columns as wide as what they show: texts (shape labels, regimes, GPU names) as
     their longest plus an indent step, readable-unit numbers as their format's widest, so
-    nothing spills into or touches the next column (up to MAX_TEXT_WIDTH: the GPU sources
-    stay one line, readable in the cell and with `sheetgen gpus NAME --sources`); and wide
+    nothing spills into or touches the next column (up to MAX_TEXT_WIDTH); and wide
     enough for the header to wrap in MAX_HEADER_LINES lines."""
     for table in sp.tables:
         for column in table.columns:

@@ -211,7 +211,7 @@ def sheet_specs(config: BuildConfig | None = None, prefix: str = "", *,
     mat = chart_helpers_sheet() if chart_helpers else matmul.sheet()
     sheets = [inputs.sheet(), mat, pipeline.sheet(), parallel.sheet(google=chart_helpers),
               whatif.sheet(),
-              *optional, specs.sheet()]
+              *optional, specs.sheet(config.presets if config is not None else None)]
     return [replace(s, name=prefix + s.name) for s in sheets] if prefix else sheets
 
 

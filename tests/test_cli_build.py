@@ -76,6 +76,8 @@ def test_text_from_a_gpu_file_is_written_as_text(tmp_path: Path):
     texts = [c for row in ws.iter_rows() for c in row if isinstance(c.value, str)]
     user = [c for c in texts if c.value in ("=1+1",) or "HYPERLINK" in c.value]
     assert user and all(c.data_type == "s" for c in user)  # strings, not formulas
+    # the source is listed in full under GPU Specs' Sources, as a string cell
+    assert [c.data_type for c in texts if c.value == '=HYPERLINK("http://x")'] == ["s"]
     assert wb["Inputs"]["B7"].value == "=1+1" and wb["Inputs"]["B7"].data_type == "s"
 
 

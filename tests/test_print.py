@@ -16,9 +16,10 @@ import openpyxl
 import pytest
 
 from sheetgen.api import build_workbook, plan
-from sheetgen.layout_rules import main_table, row_heights
+from sheetgen.layout_rules import LINE_POINTS, main_table, row_heights, span_width
 from sheetgen.libreoffice import recalculate
 from sheetgen.styles import NUMBER_FORMATS
+from sheetgen.text_fit import TEXT_WIDTH, wrapped_lines
 from tests.fill_helpers import filled_workbook
 from tests.lo_helpers import needs_libreoffice
 
@@ -153,3 +154,32 @@ def test_the_chart_prints_whole_on_the_first_matmul_page(rendered):
     for text in (chart.series[0].name, chart.series[-1].name, chart.x_title, chart.y_title):
         on = [i for i, page in enumerate(pages) if text in page and i in matmul]
         assert on == [matmul[0]], (text, on)
+
+
+@needs_libreoffice
+def test_every_gpu_source_prints_whole(rendered):
+    """GPU Specs lists each preset figure's source below the table, wrapped in a merged cell
+    as wide as the table: every source's full text is on the printed pages (it ran off the
+    page edge as a one-line column), and the sheet stays one page wide (the test above)."""
+    from sheetgen.hardware import builtin_presets
+
+    _, pages = rendered
+    specs = "".join("".join(t.split()) for t in pages if t.startswith("GPU Specs "))
+    assert "Sources" in specs
+    sources = [(g.name, s) for g in builtin_presets().gpus for s in g.sources.values()]
+    assert len(sources) >= 9 * 10
+    # whitespace dropped: a wrapped line breaks where the cell wraps, not in the text
+    cut = [(name, s) for name, s in sources if "".join(s.split()) not in specs]
+    assert cut == [], cut[:3]
+    # the source list's cells are wrapped, merged across the table's width, tall enough
+    p = plan().sheet("GPU Specs")
+    table = next(t for t in p.tables if t.name == "gpus")
+    last = table.columns[-1].col
+    cells = [c for c in p.cells if c.value in {s for _, s in sources}]
+    assert len(cells) == len(sources)
+    assert all(c.wrap and c.col + c.span - 1 == last and c.row > table.last_row
+               for c in cells)
+    heights = row_heights(p)
+    for c in cells:  # a source longer than its merged cell gets the rows' lines to show it
+        lines = wrapped_lines(str(c.value), span_width(p, c), TEXT_WIDTH)
+        assert lines == 1 or heights[c.row] >= lines * LINE_POINTS, (c.value, lines)

@@ -66,3 +66,34 @@ def test_missing_pdftoppm_is_one_error_line(tmp_path: Path):
     assert proc.stderr.strip().splitlines() == [
         "Error: pdftoppm not found: install poppler-utils (apt-get install -y poppler-utils)"]
     assert "Traceback" not in proc.stderr
+
+
+@needs_libreoffice
+def test_sweep_pages_hold_the_chart_and_the_crossover(tmp_path: Path):
+    """The third picture: over the host link (PCIe) the sweep table's first columns on one
+    page and its chart on the next, with the hand figures of tests/test_parallel_chart.py
+    (TP 83.327 vs PP 114.324 ms at m = 1024; TP 165.935 vs PP 143.268 ms at m = 2048)."""
+    render = load_render()
+    workbook, _ = build_workbook(tmp_path / "host.xlsx", link_over="host")
+    areas = render.sweep_areas(workbook)
+    table, chart = areas.split(",")
+    assert re.fullmatch(r"\$A\$(\d+):\$I\$(\d+)", table), table
+    assert re.fullmatch(r"\$AM\$\d+:\$AX\$\d+", chart), chart  # AM..AX (c2's anchor)
+    render.narrow_print_areas(workbook, {"Parallelism": areas}, one_page=set())
+    pdf = recalculate(workbook, tmp_path, to="pdf", timeout=300)
+    first = render.sheet_pages(pdf)["Parallelism"]
+    texts = [page.extract_text() for page in pypdf.PdfReader(pdf).pages]
+    rows, plot = texts[first], texts[first + 1]
+    assert "Batch-size sweep" in rows and "Per layer" not in rows
+    assert "TP latency" in rows and "latency: better" in rows
+    lines = {line.split()[0]: line.split() for line in rows.splitlines()
+             if re.match(r"[\d,]+ ", line)}
+    for m, tp, pp, better in (("1,024", "83.327", "114.324", "tensor"),
+                              ("2,048", "165.935", "143.268", "pipeline")):
+        line = lines[m]
+        assert tp in line and pp in line and better in line, line
+    assert "Latency of one batch vs batch size" in plot
+    for name in ("one GPU", "pipeline parallel", "tensor parallel", "m (rows per batch)"):
+        assert name in plot, name
+    assert plot.startswith("Parallelism ")  # the chart's own page, the sheet's next
+    assert "Batch-size sweep" not in plot

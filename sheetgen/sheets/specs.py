@@ -2,6 +2,9 @@
 
 The presets are written as editable input cells, so a user can model an unlisted part by
 typing its figures, and the checker rebuilds the reference model from what the sheet says.
+Below the table, a "Sources" list gives the public document behind each preset figure, one
+row per GPU and figure, wrapped in a cell as wide as the table so it reads on screen and
+prints whole (a one-line column of every source ran off the printed page).
 """
 
 from __future__ import annotations
@@ -51,7 +54,6 @@ GPU_TABLE = Table(
         Input("spec_tile_m", "tile m", "rows", fmt="int"),
         Input("spec_tile_n", "tile n", "cols", fmt="int"),
         Input("spec_waves", "wave quantization", "on/off", fmt="text"),
-        Input("spec_source", "sources", fmt="text"),
     ),
     columns=(),
     spans=(Span("spec_peaks", PEAK_COLUMNS[0], PEAK_COLUMNS[-1], "PEAK_TABLE"),),
@@ -76,9 +78,11 @@ _GPU_FIELDS = {
 ON, OFF = "on", "off"  # how the wave-quantization switch reads in a cell
 
 
-def sheet() -> SheetSpec:
-    source_col = len(GPU_TABLE.all_columns()) - 1
-    widths = {0: 18.0, 1: 12.0} | {i: 13.0 for i in range(2, source_col)} | {source_col: 80.0}
+def sheet(presets: Presets | None = None) -> SheetSpec:
+    """The sheet; with `presets`, their sources listed below the GPU table (the checker and
+    the Google reader plan without presets: the sources are text, not model inputs)."""
+    n_cols = len(GPU_TABLE.all_columns())
+    widths = {0: 18.0, 1: 12.0} | {i: 13.0 for i in range(2, n_cols)}
     return SheetSpec(
         name=SHEET,
         time_unit="µs",
@@ -89,6 +93,7 @@ def sheet() -> SheetSpec:
                  "Yellow cells are inputs: edit a figure and every sheet follows."),
             Text(DTYPE_TABLE.header_row - 1, 0, "Data types", "subtitle"),
             Text(GPU_TABLE.header_row - 1, 0, "GPUs", "subtitle"),
+            *(source_texts(presets, n_cols) if presets is not None else ()),
         ),
         tables=(DTYPE_TABLE, GPU_TABLE),
         column_widths=widths,
@@ -96,8 +101,33 @@ def sheet() -> SheetSpec:
     )
 
 
-def _sources(gpu_sources: dict[str, str]) -> str:
-    return "; ".join(f"{k}: {v}" for k, v in gpu_sources.items())
+#: the figure each preset source key documents, as the GPU table's headers name it
+_FIGURE_LABELS = {attr: next(i.label for i in GPU_TABLE.inputs if i.name == col)
+                  for col, attr in _GPU_FIELDS.items()} | {
+    "peak_flops": "dense peaks", "wave_quantization": "wave quantization"}
+FIGURE_SPAN = 3  # columns B..D: the longest figure label on one line
+SOURCES_TITLE = "Sources"
+
+
+def source_texts(presets: Presets, n_cols: int) -> list[Text]:
+    """The Sources list: a subtitle two rows below the GPU table, then per GPU and figure
+    the GPU's name (on its first row), the figure and its source, merged across the rest of
+    the table's width and wrapped. Plain text cells: a source is never written as a formula."""
+    row = GPU_TABLE.header_row + len(presets.gpus) + 2
+    out = [Text(row, 0, SOURCES_TITLE, "subtitle"),
+           Text(row + 1, 0, "The public document behind each preset figure (`sheetgen gpus "
+                "NAME --sources` prints the same).")]
+    row += 2
+    text_col = 1 + FIGURE_SPAN
+    for gpu in presets.gpus:
+        for i, (key, source) in enumerate(gpu.sources.items()):
+            if i == 0:
+                out.append(Text(row, 0, gpu.name, "label"))
+            label = _FIGURE_LABELS.get(key, key.replace("_", " "))
+            out += [Text(row, 1, label, "label", span=FIGURE_SPAN),
+                    Text(row, text_col, source, "label", span=n_cols - text_col)]
+            row += 1
+    return out
 
 
 def input_values(presets: Presets) -> dict[str, list[Any]]:
@@ -106,7 +136,6 @@ def input_values(presets: Presets) -> dict[str, list[Any]]:
         "dtype_name": list(DTYPES),
         "dtype_bytes": [DTYPE_BYTES[d] for d in DTYPES],
         "spec_name": [g.name for g in presets.gpus],
-        "spec_source": [_sources(g.sources) for g in presets.gpus],
     }
     for d in DTYPES:
         values[f"peak_{d}"] = [g.peak_flops.get(d, MISSING) for g in presets.gpus]
