@@ -33,6 +33,7 @@ from sheetgen.sheets.parallel_inputs import (
     PAIRING,
     STAGE_LAYERS,
     STAGES,
+    TIME_UNIT,
 )
 from sheetgen.sheets.parallel_inputs import input_values as _link_inputs
 from sheetgen.sheets.parallel_text import Num, Ref, When, ms, sentence, winner
@@ -338,7 +339,7 @@ def sheet(google: bool = False) -> SheetSpec:
     ]
     return parallel_chart.with_chart(SheetSpec(
         name=SHEET,
-        time_unit="ms",
+        time_unit=TIME_UNIT,
         texts=tuple(texts),
         blocks=(INPUT_BLOCK, FLAG_BLOCK, COUNT_BLOCK, PAIRING_BLOCK, COMPARISON, VERDICT_BLOCK),
         tables=(TABLE, SWEEP),

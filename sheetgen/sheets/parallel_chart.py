@@ -20,11 +20,16 @@ from typing import Any
 
 import numpy as np
 
-from sheetgen import palette
+from sheetgen import cell_units, palette
 from sheetgen.definitions import NA_CODE, Axis, Chart, Quantity, Series, SheetSpec, Table, Text
 from sheetgen.evaluate.values import ExcelError
 from sheetgen.sheets import matmul
 from sheetgen.sheets.chart_helpers import HELPER, log10_of
+from sheetgen.sheets.parallel_inputs import TIME_UNIT
+
+#: seconds -> the sheet's time unit, as a factor and as the formula text that applies it
+_FACTOR = cell_units.TIME_FACTORS[TIME_UNIT]
+_TO_UNIT = "".join(cell_units.power_of_ten(_FACTOR))
 
 CHART_COLS, CHART_ROWS = 12, 28
 SINGLE, PIPELINE, TENSOR = "one GPU", "pipeline parallel, M' micro-batches", "tensor parallel"
@@ -47,13 +52,13 @@ def _log10_ms(label: str, name: str, of: str) -> Quantity:
     references come in seconds (si_refs), whatever unit their cells hold."""
     def reference(**a: Any) -> np.ndarray:
         v = np.atleast_1d(np.asarray(a[of], dtype=object))
-        return np.asarray([np.log10(float(x) * 1e3) if matmul.is_number(x)
+        return np.asarray([np.log10(float(x) * _FACTOR) if matmul.is_number(x)
                            else ExcelError(NA_CODE) for x in v], dtype=object)
 
-    return Quantity(name, f"{HELPER}: log10 {label} (ms)", "",
-                    f"IF(ISNUMBER({{{of}}}),LOG10({{{of}}}*1E+03),{matmul.NA_FORMULA})",
+    return Quantity(name, f"{HELPER}: log10 {label} ({TIME_UNIT})", "",
+                    f"IF(ISNUMBER({{{of}}}),LOG10({{{of}}}{_TO_UNIT}),{matmul.NA_FORMULA})",
                     reference, fmt="ratio", handles_gaps=True, si_refs=True,
-                    doc=f"log10 of {of} in ms: the Sheets API has no log axis.")
+                    doc=f"log10 of {of} in {TIME_UNIT}: the Sheets API has no log axis.")
 
 
 LOG_M = log10_of("m (rows)", "log_sw_m", PLOT_M.name)

@@ -29,6 +29,9 @@ GPU_LINK, HOST_LINK = "GPU link", "host link"
 NARROW, WIDE = "narrow", "wide"
 
 _COUNT = Validation("whole_min", minimum=1, maximum=1_000_000, message="A whole number, 1 or more")
+#: The unit the Parallelism sheet's time cells hold (its chart and sentences say it too).
+TIME_UNIT = "ms"
+
 _POSITIVE = Validation("decimal_range", minimum=0, maximum=1e18,
                        message="Leave blank to use the preset; otherwise a positive number")
 GPUS = Input("par_gpus", "GPUs (G)", "", fmt="int", defined_name="PAR_GPUS", validation=_COUNT,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from sheetgen import cell_units
 from sheetgen.definitions import Quantity
 
 Args = dict[str, Any]
@@ -110,8 +111,9 @@ def sentence(name: str, label: str, parts: Sequence[Part]) -> Quantity:
 
 
 def ms(name: str) -> Num:
-    """A time in milliseconds."""
-    return Num(f"1000*{{{name}}}", lambda a: 1000 * a[name])
+    """A time in milliseconds (the sentence takes it in seconds: si_refs)."""
+    factor = cell_units.TIME_FACTORS["ms"]
+    return Num(f"{factor:g}*{{{name}}}", lambda a: factor * a[name])
 
 
 def winner(better: str, pp: Sequence[Part], tp: Sequence[Part], tie: Sequence[Part]) -> When:
