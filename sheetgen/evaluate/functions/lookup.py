@@ -139,50 +139,37 @@ def _match(args: list[Node], ctx: Ctx) -> Vec:
 
 @register("VLOOKUP", 3, 4)
 def _vlookup(args: list[Node], ctx: Ctx) -> Vec:
-    mode = literal_int(args[3], 1) if len(args) > 3 else 1
-    if mode is None:
-        raise Unsupported("VLOOKUP with a computed range_lookup")
-    x = ev(args[0], ctx)
-    table = block_arg(args[1], ctx)
-    w = table.dims[1]  # type: ignore[index]
-    colv = ev(args[2], ctx)
-    n = max(x.shape[0], colv.shape[0])
-    acc = ErrAcc((n, 1))
-    col = np.broadcast_to(np.trunc(to_num(colv, acc)), (n, 1))
-    first = Vec(table.kinds()[:, ::w], np.broadcast_to(table.num, table.shape)[:, ::w],
-                table.objs()[:, ::w])  # fmt: skip
-    pos = np.broadcast_to(_lookup_positions(x, first, 1 if mode else 0, acc), (n, 1))
-    acc.add(col < 1, VALUE)
-    acc.add(col > w, REF)
-    ok = (pos >= 0) & (col >= 1) & (col <= w)
-    flat = np.where(ok, pos * w + col - 1, 0).astype(np.int64)
-    kinds = table.kinds()[0][flat]
-    num = np.broadcast_to(table.num, table.shape)[0][flat]
-    obj = None if table.obj is None else table.objs()[0][flat]
-    return with_errors(acc, Vec(kinds, num, obj, is_ref=True))
-
-
+    return _table_lookup(args, ctx, "VLOOKUP", vertical=True)
 
 
 @register("HLOOKUP", 3, 4)
 def _hlookup(args: list[Node], ctx: Ctx) -> Vec:
+    return _table_lookup(args, ctx, "HLOOKUP", vertical=False)
+
+
+def _table_lookup(args: list[Node], ctx: Ctx, name: str, *, vertical: bool) -> Vec:
+    """VLOOKUP (match in the first column, return from column k) and HLOOKUP (first row,
+    row k): one search, the table read along the other axis."""
     mode = literal_int(args[3], 1) if len(args) > 3 else 1
     if mode is None:
-        raise Unsupported("HLOOKUP with a computed range_lookup")
+        raise Unsupported(f"{name} with a computed range_lookup")
     x = ev(args[0], ctx)
     table = block_arg(args[1], ctx)
     h, w = table.dims  # type: ignore[misc]
-    rowv = ev(args[2], ctx)
-    n = max(x.shape[0], rowv.shape[0])
+    indexv = ev(args[2], ctx)
+    n = max(x.shape[0], indexv.shape[0])
     acc = ErrAcc((n, 1))
-    row = np.broadcast_to(np.trunc(to_num(rowv, acc)), (n, 1))
-    first = Vec(table.kinds()[:, :w], np.broadcast_to(table.num, table.shape)[:, :w],
-                table.objs()[:, :w])  # fmt: skip
+    index = np.broadcast_to(np.trunc(to_num(indexv, acc)), (n, 1))
+    keys = slice(None, None, w) if vertical else slice(None, w)  # first column / first row
+    first = Vec(table.kinds()[:, keys], np.broadcast_to(table.num, table.shape)[:, keys],
+                table.objs()[:, keys])  # fmt: skip
     pos = np.broadcast_to(_lookup_positions(x, first, 1 if mode else 0, acc), (n, 1))
-    acc.add(row < 1, VALUE)
-    acc.add(row > h, REF)
-    ok = (pos >= 0) & (row >= 1) & (row <= h)
-    flat = np.where(ok, (row - 1) * w + pos, 0).astype(np.int64)
+    bound = w if vertical else h
+    acc.add(index < 1, VALUE)
+    acc.add(index > bound, REF)
+    ok = (pos >= 0) & (index >= 1) & (index <= bound)
+    at = pos * w + index - 1 if vertical else (index - 1) * w + pos
+    flat = np.where(ok, at, 0).astype(np.int64)
     kinds = table.kinds()[0][flat]
     num = np.broadcast_to(table.num, table.shape)[0][flat]
     obj = None if table.obj is None else table.objs()[0][flat]
