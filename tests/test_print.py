@@ -183,3 +183,54 @@ def test_every_gpu_source_prints_whole(rendered):
     for c in cells:  # a source longer than its merged cell gets the rows' lines to show it
         lines = wrapped_lines(str(c.value), span_width(p, c), TEXT_WIDTH)
         assert lines == 1 or heights[c.row] >= lines * LINE_POINTS, (c.value, lines)
+
+
+def _look(cell) -> tuple:
+    """What a person sees of a cell's style, as openpyxl reads it back from the file."""
+    font, fill, al = cell.font, cell.fill, cell.alignment
+    colour = (fill.fgColor.rgb or "")[-6:] if fill.fill_type == "solid" else None
+    return (font.name, float(font.sz or 11), bool(font.b), bool(font.i),
+            (font.color.rgb or "")[-6:] if font.color is not None and font.color.type == "rgb"
+            else None, colour, cell.number_format, bool(al.wrap_text), al.horizontal,
+            int(al.indent or 0), bool(cell.border.bottom.style))
+
+
+def test_the_built_and_the_filled_workbook_style_every_cell_alike(tmp_path: Path):
+    """One styling decision (styles.cell_style), translated by each writer: every text,
+    block and formula cell of the built workbook looks the same in the filled one, whose
+    titles were in the application's default serif when openpyxl left the font unnamed;
+    Google gets the same bold, fill and number format."""
+    from sheetgen.layout.styles import FONT_NAME
+    from sheetgen.writers.google.requests import requests_for
+
+    built, _ = build_workbook(tmp_path / "b.xlsx", spare_rows=0)
+    filled = filled_workbook(tmp_path, (8, 4096, 4096))
+    b, f = openpyxl.load_workbook(built), openpyxl.load_workbook(filled)
+    p = plan(spare_rows=0)
+    google = {}
+    for body in requests_for(plan(spare_rows=0, chart_helpers=True)):
+        for r in body:
+            if "updateCells" in r and r["updateCells"]["start"]["rowIndex"] == 0:
+                sid = r["updateCells"]["start"]["sheetId"]
+                for i, row in enumerate(r["updateCells"]["rows"]):
+                    for j, v in enumerate(row.get("values", [])):
+                        google[(sid, i, j)] = v.get("userEnteredFormat", {})
+    sids = sorted({k[0] for k in google})
+    compared = 0
+    for sheet in ("Inputs", "Matmul", "What-if", "GPU Specs"):
+        sid = sids[[s.name for s in p.sheets].index(sheet)]
+        for c in p.sheet(sheet).cells:
+            if c.col > 0 and c.span > 1:
+                continue
+            got_b = _look(b[sheet].cell(c.row + 1, c.col + 1))
+            assert got_b[0] == FONT_NAME, (sheet, c)
+            assert _look(f[sheet].cell(c.row + 1, c.col + 1)) == got_b, (sheet, c)
+            g = google.get((sid, c.row, c.col))
+            if g is None:  # not on Google's variant of the sheet
+                continue
+            assert bool(g.get("textFormat", {}).get("bold")) == got_b[2], (sheet, c)
+            assert ("backgroundColorStyle" in g) == (got_b[5] is not None), (sheet, c)
+            nf = g.get("numberFormat", {}).get("pattern", "General")
+            assert nf == got_b[6] or (got_b[6] == "General" and nf == "General"), (sheet, c)
+            compared += 1
+    assert compared > 150

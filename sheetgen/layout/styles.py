@@ -5,7 +5,8 @@ Definitions refer to a format by key (``"sci"``, ``"time"``...) so a display cho
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from dataclasses import dataclass, replace
 
 from sheetgen.layout.palette import (
     COMPUTE,
@@ -94,26 +95,85 @@ def shows_unit(fmt: str) -> bool:
     return fmt in UNIT_FORMATS.values()
 
 
-#: Cell roles; writers translate these into their own style objects.
-STYLES: dict[str, dict[str, Any]] = {
-    "title": {"bold": True, "font_size": 14},
-    "subtitle": {"bold": True, "font_size": 11},
-    "note": {"italic": True, "font_color": NOTE_FONT, "valign": "top"},
+#: The workbook's one typeface, named on every cell: a writer that leaves the font unnamed
+#: gets its application's default (openpyxl's cells then render in a serif in LibreOffice).
+FONT_NAME = "Calibri"
+FONT_SIZE = 11.0
+
+
+@dataclass(frozen=True)
+class CellStyle:
+    """How one cell looks, decided once here; the xlsx, fill and Google Sheets writers only
+    translate it into their own style objects (as pandas' io/excel stylers convert one
+    neutral style dict per engine), so the three cannot drift apart.
+
+    Colours are palette hex strings; None means "the application's default"."""
+
+    number_format: str | None = None  # an Excel number-format code; None: leave General
+    font_name: str | None = None
+    font_size: float | None = None
+    bold: bool = False
+    italic: bool = False
+    font_color: str | None = None
+    fill: str | None = None  # solid background
+    wrap: bool = False
+    align: str | None = None  # "left" | "center" | "right"; None: by the value's type
+    valign: str | None = None  # "top"; None: the bottom, every application's default
+    indent: int = 0  # steps (an indent needs align="left" in xlsx; set together here)
+    border: str | None = None  # "box" (four thin sides) | "bottom" (one thin side)
+    border_color: str | None = None  # None: black
+
+
+_BODY = CellStyle(font_name=FONT_NAME, font_size=FONT_SIZE)
+#: Cell roles. Labels, units and notes sit at the top of their row, level with a wrapped
+#: value beside them.
+ROLE_STYLES: dict[str, CellStyle] = {
+    "title": replace(_BODY, bold=True, font_size=14.0),
+    "subtitle": replace(_BODY, bold=True),
+    "note": replace(_BODY, italic=True, font_color=NOTE_FONT, valign="top"),
     # a block row's note: inset one step from the number left of it
-    "row_note": {"italic": True, "font_color": NOTE_FONT, "valign": "top", "align": "left",
-                 "indent": 1},
+    "row_note": replace(_BODY, italic=True, font_color=NOTE_FONT, valign="top", align="left",
+                        indent=1),
     # inset one indent step: LibreOffice fills a column edge to edge with a header that
     # just fits ("fraction of peak" ran into "tiles"); the step wraps it and keeps a gap
-    "header": {"bold": True, "bg_color": HEADER_FILL, "bottom": 1, "text_wrap": True,
-               "valign": "top", "align": "left", "indent": 1},
-    # labels, units and notes sit at the top of their row, level with a wrapped value beside
-    "label": {"valign": "top"},
-    "input": {"bg_color": INPUT_FILL, "font_color": INPUT_FONT, "border": 1,
-              "border_color": "#BFBFBF", "valign": "top"},
-    "derived": {"bg_color": DERIVED_FILL, "valign": "top"},
-    "linked": {"bg_color": DERIVED_FILL, "font_color": LINK_FONT, "valign": "top"},
-    "unit": {"font_color": NOTE_FONT, "valign": "top"},
+    "header": replace(_BODY, bold=True, fill=HEADER_FILL, border="bottom", wrap=True,
+                      valign="top", align="left", indent=1),
+    "label": replace(_BODY, valign="top"),
+    "input": replace(_BODY, fill=INPUT_FILL, font_color=INPUT_FONT, border="box",
+                     border_color="#BFBFBF", valign="top"),
+    "derived": replace(_BODY, fill=DERIVED_FILL, valign="top"),
+    # an input cell that reads the user's own sheet (fill's links): a formula, in green
+    "linked": replace(_BODY, fill=DERIVED_FILL, font_color=LINK_FONT, valign="top"),
+    "unit": replace(_BODY, font_color=NOTE_FONT, valign="top"),
 }
+#: cells whose value is a number format's business even when it is "general"
+_VALUE_ROLES = ("input", "derived", "linked")
+
+
+@functools.cache
+def cell_style(role: str, fmt: str = "general", wrap: bool = False) -> CellStyle:
+    """The one style of a cell with `role` (a Cell's role or a column's style; "formula"
+    is "derived"), number format key `fmt` and wrapped text or not."""
+    role = "derived" if role == "formula" else role
+    style = ROLE_STYLES.get(role, _BODY)
+    if fmt not in ("general", "text") or role in _VALUE_ROLES:
+        style = replace(style, number_format=NUMBER_FORMATS.get(fmt, "General"))
+    if role in ("derived", "linked") and fmt in INDENTED_FORMATS:
+        style = replace(style, align="left", indent=1)  # a word never touches a number
+    if wrap:
+        style = replace(style, wrap=True, valign="top", align=style.align or "left")
+    return style
+
+
+def number_style(fmt: str) -> CellStyle:
+    """A conditional rule's style that sets only a number format (the int8 switch)."""
+    return CellStyle(number_format=NUMBER_FORMATS.get(fmt, "General"))
+
+
+def highlight_style(fill: str, font_color: str | None = None) -> CellStyle:
+    """A conditional rule's style: a fill and maybe a font colour, nothing else."""
+    return CellStyle(fill=fill, font_color=font_color)
+
 
 COMPUTE_BOUND = "compute-bound"
 MEMORY_BOUND = "memory-bound"
