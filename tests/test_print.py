@@ -234,3 +234,101 @@ def test_the_built_and_the_filled_workbook_style_every_cell_alike(tmp_path: Path
             assert nf == got_b[6] or (got_b[6] == "General" and nf == "General"), (sheet, c)
             compared += 1
     assert compared > 150
+
+
+def _visible_formats(path: Path) -> dict[str, set[str]]:
+    """sheet -> the number formats of the cells a person reads (filled, in columns and rows
+    not hidden), and of the conditional formats laid over them."""
+    from openpyxl.utils import get_column_letter
+
+    wb = openpyxl.load_workbook(path)
+    out: dict[str, set[str]] = {}
+    for ws in wb:
+        hidden = {k for k, d in ws.column_dimensions.items() if d.hidden}
+        formats = set()
+        for row in ws.iter_rows():
+            for cell in row:
+                if cell.value is None or get_column_letter(cell.column) in hidden:
+                    continue
+                formats.add(cell.number_format)
+        for rules in ws.conditional_formatting:
+            for rule in rules.rules:
+                if rule.dxf is not None and rule.dxf.numFmt is not None:
+                    formats.add(rule.dxf.numFmt.formatCode)
+        out[ws.title] = formats
+    return out
+
+
+def _e_notation(code: str) -> bool:
+    """Whether a number-format code shows a number in E-notation (quoted text aside)."""
+    return bool(re.search(r"E[+-]", re.sub(r'"[^"]*"', "", code), re.IGNORECASE))
+
+
+def test_no_e_notation_in_any_number_format_a_person_reads(tmp_path: Path):
+    """FLOPs read 33.554 MFLOP, not 33.55E+6 FLOP: every format of every cell a person
+    reads (and of the int8 switch's rules) in the default and the int8 build is free of
+    E-notation. The test's own detector is checked on the formats it replaced."""
+    assert _e_notation('[>=1000000000]#,##0.00,,," GFLOP";##0.00E+0" FLOP"')
+    assert _e_notation("0.000E+00") and not _e_notation('#,##0.0,," MFLOP/s"')
+    for name, kwargs in (("d.xlsx", {}), ("i.xlsx", {"dtype": "int8"})):
+        path, _ = build_workbook(tmp_path / name, spare_rows=2, **kwargs)
+        formats = _visible_formats(path)
+        assert len(formats) >= 6
+        bad = {s: sorted(f for f in fs if _e_notation(f)) for s, fs in formats.items()}
+        assert not any(bad.values()), bad
+    # 1×4096×4096 is 2·4096·4096 = 33,554,432 FLOP: in MFLOP with three decimals
+    assert NUMBER_FORMATS["flop"].endswith('#,##0.000,," MFLOP"')
+
+
+def test_the_roofline_title_is_live_and_names_the_gpu_and_dtype(tmp_path: Path):
+    """The chart's title reads a cell whose formula joins the Inputs sheet's GPU and dtype
+    (xlsx and fill); its cached text is the build's: "Roofline: A100 40GB SXM, bf16"."""
+    import zipfile
+
+    from xlsxwriter.utility import xl_cell_to_rowcol
+
+    built, _ = build_workbook(tmp_path / "t.xlsx", spare_rows=1)
+    filled = filled_workbook(tmp_path, (8, 4096, 4096))
+    for path in (built, filled):
+        with zipfile.ZipFile(path) as z:
+            xml = next(z.read(n).decode() for n in z.namelist()
+                       if n.startswith("xl/charts/chart") and b"Roofline" in z.read(n))
+        xml = re.sub(r"<(/?)c:", r"<\1", xml)  # xlsxwriter prefixes the chart namespace
+        m = re.search(r"<title><tx><strRef><f>(.+?)</f>.*?<v>(.+?)</v>", xml)
+        assert m, path.name
+        sheet, _, cell = m.group(1).rpartition("!")
+        assert sheet.strip("'") == "Matmul" and m.group(2) == "Roofline: A100 40GB SXM, bf16"
+        row, col = xl_cell_to_rowcol(cell.replace("$", ""))
+        formula = openpyxl.load_workbook(path)["Matmul"].cell(row + 1, col + 1).value
+        assert "GPU_NAME" in formula and "DTYPE" in formula, formula
+
+
+def test_wave_columns_grey_out_while_wave_quantization_is_off(tmp_path: Path):
+    """With waves off the refined time ignores tiles, waves, wave efficiency and the
+    quantized compute time: a conditional format on the live WAVE_QUANT switch greys exactly
+    those columns' rows (built and filled), so 3,529.08 µs refined beside 3,530.96 µs
+    quantized (8192³) does not read as a contradiction."""
+    from sheetgen.layout.palette import DIM_FONT
+
+    p = plan(spare_rows=1)
+    t = p.sheet("Matmul").table("matmul")
+    wave_cols = {t.column(n).col for n in ("tiles", "waves", "wave_efficiency",
+                                           "quantized_compute_time")}
+    built, _ = build_workbook(tmp_path / "w.xlsx", spare_rows=1)
+    filled = filled_workbook(tmp_path, (8, 4096, 4096))
+    for path in (built, filled):
+        ws = openpyxl.load_workbook(path)["Matmul"]
+        header = {ws.cell(5, c).value: c - 1 for c in range(1, ws.max_column + 1)}
+        dimmed = set()
+        for rules in ws.conditional_formatting:
+            for rule in rules.rules:
+                if rule.formula == ['WAVE_QUANT="off"']:
+                    assert rule.dxf.font.color.rgb[-6:] == DIM_FONT.lstrip("#")
+                    (rng,) = str(rules.sqref).split()
+                    first = rng.split(":")[0]
+                    assert first[-1] == "6"  # the first data row, below the header
+                    dimmed.add(openpyxl.utils.column_index_from_string(
+                        first.rstrip("0123456789")) - 1)
+        assert dimmed == {header[h] for h in ("tiles", "waves", "wave efficiency (fraction)",
+                                              "quantized compute time (µs)")}
+        assert dimmed == wave_cols

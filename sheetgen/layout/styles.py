@@ -12,6 +12,7 @@ from sheetgen.layout.palette import (
     COMPUTE,
     COMPUTE_FILL,
     DERIVED_FILL,
+    DIM_FONT,
     HEADER_FILL,
     INPUT_FILL,
     INPUT_FONT,
@@ -27,7 +28,9 @@ from sheetgen.layout.palette import FALSE_FONT as FALSE_FONT
 NUMBER_FORMATS: dict[str, str] = {
     "general": "General",
     "int": "#,##0",
-    "sci": "0.000E+00",
+    # no E-notation anywhere a person reads: a unitless wide-ranging number in plain digits
+    # (0.201, 20,064.309), thousands separated
+    "sci": "#,##0.0##",
     "ratio": "0.00",
     "fraction": "0.00",
     "pct": "0.0%",
@@ -38,23 +41,25 @@ NUMBER_FORMATS: dict[str, str] = {
     "status": "@",  # a status text: "ok", else highlighted
     # Readable units on exact SI values (what check, read and the API see). A format can only
     # divide by powers of 1000 (each trailing comma) and hold two conditions, so each picks
-    # the larger of two prefixes. Times cannot be scaled up to ms or µs by a format, so time
-    # cells hold ms or µs themselves (sheetgen.core.time_cells), under a header naming the unit.
+    # one of three prefixes (T, G, M) and never falls back to E-notation. Times cannot be
+    # scaled up to ms or µs by a format, so time cells hold ms or µs themselves
+    # (sheetgen.core.time_cells), under a header naming the unit.
     # Conditions are plain numbers (Excel reads no 1E+9 there). Rendered identically by
     # LibreOffice (tests/test_print.py) and passed to Google Sheets as patterns.
-    "time": '##0.00E+0" s"',  # a time held in seconds (a sheet whose time unit is "s")
+    "time": '[>=1]#,##0.000" s";#,##0.000000" s"',  # a time held in seconds (µs visible)
     "time_ms": "#,##0.000",  # 262.147 (ms): three decimals keep 5 µs visible (0.005)
     "time_us": "#,##0.00",  # 21.59 (µs)
     "bytes": '[>=1000000000]#,##0.00,,," GB";[>=1000000]#,##0.00,," MB";#,##0" B"',
     "bandwidth": '[>=1000000000000]#,##0.000,,,," TB/s";[>=1000000000]#,##0.0,,," GB/s";'
                  '#,##0" B/s"',
     "rate": '[>=1000000000000]#,##0.0,,,," TFLOP/s";[>=1000000000]#,##0.0,,," GFLOP/s";'
-            '##0.00E+0" FLOP/s"',
+            '#,##0.0,," MFLOP/s"',
     # int8 peaks count integer operations (sheetgen.core.units.rate_unit)
     "rate_ops": '[>=1000000000000]#,##0.0,,,," TOP/s";[>=1000000000]#,##0.0,,," GOP/s";'
-                '##0.00E+0" OP/s"',
+                '#,##0.0,," MOP/s"',
+    # the smallest shapes' FLOPs in MFLOP with three decimals (64³: 0.524 MFLOP)
     "flop": '[>=1000000000000]#,##0.00,,,," TFLOP";[>=1000000000]#,##0.00,,," GFLOP";'
-            '##0.00E+0" FLOP"',  # below a GFLOP in engineering notation: fits the column
+            '#,##0.000,," MFLOP"',
 }
 
 #: unit -> the number format that shows it readably (the format names the unit itself)
@@ -168,6 +173,11 @@ def cell_style(role: str, fmt: str = "general", wrap: bool = False) -> CellStyle
 def number_style(fmt: str) -> CellStyle:
     """A conditional rule's style that sets only a number format (the int8 switch)."""
     return CellStyle(number_format=NUMBER_FORMATS.get(fmt, "General"))
+
+
+def dim_style() -> CellStyle:
+    """A conditional rule's style for a figure that is switched off: grey text."""
+    return CellStyle(font_color=DIM_FONT)
 
 
 def highlight_style(fill: str, font_color: str | None = None) -> CellStyle:

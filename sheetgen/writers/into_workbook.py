@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from openpyxl.chart import Reference, ScatterChart, Series
-from openpyxl.formatting.rule import CellIsRule, Rule
+from openpyxl.formatting.rule import CellIsRule, FormulaRule, Rule
 from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
 from openpyxl.styles.differential import DifferentialStyle
 from openpyxl.styles.numbers import NumberFormat
@@ -26,12 +26,18 @@ from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.page import PageMargins
 from openpyxl.worksheet.worksheet import Worksheet
-from xlsxwriter.utility import xl_rowcol_to_cell
+from xlsxwriter.utility import quote_sheetname, xl_rowcol_to_cell
 
 from sheetgen.layout import page as layout_rules
 from sheetgen.layout import palette
 from sheetgen.layout.planner import Cell, ChartPlan, SheetPlan, ValidationPlan, WorkbookPlan
-from sheetgen.layout.styles import CellStyle, cell_style, highlight_style, number_style
+from sheetgen.layout.styles import (
+    CellStyle,
+    cell_style,
+    dim_style,
+    highlight_style,
+    number_style,
+)
 
 Progress = Callable[[int], None]
 
@@ -197,7 +203,7 @@ def _chart(ws: Worksheet, chart: ChartPlan) -> None:
     from openpyxl.chart.shapes import GraphicalProperties
 
     ch = ScatterChart()
-    ch.title = chart.title
+    ch.title = _title(chart)
     ch.style = 13
     ch.scatterStyle = "lineMarker"
     ch.visible_cells_only = False  # <c:plotVisOnly val="0"/>: its data are in hidden columns
@@ -233,6 +239,21 @@ def _chart(ws: Worksheet, chart: ChartPlan) -> None:
     ch.width = chart.width_cols * 64 / 37.8  # cm at 96 dpi, the built workbook's size
     ch.height = chart.height_rows * 20 / 37.8
     ws.add_chart(ch, xl_rowcol_to_cell(chart.row, chart.col))
+
+
+def _title(chart: ChartPlan) -> Any:
+    """The chart's title: a live one reads its cell, with the build's text as the cache
+    (openpyxl writes no formula results; a reader shows the cache until it recalculates)."""
+    if chart.title_cell is None:
+        return chart.title
+    from openpyxl.chart.data_source import StrData, StrRef, StrVal
+    from openpyxl.chart.text import Text
+    from openpyxl.chart.title import Title
+
+    sheet, row, col = chart.title_cell
+    ref = f"{quote_sheetname(sheet)}!{xl_rowcol_to_cell(row, col, True, True)}"
+    cache = StrData(ptCount=1, pt=[StrVal(idx=0, v=chart.title)])
+    return Title(tx=Text(strRef=StrRef(f=ref, strCache=cache)), overlay=False)
 
 
 def _number_format_rule(condition: str, code: str) -> Rule:
@@ -284,6 +305,11 @@ def write_into(plan: WorkbookPlan, wb: Workbook, *, progress: Progress | None = 
             ws.conditional_formatting.add(
                 f"{xl_rowcol_to_cell(r.first_row, r.col)}:{xl_rowcol_to_cell(r.last_row, r.col)}",
                 _number_format_rule(r.condition, number_style(r.fmt).number_format or "General"))
+        for d in sheet.dim_rules:
+            look = openpyxl_style(dim_style())
+            ws.conditional_formatting.add(
+                f"{xl_rowcol_to_cell(d.first_row, d.col)}:{xl_rowcol_to_cell(d.last_row, d.col)}",
+                FormulaRule(formula=[d.condition], font=look["font"]))
         for chart in sheet.charts:
             _chart(ws, chart)
     for name, ref in plan.defined_names.items():

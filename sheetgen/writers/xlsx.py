@@ -47,7 +47,13 @@ from sheetgen.layout.planner import (
     ValidationPlan,
     WorkbookPlan,
 )
-from sheetgen.layout.styles import CellStyle, cell_style, highlight_style, number_style
+from sheetgen.layout.styles import (
+    CellStyle,
+    cell_style,
+    dim_style,
+    highlight_style,
+    number_style,
+)
 
 CONSTANT_MEMORY_ROWS = 5_000  # above this many table rows, stream rows to disk
 LABELLED_POINTS_MAX = 500  # custom point labels beyond this bloat the chart XML
@@ -309,7 +315,8 @@ def _chart(wb: Workbook, ws: Worksheet, sheet: SheetPlan, chart: ChartPlan) -> N
                       for r in range(first, last + 1)]
             opts["data_labels"] = {"custom": custom, "position": "right", "font": {"size": 7}}
         ch.add_series(opts)
-    ch.set_title({"name": chart.title})
+    # a live title reads its cell (xlsxwriter caches the cell's value for the preview)
+    ch.set_title({"name": list(chart.title_cell) if chart.title_cell else chart.title})
     grid = {"visible": True, "line": {"color": palette.GRID}}
     for setter, title, bounds, log in ((ch.set_x_axis, chart.x_title, chart.x_range,
                                         chart.x_log),
@@ -363,6 +370,10 @@ def _write_worksheet(wb: Workbook, sheet: SheetPlan, formats: _Formats,
         ws.conditional_format(r.first_row, r.col, r.last_row, r.col, {
             "type": "formula", "criteria": "=" + r.condition,
             "format": formats.of(number_style(r.fmt))})
+    for d in sheet.dim_rules:
+        ws.conditional_format(d.first_row, d.col, d.last_row, d.col, {
+            "type": "formula", "criteria": "=" + d.condition,
+            "format": formats.of(dim_style())})
     for chart in sheet.charts:
         _chart(wb, ws, sheet, chart)
 

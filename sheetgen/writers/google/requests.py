@@ -27,7 +27,13 @@ from xlsxwriter.utility import xl_cell_to_rowcol, xl_rowcol_to_cell
 
 from sheetgen.layout import page, palette
 from sheetgen.layout.planner import Cell, ChartPlan, SheetPlan, TablePlan, WorkbookPlan
-from sheetgen.layout.styles import FONT_SIZE, CellStyle, cell_style, highlight_style
+from sheetgen.layout.styles import (
+    FONT_SIZE,
+    CellStyle,
+    cell_style,
+    dim_style,
+    highlight_style,
+)
 
 #: Upper bound on one batchUpdate body (Google advises ~2 MB); larger pushes are chunked.
 MAX_BODY_BYTES = 2_000_000
@@ -144,17 +150,16 @@ def number_format(code: str) -> dict[str, str] | None:
     return {"type": "NUMBER", "pattern": code}
 
 
-#: CellStyle's alignments as the Sheets API spells them
-_HORIZONTAL = {"left": "LEFT", "center": "CENTER", "right": "RIGHT"}
-#: one indent step in pixels: Sheets has no indent, so the step is left padding
-#: (Padding, in CellFormat); Excel's step is about three characters of the default font
-INDENT_PX = 9
+#: CellStyle's alignments as the Sheets API spells them. Left is not sent: the cells styled
+#: left hold text, which Sheets aligns left already (and a 10,000-row push stays one body).
+_HORIZONTAL = {"center": "CENTER", "right": "RIGHT"}
 
 
 def sheets_format(style: CellStyle) -> dict[str, Any]:
     """A neutral CellStyle as a Sheets CellFormat: the only styling decision made here is how
-    to spell it. The typeface is left to Google (its default, which it renders on every
-    platform); sizes other than the body's are sent."""
+    to spell it, and what Sheets does by itself is not sent. The typeface is left to Google
+    (its default, which it renders on every platform); sizes other than the body's are
+    sent."""
     out: dict[str, Any] = {}
     text: dict[str, Any] = {}
     if style.bold:
@@ -171,12 +176,11 @@ def sheets_format(style: CellStyle) -> dict[str, Any]:
         out["backgroundColorStyle"] = color_style(style.fill)
     if style.wrap:
         out["wrapStrategy"] = "WRAP"
-    if style.align is not None:
+    if style.align in _HORIZONTAL:
         out["horizontalAlignment"] = _HORIZONTAL[style.align]
     if style.valign == "top":
         out["verticalAlignment"] = "TOP"
-    if style.indent:
-        out["padding"] = {"left": INDENT_PX * style.indent}
+    # no indent: Sheets has none, and pads every cell, so a word never touches a number
     side: dict[str, Any] = {"style": "SOLID"}
     if style.border_color is not None:
         side["colorStyle"] = color_style(style.border_color)
@@ -436,10 +440,17 @@ def _conditional_requests(sid: int, sheet: SheetPlan) -> list[Request]:
     def style(c: Any) -> dict[str, Any]:
         return sheets_format(highlight_style(c.color, c.font))
 
-    return [{"addConditionalFormatRule": {"index": i, "rule": {
+    out = [{"addConditionalFormatRule": {"index": i, "rule": {
         "ranges": [_grid(sid, c.first_row, c.last_row + 1, c.col, c.col + 1)],
         "booleanRule": {"condition": condition(c), "format": style(c)}}}}
         for i, c in enumerate(sheet.conditionals)]
+    dim = sheets_format(dim_style())
+    return out + [{"addConditionalFormatRule": {"index": len(out) + i, "rule": {
+        "ranges": [_grid(sid, d.first_row, d.last_row + 1, d.col, d.col + 1)],
+        "booleanRule": {"condition": {"type": "CUSTOM_FORMULA",
+                                      "values": [{"userEnteredValue": "=" + d.condition}]},
+                        "format": dim}}}}
+        for i, d in enumerate(sheet.dim_rules)]
 
 
 def _axis(position: str, title: str, bounds: tuple[float, float] | None) -> dict[str, Any]:
