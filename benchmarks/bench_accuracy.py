@@ -40,7 +40,7 @@ from pathlib import Path
 from sheetgen.calibrate import fit
 from sheetgen.calibrate.data import Measurements, read_measurements
 from sheetgen.calibrate.report import device_for
-from sheetgen.hardware import load_presets
+from sheetgen.inputs.presets import load_presets
 
 DATA = Path(__file__).resolve().parent / "data"
 TABLES = DATA / "tables.toml"

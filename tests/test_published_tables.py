@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sheetgen.calibrate.data import read_measurements
-from sheetgen.hardware import load_presets
+from sheetgen.inputs.presets import load_presets
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "benchmarks" / "data"
