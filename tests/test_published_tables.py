@@ -96,3 +96,56 @@ def test_aiconfigurator_converter_rebuilds_a_row(tmp_path):
     committed = [r for r in _rows("aic_h100_sxm_bf16.csv") if (r["m"], r["k"], r["n"])
                  == ("4096",) * 3]
     assert committed[0]["time_s"] == rows[0]["time_s"]
+
+
+def _bench():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench_accuracy
+    finally:
+        sys.path.pop(0)
+    return bench_accuracy
+
+
+#: held-out (median, p90) of the smooth max per table, as docs/measuring.md reports them
+DOCUMENTED = {
+    "XLA H100 SXM bf16": (0.046, 0.115), "XLA H100 SXM tf32": (0.107, 0.244),
+    "XLA MI300X bf16": (0.097, 0.268), "aiconfigurator A100 SXM bf16": (0.139, 0.329),
+    "aiconfigurator H100 SXM bf16": (0.067, 0.279), "aiconfigurator H100 SXM fp8": (0.070, 0.373),
+    "aiconfigurator H200 bf16": (0.073, 0.263), "aiconfigurator H200 fp8": (0.075, 0.375),
+    "aiconfigurator B200 bf16": (0.080, 0.426), "aiconfigurator B200 fp8": (0.102, 0.322),
+}
+#: where the goal (held-out median ≤ 10 %, p90 ≤ 25 %) holds today
+MEDIAN_GOAL_MET = set(DOCUMENTED) - {"aiconfigurator A100 SXM bf16", "aiconfigurator B200 fp8",
+                                     "XLA H100 SXM tf32"}
+P90_GOAL_MET = {"XLA H100 SXM bf16", "XLA H100 SXM tf32"}
+
+
+@pytest.fixture(scope="module")
+def scores():
+    bench = _bench()
+    return {t.name: bench.score_table(t) for t in bench.published_tables()}
+
+
+def test_every_table_is_scored_and_documented(scores):
+    assert set(scores) == set(DOCUMENTED) == {t["name"] for t in TABLES}
+    doc = (ROOT / "docs" / "measuring.md").read_text("utf-8")
+    for name, s in scores.items():
+        median, p90 = DOCUMENTED[name]
+        assert s.smooth_max.median_abs_error == pytest.approx(median, abs=0.0006), name
+        assert s.smooth_max.p90_abs_error == pytest.approx(p90, abs=0.0006), name
+        assert f"**{median:.1%} / {p90:.1%}**" in doc, name
+
+
+def test_per_table_goals(scores):
+    """Held-out median ≤ 10 % and p90 ≤ 25 %: where it holds, and that the smooth max (the form
+    chosen on the NVIDIA tables) beats the hard max's median on every table, AMD's included."""
+    for name, s in scores.items():
+        assert s.smooth_max.median_abs_error <= s.hard_max.median_abs_error, name
+        assert s.smooth_max.median_abs_error < 0.5 * s.roofline.median_abs_error, name
+        assert (s.smooth_max.median_abs_error <= 0.10) == (name in MEDIAN_GOAL_MET), name
+        assert (s.smooth_max.p90_abs_error <= 0.25) == (name in P90_GOAL_MET), name
+    mi300x = scores["XLA MI300X bf16"]
+    assert mi300x.hard_max.median_abs_error > 0.13  # one efficiency per regime: 14 %
+    assert mi300x.smooth_max.params.compute_efficiency == pytest.approx(668.4 / 1307.4,
+                                                                        abs=0.03)  # MAMF
