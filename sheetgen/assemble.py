@@ -14,6 +14,7 @@ from sheetgen.core.defaults import DEFAULT_SPARE_ROWS
 from sheetgen.errors import InputError
 from sheetgen.inputs.presets import (
     DEFAULT_DTYPE,
+    MAX_OVERLAP_EXPONENT,
     MAX_TILE,
     Presets,
     builtin_presets,
@@ -68,6 +69,7 @@ class BuildConfig:
     launch_overhead: float | None = None  # s per matmul call; None = the preset's
     tile: tuple[int, int] | None = None  # (tile m, tile n); None = the preset's
     waves: bool | None = None  # wave quantization in the refined time; None = the preset's
+    overlap: float | None = None  # the refined time's overlap exponent; None = the preset's
     measured: measured_sheet.MeasuredInputs | None = None  # rows of the Measured sheet, if any
 
     def resolved(self) -> BuildConfig:
@@ -119,11 +121,16 @@ class BuildConfig:
         waves = gpu.wave_quantization if self.waves is None else self.waves
         if not isinstance(waves, bool):
             raise InputError(f"--waves must be on or off (True or False), got {waves!r}")
+        overlap = gpu.overlap_exponent if self.overlap is None else self.overlap
+        if isinstance(overlap, bool) or not isinstance(overlap, int | float) or not (
+                overlap == 0 or 1 <= overlap <= MAX_OVERLAP_EXPONENT):
+            raise InputError(f"--overlap must be 0 (the hard max) or 1 to "
+                             f"{MAX_OVERLAP_EXPONENT:g}, got {overlap!r}")
         shapes = list(self.shapes) if self.shapes is not None else default_shapes()
         self._check_rows(len(shapes))
         return replace(self, gpu=gpu.name, dtype=dtype, shapes=shapes, pipeline_shape=(m, k, n),
                        whatif_shape=whatif_shape, launch_overhead=float(launch),
-                       tile=(int(tile[0]), int(tile[1])), waves=waves)
+                       tile=(int(tile[0]), int(tile[1])), waves=waves, overlap=float(overlap))
 
     def _check_rows(self, n_shapes: int) -> None:
         """Refuse, before any work, a table that would run past the last row of a sheet."""
@@ -223,7 +230,8 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
         launch_overhead=gpu.launch_overhead if config.launch_overhead is None
         else config.launch_overhead,
         tile=(gpu.tile_m, gpu.tile_n) if not config.tile else config.tile,
-        waves=gpu.wave_quantization if config.waves is None else config.waves))
+        waves=gpu.wave_quantization if config.waves is None else config.waves,
+        overlap=gpu.overlap_exponent if config.overlap is None else config.overlap))
     values.update(compute_eff=float(config.compute_eff), memory_eff=float(config.memory_eff),
                   link_eff=float(config.link_eff))
     values["m"] = [s.m for s in shapes] + pad
