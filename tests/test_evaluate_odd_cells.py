@@ -124,7 +124,7 @@ def test_check_stays_strict_on_a_sheetgen_workbook(tmp_path):
 @pytest.mark.libreoffice
 @needs_libreoffice
 def test_libreoffice_agrees_on_the_reference_operators(book, tmp_path):
-    from sheetgen.libreoffice import recalculate
+    from sheetgen.verify.libreoffice import recalculate
 
     out = recalculate(book, tmp_path)  # forced recalculation, so the values are LibreOffice's
     wb = openpyxl.load_workbook(out, data_only=True)

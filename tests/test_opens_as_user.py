@@ -22,8 +22,8 @@ from click.testing import CliRunner
 from conftest import needs_libreoffice
 
 from sheetgen.cli import cli
-from sheetgen.libreoffice import open_as_user
-from sheetgen.styles import BOOLEAN_CODE
+from sheetgen.layout.styles import BOOLEAN_CODE
+from sheetgen.verify.libreoffice import open_as_user
 
 ROOT = Path(__file__).resolve().parents[1]
 MEASURED_CSV = ROOT / "benchmarks" / "data" / "xla_h100_sm90.csv"

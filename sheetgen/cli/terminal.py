@@ -19,10 +19,10 @@ from sheetgen.cli.common import (
     shapes_options,
     user_errors,
 )
-from sheetgen.hardware import DTYPES, load_presets
-from sheetgen.palette import rgb
-from sheetgen.styles import REGIME_COLORS
-from sheetgen.units import GIGA, TERA, rate_unit, seconds, si
+from sheetgen.core.units import GIGA, TERA, rate_unit, seconds, si
+from sheetgen.inputs.presets import DTYPES, load_presets
+from sheetgen.layout.palette import rgb
+from sheetgen.layout.styles import REGIME_COLORS
 
 
 @cli.command()
@@ -136,7 +136,7 @@ def plot(out: Path, shapes: Path | None, shapes_sheet: str | None, gpu: str | No
       sheetgen plot roofline.png --gpu "H100 SXM" --shapes my_shapes.csv
     """
     with user_errors():
-        from sheetgen.plot import check_plot_path, plot_roofline
+        from sheetgen.writers.plot import check_plot_path, plot_roofline
 
         check_plot_path(out, force)
         plot_roofline(shapes_frame(shapes, shapes_sheet), gpu=gpu, dtype=dtype,

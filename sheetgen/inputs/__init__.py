@@ -1,0 +1,1 @@
+"""What the user brings: shapes files, GPU presets and preset TOML."""
