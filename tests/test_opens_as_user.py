@@ -140,3 +140,14 @@ def test_opens_and_prints_with_a_default_profile(workbooks, pdfs, variant):
     assert missing == []
     # the pass/fail checks print as words, as the cached booleans they are, not as 1 or 0
     assert re.search(r"\bTRUE\b", text)
+
+
+def test_google_sheets_keeps_its_own_true_false():
+    """The TRUE/FALSE code is for LibreOffice's sake; a pushed sheet keeps Google's automatic
+    format, which shows a boolean as TRUE/FALSE."""
+    from sheetgen.layout.styles import NUMBER_FORMATS
+    from sheetgen.writers.google.requests import cell_format
+
+    assert NUMBER_FORMATS["bool"] == NUMBER_FORMATS["flag"] == BOOLEAN_CODE
+    assert "numberFormat" not in cell_format("derived", "bool")
+    assert "numberFormat" not in cell_format("derived", "flag")
