@@ -1,0 +1,1 @@
+"""Reading what a workbook is built from: transformer model configs."""
