@@ -105,7 +105,11 @@ def split(total: float, g: int) -> float:
 
 def distinct_experts(experts: int, top_k: int, tokens: float) -> float:
     """Expected distinct experts T tokens touch under uniform routing: E·(1 − (1 − k/E)^T)."""
-    return experts * (1.0 - (1.0 - top_k / experts) ** tokens)
+    if top_k >= experts:
+        return float(experts)
+    # (1 − k/E)^T as 10^(T·log10(1 − k/E)) floored at 1e-300, as the sheet writes it: a
+    # spreadsheet's power underflows to an error (#NUM!) for large T
+    return experts * (1.0 - 10.0 ** max(-300.0, tokens * math.log10(1.0 - top_k / experts)))
 
 
 @dataclass(frozen=True)
@@ -263,7 +267,7 @@ def estimate(cfg: ModelConfig, wl: Workload, hw: Machine) -> Estimate:
         used = allreduce_used(tb, wl.allreduce)
         out[f"{phase}_allreduce"] = used
         out[f"{phase}_comm_bound"] = 2 * cfg.layers * tb[used]
-        out[f"{phase}_comm"] = 2 * cfg.layers * tr[allreduce_used(tr, wl.allreduce)]
+        out[f"{phase}_comm"] = 2 * cfg.layers * tr[used]  # the bound's choice
         out[f"{phase}_allreduce_times"] = tb
         idx = [i for i, op in enumerate(ops) if op.phase == phase]
         out[f"{phase}_bound"] = sum(bound[i] for i in idx) + out[f"{phase}_comm_bound"]
