@@ -215,7 +215,8 @@ def sheet_specs(config: BuildConfig | None = None, prefix: str = "", *,
         optional.append(measured_sheet.sheet(config.measured.source))
     mat = chart_helpers_sheet() if chart_helpers else matmul.sheet()
     if config is not None and config.transformer is not None:
-        optional.insert(0, transformer_sheet.sheet(config.transformer.model))
+        optional.insert(0, transformer_sheet.sheet(config.transformer.model,
+                                                   google=chart_helpers))
     sheets = [inputs.sheet(), mat, pipeline.sheet(), parallel.sheet(google=chart_helpers),
               whatif.sheet(),
               *optional, specs.sheet(config.presets if config is not None else None)]

@@ -149,3 +149,16 @@ def test_cli_build_show_and_errors(tmp_path: Path) -> None:
                    "--weight-dtype")
     res = runner.invoke(cli, ["models"])
     assert "huggingface.co/meta-llama/Llama-3.1-70B" in res.output
+
+
+def test_push_to_google_holds_the_sheet(sheets_emulator, gsheets_client) -> None:
+    from sheets_emulator import SA_EMAIL
+
+    key = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_xfmr"
+    sheets_emulator.create_spreadsheet(key, shared_with=[SA_EMAIL])
+    result = sheetgen.push(key, client=gsheets_client, gpu="H100 SXM", spare_rows=0,
+                           transformer=TransformerInputs(load_bundled("llama-3.1-8b")))
+    assert "Transformer" in result.sheets
+    cells = dict(sheets_emulator.snapshot(key).sheets["Transformer"])
+    formulas = [v["formulaValue"] for v in cells.values() if "formulaValue" in v]
+    assert any("INDEX(" in f for f in formulas) and len(formulas) > 200

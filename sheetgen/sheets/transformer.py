@@ -705,8 +705,10 @@ def _rows(items: list[Quantity] | tuple[Input, ...]) -> list[BlockRow]:
     return [BlockRow(x.label, [x], x.unit, x.doc) for x in items]
 
 
-def sheet(cfg: ModelConfig) -> SheetSpec:
-    """The sheet for this model's structure (dense or MoE, gated or plain, shared experts)."""
+def sheet(cfg: ModelConfig, google: bool = False) -> SheetSpec:
+    """The sheet for this model's structure (dense or MoE, gated or plain, shared experts).
+    `google`: without the chart (Google's scatter charts need the column layout and log10
+    helpers of sheets/chart_helpers, not built for this sheet yet); its data stay."""
     model_inputs = [*MODEL_INPUTS, *(MOE_INPUTS if cfg.moe else ()),
                     *((SHARED_FFN,) if cfg.moe and cfg.shared_ffn else ())]
     rows = {ph: op_rows(cfg, ph) for ph, _ in PHASES}
@@ -765,7 +767,8 @@ def sheet(cfg: ModelConfig) -> SheetSpec:
     last = roof.col + len(roof.all_columns())
     return SheetSpec(
         name=SHEET, time_unit="ms", texts=tuple(texts), blocks=tuple(blocks),
-        tables=(points, roof), charts=(chart(5, CHART_COL),), column_widths=widths,
+        tables=(points, roof), charts=() if google else (chart(5, CHART_COL),),
+        column_widths=widths,
         hidden_spans=((data_col, last - 1),))
 
 
