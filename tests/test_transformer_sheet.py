@@ -15,9 +15,9 @@ from sheetgen import transformer_reference as t
 from sheetgen.check import check_workbook, read_workbook
 from sheetgen.cli import cli
 from sheetgen.inputs.model_config import from_dict, load_bundled
-from sheetgen.plan import WorkbookPlan
+from sheetgen.plan import WorkbookPlan, plan_workbook
 from sheetgen.sheets.transformer import TransformerInputs
-from sheetgen.workbook import BuildConfig, plan_build
+from sheetgen.workbook import BuildConfig, input_values, plan_build, sheet_specs
 from sheetgen.xlsx import write_xlsx
 from tests.lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
 
@@ -112,6 +112,23 @@ def test_no_sheet_without_a_model() -> None:
     assert "Transformer" not in names
 
 
+def _drilled() -> WorkbookPlan:
+    """Llama-3.1-70B on 4 H100s with a person's answers typed into the drills."""
+    cfg = BuildConfig(gpu="H100 SXM", transformer=CASES[0][2]).resolved()
+    values = input_values(cfg) | {"xf_guess_kv": 327_680, "xf_guess_critical": 148,
+                                  "xf_guess_floor": "ten ms", "xf_reveal": 1}
+    return plan_workbook(sheet_specs(cfg), values)
+
+
+def test_drills_grade_a_hand_estimate() -> None:
+    s = _drilled().model.scalars
+    assert s["xf_fb_kv"] == "correct"  # 2 · 80 · 8 · 128 · 2 B
+    # 148 is the int8-weight answer; in bf16 the critical batch is 295: 50 % too low
+    assert s["xf_fb_critical"] == "too low by 50%"
+    assert s["xf_fb_floor"] == "enter a number" and s["xf_fb_weights"] == ""
+    assert s["xf_ans_critical"] == pytest.approx(295.34, abs=0.01)
+
+
 @needs_libreoffice
 @pytest.mark.libreoffice
 def test_libreoffice_recalculates_the_sheet_to_the_reference(tmp_path: Path) -> None:
@@ -122,6 +139,9 @@ def test_libreoffice_recalculates_the_sheet_to_the_reference(tmp_path: Path) -> 
         write_xlsx(p, path)
         plans.append(p)
         files.append(path)
+    plans.append(_drilled())
+    files.append(tmp_path / "drilled.xlsx")
+    write_xlsx(plans[-1], files[-1])
     outs = recalc_many(files, tmp_path / "lo")
     for p, f in zip(plans, files, strict=True):
         values = read_values(outs[f])

@@ -37,6 +37,7 @@ from sheetgen.definitions import (
 from sheetgen.inputs.model_config import ModelConfig
 from sheetgen.sheets import parallel_inputs as pin
 from sheetgen.sheets import parallel_text as txt
+from sheetgen.sheets import practice
 from sheetgen.sheets import roofline as rf
 from sheetgen.sheets.matmul import ROOF_DECADES
 from sheetgen.sheets.specs import lookup
@@ -693,6 +694,38 @@ def chart(row: int, col: int) -> Chart:
         height_rows=22)
 
 
+# ---------------------------------------------------------------------------- drills
+
+REVEAL = Input("xf_reveal", "reveal the answers (1 = yes)", fmt="int",
+               validation=Validation("decimal_range", minimum=0, maximum=1,
+                                     message="0 hides the answers, 1 shows them"))
+#: (slug, question, the quantity that answers it, unit, format)
+DRILLS = (
+    ("kv", "KV bytes per token, all layers (2 · layers · KV heads · head dim · bytes)",
+     "kv_bytes_per_token", "B", "sci"),
+    ("floor", "decode floor: weights read per step + KV, ÷ HBM bandwidth",
+     "xf_decode_floor", "s", "time"),
+    ("critical", "critical batch: peak · weight bytes / (2 · bandwidth)", "critical_batch", "",
+     "ratio"),
+    ("weights", "weights per GPU", "weights_bytes", "B", "sci"),
+)
+
+
+def drills() -> list[BlockRow | str]:
+    """Questions graded like the Practice sheet: type an estimate, get feedback within
+    practice.TOLERANCE; the answers show when the reveal cell is 1."""
+    rows: list[BlockRow | str] = [BlockRow(REVEAL.label, [REVEAL], "",
+                                           "Set to 1 to show the answers.")]
+    for slug, question, truth, unit, fmt in DRILLS:
+        guess = Input(f"xf_guess_{slug}", "your estimate", unit, fmt=fmt, doc=question)
+        fb = practice.numeric_feedback(f"xf_fb_{slug}", guess.name, truth, "feedback")
+        ans = Quantity(f"xf_ans_{slug}", "answer", unit, f'IF({{xf_reveal}}=1,{{{truth}}},"")',
+                       lambda truth=truth, **a: a[truth] if a["xf_reveal"] == 1 else "",
+                       fmt=fmt)
+        rows.append(BlockRow(question, [guess, fb, ans], unit))
+    return rows
+
+
 # ---------------------------------------------------------------------------- the sheet
 
 OP_HEADER = ("operation", "m", "k", "n", "count", "kernels", "FLOPs", "bytes moved",
@@ -735,6 +768,10 @@ def sheet(cfg: ModelConfig, google: bool = False) -> SheetSpec:
     says = sentences()
     blocks.append(Block(r, 0, ("What it means (live)", ""), _rows(says), value_span=12))
     r += len(says) + 3
+    drill = drills()
+    blocks.append(Block(r, 0, ("Practice (within 10 % is correct)", "your estimate",
+                               "feedback", "answer", "unit"), drill))
+    r += len(drill) + 3
     helper = [x for x in tot if x.name not in shown]
     der = derived(cfg) + helper
     blocks.append(Block(r, 0, ("Derived", "Value", "Unit", "Notes"), _rows(der)))
@@ -822,7 +859,8 @@ def input_values(ti: TransformerInputs, compute: str) -> dict[str, Any]:
         "xf_out_dtype": d["output"], "xf_kv_dtype": d["kv"], "xf_embed_dtype": d["embedding"],
         "xf_reserve": ti.reserve, "xf_allreduce": ti.allreduce,
         "xf_point": list(range(1, n + 1)), "xf_pt_op": labels,
-        "xf_decade": list(ROOF_DECADES),
+        "xf_decade": list(ROOF_DECADES), "xf_reveal": 0,
+        **{f"xf_guess_{slug}": None for slug, *_ in DRILLS},
     }
 
 
