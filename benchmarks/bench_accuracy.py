@@ -36,7 +36,7 @@ from pathlib import Path
 from sheetgen.calibrate import fit
 from sheetgen.calibrate.data import Measurements, read_measurements
 from sheetgen.calibrate.report import device_for
-from sheetgen.hardware import GPU, load_presets
+from sheetgen.inputs.presets import GPU, load_presets
 
 DATA = Path(__file__).resolve().parent / "data"
 XLA = DATA / "xla_h100_sm90.csv"

@@ -55,8 +55,8 @@ def baseline_spec() -> dict:
     column's formula split where the row number goes (or None for a constant), its cached
     value, and where the table starts. Made in the parent, so no run pays for planning."""
     from sheetgen.api import plan
-    from sheetgen.compare import expected_cells
-    from sheetgen.xlsx import CONSTANT_MEMORY_ROWS, _cached
+    from sheetgen.verify.compare import expected_cells
+    from sheetgen.writers.xlsx import CONSTANT_MEMORY_ROWS, _cached
 
     p = plan(shapes=[(4096, 4096, 4096)], spare_rows=0)
     t = p.table(TABLE)

@@ -75,8 +75,8 @@ def build_sheetgen(path: Path, rows: int) -> int:
     import random
 
     from sheetgen.api import plan
-    from sheetgen.compare import expected_cells
-    from sheetgen.xlsx import write_xlsx
+    from sheetgen.verify.compare import expected_cells
+    from sheetgen.writers.xlsx import write_xlsx
 
     rng = random.Random(rows)
     shapes = [(rng.randint(1, 16384), rng.randint(1, 16384), rng.randint(1, 16384))
@@ -90,7 +90,7 @@ def child(engine: str, path: str) -> None:
     """Run one engine on one file; print JSON {seconds, peak_mb}."""
     t0 = time.perf_counter()
     if engine == "check":
-        from sheetgen.check import check_workbook
+        from sheetgen.verify.check import check_workbook
 
         report = check_workbook(path)
         assert report.ok, report.mismatches[:3]
@@ -102,7 +102,7 @@ def child(engine: str, path: str) -> None:
         assert ev.value("Matmul", f"E{FIRST_ROW}") == 2 * 256 * 128 * 512
         usage = resource.RUSAGE_SELF
     elif engine == "libreoffice":
-        from sheetgen.libreoffice import recalculate
+        from sheetgen.verify.libreoffice import recalculate
 
         with tempfile.TemporaryDirectory() as tmp:
             recalculate(path, Path(tmp) / "out", timeout=3600)

@@ -56,7 +56,7 @@ def _fan_out() -> dict[str, str]:
 def make_cases(tmp: Path, only: str = "") -> dict[str, tuple[Path, list[str]]]:
     """name -> (file, CLI arguments after the command); `only`: cases whose name has it."""
     from sheetgen.api import plan
-    from sheetgen.xlsx import write_xlsx
+    from sheetgen.writers.xlsx import write_xlsx
 
     genuine = tmp / "genuine.xlsx"
     write_xlsx(plan(shapes=[(64 * i + 1, 4096, 4096) for i in range(1000)], spare_rows=0),

@@ -5,7 +5,7 @@
 Builds the default workbook with sheetgen, narrows the print area of the two sheets to what
 a user sees on opening them (Matmul: the table beside its chart; Parallelism: the inputs,
 pairing, side-by-side comparison and verdict above the batch-size sweep), prints it to PDF
-with headless LibreOffice (the forced-recalculation profile of sheetgen/libreoffice.py, so
+with headless LibreOffice (the forced-recalculation profile of sheetgen/verify/libreoffice.py, so
 the pictures show LibreOffice's own values, not the cached ones), finds each sheet's first
 page by the footer the workbook prints ("Matmul 1 / 7") and rasterises it with poppler's
 pdftoppm. With Pillow (installed
@@ -224,7 +224,7 @@ def main() -> None:
         fail("pypdf not found: pip install pypdf")
     from sheetgen.api import build_workbook
     from sheetgen.errors import SheetgenError
-    from sheetgen.libreoffice import recalculate, soffice
+    from sheetgen.verify.libreoffice import recalculate, soffice
 
     if soffice() is None:
         fail("LibreOffice (soffice) not found: install libreoffice-calc")

@@ -8,8 +8,6 @@ start without pandas, NumPy, xlsxwriter or the Google clients.
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -28,13 +26,13 @@ _LAZY = {
     "InputError": "sheetgen.errors", "OutputError": "sheetgen.errors",
     "PresetError": "sheetgen.errors", "SheetgenError": "sheetgen.errors",
     "SheetsError": "sheetgen.errors", "WorkbookError": "sheetgen.errors",
-    "fill": "sheetgen.fill",
-    "GPU": "sheetgen.hardware", "Presets": "sheetgen.hardware",
-    "load_presets": "sheetgen.hardware",
-    "plot_roofline": "sheetgen.plot",
-    "Shape": "sheetgen.shapes", "read_shapes": "sheetgen.shapes",
-    "check_spreadsheet": "sheetgen.gsheets", "push": "sheetgen.gsheets",
-    "read": "sheetgen.gsheets",
+    "fill": "sheetgen.writers.fill",
+    "GPU": "sheetgen.inputs.presets", "Presets": "sheetgen.inputs.presets",
+    "load_presets": "sheetgen.inputs.presets",
+    "plot_roofline": "sheetgen.writers.plot",
+    "Shape": "sheetgen.inputs.shapes", "read_shapes": "sheetgen.inputs.shapes",
+    "check_spreadsheet": "sheetgen.writers.google.sheets", "push": "sheetgen.writers.google.sheets",
+    "read": "sheetgen.writers.google.sheets",
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ imports on demand
@@ -56,11 +54,11 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ imports
         SheetsError,
         WorkbookError,
     )
-    from sheetgen.fill import fill
-    from sheetgen.gsheets import check_spreadsheet, push, read
-    from sheetgen.hardware import GPU, Presets, load_presets
-    from sheetgen.plot import plot_roofline
-    from sheetgen.shapes import Shape, read_shapes
+    from sheetgen.inputs.presets import GPU, Presets, load_presets
+    from sheetgen.inputs.shapes import Shape, read_shapes
+    from sheetgen.writers.fill import fill
+    from sheetgen.writers.google.sheets import check_spreadsheet, push, read
+    from sheetgen.writers.plot import plot_roofline
 
 
 def __getattr__(name: str) -> Any:
@@ -77,20 +75,6 @@ def __getattr__(name: str) -> Any:
                           ) from None
     globals()[name] = value
     return value
-
-
-class _Package(types.ModuleType):
-    """Keeps `sheetgen.fill` the function after the submodule sheetgen.fill is imported.
-
-    The import system sets each loaded submodule as an attribute of its package; the public
-    function of the same name must win, as it did when __init__ imported it eagerly.
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _LAZY and isinstance(value, types.ModuleType):
-            globals().pop(name, None)  # fall back to __getattr__: the function
-            return
-        super().__setattr__(name, value)
 
 
 def __dir__() -> list[str]:
@@ -125,4 +109,3 @@ __all__ = [
     "transformer",
 ]
 
-sys.modules[__name__].__class__ = _Package

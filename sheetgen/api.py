@@ -15,13 +15,13 @@ from typing import Any
 
 import pandas as pd
 
+from sheetgen.assemble import DEFAULT_SPARE_ROWS, BuildConfig, plan_build
 from sheetgen.errors import InputError
-from sheetgen.hardware import DEFAULT_DTYPE, load_presets
-from sheetgen.plan import WorkbookPlan
-from sheetgen.shapes import Shape, header_key, parse_dim, read_shapes
+from sheetgen.inputs.presets import DEFAULT_DTYPE, load_presets
+from sheetgen.inputs.shapes import Shape, header_key, parse_dim, read_shapes
+from sheetgen.layout.planner import WorkbookPlan
 from sheetgen.sheets import inputs, matmul
-from sheetgen.workbook import DEFAULT_SPARE_ROWS, BuildConfig, plan_build
-from sheetgen.xlsx import check_output_path, write_xlsx
+from sheetgen.writers.xlsx import check_output_path, write_xlsx
 
 ShapesLike = (str | os.PathLike[str] | pd.DataFrame | Iterable[Sequence[int]]
               | Iterable[Shape] | None)
@@ -136,8 +136,7 @@ def pipeline(*, gpu: str | None = None, dtype: str = DEFAULT_DTYPE,
 def parallelism(*, gpu: str | None = None, dtype: str = DEFAULT_DTYPE,
                 gpu_file: str | os.PathLike[str] | None = None, **options: Any) -> pd.DataFrame:
     """The Parallelism sheet's comparison: rows of metrics, columns single/pipeline/tensor."""
-    from sheetgen.sheets import parallel
-
+    from sheetgen.sheets.parallel import sheet as parallel
     p = plan(gpu=gpu, dtype=dtype, spare_rows=0, gpu_file=gpu_file, **options)
     rows = []
     for row in parallel.COMPARISON.rows:

@@ -13,7 +13,7 @@ from sheets_emulator import (  # noqa: F401 - re-exported pytest fixtures
     sheets_emulator,
 )
 
-from sheetgen.libreoffice import soffice
+from sheetgen.verify.libreoffice import soffice
 
 needs_libreoffice = pytest.mark.skipif(soffice() is None, reason="LibreOffice not installed")
 

@@ -9,7 +9,7 @@ import openpyxl
 
 def filled_workbook(tmp_path: Path, shape: tuple[int, int, int] = (1, 4096, 4096)) -> Path:
     """Write a one-shape m/k/n sheet as a user would, fill it, and return the filled file."""
-    from sheetgen.fill import fill_workbook
+    from sheetgen.writers.fill import fill_workbook
 
     theirs = tmp_path / "plan.xlsx"
     wb = openpyxl.Workbook()

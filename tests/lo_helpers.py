@@ -11,9 +11,9 @@ from typing import Any
 import openpyxl
 import pytest
 
-from sheetgen.compare import expected_cells, values_match
-from sheetgen.libreoffice import make_profile, soffice
-from sheetgen.plan import WorkbookPlan
+from sheetgen.layout.planner import WorkbookPlan
+from sheetgen.verify.compare import expected_cells, values_match
+from sheetgen.verify.libreoffice import make_profile, soffice
 
 needs_libreoffice = pytest.mark.skipif(soffice() is None, reason="LibreOffice not installed")
 

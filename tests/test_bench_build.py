@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from sheetgen.api import plan
-from sheetgen.compare import expected_cells
+from sheetgen.verify.compare import expected_cells
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "benchmarks" / "bench_build.py"

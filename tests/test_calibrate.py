@@ -16,7 +16,7 @@ import pytest
 from sheetgen.calibrate import fit
 from sheetgen.calibrate.data import Measurements, read_measurements
 from sheetgen.calibrate.report import calibrate, calibrate_file
-from sheetgen.hardware import load_preset_file, load_presets
+from sheetgen.inputs.presets import load_preset_file, load_presets
 
 ROOT = Path(__file__).resolve().parent.parent
 XLA = ROOT / "benchmarks" / "data" / "xla_h100_sm90.csv"

@@ -1,4 +1,4 @@
-"""Time cells hold µs or ms (sheetgen.cell_units): the formulas convert where units meet,
+"""Time cells hold µs or ms (sheetgen.core.time_cells): the formulas convert where units meet,
 LibreOffice computes the same numbers as hand calculations in those units, and `read` and
 the API still give seconds.
 
@@ -16,11 +16,11 @@ from pathlib import Path
 import openpyxl
 import pytest
 
-from sheetgen import cell_units
 from sheetgen.api import build_workbook, plan
-from sheetgen.cell_units import Ref, plan_conversion
-from sheetgen.check import check_workbook, read_workbook
-from sheetgen.libreoffice import recalculate
+from sheetgen.core import time_cells as cell_units
+from sheetgen.core.time_cells import Ref, plan_conversion
+from sheetgen.verify.check import check_workbook, read_workbook
+from sheetgen.verify.libreoffice import recalculate
 from tests.lo_helpers import needs_libreoffice
 
 MEMORY_TIME_S = 33_570_816 / 1.555e12

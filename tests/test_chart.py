@@ -25,9 +25,9 @@ from test_fill import make_theirs
 
 import sheetgen
 from sheetgen.api import build_workbook
-from sheetgen.check import check_workbook
 from sheetgen.evaluate import evaluate_workbook
 from sheetgen.sheets import matmul
+from sheetgen.verify.check import check_workbook
 
 C = "{http://schemas.openxmlformats.org/drawingml/2006/chart}"
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
@@ -232,8 +232,8 @@ def _chart_pixels(workbook: Path, tmp: Path) -> dict[str, int]:
     import numpy as np
     from PIL import Image
 
-    from sheetgen import palette
-    from sheetgen.libreoffice import recalculate
+    from sheetgen.layout import palette
+    from sheetgen.verify.libreoffice import recalculate
     from tests.test_render_docs import load_render
 
     render = load_render()

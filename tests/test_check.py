@@ -14,13 +14,13 @@ from lo_helpers import read_values, recalc_many
 from test_cli_build import one_line_error
 from xlsxwriter.utility import xl_rowcol_to_cell
 
-from sheetgen.check import check_workbook, read_workbook
+from sheetgen.assemble import BuildConfig, plan_build
 from sheetgen.cli import cli
-from sheetgen.compare import values_match
 from sheetgen.evaluate import evaluate_workbook
-from sheetgen.shapes import Shape
-from sheetgen.workbook import BuildConfig, plan_build
-from sheetgen.xlsx import write_xlsx
+from sheetgen.inputs.shapes import Shape
+from sheetgen.verify.check import check_workbook, read_workbook
+from sheetgen.verify.compare import values_match
+from sheetgen.writers.xlsx import write_xlsx
 
 SHAPES = [Shape(1, 4096, 4096), Shape(4096, 4096, 4096), Shape(300, 70, 5)]
 
@@ -201,7 +201,7 @@ def test_evaluator_agrees_with_libreoffice(built, tmp_path):
 
 
 def test_huge_workbook_is_refused_up_front(tmp_path, monkeypatch):
-    import sheetgen.untrusted as untrusted
+    import sheetgen.files.untrusted as untrusted
 
     path = write_xlsx(plan_build(BuildConfig(shapes=SHAPES, spare_rows=0)), tmp_path / "h.xlsx")
     monkeypatch.setattr(untrusted, "MAX_PACKAGE_BYTES", 10_000)  # as if it were gigabytes

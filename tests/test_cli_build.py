@@ -11,7 +11,7 @@ from cli_helpers import one_line_error
 from click.testing import CliRunner
 
 import sheetgen
-import sheetgen.xlsx
+import sheetgen.writers.xlsx
 from sheetgen.cli import cli
 
 
@@ -139,7 +139,7 @@ def test_interrupted_write_leaves_no_partial_file(tmp_path: Path, monkeypatch):
     def boom(*a, **k):
         raise KeyboardInterrupt  # Ctrl-C half-way through writing
 
-    monkeypatch.setattr(sheetgen.xlsx, "_chart", boom)
+    monkeypatch.setattr(sheetgen.writers.xlsx, "_chart", boom)
     result = CliRunner().invoke(cli, ["build", str(out), "--force"])
     assert result.exit_code != 0
     assert out.read_bytes() == b"old"

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sheetgen.check import check_workbook
 from sheetgen.cli import cli
+from sheetgen.verify.check import check_workbook
 
 PEAK, BW = 312e12, 1555e9
 

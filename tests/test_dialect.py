@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from sheetgen.compare import expected_cells
-from sheetgen.workbook import BuildConfig, plan_build
+from sheetgen.assemble import BuildConfig, plan_build
+from sheetgen.verify.compare import expected_cells
 
 PORTABLE = {"MAX", "MIN", "IF", "AND", "OR", "NOT", "SUM", "SUMPRODUCT", "INDEX", "MATCH",
             "ROUNDUP", "ROUNDDOWN", "ROUND", "MOD", "LOG10", "ABS", "ISNUMBER", "ISBLANK",

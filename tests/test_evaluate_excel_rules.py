@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sheetgen import excel_numbers as xn
+from sheetgen.core import excel as xn
 from sheetgen.evaluate import ExcelError, evaluate_cells
-from sheetgen.sheets.roofline import _regime, at_most
-from sheetgen.styles import COMPUTE_BOUND
+from sheetgen.layout.styles import COMPUTE_BOUND
+from sheetgen.model.factories import _regime, at_most
 
 
 def run(formula: str, values: dict | None = None, at: tuple[int, int] = (0, 25)) -> object:

@@ -20,11 +20,11 @@ from openpyxl.styles import Font, PatternFill
 from openpyxl.workbook.defined_name import DefinedName
 
 import sheetgen
+from sheetgen.assemble import BuildConfig, plan_build
 from sheetgen.cli import cli
 from sheetgen.errors import InputError, WorkbookError
-from sheetgen.fill import fill_workbook
-from sheetgen.shapes import Shape
-from sheetgen.workbook import BuildConfig, plan_build
+from sheetgen.inputs.shapes import Shape
+from sheetgen.writers.fill import fill_workbook
 
 SHAPES = [Shape(1, 4096, 12288), Shape(4096, 4096, 11008), Shape(8, 4096, 4096)]
 ROWS = [4, 6, 7]  # their data rows (row 5 is blank)
@@ -227,7 +227,7 @@ def test_libreoffice_recalculates_the_filled_workbook(tmp_path: Path):
     ("xl/charts/chartEx1.xml", "<cx:chartSpace/>", "Excel 2016+ charts (chartex)"),
 ])
 def test_losses_are_detected(tmp_path: Path, part, content, what):
-    from sheetgen.xlsx_into import losses
+    from sheetgen.writers.into_workbook import losses
 
     path = tmp_path / "x.xlsx"
     with zipfile.ZipFile(path, "w") as z:
@@ -254,7 +254,7 @@ def test_progress_bar_only_on_a_terminal(monkeypatch, capsys):
 
 @pytest.mark.parametrize("prefix", ["", "sg "])
 def test_refill_in_place_after_adding_rows(tmp_path: Path, prefix: str):
-    from sheetgen.check import check_workbook
+    from sheetgen.verify.check import check_workbook
 
     theirs = make_theirs(tmp_path / "plan.xlsx", extra_sheets=("Inputs",) if prefix else ())
     args = ["--prefix", prefix] if prefix else []

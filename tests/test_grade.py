@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from test_cli_build import one_line_error
 
 from sheetgen.cli import cli
-from sheetgen.grade import ALIASES, grade_workbook, normalise, recognise, regime_of
+from sheetgen.verify.grade import ALIASES, grade_workbook, normalise, recognise, regime_of
 
 SHAPES = [(1, 4096, 4096), (4096, 4096, 4096), (128, 4096, 4096), (300, 70, 5)]
 A100 = (312e12, 1555e9)  # bf16 peak FLOP/s, HBM B/s

@@ -19,7 +19,7 @@ from openpyxl.workbook.defined_name import DefinedName
 from sheetgen.cli import cli
 from sheetgen.errors import WorkbookError
 from sheetgen.evaluate import NotEvaluated, evaluate_workbook
-from sheetgen.grade import grade_workbook
+from sheetgen.verify.grade import grade_workbook
 
 SHAPES = [(1, 4096, 4096), (4096, 4096, 4096), (128, 4096, 4096), (300, 70, 5)]
 BIG = 3  # the sheet row of the 4096^3 shape

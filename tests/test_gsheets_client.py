@@ -1,4 +1,5 @@
-"""sheetgen.gsheets_client against the loopback emulator, with the real gspread and google-auth."""
+"""sheetgen.writers.google.client against the loopback emulator, with the real gspread and
+google-auth."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from sheets_emulator import (
 )
 
 from sheetgen.errors import SheetsError
-from sheetgen.gsheets_client import (
+from sheetgen.writers.google.client import (
     SCOPES,
     RetryingHTTPClient,
     RetryPolicy,

@@ -34,14 +34,18 @@ from sheets_emulator import (
 from xlsxwriter.utility import xl_col_to_name
 
 import sheetgen
-import sheetgen.gsheets_client
-from sheetgen import gsheets, gsheets_requests, palette
+import sheetgen.writers.google.client
 from sheetgen.cli import cli
 from sheetgen.errors import SheetsError
-from sheetgen.gsheets import SpreadsheetState, requests_for
-from sheetgen.gsheets_client import authorize
-from sheetgen.sheets import chart_helpers, matmul, parallel, parallel_chart
-from sheetgen.styles import NUMBER_FORMATS
+from sheetgen.layout import palette
+from sheetgen.layout.styles import NUMBER_FORMATS
+from sheetgen.sheets import chart_helpers, matmul
+from sheetgen.sheets.parallel import chart as parallel_chart
+from sheetgen.sheets.parallel import sheet as parallel
+from sheetgen.writers.google import requests as gsheets_requests
+from sheetgen.writers.google import sheets as gsheets
+from sheetgen.writers.google.client import authorize
+from sheetgen.writers.google.sheets import SpreadsheetState, requests_for
 
 KEY = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcd"
 OTHER = "1ZyXwVuTsRqPoNmLkJiHgFeDcBa9876543210-_zyxw"
@@ -492,7 +496,7 @@ def test_unknown_spreadsheet_404(sheets_emulator, gsheets_client):
 def test_other_tabs_survive_and_repush_needs_replace(sheets_emulator, gsheets_client):
     sheets_emulator.create_spreadsheet(KEY, sheets=["Notes", "Sheet2"],
                                        shared_with=[SA_EMAIL])
-    sh = sheetgen.gsheets_client.open_spreadsheet(gsheets_client, KEY)
+    sh = sheetgen.writers.google.client.open_spreadsheet(gsheets_client, KEY)
     sh.values_update("Notes!A1", params={"valueInputOption": "USER_ENTERED"},
                      body={"values": [["mine", "=1+1"]]})
     sh.batch_update({"requests": [{"addNamedRange": {"namedRange": {
@@ -533,7 +537,7 @@ def test_other_tabs_survive_and_repush_needs_replace(sheets_emulator, gsheets_cl
 def test_replace_when_only_sheetgen_tabs_remain(shared, gsheets_client):
     push(gsheets_client)
     first = dump(shared, KEY)
-    sh = sheetgen.gsheets_client.open_spreadsheet(gsheets_client, KEY)
+    sh = sheetgen.writers.google.client.open_spreadsheet(gsheets_client, KEY)
     sh.batch_update({"requests": [{"deleteSheet": {"sheetId": 0}}]})
     push(gsheets_client, replace=True)
     got = dump(shared, KEY)
@@ -570,7 +574,7 @@ def test_read_returns_google_values(shared, gsheets_client):
 def test_check_follows_user_edits_and_finds_disagreement(shared, gsheets_client):
     shared.compute = engine_compute
     push(gsheets_client)
-    sh = sheetgen.gsheets_client.open_spreadsheet(gsheets_client, KEY)
+    sh = sheetgen.writers.google.client.open_spreadsheet(gsheets_client, KEY)
     # The user picks another GPU and types a shape into a spare row, in Google.
     sh.values_update("Inputs!B7", params={"valueInputOption": "RAW"},
                      body={"values": [["H100 SXM"]]})
@@ -606,7 +610,7 @@ def test_check_follows_user_edits_and_finds_disagreement(shared, gsheets_client)
 @pytest.fixture
 def cli_env(monkeypatch, shared, service_account_file):
     """The CLI's own authorize(), routed to the emulator; credentials from the environment."""
-    monkeypatch.setattr(sheetgen.gsheets_client, "RetryingHTTPClient",
+    monkeypatch.setattr(sheetgen.writers.google.client, "RetryingHTTPClient",
                         shared.http_client_class(**FAST_RETRY))
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(service_account_file))
     shared.compute = engine_compute
@@ -647,8 +651,8 @@ def test_cli_check_reports_mismatch_exit_1(cli_env):
 def test_cli_check_xlsx_dispatch(tmp_path):
     out = sheetgen.build(tmp_path / "r.xlsx", spare_rows=0)
     result = run("check", str(out))
-    if importlib.util.find_spec("sheetgen.check") is None:  # the xlsx checker's branch
-        one_line_error(result, "needs sheetgen.check")
+    if importlib.util.find_spec("sheetgen.verify.check") is None:  # the xlsx checker's branch
+        one_line_error(result, "needs sheetgen.verify.check")
 
 
 @pytest.mark.parametrize(("setup", "needles"), [
@@ -705,13 +709,13 @@ def _diff(a: Any, b: Any, path: str = "") -> list[str]:
 def test_pushed_plan_formulas_agree_with_libreoffice(tmp_path, monkeypatch):
     """An independent engine for the Google variant (LOG10 helpers included): its plan,
     written as xlsx with every cached value wrong, recalculated by LibreOffice."""
-    import sheetgen.xlsx
+    import sheetgen.writers.xlsx
 
     p = sheetgen.plan(shapes=[*SHAPES, (3, 5, 7)], spare_rows=3, gpu="H100 SXM", dtype="fp8",
                       chart_helpers=True)
-    monkeypatch.setattr(sheetgen.xlsx, "_cached",
+    monkeypatch.setattr(sheetgen.writers.xlsx, "_cached",
                         lambda v: "WRONG" if isinstance(v, str) and v else -12345.0)
-    src = sheetgen.xlsx.write_xlsx(p, tmp_path / "google_variant.xlsx")
+    src = sheetgen.writers.xlsx.write_xlsx(p, tmp_path / "google_variant.xlsx")
     out = recalc_many([src], tmp_path / "out")[src]
     assert mismatches(p, read_values(out)) == []
 
@@ -724,7 +728,7 @@ def test_practice_tab_is_pushed_and_checked(shared, gsheets_client):
     assert report.ok, [m.line() for m in report.mismatches[:3]]
     assert report.checked["Practice"] > 4 * 10
     # an answer typed in Google gets the model's feedback, and the check follows it
-    sh = sheetgen.gsheets_client.open_spreadsheet(gsheets_client, KEY)
+    sh = sheetgen.writers.google.client.open_spreadsheet(gsheets_client, KEY)
     sh.values_update("Practice!D10", params={"valueInputOption": "USER_ENTERED"},
                      body={"values": [["1"]]})
     report = sheetgen.check_spreadsheet(KEY, client=gsheets_client)
@@ -739,11 +743,11 @@ def test_colab_style_plain_client(shared, service_account_file, monkeypatch):
     from sheets_emulator import make_http_client_class
 
     creds = Credentials.from_service_account_file(str(service_account_file),
-                                                  scopes=sheetgen.gsheets_client.SCOPES)
+                                                  scopes=sheetgen.writers.google.client.SCOPES)
     plain = gspread.authorize(creds, http_client=make_http_client_class(  # routed, no retries
         shared.base_url, gspread.HTTPClient))  # type: ignore[arg-type]
-    assert not isinstance(plain.http_client, sheetgen.gsheets_client.RetryingHTTPClient)
-    monkeypatch.setattr(sheetgen.gsheets_client, "RetryingHTTPClient",
+    assert not isinstance(plain.http_client, sheetgen.writers.google.client.RetryingHTTPClient)
+    monkeypatch.setattr(sheetgen.writers.google.client, "RetryingHTTPClient",
                         shared.http_client_class(**FAST_RETRY))
     shared.compute = engine_compute
     shared.inject(r":batchUpdate$", [503])  # survived thanks to the added retries

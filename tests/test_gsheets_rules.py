@@ -21,8 +21,9 @@ from test_gsheets_push import (  # noqa: F401 - fixtures, used by name (F811 bel
 )
 
 import sheetgen
-from sheetgen import gsheets, gsheets_requests
 from sheetgen.errors import SheetsError
+from sheetgen.writers.google import requests
+from sheetgen.writers.google import sheets as gsheets
 
 
 def _write(sh, ref: str, value: Any) -> None:
@@ -33,14 +34,14 @@ def _write(sh, ref: str, value: Any) -> None:
 def test_practice_regime_takes_both_answers_and_answers_are_hidden(shared, gsheets_client):  # noqa: F811
     from gspread.exceptions import APIError
 
-    from sheetgen.styles import COMPUTE_BOUND, MEMORY_BOUND
+    from sheetgen.layout.styles import COMPUTE_BOUND, MEMORY_BOUND
 
     push(gsheets_client, practice=4)
     rule = shared.cell(KEY, "Practice", "E10")["dataValidation"]
     assert rule["condition"] == {"type": "ONE_OF_LIST", "values": [
         {"userEnteredValue": COMPUTE_BOUND}, {"userEnteredValue": MEMORY_BOUND}]}
     assert rule["strict"] is True and rule["showCustomUi"] is True
-    sh = sheetgen.gsheets_client.open_spreadsheet(gsheets_client, KEY)
+    sh = sheetgen.writers.google.client.open_spreadsheet(gsheets_client, KEY)
     _write(sh, "Practice!E10", COMPUTE_BOUND)  # both right answers are accepted ...
     _write(sh, "Practice!E11", MEMORY_BOUND)
     with pytest.raises(APIError, match="violates the data validation rule"):
@@ -59,7 +60,7 @@ def test_whole_number_rule_refuses_fractions(shared, gsheets_client):  # noqa: F
     from gspread.exceptions import APIError
 
     push(gsheets_client)
-    sh = sheetgen.gsheets_client.open_spreadsheet(gsheets_client, KEY)
+    sh = sheetgen.writers.google.client.open_spreadsheet(gsheets_client, KEY)
     for ok in ("2048", "1", "2147483647"):
         _write(sh, "Matmul!A9", ok)
     for bad in ("1.5", "0", "-4", "2147483648", "many"):
@@ -87,9 +88,10 @@ def test_push_over_googles_cell_limit_is_refused_before_writing(sheets_emulator,
     assert "(now 40000)" in msg and 0 < spare < 40_000
     assert writes(sheets_emulator) == before
     p = sheetgen.plan(shapes=SHAPES, spare_rows=spare, chart_helpers=True)
-    state = gsheets.fetch_state(sheetgen.gsheets_client.open_spreadsheet(gsheets_client, KEY))
-    total = state.kept_cells(p) + sum(gsheets_requests.grid_cells(p).values())
-    width = gsheets_requests.grid_size(p.sheet("Matmul"))[1]
+    sh = sheetgen.writers.google.client.open_spreadsheet(gsheets_client, KEY)
+    state = gsheets.fetch_state(sh)
+    total = state.kept_cells(p) + sum(requests.grid_cells(p).values())
+    width = requests.grid_size(p.sheet("Matmul"))[1]
     assert total <= 10_000_000 < total + width  # one more spare row would not fit
     # The emulator (which counts every tab, as Google does) agrees: one row more is refused
     # when sheetgen's own check is bypassed, and `spare` rows go through.
@@ -111,8 +113,8 @@ def test_cli_refuses_a_plan_over_the_cell_limit_without_asking_google(cli_env): 
     # from the plan, since other sheets grow) come on top. The excess over 10,000,000 in
     # whole Matmul rows, rounded up, is what --spare-rows must drop.
     p = sheetgen.plan(spare_rows=400_000, chart_helpers=True)
-    assert gsheets_requests.grid_size(p.sheet("Matmul")) == (400_017, 52)
-    others = sum(n for name, n in gsheets_requests.grid_cells(p).items() if name != "Matmul")
+    assert requests.grid_size(p.sheet("Matmul")) == (400_017, 52)
+    others = sum(n for name, n in requests.grid_cells(p).items() if name != "Matmul")
     total = 400_017 * 52 + others
     fewer = -(-(total - 10_000_000) // 52)
     line = one_line_error(result, f"would hold {total:,} cells",
@@ -124,7 +126,7 @@ def test_cli_refuses_a_plan_over_the_cell_limit_without_asking_google(cli_env): 
 def test_cell_limit_names_shapes_and_other_tabs_when_spare_rows_cannot_help():
     p = sheetgen.plan(shapes=[(i + 1, 64, 64) for i in range(2000)], spare_rows=0,
                       chart_helpers=True)
-    ours = sum(gsheets_requests.grid_cells(p).values())
+    ours = sum(requests.grid_cells(p).values())
 
     def beside(cells: int) -> gsheets.SpreadsheetState:
         return gsheets.SpreadsheetState((("Data", 7),), cells=((7, cells),))

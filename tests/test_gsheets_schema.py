@@ -18,9 +18,10 @@ import sheets_discovery as discovery
 from sheets_emulator import SA_EMAIL
 
 import sheetgen
-from sheetgen import gsheets, gsheets_requests
 from sheetgen.errors import SheetsError
-from sheetgen.gsheets import SpreadsheetState, requests_for
+from sheetgen.writers.google import requests as gsheets_requests
+from sheetgen.writers.google import sheets as gsheets
+from sheetgen.writers.google.sheets import SpreadsheetState, requests_for
 
 KEY = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcd"
 SHAPES = [(1, 4096, 4096), (64, 8192, 8192), (4096, 4096, 4096)]
@@ -216,7 +217,7 @@ def test_a_layout_the_split_domain_rules_refuse_is_not_sent():
     """_chart_request raises rather than sends: a series' y not at column i + 1 right of its
     x, or point labels on a series that is not the last (its "next column" is the next
     series' own column)."""
-    from sheetgen.chart_plan import ChartPlan, SeriesPlan
+    from sheetgen.layout.charts import ChartPlan, SeriesPlan
 
     def plan(*series: SeriesPlan) -> ChartPlan:
         return ChartPlan("t", 0, 0, series, "x", "y")

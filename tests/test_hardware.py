@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sheetgen.errors import InputError, PresetError
-from sheetgen.hardware import DTYPES, FIGURES, OPTIONAL, builtin_presets, load_presets
+from sheetgen.inputs.presets import DTYPES, FIGURES, OPTIONAL, builtin_presets, load_presets
 
 GOOD = """
 [[gpu]]

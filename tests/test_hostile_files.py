@@ -28,12 +28,12 @@ from hostile_files import (
     write_package,
 )
 
-import sheetgen.untrusted as untrusted
+import sheetgen.files.untrusted as untrusted
 from sheetgen.cli import cli
 from sheetgen.errors import InputError, WorkbookError
 from sheetgen.evaluate import evaluate_cells, evaluate_workbook
 from sheetgen.evaluate.limits import MAX_FORMULA_CHARS, MAX_FUNCTION_NESTING
-from sheetgen.shapes import HEADER_SEARCH_ROWS, read_shape_table
+from sheetgen.inputs.shapes import HEADER_SEARCH_ROWS, read_shape_table
 
 TESTS = Path(__file__).parent
 

@@ -10,11 +10,11 @@ import pytest
 from conftest import needs_libreoffice
 from lo_helpers import mismatches, read_values, recalc_many
 
-import sheetgen.xlsx
-from sheetgen.plan import plan_workbook
-from sheetgen.shapes import Shape
-from sheetgen.workbook import BuildConfig, input_values, plan_build, sheet_specs
-from sheetgen.xlsx import write_xlsx
+import sheetgen.writers.xlsx
+from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
+from sheetgen.inputs.shapes import Shape
+from sheetgen.layout.planner import plan_workbook
+from sheetgen.writers.xlsx import write_xlsx
 
 pytestmark = [pytest.mark.libreoffice, needs_libreoffice]
 
@@ -44,7 +44,7 @@ def recalculated(tmp_path_factory):
         files.append(write_xlsx(plans[key], tmp / f"{key}.xlsx"))
     # Same workbook with every cached value wrong: LibreOffice must still match the model.
     mp = pytest.MonkeyPatch()
-    mp.setattr(sheetgen.xlsx, "_cached", _wrong)
+    mp.setattr(sheetgen.writers.xlsx, "_cached", _wrong)
     wrong = write_xlsx(plans["a100_bf16"], tmp / "wrong_cache.xlsx")
     mp.undo()
     files.append(wrong)

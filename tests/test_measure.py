@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sheetgen.hardware import load_preset_file
+from sheetgen.inputs.presets import load_preset_file
 from sheetgen.measure import csvio, sweep
 
 ROOT = Path(__file__).resolve().parent.parent

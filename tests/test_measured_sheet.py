@@ -13,12 +13,12 @@ import pytest
 from conftest import needs_libreoffice
 from lo_helpers import mismatches, read_values, recalc_many
 
-import sheetgen.xlsx
+import sheetgen.writers.xlsx
+from sheetgen.assemble import BuildConfig, plan_build
 from sheetgen.calibrate import fit
 from sheetgen.calibrate.report import calibrate_file, device_for, measured_inputs
 from sheetgen.sheets import measured
-from sheetgen.workbook import BuildConfig, plan_build
-from sheetgen.xlsx import write_xlsx
+from sheetgen.writers.xlsx import write_xlsx
 
 ROOT = Path(__file__).resolve().parent.parent
 XLA = ROOT / "benchmarks" / "data" / "xla_h100_sm90.csv"
@@ -73,7 +73,7 @@ def test_libreoffice_recalculates_the_measured_sheet_to_the_model(calibration):
     plans = {"off": _plan(cal, False), "on": _plan(cal, True)}
     files = [write_xlsx(p, tmp / f"waves_{k}.xlsx") for k, p in plans.items()]
     mp = pytest.MonkeyPatch()  # every cached value wrong: only a recalculation can fix them
-    mp.setattr(sheetgen.xlsx, "_cached", lambda v: "WRONG" if isinstance(v, str) and v
+    mp.setattr(sheetgen.writers.xlsx, "_cached", lambda v: "WRONG" if isinstance(v, str) and v
                else -12345.0)
     wrong = write_xlsx(plans["on"], tmp / "wrong.xlsx")
     mp.undo()

@@ -26,12 +26,13 @@ from test_fill import make_theirs
 from test_parallelism import NVLINK, NVLINK_LAT, PCIE, PCIE_LAT, _hand_sweep_row
 
 import sheetgen
-from sheetgen import palette
+from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
 from sheetgen.evaluate.values import ExcelError
-from sheetgen.plan import plan_workbook
-from sheetgen.sheets import parallel, parallel_chart
-from sheetgen.workbook import BuildConfig, input_values, plan_build, sheet_specs
-from sheetgen.xlsx import write_xlsx
+from sheetgen.layout import palette
+from sheetgen.layout.planner import plan_workbook
+from sheetgen.sheets.parallel import chart as parallel_chart
+from sheetgen.sheets.parallel import sheet as parallel
+from sheetgen.writers.xlsx import write_xlsx
 
 SHEET = "Parallelism"
 MS = [1, 8, 64, 512, 1024, 2048, 4096, 16384]  # the default sweep rows (× 1 and × 4 m = 4096)
@@ -147,7 +148,7 @@ def _palette_pixels(workbook: Path, tmp: Path) -> dict[str, int]:
     """LibreOffice's print of the sweep chart alone: pixels of each series' colour."""
     from PIL import Image
 
-    from sheetgen.libreoffice import recalculate
+    from sheetgen.verify.libreoffice import recalculate
     from tests.test_render_docs import load_render
 
     render = load_render()

@@ -16,11 +16,11 @@ from conftest import needs_libreoffice
 from lo_helpers import mismatches, read_values, recalc_many
 
 import sheetgen
+from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
 from sheetgen.cli import cli
-from sheetgen.plan import plan_workbook
-from sheetgen.shapes import Shape
-from sheetgen.workbook import BuildConfig, input_values, plan_build, sheet_specs
-from sheetgen.xlsx import write_xlsx
+from sheetgen.inputs.shapes import Shape
+from sheetgen.layout.planner import plan_workbook
+from sheetgen.writers.xlsx import write_xlsx
 
 PEAK, HBM, B = 312e12, 1.555e12, 2
 NVLINK, NVLINK_LAT, PCIE, PCIE_LAT = 300e9, 5e-6, 31.5e9, 10e-6

@@ -13,11 +13,11 @@ from lo_helpers import mismatches, read_values, recalc_many
 from test_cli_build import one_line_error
 
 import sheetgen
+from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
 from sheetgen.cli import cli
-from sheetgen.plan import plan_workbook
-from sheetgen.shapes import Shape
-from sheetgen.workbook import BuildConfig, input_values, plan_build, sheet_specs
-from sheetgen.xlsx import write_xlsx
+from sheetgen.inputs.shapes import Shape
+from sheetgen.layout.planner import plan_workbook
+from sheetgen.writers.xlsx import write_xlsx
 
 M, K, N, L = 4096, 8192, 32768, 72
 

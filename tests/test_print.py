@@ -16,10 +16,10 @@ import openpyxl
 import pytest
 
 from sheetgen.api import build_workbook, plan
-from sheetgen.layout_rules import LINE_POINTS, main_table, row_heights, span_width
-from sheetgen.libreoffice import recalculate
-from sheetgen.styles import NUMBER_FORMATS
-from sheetgen.text_fit import TEXT_WIDTH, wrapped_lines
+from sheetgen.layout.page import LINE_POINTS, main_table, row_heights, span_width
+from sheetgen.layout.styles import NUMBER_FORMATS
+from sheetgen.layout.text_fit import TEXT_WIDTH, wrapped_lines
+from sheetgen.verify.libreoffice import recalculate
 from tests.fill_helpers import filled_workbook
 from tests.lo_helpers import needs_libreoffice
 
@@ -126,7 +126,7 @@ def test_a_filled_workbook_gets_the_same_page_setup(tmp_path: Path):
 def test_helper_constants_are_styled_as_formulas(tmp_path: Path):
     """The Pipeline layer index and the chart's decade steps are set by the build for the
     formulas, not typed by the user: grey like formulas, not yellow like inputs."""
-    from sheetgen.palette import DERIVED_FILL, INPUT_FILL
+    from sheetgen.layout.palette import DERIVED_FILL, INPUT_FILL
 
     path, _ = build_workbook(tmp_path / "h.xlsx", spare_rows=1)
     wb = openpyxl.load_workbook(path)
@@ -161,7 +161,7 @@ def test_every_gpu_source_prints_whole(rendered):
     """GPU Specs lists each preset figure's source below the table, wrapped in a merged cell
     as wide as the table: every source's full text is on the printed pages (it ran off the
     page edge as a one-line column), and the sheet stays one page wide (the test above)."""
-    from sheetgen.hardware import builtin_presets
+    from sheetgen.inputs.presets import builtin_presets
 
     _, pages = rendered
     specs = "".join("".join(t.split()) for t in pages if t.startswith("GPU Specs "))

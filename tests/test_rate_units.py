@@ -16,9 +16,9 @@ import openpyxl
 import pytest
 
 from sheetgen.api import build_workbook, plan
-from sheetgen.gsheets_requests import requests_for
-from sheetgen.libreoffice import recalculate
-from sheetgen.styles import NUMBER_FORMATS
+from sheetgen.layout.styles import NUMBER_FORMATS
+from sheetgen.verify.libreoffice import recalculate
+from sheetgen.writers.google.requests import requests_for
 from tests.fill_helpers import filled_workbook
 from tests.lo_helpers import needs_libreoffice
 
@@ -127,7 +127,7 @@ def test_filled_workbook_switched_to_int8_renders_top_s(tmp_path: Path):
 def test_google_sheets_shows_the_pushed_dtypes_unit():
     """The Sheets API's conditional formats set colours and text style, not number formats:
     a pushed sheet's rates carry the unit of the dtype it was pushed with."""
-    from sheetgen.gsheets_requests import cell_format
+    from sheetgen.writers.google.requests import cell_format
 
     for dtype, unit in (("int8", "TOP/s"), ("bf16", "TFLOP/s")):
         p = plan(dtype=dtype, spare_rows=0, chart_helpers=True)

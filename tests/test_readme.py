@@ -132,7 +132,7 @@ def test_the_required_preset_fields_are_documented_and_the_minimal_file_loads():
     import tomllib
 
     from sheetgen.errors import PresetError
-    from sheetgen.hardware import FIGURES, load_preset_file, parse_presets
+    from sheetgen.inputs.presets import FIGURES, load_preset_file, parse_presets
 
     page = (ROOT / "docs" / "model.md").read_text("utf-8")
     section = page.split("## Your own GPU", 1)[1].split("\n## ", 1)[0]

@@ -15,12 +15,12 @@ from conftest import needs_libreoffice
 from lo_helpers import mismatches, read_values, recalc_many
 
 import sheetgen
-from sheetgen.check import check_workbook
+from sheetgen.assemble import BuildConfig, plan_build
 from sheetgen.cli import cli
-from sheetgen.shapes import Shape
+from sheetgen.inputs.shapes import Shape
 from sheetgen.sheets import matmul, whatif
-from sheetgen.workbook import BuildConfig, plan_build
-from sheetgen.xlsx import write_xlsx
+from sheetgen.verify.check import check_workbook
+from sheetgen.writers.xlsx import write_xlsx
 
 A100_PEAK, A100_BW = 312e12, 1.555e12
 H100_PEAK, H100_BW = 989.4e12, 3.35e12
@@ -81,7 +81,7 @@ def test_memory_bound_gemv_ignores_waves():
 
 
 def test_defaults_come_from_the_preset():
-    gpu = sheetgen.hardware.builtin_presets().get("A100 40GB SXM")
+    gpu = sheetgen.inputs.presets.builtin_presets().get("A100 40GB SXM")
     df = sheetgen.analyze([(4096, 4096, 4096)])
     g = df.attrs["gpu"]
     assert (g["sm_count"], g["tile_m"], g["tile_n"]) == (108, 128, 128)
@@ -217,8 +217,8 @@ def test_wave_switch_is_an_on_off_dropdown_in_every_writer(tmp_path):
     """xlsx build, fill (openpyxl) and the Sheets requests all offer exactly on/off."""
     from openpyxl.utils.cell import column_index_from_string, coordinate_from_string
 
-    from sheetgen import gsheets_requests
-    from sheetgen.fill import fill_workbook
+    from sheetgen.writers.fill import fill_workbook
+    from sheetgen.writers.google import requests as gsheets_requests
 
     out = tmp_path / "b.xlsx"
     sheetgen.build(out, shapes=[(8, 8, 8)])

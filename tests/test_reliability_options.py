@@ -16,12 +16,12 @@ import pytest
 from click.testing import CliRunner
 from test_reliability_writes import one_line_error, plan_workbook
 
-import sheetgen.xlsx
+import sheetgen.writers.xlsx
+from sheetgen.assemble import XLSX_MAX_ROWS, BuildConfig
 from sheetgen.cli import cli
 from sheetgen.cli.checking import neutralise, neutralised
 from sheetgen.errors import InputError
-from sheetgen.shapes import Shape
-from sheetgen.workbook import XLSX_MAX_ROWS, BuildConfig
+from sheetgen.inputs.shapes import Shape
 
 A100_BF16_PEAK = 312e12  # NVIDIA A100 datasheet: 312 TFLOP/s dense bf16
 A100_HBM = 1.555e12  # NVIDIA A100 40GB SXM datasheet: 1,555 GB/s
@@ -192,7 +192,7 @@ def test_ctrl_c_is_one_error_line_and_status_130(tmp_path: Path, monkeypatch):
     def interrupt(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(sheetgen.xlsx, "_write_workbook", interrupt)
+    monkeypatch.setattr(sheetgen.writers.xlsx, "_write_workbook", interrupt)
     result = CliRunner().invoke(cli, ["build", str(tmp_path / "o.xlsx")])
     assert result.exit_code == 130
     assert result.output.strip() == "Error: interrupted"
@@ -265,12 +265,12 @@ def test_neutralised_frame_keeps_negative_numbers_numeric():
 
 def test_the_python_api_refuses_a_bad_rtol_as_the_cli_does(tmp_path):
     """check_workbook and grade_workbook validate rtol themselves (not only the CLI)."""
-    import sheetgen.check
-    import sheetgen.grade
+    import sheetgen.verify.check
+    import sheetgen.verify.grade
     from sheetgen.errors import InputError
 
     for bad in (-1.0, float("nan"), float("inf"), 1.0):
         with pytest.raises(InputError, match="not a relative tolerance"):
-            sheetgen.check.check_workbook(tmp_path / "absent.xlsx", rtol=bad)
+            sheetgen.verify.check.check_workbook(tmp_path / "absent.xlsx", rtol=bad)
         with pytest.raises(InputError, match="not a relative tolerance"):
-            sheetgen.grade.grade_workbook(tmp_path / "absent.xlsx", rtol=bad)
+            sheetgen.verify.grade.grade_workbook(tmp_path / "absent.xlsx", rtol=bad)

@@ -23,10 +23,10 @@ import openpyxl
 import pytest
 from click.testing import CliRunner
 
-import sheetgen.fill
-import sheetgen.xlsx
-from sheetgen.atomic import STALE_AFTER_S, TEMP_MARK, QuietFile, TargetExists, atomic_write
+import sheetgen.writers.fill
+import sheetgen.writers.xlsx
 from sheetgen.cli import cli
+from sheetgen.files.atomic import STALE_AFTER_S, TEMP_MARK, QuietFile, TargetExists, atomic_write
 
 FAULTS = Path(__file__).with_name("faults.py")
 BIG_ROWS = 5_501  # above xlsx.CONSTANT_MEMORY_ROWS: xlsxwriter streams rows to scratch files
@@ -234,13 +234,13 @@ def test_killed_build_leftovers_are_cleaned_by_the_next_build_but_live_ones_are_
 
 def test_file_appearing_during_build_is_never_replaced(tmp_path: Path, monkeypatch):
     out = tmp_path / "out.xlsx"
-    real = sheetgen.xlsx._write_workbook
+    real = sheetgen.writers.xlsx._write_workbook
 
     def meanwhile(*args, **kwargs):
         out.write_bytes(b"written by someone else meanwhile")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(sheetgen.xlsx, "_write_workbook", meanwhile)
+    monkeypatch.setattr(sheetgen.writers.xlsx, "_write_workbook", meanwhile)
     result = run("build", str(out))
     assert result.exit_code == 2
     one_line_error(result.output, "appeared while", "--force")
@@ -345,9 +345,9 @@ def test_in_place_on_a_symlinked_workbook_is_refused(tmp_path: Path):
 
 def test_in_place_refuses_a_workbook_saved_while_fill_ran(tmp_path: Path, monkeypatch):
     theirs = plan_workbook(tmp_path / "plan.xlsx")
-    import sheetgen.xlsx_into
+    import sheetgen.writers.into_workbook
 
-    real = sheetgen.xlsx_into.write_into
+    real = sheetgen.writers.into_workbook.write_into
 
     saved = {}
 
@@ -356,7 +356,7 @@ def test_in_place_refuses_a_workbook_saved_while_fill_ran(tmp_path: Path, monkey
         saved["bytes"] = theirs.read_bytes()
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(sheetgen.xlsx_into, "write_into", user_saves_meanwhile)
+    monkeypatch.setattr(sheetgen.writers.into_workbook, "write_into", user_saves_meanwhile)
     result = run("fill", str(theirs), "--in-place")
     assert result.exit_code == 2
     one_line_error(result.output, "changed while fill was running")

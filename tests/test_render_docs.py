@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from sheetgen.api import build_workbook
-from sheetgen.libreoffice import recalculate
+from sheetgen.verify.libreoffice import recalculate
 from tests.lo_helpers import needs_libreoffice
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -15,7 +15,7 @@ from openpyxl.styles import Font
 from sheetgen.api import to_shapes
 from sheetgen.cli import cli
 from sheetgen.errors import InputError
-from sheetgen.shapes import (
+from sheetgen.inputs.shapes import (
     HEADER_SEARCH_ROWS,
     MAX_REPORTED,
     Shape,

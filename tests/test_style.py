@@ -28,9 +28,10 @@ def test_public_api_is_explicit_and_sorted():
 
 def test_no_formula_text_outside_the_definitions():
     """Formulas come from Quantity templates only: writers and planners hold no formula."""
-    for module in ("plan.py", "xlsx.py", "model.py", "workbook.py", "api.py", "cli/*.py",
-                   "xlsx_into.py", "fill.py", "plot.py", "shapes.py", "gsheets.py",
-                   "gsheets_client.py", "gsheets_requests.py", "check.py", "grade/*.py"):
+    for module in ("layout/planner.py", "writers/xlsx.py", "model/reference.py", "assemble.py",
+                   "api.py", "cli/*.py", "writers/into_workbook.py", "writers/fill.py",
+                   "writers/plot.py", "inputs/shapes.py", "writers/google/*.py", "verify/check.py",
+                   "verify/grade/*.py"):
         paths = sorted((ROOT / "sheetgen").glob(module))
         assert paths, module
         text = "".join(path.read_text() for path in paths)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from sheetgen import transformer_reference as t
 from sheetgen.errors import InputError
 from sheetgen.inputs.model_config import bundled, from_dict, load_bundled, read_config
+from sheetgen.model import transformer as t
 
 H100 = t.Machine(peak=989.4e12, bw=3.35e12, capacity=80e9, link_bw=450e9, link_latency=5e-6)
 LLAMA_70B = {"model_type": "llama", "hidden_size": 8192, "intermediate_size": 28672,

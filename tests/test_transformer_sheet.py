@@ -11,14 +11,14 @@ from cli_helpers import one_line_error
 from click.testing import CliRunner
 
 import sheetgen
-from sheetgen import transformer_reference as t
-from sheetgen.check import check_workbook, read_workbook
+from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
 from sheetgen.cli import cli
 from sheetgen.inputs.model_config import from_dict, load_bundled
-from sheetgen.plan import WorkbookPlan, plan_workbook
+from sheetgen.layout.planner import WorkbookPlan, plan_workbook
+from sheetgen.model import transformer as t
 from sheetgen.sheets.transformer import TransformerInputs
-from sheetgen.workbook import BuildConfig, input_values, plan_build, sheet_specs
-from sheetgen.xlsx import write_xlsx
+from sheetgen.verify.check import check_workbook, read_workbook
+from sheetgen.writers.xlsx import write_xlsx
 from tests.lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
 
 QWEN_MOE = {"model_type": "qwen2_moe", "hidden_size": 2048, "num_hidden_layers": 24,

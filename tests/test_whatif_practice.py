@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 from lo_helpers import mismatches, read_values, recalc_many
 
 import sheetgen
-from sheetgen.plan import plan_workbook
-from sheetgen.shapes import Shape
+from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
+from sheetgen.inputs.shapes import Shape
+from sheetgen.layout.planner import plan_workbook
 from sheetgen.sheets.practice import random_shapes
-from sheetgen.workbook import BuildConfig, input_values, plan_build, sheet_specs
-from sheetgen.xlsx import write_xlsx
+from sheetgen.writers.xlsx import write_xlsx
 
 
 def scalars(**options):

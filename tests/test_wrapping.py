@@ -16,10 +16,10 @@ import openpyxl
 import pytest
 
 from sheetgen.api import build_workbook, plan
-from sheetgen.gsheets_requests import requests_for
-from sheetgen.layout_rules import LINE_POINTS, row_heights
-from sheetgen.libreoffice import recalculate
-from sheetgen.sheets import parallel
+from sheetgen.layout.page import LINE_POINTS, row_heights
+from sheetgen.sheets.parallel import sheet as parallel
+from sheetgen.verify.libreoffice import recalculate
+from sheetgen.writers.google.requests import requests_for
 from tests.fill_helpers import filled_workbook
 from tests.lo_helpers import needs_libreoffice
 

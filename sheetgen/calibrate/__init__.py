@@ -1,7 +1,7 @@
 """Calibrating the refined roofline to measured matmul times (`sheetgen calibrate`).
 
     data.py     measured times from CSV/xlsx (the grader's header and unit recognition)
-    fit.py      the model (the workbook's quantities + sheetgen.refined), the robust fit,
+    fit.py      the model (the workbook's quantities + sheetgen.model.refined), the robust fit,
                 the held-out comparison with and without wave quantization
     report.py   one calibration: per-row errors, JSON, the text report, the fitted preset
 """

@@ -1,7 +1,7 @@
 """Reading measured matmul times from a CSV or xlsx file.
 
-The m, k, n header is found as `--shapes` finds it (sheetgen.shapes), and the time column is
-recognised as the grader recognises one (sheetgen.grade: `time_s`, `time (ms)`,
+The m, k, n header is found as `--shapes` finds it (sheetgen.inputs.shapes), and the time column is
+recognised as the grader recognises one (sheetgen.verify.grade: `time_s`, `time (ms)`,
 `latency (us)`, `Runtime [s]`; a leading `measured`/`median` is allowed: `measured time (ms)`).
 `measure`'s CSV is read as it is: its `#` metadata lines are kept as metadata. An optional
 `b` (batch) column counts b independent matmuls of the shape; an optional `dtype` column
@@ -20,11 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from sheetgen import grade
 from sheetgen.errors import InputError
-from sheetgen.hardware import DEFAULT_DTYPE, check_dtype
-from sheetgen.measure.csvio import split_comments
-from sheetgen.shapes import (
+from sheetgen.inputs.presets import DEFAULT_DTYPE, check_dtype
+from sheetgen.inputs.shapes import (
     DIMS,
     _blank,
     _find_header,
@@ -34,6 +32,8 @@ from sheetgen.shapes import (
     parse_dim,
     report,
 )
+from sheetgen.measure.csvio import split_comments
+from sheetgen.verify import grade
 
 #: Words before a time header that say it is a measurement, not a prediction.
 MEASURED_WORDS = ("measured", "median", "mean", "observed", "actual", "elapsed", "wall")

@@ -2,7 +2,7 @@
 
 The model is the workbook's: FLOPs, bytes and the compute/memory times come from the Matmul
 sheet's quantities' Python references (sheetgen.sheets.matmul), the floor, tiles and waves
-from sheetgen.refined, so the fit, the reference model and the formulas cannot drift apart.
+from sheetgen.model.refined, so the fit, the reference model and the formulas cannot drift apart.
 b independent matmuls of one shape (a batch) multiply FLOPs, bytes and output tiles by b.
 
 The fit is scipy.optimize.least_squares on the relative error (predicted − measured) /
@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.optimize import least_squares
 
-from sheetgen import refined
 from sheetgen.calibrate.data import Measurements
+from sheetgen.model import refined
 from sheetgen.sheets import matmul
 
 MIN_EFFICIENCY = 1e-3  # the lower bound of a fitted efficiency (the upper one is 1)

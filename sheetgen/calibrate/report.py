@@ -11,13 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from sheetgen import hardware
 from sheetgen.calibrate import fit
 from sheetgen.calibrate.data import Measurements, read_measurements
-from sheetgen.hardware import DTYPE_BYTES, GPU
-from sheetgen.preset_toml import write_preset
+from sheetgen.core.units import seconds
+from sheetgen.inputs import presets as hardware
+from sheetgen.inputs.preset_toml import write_preset
+from sheetgen.inputs.presets import DTYPE_BYTES, GPU
 from sheetgen.sheets.measured import MeasuredInputs
-from sheetgen.units import seconds
 
 SHOWN_ROWS = 60  # rows printed in the text report (--json has them all)
 

@@ -23,7 +23,7 @@ from sheetgen.cli.common import (
     nonblank,
     user_errors,
 )
-from sheetgen.hardware import DTYPES
+from sheetgen.inputs.presets import DTYPES
 
 
 @cli.command()
@@ -46,15 +46,15 @@ def read(source: str, credentials: Path | None, sheet: str, block: bool, fmt: st
       sheetgen read roofline.xlsx --sheet Pipeline --block     # totals, fits in VRAM
       sheetgen read KEY --credentials sa.json --sheet Inputs --format json
     """
-    from sheetgen.check import is_workbook_path
+    from sheetgen.verify.check import is_workbook_path
 
     with user_errors():
         if is_workbook_path(source):
-            from sheetgen.check import read_workbook
+            from sheetgen.verify.check import read_workbook
 
             frame = read_workbook(source, sheet, block=block)
         else:
-            from sheetgen.gsheets import read as read_sheet
+            from sheetgen.writers.google.sheets import read as read_sheet
 
             frame = read_sheet(source, credentials=credentials, sheet=sheet, block=block)
     frame = whole_numbers(frame)
@@ -66,7 +66,7 @@ def read(source: str, credentials: Path | None, sheet: str, block: bool, fmt: st
 
 def _int_names() -> set[str]:
     """The quantities declared as whole numbers (fmt "int": m, k, n, layer, GPU count...)."""
-    from sheetgen.workbook import all_sheet_specs
+    from sheetgen.assemble import all_sheet_specs
 
     names = set()
     for spec in all_sheet_specs():
@@ -195,7 +195,7 @@ def check(target: str, credentials: Path | None, rtol: float | None, gpu: str | 
       sheetgen check my_roofline.xlsx --gpu "H100 SXM" --dtype fp8
       sheetgen check my_roofline.xlsx --peak Inputs!B2 --bw Inputs!B3 --time-unit ms
     """
-    from sheetgen.check import is_workbook_path
+    from sheetgen.verify.check import is_workbook_path
 
     grading = {"--gpu": gpu, "--dtype": dtype, "--peak": peak, "--bw": bw, "--sheet": sheet,
                "--time-unit": time_unit, "--gpu-file": gpu_file}
@@ -204,7 +204,7 @@ def check(target: str, credentials: Path | None, rtol: float | None, gpu: str | 
                                                         time_unit, gpu_file))
         return
     _refuse_grading_options(grading, "a Google spreadsheet")
-    from sheetgen.gsheets import check_spreadsheet
+    from sheetgen.writers.google.sheets import check_spreadsheet
 
     with user_errors():
         report = check_spreadsheet(target, credentials=credentials,
@@ -214,8 +214,8 @@ def check(target: str, credentials: Path | None, rtol: float | None, gpu: str | 
 
 def check_rtol(rtol: float | None) -> float | None:
     """--rtol, refused as the library refuses it (compare.validate_rtol)."""
-    from sheetgen.compare import validate_rtol
     from sheetgen.errors import InputError
+    from sheetgen.verify.compare import validate_rtol
 
     try:
         return None if rtol is None else validate_rtol(rtol)
@@ -246,7 +246,7 @@ def _refuse_grading_options(options: dict[str, Any], what: str) -> None:
 
 def _check_file(path: str, rtol: float | None, as_json: bool,
                 grade: GradeOptions | None = None) -> None:
-    from sheetgen.check import check_workbook, read_metadata
+    from sheetgen.verify.check import check_workbook, read_metadata
 
     grade = grade or GradeOptions()
     with user_errors():  # the package's budget is checked before its properties are read
@@ -282,7 +282,7 @@ def _print_check(report: Any, as_json: bool) -> None:
 
 
 def _grade_file(path: str, rtol: float | None, as_json: bool, o: GradeOptions) -> None:
-    from sheetgen.grade import DEFAULT_GRADE_RTOL, grade_workbook
+    from sheetgen.verify.grade import DEFAULT_GRADE_RTOL, grade_workbook
 
     with user_errors(), _evaluation_progress() as progress:
         report = grade_workbook(path, gpu=o.gpu, dtype=o.dtype, peak=o.peak, bw=o.bw,

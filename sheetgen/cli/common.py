@@ -18,10 +18,11 @@ from typing import Any
 
 import click
 
-from sheetgen import __version__, defaults
+from sheetgen import __version__
 from sheetgen.console import INTERRUPTED_EXIT
+from sheetgen.core import defaults
 from sheetgen.errors import SheetgenError
-from sheetgen.hardware import DTYPES
+from sheetgen.inputs.presets import DTYPES
 
 
 class UserError(click.ClickException):
@@ -143,7 +144,7 @@ def _announce_shadowing(ctx: click.Context, param: click.Parameter,
     on stderr, so a figure that differs from the shipped one is never a surprise."""
     if value is None:
         return value
-    from sheetgen.hardware import load_presets
+    from sheetgen.inputs.presets import load_presets
 
     with user_errors():
         presets = load_presets(value)

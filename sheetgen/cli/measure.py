@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 
 from sheetgen.cli.common import cli, gpu_file_option, user_errors
-from sheetgen.defaults import DEFAULT_MEASURE_REPEATS, DEFAULT_MEASURE_SECONDS
-from sheetgen.hardware import DTYPES
+from sheetgen.core.defaults import DEFAULT_MEASURE_REPEATS, DEFAULT_MEASURE_SECONDS
+from sheetgen.inputs.presets import DTYPES
 
 
 @cli.command()
@@ -45,8 +45,8 @@ def measure(out: Path, device: str, shapes: Path | None, dtype: str | None,
       sheetgen measure cpu.csv --max-seconds 60 --preset-out cpu.toml
       sheetgen measure h100.csv --device cuda --dtype bf16,fp8 --max-seconds 480
     """
+    from sheetgen.inputs.shapes import read_shapes
     from sheetgen.measure import run as measure_run  # NumPy: only when measuring
-    from sheetgen.shapes import read_shapes
 
     with user_errors():
         sizes = [(s.m, s.k, s.n) for s in read_shapes(shapes)] if shapes else None
@@ -93,8 +93,8 @@ def calibrate(measured: Path, gpu: str | None, gpu_file: Path | None, dtype: str
     """
     from sheetgen.api import build_workbook
     from sheetgen.calibrate.report import calibrate_file, measured_inputs
-    from sheetgen.preset_toml import check_preset_path
-    from sheetgen.xlsx import check_output_path
+    from sheetgen.inputs.preset_toml import check_preset_path
+    from sheetgen.writers.xlsx import check_output_path
 
     with user_errors():
         if preset_out is not None:

@@ -20,10 +20,10 @@ from sheetgen.cli.common import (
     user_errors,
 )
 from sheetgen.cli.transformer import transformer_view
-from sheetgen.hardware import DTYPES, load_presets
-from sheetgen.palette import rgb
-from sheetgen.styles import REGIME_COLORS
-from sheetgen.units import GIGA, TERA, rate_unit, seconds, si
+from sheetgen.core.units import GIGA, TERA, rate_unit, seconds, si
+from sheetgen.inputs.presets import DTYPES, load_presets
+from sheetgen.layout.palette import rgb
+from sheetgen.layout.styles import REGIME_COLORS
 
 
 @cli.command()
@@ -139,7 +139,7 @@ def plot(out: Path, shapes: Path | None, shapes_sheet: str | None, gpu: str | No
       sheetgen plot roofline.png --gpu "H100 SXM" --shapes my_shapes.csv
     """
     with user_errors():
-        from sheetgen.plot import check_plot_path, plot_roofline
+        from sheetgen.writers.plot import check_plot_path, plot_roofline
 
         check_plot_path(out, force)
         plot_roofline(shapes_frame(shapes, shapes_sheet), gpu=gpu, dtype=dtype,

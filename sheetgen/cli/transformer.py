@@ -23,7 +23,7 @@ def models(sources: bool) -> None:
       sheetgen build llama.xlsx --model llama-3.1-70b --gpu "H100 SXM" --tp 4
     """
     from sheetgen.inputs.model_config import bundled, load_bundled
-    from sheetgen.transformer_reference import kv_per_token, parameters
+    from sheetgen.model.transformer import kv_per_token, parameters
 
     with user_errors():
         rows = []
@@ -183,7 +183,7 @@ def transformer_json(frame: Any) -> dict[str, Any]:
 
 def transformer_lines(frame: Any) -> list[str]:
     """`show --model`: the op rows per phase, then the totals."""
-    from sheetgen.units import seconds, si
+    from sheetgen.core.units import seconds, si
 
     g, s = frame.attrs["gpu"], frame.attrs["summary"]
     lines = [click.style(f"{frame.attrs['model']} on {g['gpu']}, {g['dtype']}", bold=True)]

@@ -91,7 +91,7 @@ def fill(theirs: Path, out: Path | None, shapes_sheet: str | None, gpu: str | No
       sheetgen fill plan.xlsx --in-place --prefix "sg "
       sheetgen fill plan.xlsx --in-place --replace      # after adding rows to your table
     """
-    from sheetgen.fill import fill_workbook
+    from sheetgen.writers.fill import fill_workbook
 
     with user_errors():
         result = fill_workbook(theirs, out, gpu=gpu, dtype=dtype, gpu_file=gpu_file,
@@ -129,7 +129,7 @@ def push(spreadsheet: str, credentials: Path | None, gpu: str | None, dtype: str
       sheetgen push KEY --gpu "H100 SXM" --shapes shapes.csv --replace
     """
     from sheetgen.api import plan as make_plan
-    from sheetgen.gsheets import push_plan
+    from sheetgen.writers.google.sheets import push_plan
 
     with user_errors():
         p = make_plan(gpu=gpu, dtype=dtype, shapes=shapes, shapes_sheet=shapes_sheet,

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from sheetgen import excel_numbers as xn
+from sheetgen.core import excel as xn
 
 from .limits import MAX_COL, MAX_RANGE_CELLS, MAX_ROW, LimitExceeded
 from .parser import Node
@@ -220,7 +220,7 @@ _CMP: dict[str, Callable[[Any, Any], Any]] = {
     "=": operator.eq, "<>": operator.ne, "<": operator.lt,
     "<=": operator.le, ">": operator.gt, ">=": operator.ge,
 }  # fmt: skip
-# numbers compare at 15 significant digits (sheetgen.excel_numbers)
+# numbers compare at 15 significant digits (sheetgen.core.excel)
 _NUM_CMP: dict[str, Callable[[Any, Any], Any]] = {
     "=": xn.eq, "<>": lambda a, b: ~xn.eq(a, b), "<": xn.lt,
     "<=": xn.le, ">": xn.gt, ">=": xn.ge,
@@ -235,7 +235,7 @@ def binary(op: str, a: Vec, b: Vec, final: bool = False) -> Vec:
     """Arithmetic, comparison or concatenation with Excel's coercions and error rules.
 
     `final`: this + or - is the formula's last operation, whose result snaps to 0 when it
-    cancels to 15 digits (Excel's near-zero rule, sheetgen.excel_numbers.snap_sum)."""
+    cancels to 15 digits (Excel's near-zero rule, sheetgen.core.excel.snap_sum)."""
     shape = _shape(a, b)
     acc = ErrAcc(shape)
     fn = _ARITH.get(op)

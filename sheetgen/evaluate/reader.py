@@ -20,7 +20,7 @@ from xml.etree import ElementTree as ET
 import numpy as np
 
 from sheetgen.errors import WorkbookError
-from sheetgen.untrusted import open_package
+from sheetgen.files.untrusted import open_package
 
 from .refs import a1, col_to_index
 from .values import ERROR_CODES, ExcelError
@@ -285,7 +285,7 @@ def _resolve(base: str, target: str) -> str:
 def read_workbook(source: str | os.PathLike[str]) -> RawWorkbook:
     """Read every worksheet of an xlsx file; any unreadable file is one WorkbookError.
 
-    The package is checked against sheetgen.untrusted's budget before any part is read.
+    The package is checked against sheetgen.files.untrusted's budget before any part is read.
     """
     path = os.fspath(source)
     with open_package(path) as zf:

@@ -1,1 +1,1 @@
-"""Reading what a workbook is built from: transformer model configs."""
+"""What the user brings: shapes files, GPU presets and preset TOML, transformer model configs."""

@@ -31,7 +31,7 @@ def parser() -> argparse.ArgumentParser:
 def read_shapes_arg(path: str | None) -> list[tuple[int, int, int]] | None:
     if path is None:
         return None
-    from sheetgen.shapes import read_shapes
+    from sheetgen.inputs.shapes import read_shapes
 
     return [(s.m, s.k, s.n) for s in read_shapes(path)]
 

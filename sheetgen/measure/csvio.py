@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sheetgen.atomic import atomic_write, check_destination
+from sheetgen.files.atomic import atomic_write, check_destination
 
 COLUMNS = ("m", "k", "n", "dtype", "device", "time_s", "time_min_s", "time_max_s", "repeats")
 COMMENT = "#"

@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sheetgen.defaults import DEFAULT_MEASURE_REPEATS, DEFAULT_MEASURE_SECONDS
+from sheetgen.core.defaults import DEFAULT_MEASURE_REPEATS, DEFAULT_MEASURE_SECONDS
 from sheetgen.errors import InputError
-from sheetgen.hardware import DTYPE_BYTES, check_dtype
+from sheetgen.inputs.preset_toml import check_preset_path, write_preset
+from sheetgen.inputs.presets import DTYPE_BYTES, check_dtype
 from sheetgen.measure import csvio, sweep, timing
-from sheetgen.preset_toml import check_preset_path, write_preset
 
 DEFAULT_MAX_SECONDS = DEFAULT_MEASURE_SECONDS
 DEFAULT_REPEATS = DEFAULT_MEASURE_REPEATS

@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from sheetgen.definitions import NA_CODE, Quantity, Series, SheetSpec, Table, Text
 from sheetgen.evaluate.values import ExcelError
+from sheetgen.model.vocabulary import NA_CODE, Quantity, Series, SheetSpec, Table, Text
 from sheetgen.sheets import matmul
 
 HELPER = "chart helper"

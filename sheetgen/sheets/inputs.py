@@ -8,7 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from sheetgen.definitions import (
+from sheetgen.core.units import INTEGER_DTYPES
+from sheetgen.inputs.presets import MAX_TILE
+from sheetgen.model.vocabulary import (
     Block,
     BlockRow,
     FormatSwitch,
@@ -18,9 +20,7 @@ from sheetgen.definitions import (
     Text,
     Validation,
 )
-from sheetgen.hardware import MAX_TILE
-from sheetgen.sheets.specs import OFF, ON, lookup, match, number
-from sheetgen.units import INTEGER_DTYPES
+from sheetgen.sheets.gpu_specs import OFF, ON, lookup, match, number
 
 SHEET = "Inputs"
 

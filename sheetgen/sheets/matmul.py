@@ -10,8 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from sheetgen import palette
-from sheetgen.definitions import (
+from sheetgen.evaluate.values import ExcelError
+from sheetgen.layout import palette
+from sheetgen.model import factories
+from sheetgen.model.vocabulary import (
     LINK_NUMBER,
     NA_CODE,
     Axis,
@@ -24,8 +26,6 @@ from sheetgen.definitions import (
     Text,
     Validation,
 )
-from sheetgen.evaluate.values import ExcelError
-from sheetgen.sheets import roofline
 
 SHEET = "Matmul"
 BAD_ROW = "check m,k,n"
@@ -96,15 +96,15 @@ ROW_CHECK = Quantity(
     row_status, fmt="text",
     doc="Blank until m, k, n are all filled in; flags values that are not positive integers.",
 )
-ROOFLINE = roofline.matmul_roofline("", "m", "k", "n", bytes_name="bytes_moved",
+ROOFLINE = factories.matmul_roofline("", "m", "k", "n", bytes_name="bytes_moved",
                                     time_name="predicted_time")
 FLOPS, BYTES, INTENSITY, REGIME, COMPUTE_TIME, MEMORY_TIME, PREDICTED = ROOFLINE.columns()
-ATTAINED = roofline.ratio("attained_flops", "flops", "predicted_time", "attained FLOP/s",
+ATTAINED = factories.ratio("attained_flops", "flops", "predicted_time", "attained FLOP/s",
                           "FLOP/s", fmt="sci")
-PEAK_FRACTION = roofline.ratio("peak_fraction", "attained_flops", "peak_flops",
+PEAK_FRACTION = factories.ratio("peak_fraction", "attained_flops", "peak_flops",
                                "fraction of peak", "", fmt="pct")
-#: The refined time beside the pure roofline: launch floor, tiles, waves (sheetgen.refined).
-REFINED = roofline.refined_roofline("", "m", "n", "compute_time", "memory_time")
+#: The refined time beside the pure roofline: launch floor, tiles, waves (sheetgen.model.refined).
+REFINED = factories.refined_roofline("", "m", "n", "compute_time", "memory_time")
 
 
 def _labels(m: Any, k: Any, n: Any) -> np.ndarray:
@@ -164,9 +164,9 @@ def is_number(x: Any) -> bool:
 
 PLOT_X = plot_value("plot_intensity", "chart x: intensity", "FLOP/B", "intensity")
 PLOT_COMPUTE = plot_value("plot_compute", "chart y: compute-bound", "TFLOP/s",
-                           "attained_flops", scale=TERA, regime=roofline.COMPUTE_BOUND)
+                           "attained_flops", scale=TERA, regime=factories.COMPUTE_BOUND)
 PLOT_MEMORY = plot_value("plot_memory", "chart y: memory-bound", "TFLOP/s",
-                          "attained_flops", scale=TERA, regime=roofline.MEMORY_BOUND)
+                          "attained_flops", scale=TERA, regime=factories.MEMORY_BOUND)
 #: The chart sits right of the table, below the frozen header, so it is seen with the table
 #: and prints whole on its first page; its data follow right of it. It starts on the second
 #: data row: LibreOffice prints an object anchored on the row right below the repeated
@@ -239,8 +239,8 @@ def roofline_chart() -> Chart:
         title="Roofline", row=TABLE.first_row + 1, col=CHART_COL,
         series=(Series("roofline ceiling", "roof_x", ROOF_PLOT.name, line=True, marker="none",
                        fits_axes=False),
-                regime(roofline.COMPUTE_BOUND, PLOT_COMPUTE.name, palette.COMPUTE),
-                regime(roofline.MEMORY_BOUND, PLOT_MEMORY.name, palette.MEMORY),
+                regime(factories.COMPUTE_BOUND, PLOT_COMPUTE.name, palette.COMPUTE),
+                regime(factories.MEMORY_BOUND, PLOT_MEMORY.name, palette.MEMORY),
                 Series(RIDGE_NAME, "roof_x", ROOF_PLOT.name, marker="diamond", marker_size=10,
                        color=palette.RIDGE, row=ROOF_DECADES.index(0))),
         x=Axis("arithmetic intensity (FLOP/B)", tight=True),

@@ -7,7 +7,7 @@ sheet (they never change the Inputs sheet silently):
 
     refined = floor + max(quantized compute time, memory time)
     compute = b·2mkn / (PEAK_FLOPS · fitted compute eff), memory = b·bytes / (HBM_BW · fitted
-    memory eff), quantized = compute / wave efficiency when waves are on (sheetgen.refined)
+    memory eff), quantized = compute / wave efficiency when waves are on (sheetgen.model.refined)
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from sheetgen.definitions import (
+from sheetgen.model import factories as rf
+from sheetgen.model.vocabulary import (
     Axis,
     Block,
     BlockRow,
@@ -32,8 +33,7 @@ from sheetgen.definitions import (
     Text,
     Validation,
 )
-from sheetgen.sheets import roofline as rf
-from sheetgen.sheets.specs import OFF, ON
+from sheetgen.sheets.gpu_specs import OFF, ON
 
 SHEET = "Measured"
 OK = "ok"

@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from sheetgen.definitions import (
+from sheetgen.model import factories as rf
+from sheetgen.model.vocabulary import (
     Block,
     BlockRow,
     Input,
@@ -21,16 +22,15 @@ from sheetgen.definitions import (
     Text,
     Validation,
 )
-from sheetgen.sheets import roofline as rf
 from sheetgen.sheets.matmul import MAX_DIM
 
 SHEET = "Pipeline"
-from sheetgen.defaults import DEFAULT_K as DEFAULT_K  # noqa: E402  (re-exported)
-from sheetgen.defaults import DEFAULT_LAYERS as DEFAULT_LAYERS  # noqa: E402
-from sheetgen.defaults import DEFAULT_M as DEFAULT_M  # noqa: E402
-from sheetgen.defaults import DEFAULT_N as DEFAULT_N  # noqa: E402
+from sheetgen.core.defaults import DEFAULT_K as DEFAULT_K  # noqa: E402  (re-exported)
+from sheetgen.core.defaults import DEFAULT_LAYERS as DEFAULT_LAYERS  # noqa: E402
+from sheetgen.core.defaults import DEFAULT_M as DEFAULT_M  # noqa: E402
+from sheetgen.core.defaults import DEFAULT_N as DEFAULT_N  # noqa: E402
 
-# DEFAULT_M, DEFAULT_K, DEFAULT_N (sheetgen.defaults): an 8192-wide model with a 4x (32768)
+# DEFAULT_M, DEFAULT_K, DEFAULT_N (sheetgen.core.defaults): an 8192-wide model with a 4x (32768)
 # inner layer, 4096 tokens: 72 layers of 8192×32768
 # bf16 weights are 38.65 GB, plus 0.34 GB of live activations = 38.99 GB on a 40 GB A100:
 # it fits with 1 GB to spare, so fp32, a 24 GB L4, or a few more layers tip it over.

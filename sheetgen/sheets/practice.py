@@ -12,8 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from sheetgen.defaults import DEFAULT_PRACTICE_SEED
-from sheetgen.definitions import (
+from sheetgen.core.defaults import DEFAULT_PRACTICE_SEED
+from sheetgen.layout.styles import COMPUTE_BOUND, MEMORY_BOUND
+from sheetgen.model import factories as rf
+from sheetgen.model.vocabulary import (
     Block,
     BlockRow,
     Input,
@@ -23,8 +25,6 @@ from sheetgen.definitions import (
     Text,
     Validation,
 )
-from sheetgen.sheets import roofline as rf
-from sheetgen.styles import COMPUTE_BOUND, MEMORY_BOUND
 
 SHEET = "Practice"
 TOLERANCE = 0.10  # an estimate within 10 % counts as correct

@@ -6,7 +6,7 @@ precision of each operand) are input cells; every operation of one forward step 
 per phase (prefill, decode) whose m, k, n, count, FLOPs, bytes, intensity, regime and times
 are formulas from the same quantity factories as the Matmul sheet (sheets.roofline); the
 totals (TTFT, TPOT, tokens/s, memory, fit, max batch, critical batch) are named as the API's
-summary keys, so `read --block` gives them. sheetgen.transformer_reference is the
+summary keys, so `read --block` gives them. sheetgen.model.transformer is the
 independent pure-Python model the cells are tested against.
 """
 
@@ -19,9 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from sheetgen import palette
-from sheetgen import transformer_reference as ref
-from sheetgen.definitions import (
+from sheetgen.inputs.model_config import ModelConfig
+from sheetgen.layout import palette
+from sheetgen.model import factories as rf
+from sheetgen.model import transformer as ref
+from sheetgen.model.vocabulary import (
     Axis,
     Block,
     BlockRow,
@@ -34,13 +36,11 @@ from sheetgen.definitions import (
     Text,
     Validation,
 )
-from sheetgen.inputs.model_config import ModelConfig
-from sheetgen.sheets import parallel_inputs as pin
-from sheetgen.sheets import parallel_text as txt
 from sheetgen.sheets import practice
-from sheetgen.sheets import roofline as rf
+from sheetgen.sheets.gpu_specs import lookup
 from sheetgen.sheets.matmul import ROOF_DECADES
-from sheetgen.sheets.specs import lookup
+from sheetgen.sheets.parallel import inputs as pin
+from sheetgen.sheets.parallel import text as txt
 
 SHEET = "Transformer"
 YES, NO = "yes", "no"
@@ -867,7 +867,7 @@ def input_values(ti: TransformerInputs, compute: str) -> dict[str, Any]:
 def check_inputs(ti: TransformerInputs, compute: str) -> None:
     """Refuse bad workload options up front, naming the option."""
     from sheetgen.errors import InputError
-    from sheetgen.hardware import DTYPE_BYTES
+    from sheetgen.inputs.presets import DTYPE_BYTES
 
     for option, value, low in (("--batch", ti.batch, 1), ("--prompt-tokens", ti.prompt_tokens, 1),
                                ("--generate", ti.generate, 1), ("--tp", ti.tp, 1)):

@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from sheetgen.defaults import DEFAULT_WHATIF_SHAPE
-from sheetgen.definitions import (
+from sheetgen.core.defaults import DEFAULT_WHATIF_SHAPE
+from sheetgen.model import factories as rf
+from sheetgen.model.vocabulary import (
     Block,
     BlockRow,
     Input,
@@ -22,7 +23,6 @@ from sheetgen.definitions import (
     Text,
     Validation,
 )
-from sheetgen.sheets import roofline as rf
 from sheetgen.sheets.matmul import MAX_DIM
 
 SHEET = "What-if"

@@ -1,11 +1,11 @@
-"""Route the production HTTP client (sheetgen.gsheets_client.RetryingHTTPClient) to the
+"""Route the production HTTP client (sheetgen.writers.google.client.RetryingHTTPClient) to the
 emulator, so gspread and the retry loop run unchanged."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sheetgen.gsheets_client import RetryingHTTPClient
+from sheetgen.writers.google.client import RetryingHTTPClient
 
 from .constants import GOOGLE_API_PREFIXES
 

@@ -12,7 +12,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from sheetgen.gsheets_client import authorize
+from sheetgen.writers.google.client import authorize
 
 from .constants import SA_EMAIL
 from .server import SheetsEmulator

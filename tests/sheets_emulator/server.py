@@ -14,7 +14,7 @@ from urllib.parse import unquote
 
 import sheets_discovery
 
-from sheetgen.gsheets_client import RetryingHTTPClient
+from sheetgen.writers.google.client import RetryingHTTPClient
 
 from .a1 import a1, parse_a1
 from .auth import AuthMixin

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from sheetgen import excel_numbers as xn
+from sheetgen.core import excel as xn
 
 from ..evaluator import Ctx, Rowwise, blanks_beyond, ev
 from ..parser import Node

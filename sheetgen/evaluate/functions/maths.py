@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sheetgen import excel_numbers as xn
+from sheetgen.core import excel as xn
 
 from ..evaluator import Ctx
 from ..parser import Node

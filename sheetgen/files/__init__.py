@@ -1,0 +1,1 @@
+"""Safe file handling: atomic writes, untrusted-workbook guard."""

@@ -1,0 +1,183 @@
+"""Planning the rules laid over cells: data validation, conditional colours (regimes, a
+FALSE check, a status that is not "ok") and conditional number formats (int8 rates in
+TOP/s). Pure: no I/O. Split from plan.py, which places the cells these rules cover.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from sheetgen.layout.styles import (
+    COMPUTE_BOUND,
+    COMPUTE_FILL,
+    FALSE_FILL,
+    FALSE_FONT,
+    MEMORY_BOUND,
+    MEMORY_FILL,
+)
+from sheetgen.model.reference import ModelResult, Registry
+from sheetgen.model.vocabulary import Block, BlockRow, FormatSwitch, Input, Quantity, Validation
+
+if TYPE_CHECKING:
+    from sheetgen.layout.planner import SheetPlan, _Layout
+    from sheetgen.model.vocabulary import SheetSpec
+
+PLACEHOLDER_NAMES = re.compile(r"\{([A-Za-z_]\w*)\}")
+
+
+@dataclass(frozen=True)
+class ValidationPlan:
+    first_row: int
+    first_col: int
+    last_row: int
+    last_col: int
+    rule: Validation
+    source: str | None = None  # absolute range with sheet, for list rules
+    source_name: str | None = None  # the defined name of that range, if any
+
+
+@dataclass(frozen=True)
+class ConditionalPlan:
+    """Colour the cells of one column range whose value equals `equals` (a text or a bool)."""
+
+    first_row: int
+    col: int
+    last_row: int
+    equals: str | bool
+    color: str
+    font: str | None = None
+    negate: bool = False  # colour the cells that do NOT equal `equals`
+
+    @property
+    def literal(self) -> str:
+        """`equals` as a formula literal: "memory-bound" or FALSE."""
+        if isinstance(self.equals, bool):
+            return "TRUE" if self.equals else "FALSE"
+        return f'"{self.equals}"'
+
+
+@dataclass(frozen=True)
+class FormatRulePlan:
+    """Show one column range with number format `fmt` while `condition` (formula text
+    without '=', absolute references) is true: int8 rates in TOP/s."""
+
+    first_row: int
+    col: int
+    last_row: int
+    condition: str
+    fmt: str
+
+
+def block_slots(block: Block) -> list[tuple[int, Input | Quantity, int]]:
+    """(row, item, col) for every value cell and suggestion of a block."""
+    n_values = block_width(block)
+    slots = []
+    for i, row in enumerate(block.rows):
+        r = block.row + 1 + i
+        if isinstance(row, str):
+            continue
+        for j, item in enumerate(row.cells):
+            if item is not None:
+                slots.append((r, item, block.col + 1 + j))
+        if row.suggestion is not None:
+            slots.append((r, row.suggestion, block.col + 2 + n_values))
+    return slots
+
+
+def block_width(block: Block) -> int:
+    return max(len(r.cells) for r in block.rows if isinstance(r, BlockRow))
+
+
+def has_suggestions(block: Block) -> bool:
+    return any(isinstance(r, BlockRow) and r.suggestion for r in block.rows)
+
+
+def plan_validations(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
+    def source(rule: Validation) -> tuple[str | None, str | None]:
+        if rule.source is None:
+            return None, None
+        w = layout.where[rule.source]
+        return layout.absolute(w), w.defined_name
+
+    def rule_of(item: Input) -> Validation:
+        """The rule in the unit the cell holds (bounds are declared in SI)."""
+        rule, f = item.validation, layout.registry.factor(item.name)
+        assert rule is not None
+        if f != 1.0 and rule.kind == "decimal_range":
+            rule = replace(rule, minimum=None if rule.minimum is None else rule.minimum * f,
+                           maximum=None if rule.maximum is None else rule.maximum * f)
+        return rule
+
+    for block in spec.blocks:
+        for r, item, c in block_slots(block):
+            if isinstance(item, Input) and item.validation:
+                src, name = source(item.validation)
+                sp.validations.append(ValidationPlan(r, c, r, c, rule_of(item), src, name))
+    for table in spec.tables:
+        for item in table.inputs:
+            if item.validation:
+                w = layout.where[item.name]
+                if w.last_row < w.row:
+                    continue
+                src, name = source(item.validation)
+                sp.validations.append(ValidationPlan(w.row, w.col, w.last_row, w.col,
+                                                     rule_of(item), src, name))
+
+
+def plan_conditionals(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
+    for name in spec.regime_columns:
+        w = layout.where[name]
+        if w.last_row < w.row:
+            continue
+        sp.conditionals.append(ConditionalPlan(w.row, w.col, w.last_row, COMPUTE_BOUND,
+                                               COMPUTE_FILL))
+        sp.conditionals.append(ConditionalPlan(w.row, w.col, w.last_row, MEMORY_BOUND,
+                                               MEMORY_FILL))
+    # every pass/fail boolean, on every sheet: FALSE (does not fit, does not hide) stands out,
+    # and so does a status cell that is not "ok"
+    for cell in sp.cells:
+        if cell.fmt == "bool" and cell.role in ("formula", "input"):
+            sp.conditionals.append(ConditionalPlan(cell.row, cell.col, cell.row, False,
+                                                   FALSE_FILL, FALSE_FONT))
+        elif cell.fmt == "status" and cell.role == "formula":
+            sp.conditionals.append(ConditionalPlan(cell.row, cell.col, cell.row, "ok",
+                                                   FALSE_FILL, FALSE_FONT, negate=True))
+    for table in sp.tables:
+        for column in table.columns:
+            if column.fmt == "bool" and table.n_rows:
+                sp.conditionals.append(ConditionalPlan(table.first_row, column.col,
+                                                       table.last_row, False, FALSE_FILL,
+                                                       FALSE_FONT))
+
+
+def plan_switch(plans: list[SheetPlan], switch: FormatSwitch, registry: Registry,
+                 layout: _Layout, model: ModelResult) -> None:
+    """The build's own format for every cell the switch covers (what engines without
+    conditional number formats show), and a rule for the other case."""
+    names = registry.dependents(switch.source)
+    args = {n: model.scalars[n] for n in PLACEHOLDER_NAMES.findall(switch.condition)}
+    holds = bool(switch.holds(**args))
+    back = {alt: base for base, alt in switch.formats.items()}
+    for sp in plans:
+        condition = layout.condition(switch.condition, sp.name)
+        if holds:
+            condition = f"NOT({condition})"
+        swaps = back if holds else switch.formats
+
+        def shown(fmt: str) -> str:
+            return switch.formats.get(fmt, fmt) if holds else fmt
+
+        for i, cell in enumerate(sp.cells):
+            if cell.name in names and cell.fmt in switch.formats:
+                sp.cells[i] = replace(cell, fmt=shown(cell.fmt))
+                sp.format_rules.append(FormatRulePlan(cell.row, cell.col, cell.row, condition,
+                                                      swaps[sp.cells[i].fmt]))
+        for table in sp.tables:
+            for column in table.columns:
+                if column.name in names and column.fmt in switch.formats and table.n_rows:
+                    column.fmt = shown(column.fmt)
+                    sp.format_rules.append(FormatRulePlan(table.first_row, column.col,
+                                                          table.last_row, condition,
+                                                          swaps[column.fmt]))

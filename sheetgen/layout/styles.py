@@ -1,0 +1,121 @@
+"""Number formats and cell styles, by name, shared by the xlsx and Google Sheets writers.
+
+Definitions refer to a format by key (``"sci"``, ``"time"``...) so a display choice is made once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sheetgen.layout.palette import (
+    COMPUTE,
+    COMPUTE_FILL,
+    DERIVED_FILL,
+    HEADER_FILL,
+    INPUT_FILL,
+    INPUT_FONT,
+    LINK_FONT,
+    MEMORY,
+    MEMORY_FILL,
+    NOTE_FONT,
+)
+from sheetgen.layout.palette import FALSE_FILL as FALSE_FILL
+from sheetgen.layout.palette import FALSE_FONT as FALSE_FONT
+
+#: Number-format codes understood by Excel, LibreOffice and Google Sheets alike.
+NUMBER_FORMATS: dict[str, str] = {
+    "general": "General",
+    "int": "#,##0",
+    "sci": "0.000E+00",
+    "ratio": "0.00",
+    "fraction": "0.00",
+    "pct": "0.0%",
+    "gb": '#,##0.00,,," GB"',  # bytes shown in decimal GB: each trailing comma divides by 1000
+    "text": "@",
+    "bool": "General",  # a pass/fail check: TRUE/FALSE, FALSE highlighted
+    "flag": "General",  # a neutral yes/no (a stage boundary): TRUE/FALSE, not highlighted
+    "status": "@",  # a status text: "ok", else highlighted
+    # Readable units on exact SI values (what check, read and the API see). A format can only
+    # divide by powers of 1000 (each trailing comma) and hold two conditions, so each picks
+    # the larger of two prefixes. Times cannot be scaled up to ms or µs by a format, so time
+    # cells hold ms or µs themselves (sheetgen.core.time_cells), under a header naming the unit.
+    # Conditions are plain numbers (Excel reads no 1E+9 there). Rendered identically by
+    # LibreOffice (tests/test_print.py) and passed to Google Sheets as patterns.
+    "time": '##0.00E+0" s"',  # a time held in seconds (a sheet whose time unit is "s")
+    "time_ms": "#,##0.000",  # 262.147 (ms): three decimals keep 5 µs visible (0.005)
+    "time_us": "#,##0.00",  # 21.59 (µs)
+    "bytes": '[>=1000000000]#,##0.00,,," GB";[>=1000000]#,##0.00,," MB";#,##0" B"',
+    "bandwidth": '[>=1000000000000]#,##0.000,,,," TB/s";[>=1000000000]#,##0.0,,," GB/s";'
+                 '#,##0" B/s"',
+    "rate": '[>=1000000000000]#,##0.0,,,," TFLOP/s";[>=1000000000]#,##0.0,,," GFLOP/s";'
+            '##0.00E+0" FLOP/s"',
+    # int8 peaks count integer operations (sheetgen.core.units.rate_unit)
+    "rate_ops": '[>=1000000000000]#,##0.0,,,," TOP/s";[>=1000000000]#,##0.0,,," GOP/s";'
+                '##0.00E+0" OP/s"',
+    "flop": '[>=1000000000000]#,##0.00,,,," TFLOP";[>=1000000000]#,##0.00,,," GFLOP";'
+            '##0.00E+0" FLOP"',  # below a GFLOP in engineering notation: fits the column
+}
+
+#: unit -> the number format that shows it readably (the format names the unit itself)
+UNIT_FORMATS: dict[str, str] = {"s": "time", "B": "bytes", "B/s": "bandwidth",
+                                "FLOP/s": "rate", "OP/s": "rate_ops", "FLOP": "flop"}
+_GENERIC_NUMERIC = {"general", "sci", "time", "int", "gb"}
+#: units whose values read best as plain whole numbers, with the unit beside them (rows/s:
+#: 16,143 rather than 1.614E+04)
+PLAIN_UNIT_FORMATS: dict[str, str] = {"rows/s": "int"}
+
+
+#: a time cell holding ms or µs (cell_units): plain digits, the unit in its header
+TIME_CELL_FORMATS: dict[str, str] = {"ms": "time_ms", "µs": "time_us"}
+
+
+def display_format(unit: str, fmt: str, time_unit: str | None = None) -> str:
+    """The number format of a value in `unit` declared with format `fmt`: a plain numeric
+    format on a value with a physical unit becomes that unit's readable format, so every
+    sheet (and every sheet added later) shows GB, TB/s, TFLOP/s rather than 3.357E+07, and
+    a time held in ms or µs shows plain digits (21.59 under "compute time (µs)")."""
+    if unit == "s" and time_unit in TIME_CELL_FORMATS and fmt in _GENERIC_NUMERIC:
+        return TIME_CELL_FORMATS[time_unit]
+    if fmt in _GENERIC_NUMERIC and unit in UNIT_FORMATS:
+        return UNIT_FORMATS[unit]
+    if fmt in _GENERIC_NUMERIC and unit in PLAIN_UNIT_FORMATS:
+        return PLAIN_UNIT_FORMATS[unit]
+    return fmt
+
+
+BOOLEAN_FORMATS = ("bool", "flag")
+#: computed texts are indented one step, so a word never touches the number left of it
+#: (xlsx and fill; Google Sheets pads every cell already)
+INDENTED_FORMATS = ("text", "status")
+
+
+def shows_unit(fmt: str) -> bool:
+    """Whether a number format spells out its unit (so no separate unit label is needed)."""
+    return fmt in UNIT_FORMATS.values()
+
+
+#: Cell roles; writers translate these into their own style objects.
+STYLES: dict[str, dict[str, Any]] = {
+    "title": {"bold": True, "font_size": 14},
+    "subtitle": {"bold": True, "font_size": 11},
+    "note": {"italic": True, "font_color": NOTE_FONT, "valign": "top"},
+    # a block row's note: inset one step from the number left of it
+    "row_note": {"italic": True, "font_color": NOTE_FONT, "valign": "top", "align": "left",
+                 "indent": 1},
+    # inset one indent step: LibreOffice fills a column edge to edge with a header that
+    # just fits ("fraction of peak" ran into "tiles"); the step wraps it and keeps a gap
+    "header": {"bold": True, "bg_color": HEADER_FILL, "bottom": 1, "text_wrap": True,
+               "valign": "top", "align": "left", "indent": 1},
+    # labels, units and notes sit at the top of their row, level with a wrapped value beside
+    "label": {"valign": "top"},
+    "input": {"bg_color": INPUT_FILL, "font_color": INPUT_FONT, "border": 1,
+              "border_color": "#BFBFBF", "valign": "top"},
+    "derived": {"bg_color": DERIVED_FILL, "valign": "top"},
+    "linked": {"bg_color": DERIVED_FILL, "font_color": LINK_FONT, "valign": "top"},
+    "unit": {"font_color": NOTE_FONT, "valign": "top"},
+}
+
+COMPUTE_BOUND = "compute-bound"
+MEMORY_BOUND = "memory-bound"
+#: regime -> (strong colour for marks and text, light colour for cell fills)
+REGIME_COLORS = {COMPUTE_BOUND: (COMPUTE, COMPUTE_FILL), MEMORY_BOUND: (MEMORY, MEMORY_FILL)}

@@ -1,0 +1,404 @@
+"""Roofline quantity factories: the one place the matmul roofline formulas are written.
+
+The single-matmul sheet, the pipeline's layers, the micro-batched layers and the tensor-parallel
+shards all apply the same maths to different operands; each calls these factories with its own
+operand names, so the formula for (say) bytes moved exists exactly once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from sheetgen.core import excel as xn
+from sheetgen.layout.styles import COMPUTE_BOUND, MEMORY_BOUND
+from sheetgen.model import refined
+from sheetgen.model.vocabulary import Quantity
+
+
+def flops(name: str, rows: str, inner: str, cols: str, label: str = "FLOPs") -> Quantity:
+    """2·rows·inner·cols: one multiply and one add per (row, col, inner) triple."""
+    return Quantity(
+        name, label, "FLOP", f"2*{{{rows}}}*{{{inner}}}*{{{cols}}}",
+        lambda **a: 2.0 * a[rows] * a[inner] * a[cols], fmt="sci",
+        doc="A multiply and an add per (row, col, inner) triple.",
+    )
+
+
+def bytes_moved(name: str, rows: str, inner: str, cols: str,
+                label: str = "bytes moved") -> Quantity:
+    """Read A (rows×inner) and B (inner×cols) once, write C (rows×cols) once."""
+    return Quantity(
+        name, label, "B",
+        f"{{dtype_bytes_sel}}*({{{rows}}}*{{{inner}}}+{{{inner}}}*{{{cols}}}"
+        f"+{{{rows}}}*{{{cols}}})",
+        lambda **a: a["dtype_bytes_sel"] * (a[rows] * a[inner] + a[inner] * a[cols]
+                                            + a[rows] * a[cols]),
+        fmt="sci", doc="Read both operands once and write the result once: minimum traffic.",
+    )
+
+
+def ratio(name: str, num: str, den: str, label: str, unit: str, fmt: str = "ratio",
+          doc: str = "") -> Quantity:
+    """num / den (intensity, attained throughput, fractions)."""
+    return Quantity(name, label, unit, f"{{{num}}}/{{{den}}}",
+                    lambda **a: a[num] / a[den], fmt=fmt, doc=doc)
+
+
+def intensity(name: str, flops_: str, bytes_: str,
+              label: str = "arithmetic intensity") -> Quantity:
+    return ratio(name, flops_, bytes_, label, "FLOP/B",
+                 doc="FLOPs per byte moved; compare with the ridge point.")
+
+
+def _regime(x: Any, ridge: Any) -> Any:
+    """The regime as the sheet's IF decides it: >= at Excel's 15 digits (excel_numbers)."""
+    out = np.where(xn.ge(x, ridge), COMPUTE_BOUND, MEMORY_BOUND).astype(object)
+    return out if out.ndim else out.item()
+
+
+def regime(name: str, intensity_: str, label: str = "bound regime") -> Quantity:
+    return Quantity(
+        name, label, "",
+        f'IF({{{intensity_}}}>={{attainable_ridge}},"{COMPUTE_BOUND}","{MEMORY_BOUND}")',
+        lambda **a: _regime(a[intensity_], a["attainable_ridge"]),
+        fmt="text", doc="Intensity at or above the attainable ridge: compute-bound.",
+    )
+
+
+def compute_time(name: str, flops_: str, label: str = "compute time") -> Quantity:
+    return ratio(name, flops_, "attainable_flops", label, "s", fmt="time",
+                 doc="FLOPs at the attainable (efficiency-adjusted) peak.")
+
+
+def memory_time(name: str, bytes_: str, label: str = "memory time") -> Quantity:
+    return ratio(name, bytes_, "attainable_bw", label, "s", fmt="time",
+                 doc="Bytes at the attainable (efficiency-adjusted) HBM bandwidth.")
+
+
+def time_of(name: str, rows: str, inner: str, cols: str, label: str) -> Quantity:
+    """One matmul's predicted time in a single cell: max(FLOPs / attainable FLOP/s,
+    bytes / attainable bandwidth), composed from `flops` and `bytes_moved` above (the sweep
+    tables need a whole roofline per cell, not seven columns)."""
+    f, b = flops("_f", rows, inner, cols), bytes_moved("_b", rows, inner, cols)
+
+    def reference(**a: Any) -> Any:
+        return np.maximum(f.reference(**a) / a["attainable_flops"],
+                          b.reference(**a) / a["attainable_bw"])
+
+    return Quantity(name, label, "s",
+                    f"MAX(({f.template})/{{attainable_flops}},({b.template})/{{attainable_bw}})",
+                    reference, fmt="time", doc="The roofline: the slower of compute and memory.")
+
+
+def larger(name: str, a_: str, b_: str, label: str, unit: str = "s", fmt: str = "time",
+           doc: str = "") -> Quantity:
+    """MAX of two values (the roofline's overlap assumption, among others)."""
+    return Quantity(name, label, unit, f"MAX({{{a_}}},{{{b_}}})",
+                    lambda **a: np.maximum(a[a_], a[b_]), fmt=fmt, doc=doc)
+
+
+def predicted_time(name: str, compute: str, memory: str,
+                   label: str = "predicted time") -> Quantity:
+    return larger(name, compute, memory, label,
+                  doc="Roofline: compute and memory traffic overlap; the slower one wins.")
+
+
+def product(name: str, a_: str, b_: str, label: str, unit: str, fmt: str = "sci",
+            doc: str = "") -> Quantity:
+    """a·b (a batch count times a per-matmul figure, among others)."""
+    return Quantity(name, label, unit, f"{{{a_}}}*{{{b_}}}", lambda **k: k[a_] * k[b_],
+                    fmt=fmt, doc=doc)
+
+
+def relative_error(name: str, predicted: str, measured: str, label: str) -> Quantity:
+    """(predicted − measured) / measured: +0.5 predicts 50 % too slow."""
+    return Quantity(name, label, "fraction", f"({{{predicted}}}-{{{measured}}})/{{{measured}}}",
+                    lambda **k: (k[predicted] - k[measured]) / k[measured], fmt="pct",
+                    doc="(predicted − measured) / measured")
+
+
+def absolute(name: str, value: str, label: str, fmt: str = "pct") -> Quantity:
+    return Quantity(name, label, "fraction", f"ABS({{{value}}})",
+                    lambda **k: np.abs(k[value]), fmt=fmt)
+
+
+def _numbers(values: Any) -> np.ndarray:
+    """The numeric entries of a column (a guarded column's blank rows hold "")."""
+    return np.asarray([v for v in np.ravel(np.asarray(values, dtype=object))
+                       if isinstance(v, int | float | np.integer | np.floating)
+                       and not isinstance(v, bool)], dtype=float)
+
+
+def mean(name: str, column: str, label: str, fmt: str = "pct") -> Quantity:
+    """SUM/COUNT over a column's numbers (the portable mean; blanks and text are skipped)."""
+
+    def reference(**k: Any) -> float:
+        nums = _numbers(k[column])
+        return float(np.sum(nums) / len(nums)) if len(nums) else float("nan")
+
+    return Quantity(name, label, "fraction", f"SUM({{{column}[]}})/COUNT({{{column}[]}})",
+                    reference, fmt=fmt)
+
+
+def total(name: str, column: str, label: str, unit: str, fmt: str = "sci",
+          doc: str = "") -> Quantity:
+    """SUM over a whole column."""
+    return Quantity(name, label, unit, f"SUM({{{column}[]}})",
+                    lambda **a: float(np.sum(a[column])), fmt=fmt, doc=doc)
+
+
+def largest(name: str, column: str, label: str, unit: str, fmt: str = "sci",
+            doc: str = "") -> Quantity:
+    """MAX over a whole column."""
+    return Quantity(name, label, unit, f"MAX({{{column}[]}})",
+                    lambda **a: float(np.max(a[column])), fmt=fmt, doc=doc)
+
+
+def at_most(name: str, value: str, limit: str, label: str, doc: str = "") -> Quantity:
+    """value <= limit, as TRUE/FALSE (fit checks)."""
+    return Quantity(name, label, "", f"{{{value}}}<={{{limit}}}",
+                    lambda **a: xn.as_bool(xn.le(a[value], a[limit])), fmt="bool", doc=doc)
+
+
+def elements_bytes(name: str, a: str, b: str, label: str, doc: str = "") -> Quantity:
+    """Bytes of an a×b tensor of the selected dtype."""
+    return Quantity(name, label, "B", f"{{dtype_bytes_sel}}*{{{a}}}*{{{b}}}",
+                    lambda **k: k["dtype_bytes_sel"] * k[a] * k[b], fmt="sci", doc=doc)
+
+
+def plus(name: str, terms: tuple[str, ...], label: str, unit: str, fmt: str = "sci",
+         doc: str = "") -> Quantity:
+    """The sum of a few values."""
+    return Quantity(name, label, unit, "+".join(f"{{{t}}}" for t in terms),
+                    lambda **k: sum(k[t] for t in terms), fmt=fmt, doc=doc)
+
+
+def same_as(name: str, other: str, label: str, unit: str, fmt: str = "sci",
+            doc: str = "") -> Quantity:
+    """A value shown again in another place, by reference (never recomputed)."""
+    return Quantity(name, label, unit, f"{{{other}}}", lambda **k: k[other], fmt=fmt, doc=doc)
+
+
+def ceil_div(name: str, num: str, den: str, label: str, unit: str = "",
+             doc: str = "") -> Quantity:
+    """ROUNDUP(num/den, 0): how uneven splits are rounded (the larger share)."""
+    return Quantity(name, label, unit, f"ROUNDUP({{{num}}}/{{{den}}},0)",
+                    lambda **k: np.ceil(np.asarray(k[num], dtype=float) / k[den]) * 1.0
+                    if np.ndim(k[num]) else float(np.ceil(k[num] / k[den])),
+                    fmt="int", doc=doc)
+
+
+def first_of(name: str, column: str, label: str, unit: str, fmt: str = "ratio",
+             doc: str = "") -> Quantity:
+    """INDEX(column, 1): the first row's value (e.g. layer 1)."""
+    return Quantity(name, label, unit, f"INDEX({{{column}[]}},1)",
+                    lambda **k: np.asarray(k[column], dtype=object)[0], fmt=fmt, doc=doc)
+
+
+def sum_where_equal(name: str, key: str, column: str, label: str, unit: str,
+                    fmt: str = "sci", doc: str = "") -> Quantity:
+    """Per row: the sum of `column` over the rows whose `key` equals this row's (a group sum)."""
+
+    def reference(**k: Any) -> np.ndarray:
+        keys, vals = np.asarray(k[key], dtype=float), np.asarray(k[column], dtype=float)
+        return np.array([vals[keys == v].sum() for v in keys])
+
+    return Quantity(name, label, unit, f"SUMPRODUCT(({{{key}[]}}={{{key}}})*{{{column}[]}})",
+                    reference, fmt=fmt, doc=doc)
+
+
+TIE_RTOL = 1e-9  # closer than this counts as a tie: engines round differently below it
+
+
+def better(name: str, pp: str, tp: str, *, lower_is_better: bool = True) -> Quantity:
+    """Which of pipeline and tensor parallelism wins a row (a near-equal pair is a tie)."""
+    factor = f"(1-{TIE_RTOL:.0E})" if lower_is_better else f"(1+{TIE_RTOL:.0E})"
+    lt = "<" if lower_is_better else ">"
+    scale = 1 - TIE_RTOL if lower_is_better else 1 + TIE_RTOL
+
+    def wins(a: Any, b: Any) -> Any:  # compared as the sheet's < and > compare (15 digits)
+        return xn.lt(a, b * scale) if lower_is_better else xn.gt(a, b * scale)
+
+    def reference(**k: Any) -> Any:
+        a, b = k[pp], k[tp]
+        if np.ndim(a) or np.ndim(b):  # a table column (the sweep)
+            return np.where(wins(a, b), "pipeline",
+                            np.where(wins(b, a), "tensor", "tie")).astype(object)
+        return "pipeline" if bool(wins(a, b)) else "tensor" if bool(wins(b, a)) else "tie"
+
+    return Quantity(
+        name, "better", "",
+        f'IF({{{pp}}}{lt}{{{tp}}}*{factor},"pipeline",'
+        f'IF({{{tp}}}{lt}{{{pp}}}*{factor},"tensor","tie"))',
+        reference, fmt="text", doc="Within a relative 1e-9 the two count as a tie.")
+
+
+def better_fit(name: str, pp: str, tp: str) -> Quantity:
+    """Which of pipeline and tensor parallelism fits (TRUE/FALSE inputs)."""
+
+    def reference(**k: Any) -> str:
+        a, b = bool(k[pp]), bool(k[tp])
+        return "both" if a and b else "pipeline" if a else "tensor" if b else "neither"
+
+    return Quantity(name, "better", "",
+                    f'IF(AND({{{pp}}},{{{tp}}}),"both",IF({{{pp}}},"pipeline",'
+                    f'IF({{{tp}}},"tensor","neither")))', reference, fmt="text")
+
+
+@dataclass(frozen=True)
+class MatmulRoofline:
+    """The roofline chain of one matmul: work, traffic, intensity, regime, then the times."""
+
+    flops: Quantity
+    bytes: Quantity
+    intensity: Quantity
+    regime: Quantity
+    compute_time: Quantity
+    memory_time: Quantity
+    time: Quantity
+
+    def columns(self) -> tuple[Quantity, ...]:
+        return (self.flops, self.bytes, self.intensity, self.regime, self.compute_time,
+                self.memory_time, self.time)
+
+
+def matmul_roofline(prefix: str, rows: str, inner: str, cols: str, *, what: str = "",
+                    bytes_name: str | None = None, time_name: str | None = None
+                    ) -> MatmulRoofline:
+    """The seven quantities of a rows×inner · inner×cols matmul, named `prefix` + role.
+
+    `what` prefixes the labels ("micro-batch", "TP per GPU") so headers say which matmul.
+    """
+
+    def label(text: str) -> str:
+        return f"{what} {text}" if what else text
+
+    f, b = prefix + "flops", bytes_name or prefix + "bytes"
+    i, ct, mt = prefix + "intensity", prefix + "compute_time", prefix + "memory_time"
+    return MatmulRoofline(
+        flops(f, rows, inner, cols, label("FLOPs")),
+        bytes_moved(b, rows, inner, cols, label("bytes moved")),
+        intensity(i, f, b, label("arithmetic intensity")),
+        regime(prefix + "regime", i, label("bound regime")),
+        compute_time(ct, f, label("compute time")),
+        memory_time(mt, b, label("memory time")),
+        predicted_time(time_name or prefix + "time", ct, mt, label("predicted time")),
+    )
+
+
+# The refined time: a launch floor plus tile and wave quantization (sheetgen.model.refined holds the
+# Python reference). The inputs come from the Inputs sheet: tile_m, tile_n, sm_count,
+# launch_overhead and the wave_quant switch ("on"/"off"); the Measured sheet passes its own
+# (fitted) input names through RefinedInputs.
+
+
+@dataclass(frozen=True)
+class RefinedInputs:
+    """The names of the inputs the refined-time formulas read."""
+
+    tile_m: str = "tile_m"
+    tile_n: str = "tile_n"
+    sm_count: str = "sm_count"
+    launch_overhead: str = "launch_overhead"
+    wave_quant: str = "wave_quant"
+
+
+INPUTS = RefinedInputs()
+
+
+def tiles(name: str, rows: str, cols: str, label: str = "tiles", *,
+          inputs: RefinedInputs = INPUTS, batch: str | None = None) -> Quantity:
+    """ceil(rows/tile_m)·ceil(cols/tile_n): the output tiles, one thread block each (times
+    `batch` independent matmuls when given)."""
+    tm, tn = inputs.tile_m, inputs.tile_n
+    times = f"{{{batch}}}*" if batch else ""
+
+    def reference(**a: Any) -> Any:
+        count = refined.tiles(a[rows], a[cols], a[tm], a[tn])
+        return a[batch] * count if batch else count
+
+    return Quantity(
+        name, label, "", f"{times}ROUNDUP({{{rows}}}/{{{tm}}},0)*ROUNDUP({{{cols}}}/{{{tn}}},0)",
+        reference, fmt="int",
+        doc="Output tiles of tile_m×tile_n: one thread block, on one SM, each.")
+
+
+def waves(name: str, tiles_: str, label: str = "waves", *,
+          inputs: RefinedInputs = INPUTS) -> Quantity:
+    """ceil(tiles/SMs): a partial last wave still takes a whole wave."""
+    sms = inputs.sm_count
+    return Quantity(name, label, "", f"ROUNDUP({{{tiles_}}}/{{{sms}}},0)",
+                    lambda **a: refined.waves(a[tiles_], a[sms]), fmt="int",
+                    doc="One tile per SM per wave; the last wave is rounded up.")
+
+
+def wave_efficiency(name: str, tiles_: str, waves_: str, label: str = "wave efficiency", *,
+                    inputs: RefinedInputs = INPUTS) -> Quantity:
+    """tiles / (waves·SMs): the share of SM slots that do work."""
+    sms = inputs.sm_count
+    return Quantity(name, label, "fraction", f"{{{tiles_}}}/({{{waves_}}}*{{{sms}}})",
+                    lambda **a: refined.wave_efficiency(a[tiles_], a[waves_], a[sms]),
+                    fmt="pct", doc="1.0 when the tiles fill every wave; idle SMs lower it.")
+
+
+def quantized_compute_time(name: str, compute: str, wave_eff: str,
+                           label: str = "quantized compute time") -> Quantity:
+    """compute time / wave efficiency: the idle SMs of the last wave are paid for."""
+    return Quantity(name, label, "s", f"{{{compute}}}/{{{wave_eff}}}",
+                    lambda **a: refined.quantized_compute_time(a[compute], a[wave_eff]),
+                    fmt="time", doc="Compute time when a partial last wave costs a whole one.")
+
+
+def refined_time(name: str, compute: str, quantized: str, memory: str,
+                 label: str = "refined time", *, inputs: RefinedInputs = INPUTS) -> Quantity:
+    """floor + max(quantized compute time when waves are on, else compute time; memory)."""
+    floor, switch = inputs.launch_overhead, inputs.wave_quant
+
+    def reference(**a: Any) -> Any:
+        chosen = refined.chosen_compute_time(a[compute], a[quantized], a[switch])
+        return refined.refined_time(a[floor], chosen, a[memory])
+
+    return Quantity(
+        name, label, "s",
+        f'{{{floor}}}+MAX(IF({{{switch}}}="on",{{{quantized}}},{{{compute}}}),'
+        f"{{{memory}}})",
+        reference, fmt="time",
+        doc="Launch floor + the slower of compute (quantized when waves are on) and memory.")
+
+
+@dataclass(frozen=True)
+class RefinedTime:
+    """The refined-time chain of one matmul, beside (never replacing) its roofline."""
+
+    tiles: Quantity
+    waves: Quantity
+    wave_efficiency: Quantity
+    quantized_compute_time: Quantity
+    time: Quantity
+
+    def columns(self) -> tuple[Quantity, ...]:
+        return (self.tiles, self.waves, self.wave_efficiency, self.quantized_compute_time,
+                self.time)
+
+
+def refined_roofline(prefix: str, rows: str, cols: str, compute: str, memory: str, *,
+                     what: str = "", inputs: RefinedInputs = INPUTS,
+                     batch: str | None = None) -> RefinedTime:
+    """The five refined-time quantities of a rows×cols output, named `prefix` + role."""
+
+    def label(text: str) -> str:
+        return f"{what} {text}" if what else text
+
+    t, w, e, q = (prefix + "tiles", prefix + "waves", prefix + "wave_efficiency",
+                  prefix + "quantized_compute_time")
+    return RefinedTime(
+        tiles(t, rows, cols, label("tiles"), inputs=inputs, batch=batch),
+        waves(w, t, label("waves"), inputs=inputs),
+        wave_efficiency(e, t, w, label("wave efficiency"), inputs=inputs),
+        quantized_compute_time(q, compute, e, label("quantized compute time")),
+        refined_time(prefix + "refined_time", compute, q, memory, label("refined time"),
+                     inputs=inputs),
+    )

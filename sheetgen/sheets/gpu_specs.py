@@ -1,0 +1,175 @@
+"""The "GPU Specs" sheet: the preset table every lookup on the Inputs sheet reads.
+
+The presets are written as editable input cells, so a user can model an unlisted part by
+typing its figures, and the checker rebuilds the reference model from what the sheet says.
+Below the table, a "Sources" list gives the public document behind each preset figure, one
+row per GPU and figure, wrapped in a cell as wide as the table so it reads on screen and
+prints whole (a one-line column of every source ran off the printed page).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sheetgen.core.units import rate_unit
+from sheetgen.inputs.presets import DTYPE_BYTES, DTYPES, Presets
+from sheetgen.model.vocabulary import Input, SheetSpec, Span, Table, Text
+
+SHEET = "GPU Specs"
+MISSING = "n/a"  # a dtype the GPU does not support: an explicit gap, never zero
+
+DTYPE_TABLE = Table(
+    name="dtypes",
+    header_row=3,
+    col=0,
+    inputs=(
+        Input("dtype_name", "dtype", fmt="text"),
+        Input("dtype_bytes", "bytes per element", "B", fmt="int"),
+    ),
+    columns=(),
+    range_names={"dtype_name": "DTYPE_LIST", "dtype_bytes": "DTYPE_BYTES_LIST"},
+)
+
+PEAK_COLUMNS = tuple(f"peak_{d}" for d in DTYPES)
+
+GPU_TABLE = Table(
+    name="gpus",
+    header_row=DTYPE_TABLE.header_row + len(DTYPES) + 3,
+    col=0,
+    inputs=(
+        Input("spec_name", "GPU", fmt="text"),
+        *(Input(f"peak_{d}", f"{d} dense peak", rate_unit(d), fmt="sci") for d in DTYPES),
+        Input("spec_hbm_bw", "HBM bandwidth", "B/s", fmt="sci"),
+        Input("spec_memory", "GPU memory", "B", fmt="sci"),
+        Input("spec_link_bw", "GPU link bandwidth per direction", "B/s", fmt="sci"),
+        Input("spec_link_latency", "GPU link latency", "s", fmt="sci"),
+        Input("spec_host_bw", "host link (PCIe) bandwidth per direction", "B/s", fmt="sci"),
+        Input("spec_meas_compute", "measured matmul efficiency", "fraction", fmt="fraction"),
+        Input("spec_meas_memory", "measured memory efficiency", "fraction", fmt="fraction"),
+        Input("spec_meas_link", "measured link efficiency", "fraction", fmt="fraction"),
+        Input("spec_sms", "SMs (AMD: CUs)", fmt="int"),
+        Input("spec_launch", "launch overhead", "s", fmt="sci"),
+        Input("spec_tile_m", "tile m", "rows", fmt="int"),
+        Input("spec_tile_n", "tile n", "cols", fmt="int"),
+        Input("spec_waves", "wave quantization", "on/off", fmt="text"),
+    ),
+    columns=(),
+    spans=(Span("spec_peaks", PEAK_COLUMNS[0], PEAK_COLUMNS[-1], "PEAK_TABLE"),),
+    range_names={"spec_name": "GPU_LIST"},
+)
+
+#: preset attribute behind each per-GPU input column
+_GPU_FIELDS = {
+    "spec_hbm_bw": "hbm_bandwidth",
+    "spec_memory": "memory_bytes",
+    "spec_link_bw": "link_bandwidth",
+    "spec_link_latency": "link_latency",
+    "spec_host_bw": "host_bandwidth",
+    "spec_meas_compute": "measured_compute_efficiency",
+    "spec_meas_memory": "measured_memory_efficiency",
+    "spec_meas_link": "measured_link_efficiency",
+    "spec_sms": "sm_count",
+    "spec_launch": "launch_overhead",
+    "spec_tile_m": "tile_m",
+    "spec_tile_n": "tile_n",
+}
+ON, OFF = "on", "off"  # how the wave-quantization switch reads in a cell
+
+
+def sheet(presets: Presets | None = None) -> SheetSpec:
+    """The sheet; with `presets`, their sources listed below the GPU table (the checker and
+    the Google reader plan without presets: the sources are text, not model inputs)."""
+    n_cols = len(GPU_TABLE.all_columns())
+    widths = {0: 18.0, 1: 12.0} | {i: 13.0 for i in range(2, n_cols)}
+    return SheetSpec(
+        name=SHEET,
+        time_unit="µs",
+        texts=(
+            Text(0, 0, "GPU presets", "title"),
+            Text(1, 0, "Dense peaks in FLOP/s (OP/s for int8), bandwidths in bytes/s per "
+                 "direction, memory in decimal bytes. 'n/a' marks a dtype the GPU lacks. "
+                 "Yellow cells are inputs: edit a figure and every sheet follows."),
+            Text(DTYPE_TABLE.header_row - 1, 0, "Data types", "subtitle"),
+            Text(GPU_TABLE.header_row - 1, 0, "GPUs", "subtitle"),
+            *(source_texts(presets, n_cols) if presets is not None else ()),
+        ),
+        tables=(DTYPE_TABLE, GPU_TABLE),
+        column_widths=widths,
+        freeze=None,
+    )
+
+
+#: the figure each preset source key documents, as the GPU table's headers name it
+_FIGURE_LABELS = {attr: next(i.label for i in GPU_TABLE.inputs if i.name == col)
+                  for col, attr in _GPU_FIELDS.items()} | {
+    "peak_flops": "dense peaks", "wave_quantization": "wave quantization"}
+FIGURE_SPAN = 3  # columns B..D: the longest figure label on one line
+SOURCES_TITLE = "Sources"
+
+
+def source_texts(presets: Presets, n_cols: int) -> list[Text]:
+    """The Sources list: a subtitle two rows below the GPU table, then per GPU and figure
+    the GPU's name (on its first row), the figure and its source, merged across the rest of
+    the table's width and wrapped. Plain text cells: a source is never written as a formula."""
+    row = GPU_TABLE.header_row + len(presets.gpus) + 2
+    out = [Text(row, 0, SOURCES_TITLE, "subtitle"),
+           Text(row + 1, 0, "The public document behind each preset figure (`sheetgen gpus "
+                "NAME --sources` prints the same).")]
+    row += 2
+    text_col = 1 + FIGURE_SPAN
+    for gpu in presets.gpus:
+        for i, (key, source) in enumerate(gpu.sources.items()):
+            if i == 0:
+                out.append(Text(row, 0, gpu.name, "label"))
+            label = _FIGURE_LABELS.get(key, key.replace("_", " "))
+            out += [Text(row, 1, label, "label", span=FIGURE_SPAN),
+                    Text(row, text_col, source, "label", span=n_cols - text_col)]
+            row += 1
+    return out
+
+
+def input_values(presets: Presets) -> dict[str, list[Any]]:
+    """The values of this sheet's input columns, from a preset set."""
+    values: dict[str, list[Any]] = {
+        "dtype_name": list(DTYPES),
+        "dtype_bytes": [DTYPE_BYTES[d] for d in DTYPES],
+        "spec_name": [g.name for g in presets.gpus],
+    }
+    for d in DTYPES:
+        values[f"peak_{d}"] = [g.peak_flops.get(d, MISSING) for g in presets.gpus]
+    for col, attr in _GPU_FIELDS.items():
+        values[col] = [getattr(g, attr) for g in presets.gpus]
+    values["spec_waves"] = [switch(g.wave_quantization) for g in presets.gpus]
+    return values
+
+
+def switch(on: bool) -> str:
+    """A boolean as the workbook's on/off text."""
+    return ON if on else OFF
+
+
+def match(names: Any, key: Any) -> int | None:
+    """Position of key in names as MATCH(key, names, 0) finds it (case-insensitive), or None."""
+    want = str(key).lower()
+    for i, name in enumerate(np.asarray(names, dtype=object).ravel()):
+        if str(name).lower() == want:
+            return i
+    return None
+
+
+def number(value: Any) -> float:
+    """A looked-up figure as a float; NaN for a gap such as 'n/a'."""
+    if isinstance(value, bool):
+        return float("nan")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def lookup(column: Any, names: Any, key: Any) -> float:
+    """INDEX(column, MATCH(key, names, 0)) as a number; NaN when key is absent."""
+    i = match(names, key)
+    return float("nan") if i is None else number(np.asarray(column, dtype=object).ravel()[i])

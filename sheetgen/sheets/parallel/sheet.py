@@ -1,0 +1,353 @@
+"""The "Parallelism" sheet (Part 3): the pipeline on G GPUs, pipeline vs tensor parallel.
+
+The maths lives by concern: parallel_inputs (inputs, the link, the collective and hop costs),
+parallel_pp (GPipe stages and micro-batches), parallel_tp (the Megatron pairing),
+parallel_sweep (the batch-size sweep) and parallel_text (live sentences). This module lays
+them out: inputs, the pairing, definitions, the comparison, the verdict, the sweep, and the
+per-layer table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sheetgen.model import factories as rf
+from sheetgen.model.vocabulary import Block, BlockRow, Quantity, SheetSpec, Table, Text
+from sheetgen.sheets.parallel import chart as parallel_chart
+from sheetgen.sheets.parallel import pp, sweep, tp
+from sheetgen.sheets.parallel.inputs import (
+    DEFAULT_GPUS,
+    DEFAULT_MICRO_BATCHES,
+    EFF_LINK_BW,
+    EFF_LINK_LAT,
+    GATHER,
+    GPUS,
+    HOST_LAT_IN,
+    LINK_BW_IN,
+    LINK_CHOICE,
+    LINK_LAT_IN,
+    MB_ROWS,
+    MICRO,
+    PAIRING,
+    STAGE_LAYERS,
+    STAGES,
+    TIME_UNIT,
+)
+from sheetgen.sheets.parallel.inputs import input_values as _link_inputs
+from sheetgen.sheets.parallel.text import Num, Ref, When, ms, sentence, winner
+
+SHEET = "Parallelism"
+__all__ = ["DEFAULT_GPUS", "DEFAULT_MICRO_BATCHES", "SHEET", "input_values", "sheet"]
+
+
+def _flag(name: str, label: str, num: str, den: str, uneven: str) -> Quantity:
+    return Quantity(name, label, "", f'IF(MOD({{{num}}},{{{den}}})=0,"even","{uneven}")',
+                    lambda **a: "even" if a[num] % a[den] == 0 else uneven, fmt="text")
+
+
+FLAG_SPLIT = _flag("flag_split", "TP split width over G", "tp_split_cols", "par_gpus",
+                   "uneven: shards hold ceil(w/G), the rest idle")
+FLAG_L = _flag("flag_l", "layers split over G", "n_layers", "par_gpus",
+               "uneven: stages hold ceil(L/G), the last fewer")
+FLAG_M = _flag("flag_m", "m split over M", "pipe_m", "micro_batches",
+               "uneven: micro-batches of ceil(m/M) rows")
+
+# The single-GPU column and the better markers.
+S_WEIGHTS = rf.same_as("single_weights", "total_weight_bytes", "weights per GPU", "B")
+S_ACTS = rf.same_as("single_acts", "peak_live_act", "activations per GPU", "B")
+S_MEM = rf.plus("single_mem", ("single_weights", "single_acts"), "memory per GPU", "B")
+S_FITS = rf.at_most("single_fits", "single_mem", "vram_bytes", "fits")
+S_WS = rf.same_as("single_ws", "largest_ws", "largest working set per GPU", "B")
+S_WS_FITS = rf.at_most("single_ws_fits", "single_ws", "vram_bytes", "fits at once")
+S_COMPUTE = rf.same_as("single_compute", "pipe_predicted", "compute time per GPU", "s",
+                       fmt="time")
+S_VOLUME = Quantity("single_volume", "link bytes per batch", "B", "0", lambda: 0.0, fmt="sci")
+S_COMM = Quantity("single_comm", "link time per batch", "s", "0", lambda: 0.0, fmt="time")
+S_LAT1 = rf.same_as("single_latency", "pipe_predicted", "latency, one batch", "s", fmt="time")
+S_LATM = rf.same_as("single_latency_m", "pipe_predicted", "latency with M micro-batches", "s",
+                    fmt="time")
+S_TPUT = rf.ratio("single_tput", "pipe_m", "pipe_predicted", "throughput", "rows/s", fmt="sci")
+S_TPUT_F = rf.same_as("single_tput_flushed", "single_tput", "throughput, one at a time",
+                      "rows/s")
+S_TPUT_M = rf.same_as("single_tput_m", "single_tput", "throughput with M micro-batches",
+                      "rows/s")
+S_IDLE = Quantity("single_idle", "idle share", "", "0", lambda: 0.0, fmt="pct")
+T_LATM = rf.same_as("tp_latency_m", "tp_latency", "TP latency with M micro-batches", "s",
+                    fmt="time")
+T_TPUT_F = rf.same_as("tp_tput_flushed", "tp_tput", "TP throughput, one at a time", "rows/s")
+T_TPUT_M = rf.same_as("tp_tput_m", "tp_tput", "TP throughput with M micro-batches", "rows/s")
+S_I1 = rf.first_of("single_i1", "layer_intensity", "layer-1 intensity", "FLOP/B")
+S_R1 = rf.first_of("single_r1", "layer_regime", "layer-1 regime", "", fmt="text")
+
+
+def _row(label: str, unit: str, s: Quantity | None, p: Quantity, t: Quantity | None,
+         better: Quantity | None, note: str = "") -> BlockRow:
+    return BlockRow(label, [s, p, t, better], unit, note)
+
+
+def _lower(name: str, p: Quantity, t: Quantity) -> Quantity:
+    return rf.better(name, p.name, t.name)
+
+
+def _higher(name: str, p: Quantity, t: Quantity) -> Quantity:
+    return rf.better(name, p.name, t.name, lower_is_better=False)
+
+
+B_LATM = _lower("b_latm", pp.LAT_M, tp.LATENCY)
+B_STREAM = _higher("b_stream", pp.STREAM_ONE, tp.TPUT)
+B_FLUSHED = _higher("b_flushed", pp.FLUSHED, T_TPUT_F)
+B_FITS = rf.better_fit("b_fits", "pp_fits", "tp_fits")
+
+COMPARISON_ROWS = (
+    "Memory per GPU",
+    _row("weights", "B", S_WEIGHTS, pp.WEIGHTS, tp.WEIGHTS,
+         _lower("b_weights", pp.WEIGHTS, tp.WEIGHTS)),
+    _row("activations (live)", "B", S_ACTS, pp.ACTS, tp.ACTS, _lower("b_acts", pp.ACTS, tp.ACTS),
+         "PP at micro-batch rows; TP holds replicated inputs and full partial sums"),
+    _row("total", "B", S_MEM, pp.MEM, tp.MEM, _lower("b_mem", pp.MEM, tp.MEM)),
+    _row("fits on each GPU", "", S_FITS, pp.FITS, tp.FITS, B_FITS),
+    _row("largest input + output + weight", "B", S_WS, pp.WS, tp.WS,
+         _lower("b_ws", pp.WS, tp.WS), "one layer's working set per GPU"),
+    _row("...fits at once", "", S_WS_FITS, pp.WS_FITS, tp.WS_FITS,
+         rf.better_fit("b_ws_fits", "pp_ws_fits", "tp_ws_fits")),
+    "Time and communication",
+    _row("slowest stage per micro-batch", "s", None, pp.STAGE_MAX, None, None),
+    _row("slowest hop per micro-batch", "s", None, pp.HOP_MAX, None, None,
+         "when slower than the slowest stage, the link sets the pace"),
+    _row("pace (slowest stage or hop)", "s", None, pp.PACE, None, None,
+         "a micro-batch leaves the pipeline every pace"),
+    _row("what sets the pace", "", None, pp.PACE_BY, None, None),
+    _row("compute time per GPU", "s", S_COMPUTE, pp.COMPUTE, tp.COMPUTE,
+         _lower("b_compute", pp.COMPUTE, tp.COMPUTE), "PP: its busiest GPU"),
+    _row("communication volume", "B", S_VOLUME, pp.VOLUME, tp.VOLUME,
+         _lower("b_volume", pp.VOLUME, tp.VOLUME), "bytes over all links"),
+    _row("communication time", "s", S_COMM, pp.COMM, tp.COMM,
+         _lower("b_comm", pp.COMM, tp.COMM), "link busy time"),
+    _row("latency, one batch, no micro-batching", "s", S_LAT1, pp.LAT_ONE, tp.LATENCY,
+         _lower("b_lat1", pp.LAT_ONE, tp.LATENCY), "PP adds hops; it cannot cut this"),
+    _row("latency, one batch, M micro-batches", "s", S_LATM, pp.LAT_M, T_LATM, B_LATM,
+         "TP and one GPU run the batch whole"),
+    _row("throughput, stream of batches", "rows/s", S_TPUT, pp.STREAM_ONE, tp.TPUT, B_STREAM,
+         "steady state, PP at its best M = 1; TP without overlap: m / latency"),
+    _row("...stream with M micro-batches", "rows/s", S_TPUT_M, pp.STREAM, T_TPUT_M,
+         _higher("b_stream_m", pp.STREAM, T_TPUT_M),
+         "micro-batching does not raise PP's stream rate"),
+    _row("throughput, one batch at a time", "rows/s", S_TPUT_F, pp.FLUSHED, T_TPUT_F,
+         B_FLUSHED, "m / latency (flushed pipeline, M micro-batches)"),
+    _row("bubble fraction", "", None, pp.BUBBLE, None, None, "GPipe: (G-1)/(M+G-1)"),
+    _row("idle share of GPU time", "", S_IDLE, pp.IDLE, tp.IDLE,
+         _lower("b_idle", pp.IDLE, tp.IDLE), "PP: bubble, hops, uneven stages; TP: waits"),
+    "Per-GPU matmul",
+    _row("layer-1 intensity", "FLOP/B", S_I1, pp.I1, tp.I1, None,
+         "TP shrinks each GPU's matmul"),
+    _row("layer-1 regime", "", S_R1, pp.R1, tp.R1, None),
+)
+
+def _pct_sooner(slow: str, fast: str) -> Num:
+    return Num(f"100*(1-{{{fast}}}/{{{slow}}})", lambda a: 100 * (1 - a[fast] / a[slow]), 2)
+
+
+def _pct_more(high: str, low: str) -> Num:
+    return Num(f"100*({{{high}}}/{{{low}}}-1)", lambda a: 100 * (a[high] / a[low] - 1), 2)
+
+
+def _rate(name: str) -> Num:
+    return Num(f"{{{name}}}", lambda a: a[name])
+
+
+def _gb(name: str) -> Num:
+    return Num(f"{{{name}}}/1E+09", lambda a: a[name] / 1e9)
+
+
+V_LATENCY = sentence("verdict_latency", "latency", (
+    "Latency: ",
+    winner("b_latm",
+           ("pipeline parallel finishes one batch ", _pct_sooner("tp_latency", "pp_latency_m"),
+            " % sooner"),
+           ("tensor parallel finishes one batch ", _pct_sooner("pp_latency_m", "tp_latency"),
+            " % sooner"),
+           ("the two tie",)),
+    " (tensor ", ms("tp_latency"), " ms, pipeline ", ms("pp_latency_m"), " ms with ",
+    _rate("micro_batches"),
+    " micro-batches; ", ms("pp_latency_one"), " ms without micro-batching, ",
+    ms("single_latency"), " ms on one GPU).",
+))
+V_THROUGHPUT = sentence("verdict_throughput", "throughput", (
+    "Throughput: for a stream of batches ",
+    winner("b_stream",
+           ("pipeline parallel sustains ", _pct_more("pp_tput_stream_one", "tp_tput"),
+            " % more"),
+           ("tensor parallel sustains ", _pct_more("tp_tput", "pp_tput_stream_one"),
+            " % more"),
+           ("the two tie",)),
+    " (pipeline ", _rate("pp_tput_stream_one"), " vs tensor ", _rate("tp_tput"),
+    " rows/s); one batch at a time, ",
+    winner("b_flushed",
+           ("pipeline parallel does ", _pct_more("pp_tput_flushed", "tp_tput"), " % more"),
+           ("tensor parallel does ", _pct_more("tp_tput", "pp_tput_flushed"), " % more"),
+           ("the two tie",)),
+    " (pipeline ", _rate("pp_tput_flushed"), " vs tensor ", _rate("tp_tput"), " rows/s).",
+))
+_FIT_WORDS = {"both": "both fit", "pipeline": "only pipeline parallel fits",
+              "tensor": "only tensor parallel fits", "neither": "neither fits"}
+V_MEMORY = sentence("verdict_memory", "memory", (
+    "Memory per GPU: pipeline ", _gb("pp_mem"), " GB, tensor ", _gb("tp_mem"), " GB of ",
+    _gb("vram_bytes"), " GB (",
+    When('{b_fits}="both"', lambda a: a["b_fits"] == "both", (_FIT_WORDS["both"],), (
+        When('{b_fits}="pipeline"', lambda a: a["b_fits"] == "pipeline",
+             (_FIT_WORDS["pipeline"],), (
+                 When('{b_fits}="tensor"', lambda a: a["b_fits"] == "tensor",
+                      (_FIT_WORDS["tensor"],), (_FIT_WORDS["neither"],)),)),)),
+    "): PP holds 1/G of the layers, TP 1/G of every weight but whole activations.",
+))
+V_COMM = sentence("verdict_comm", "communication", (
+    When("{par_gpus}>1", lambda a: a["par_gpus"] > 1, (
+        "Communication: tensor parallel runs ", _rate("tp_ar_count"), " all-reduces of ",
+        Num("{allreduce_bytes}/1E+06", lambda a: a["allreduce_bytes"] / 1e6), " MB (",
+        ms("tp_comm"), " ms per batch, ",
+        Num("100*{tp_idle}", lambda a: 100 * a["tp_idle"], 2), " % of its latency; bus "
+        "bandwidth ", Num("{allreduce_bytes}/{allreduce_time}*2*({par_gpus}-1)/{par_gpus}"
+                          "/1E+09", lambda a: a["allreduce_bytes"] / a["allreduce_time"] * 2
+                          * (a["par_gpus"] - 1) / a["par_gpus"] / 1e9),
+        " GB/s); pipeline parallel sends each micro-batch's activation across its stage "
+        "boundaries (", Num("{stages_used}-1", lambda a: a["stages_used"] - 1), " here; ",
+        ms("pp_comm"), " ms per batch, overlapped with compute) and its pace is set by ",
+        Ref("pp_pace_by"), "."),
+        ("Communication: none on one GPU.",)),
+))
+V_MICRO = sentence("verdict_micro", "micro-batching", (
+    "Micro-batching: ", _rate("micro_batches"),
+    " micro-batches cut pipeline parallel's "
+    "one-batch latency from ", ms("pp_latency_one"), " to ", ms("pp_latency_m"),
+    " ms (bubble ", Num("100*{pp_bubble}", lambda a: 100 * a["pp_bubble"], 2),
+    " %), but not its stream rate (", _rate("pp_tput_stream_one"), " rows/s at M = 1, ",
+    _rate("pp_tput_stream"), " at M = ", _rate("micro_batches"),
+    "): each micro-batch re-reads "
+    "the weights.",
+))
+VERDICT = (V_LATENCY, V_THROUGHPUT, V_MEMORY, V_COMM, V_MICRO)
+
+LASTING = (
+    "PP splits the weights by G and sends only point-to-point hops (one activation per stage "
+    "boundary), so it tolerates slow links; but it needs micro-batches to cut one batch's "
+    "latency, and pays the bubble (G-1)/(M+G-1).",
+    "TP needs link bandwidth on the order of NVLink and replicates activations; it cuts one "
+    "batch's latency at any m (each GPU does 1/G of the FLOPs and reads 1/G of the weights), "
+    "while PP needs micro-batches, which stop helping once they are memory-bound (each "
+    "re-reads the weights): TP's lead over PP is largest at small m.",
+    "Across nodes the two are combined: TP inside a node over NVLink, PP across nodes over "
+    "the slower network (Megatron-LM).",
+)
+DEFINITIONS = (
+    "Definitions, the same for every column. Latency: one batch of m rows, first input to "
+    "last output. With M micro-batches PP takes Σ stage and hop times of one micro-batch + "
+    "(M - 1) × the slowest of them; TP and one GPU run the batch whole.",
+    "Throughput, stream of batches: rows/s in the steady state of back-to-back batches. PP: "
+    "m / its slowest stage or hop at M = 1, its best (consecutive batches keep every stage "
+    "busy; M micro-batches only add re-reads); TP and one GPU: m / latency (TP's all-reduces "
+    "are not overlapped with compute, so its stream runs one batch after another).",
+    "Throughput, one batch at a time: m / latency (a flushed pipeline). Bubble fraction: "
+    "GPipe's (G-1)/(M+G-1), the idle share with equal stages and hidden hops; the idle-share "
+    "row counts hops, unequal stages, unused GPUs and all-reduce waits too.",
+)
+
+INPUT_BLOCK = Block(
+    row=4, col=0, header=("Parallelism input", "Value", "Unit", "Notes"),
+    rows=(
+        *(BlockRow(i.label, [i], i.unit, i.doc) for i in (
+            GPUS, MICRO, LINK_CHOICE, HOST_LAT_IN, LINK_BW_IN, LINK_LAT_IN, PAIRING, GATHER)),
+        "Derived",
+        BlockRow(EFF_LINK_BW.label, [EFF_LINK_BW], "B/s", "times LINK_EFF (Inputs sheet)"),
+        BlockRow(EFF_LINK_LAT.label, [EFF_LINK_LAT], "s"),
+        *(BlockRow(q.label, [q], "", q.doc) for q in (STAGE_LAYERS, STAGES, MB_ROWS)),
+    ),
+)
+#: The side blocks start right of the comparison's note column, so the input block's notes
+#: overflow into empty cells instead of being cut off by the Splits table.
+SIDE_COL = 8
+FLAG_BLOCK = Block(row=4, col=SIDE_COL, header=("Splits", "Value"),
+                   rows=tuple(BlockRow(q.label, [q]) for q in (FLAG_SPLIT, FLAG_L, FLAG_M)))
+COUNT_BLOCK = Block(
+    row=9, col=SIDE_COL, header=("Layer counts", "type 1", "type 2"),
+    rows=(BlockRow("all layers", [pp.N_T1, pp.N_T2]),
+          *(BlockRow(f"PP stage {w}", [pp.STAGE_COUNTS[2 * i], pp.STAGE_COUNTS[2 * i + 1]])
+            for i, w in enumerate(("1", "2", "last"))),
+          BlockRow("PP hops after", [pp.HOPS_T1, pp.HOPS_T2]),
+          BlockRow("...any", [sweep.HAS_H1, sweep.HAS_H2])),
+)
+_PAIR_ROW = INPUT_BLOCK.row + len(INPUT_BLOCK.rows) + 2
+PAIRING_BLOCK = Block(
+    row=_PAIR_ROW, col=0, header=("Tensor-parallel pairing (Megatron-LM)", "Value", "Unit",
+                                  "Notes"),
+    rows=(
+        *(BlockRow(q.label, [q], q.unit, q.doc) for q in (
+            tp.ROW_TYPE, tp.WHY, tp.AR_NAME, tp.AR_COLS, tp.SPLIT_COLS, tp.SHARD, tp.AR_BYTES,
+            tp.AR_COUNT, tp.COL_COUNT, tp.AR_TIME, tp.ALGBW, tp.BUSBW, tp.AR_TOTAL)),
+        BlockRow(tp.OUT_STATE.label, [tp.OUT_STATE], "", "layer 1 row-split: its replicated "
+                 "input is sliced for free"),
+        *(BlockRow(q.label, [q], q.unit, q.doc) for q in (
+            tp.LAST_SHARDED, tp.GATHER_BYTES, tp.GATHER_TIME, tp.GATHER_USED)),
+        "What the other pairing would cost",
+        *(BlockRow(q.label, [q], q.unit, q.doc) for q in (
+            tp.OTHER_COLS, tp.OTHER_BYTES, tp.OTHER_COUNT, tp.OTHER_TIME, tp.OTHER_TOTAL)),
+    ),
+)
+_DEF_ROW = PAIRING_BLOCK.row + len(PAIRING_BLOCK.rows) + 2
+COMPARISON = Block(
+    row=_DEF_ROW + len(DEFINITIONS) + 1, col=0,
+    header=("Per forward pass", "single GPU", "pipeline parallel", "tensor parallel", "better",
+            "unit", "note"),
+    rows=COMPARISON_ROWS,
+)
+#: Prose (the title notes, definitions, verdict, what stays true) wraps inside the
+#: comparison's width, so it stays on screen and inside the printed page.
+PROSE_COLS = len(COMPARISON.header)
+VERDICT_BLOCK = Block(row=COMPARISON.row + len(COMPARISON.rows) + 2, col=0,
+                      header=("Verdict (live)", ""),
+                      rows=tuple(BlockRow(q.label, [q]) for q in VERDICT),
+                      value_span=PROSE_COLS - 1)
+_LASTING_ROW = VERDICT_BLOCK.row + len(VERDICT_BLOCK.rows) + 3
+SWEEP = sweep.table(_LASTING_ROW + len(LASTING) + 3)
+TABLE = Table(name="parallel_layers", header_row=SWEEP.first_row + len(sweep.DEFAULT_ROWS) + 3,
+              col=0, inputs=(pp.PAR_LAYER,), columns=(*pp.COLUMNS, *tp.COLUMNS))
+
+
+def sheet(google: bool = False) -> SheetSpec:
+    """`google`: the sweep chart's Google Sheets variant (LOG10 helpers, parallel_chart)."""
+    widths = {0: 40.0, 1: 16.0, 2: 16.0, 3: 16.0, 4: 12.0, 5: 22.0, 6: 40.0, SIDE_COL: 26.0}
+    last = max(len(t.all_columns()) for t in (TABLE, SWEEP))
+    widths |= {i: 13.0 for i in range(7, last) if i != SIDE_COL}
+    texts = [
+        Text(0, 0, "The pipeline on G GPUs: pipeline vs tensor parallelism", "title"),
+        Text(1, 0, "PP (GPipe): G stages of ceil(L/G) layers, M micro-batches. TP "
+             "(Megatron-LM): column-split then row-split layers, a ring all-reduce of the "
+             "narrower activation after each row-split layer.", span=PROSE_COLS),
+        Text(2, 0, "Layers, shapes, dtype and efficiencies come from the Pipeline and Inputs "
+             "sheets; link bandwidth is per direction; nothing overlaps communication in TP.",
+             span=PROSE_COLS),
+        *(Text(_DEF_ROW + i, 0, t, span=PROSE_COLS) for i, t in enumerate(DEFINITIONS)),
+        Text(_LASTING_ROW - 1, 0, "What stays true whatever the numbers", "subtitle"),
+        *(Text(_LASTING_ROW + i, 0, t, span=PROSE_COLS) for i, t in enumerate(LASTING)),
+        Text(SWEEP.header_row - 2, 0, "Batch-size sweep", "subtitle"),
+        Text(SWEEP.header_row - 1, 0, "Each row is the whole model at its m; PP uses "
+             "M' = min(M, m) micro-batches. Type an m, or blank it and give a multiple of the "
+             "input m. Switch the link to the host link to see the latency verdict flip.",
+             span=PROSE_COLS),
+        Text(TABLE.header_row - 1, 0, "Per layer", "subtitle"),
+    ]
+    return parallel_chart.with_chart(SheetSpec(
+        name=SHEET,
+        time_unit=TIME_UNIT,
+        texts=tuple(texts),
+        blocks=(INPUT_BLOCK, FLAG_BLOCK, COUNT_BLOCK, PAIRING_BLOCK, COMPARISON, VERDICT_BLOCK),
+        tables=(TABLE, SWEEP),
+        column_widths=widths,
+        freeze=None,
+        regime_columns=("mb_regime", "tp_regime"),
+    ), SWEEP, google)
+
+
+def input_values(layers: int, gpus: int, micro_batches: int, link_bw: float | None,
+                 link_latency: float | None, **link: Any) -> dict[str, Any]:
+    return {**_link_inputs(gpus, micro_batches, link_bw, link_latency, **link),
+            "par_layer": list(range(1, layers + 1)), **sweep.input_values()}

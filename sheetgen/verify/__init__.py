@@ -1,0 +1,1 @@
+"""Checking workbooks against the model: compare, check, LibreOffice recalculation, grading."""

@@ -1,0 +1,1 @@
+"""Google Sheets: request bodies (pure), the HTTP client and credentials, push/read/check."""

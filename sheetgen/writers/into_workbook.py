@@ -1,0 +1,312 @@
+"""Write a WorkbookPlan into an existing openpyxl workbook: the writer behind `sheetgen fill`.
+
+sheetgen's sheets are added after the user's own; their sheets are never written to. What
+openpyxl cannot carry through a load and save is checked first (`losses`), so a fill refuses
+rather than silently dropping part of someone's workbook. openpyxl stores no cached formula
+results, so every formula in the saved file (theirs and ours) is computed when Excel or
+LibreOffice opens it; the file asks for a full calculation on load.
+"""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from openpyxl.chart import Reference, ScatterChart, Series
+from openpyxl.formatting.rule import CellIsRule, Rule
+from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
+from openpyxl.styles.differential import DifferentialStyle
+from openpyxl.styles.numbers import NumberFormat
+from openpyxl.utils import get_column_letter
+from openpyxl.workbook.defined_name import DefinedName
+from openpyxl.workbook.workbook import Workbook
+from openpyxl.worksheet.datavalidation import DataValidation
+from openpyxl.worksheet.page import PageMargins
+from openpyxl.worksheet.worksheet import Worksheet
+from xlsxwriter.utility import xl_rowcol_to_cell
+
+from sheetgen.layout import page as layout_rules
+from sheetgen.layout import palette
+from sheetgen.layout.planner import Cell, ChartPlan, SheetPlan, ValidationPlan, WorkbookPlan
+from sheetgen.layout.styles import INDENTED_FORMATS, NUMBER_FORMATS, STYLES
+
+Progress = Callable[[int], None]
+
+#: Package contents openpyxl drops on load and save, as (what, part-name pattern, content
+#: pattern or None). A fill refuses when THEIRS holds any of them (unless told to accept).
+_LOSSY: list[tuple[str, str, str | None]] = [
+    ("drawn shapes or text boxes", r"xl/drawings/drawing\d+\.xml", r"<xdr:(sp|grpSp|cxnSp)\b"),
+    ("Excel 2016+ charts (chartex)", r"xl/charts/chartEx\d*\.xml", None),
+    ("slicers", r"xl/slicers/", None),
+    ("timelines", r"xl/timelines/", None),
+    ("form or ActiveX controls", r"xl/(ctrlProps|activeX)/", None),
+    ("threaded comments", r"xl/threadedComments/", None),
+    ("sparklines", r"xl/worksheets/sheet\d+\.xml", r"sparklineGroups"),
+    ("Excel 2010+ extended conditional formats or validations",
+     r"xl/worksheets/sheet\d+\.xml", r"<x14:(conditionalFormattings|dataValidations)\b"),
+    ("macros (VBA)", r"xl/vbaProject\.bin", None),
+]
+
+
+def losses(path: str | Path) -> list[str]:
+    """What of the workbook at path openpyxl would drop (empty: nothing known)."""
+    found = []
+    with zipfile.ZipFile(path) as z:
+        names = z.namelist()
+        for what, part, content in _LOSSY:
+            for name in names:
+                if not re.match(part, name):
+                    continue
+                if content is None or re.search(content,
+                                                 z.read(name).decode("utf-8", "replace")):
+                    found.append(what)
+                    break
+    return found
+
+
+def _color(hex_color: str) -> str:
+    return hex_color.lstrip("#").upper()
+
+
+class _Styles:
+    """openpyxl style pieces by (role, number format), translated from STYLES once each."""
+
+    def __init__(self) -> None:
+        self.cache: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def get(self, role: str, fmt: str = "general") -> dict[str, Any]:
+        key = (role, fmt)
+        if key in self.cache:
+            return self.cache[key]
+        props = STYLES.get(role, {})
+        out: dict[str, Any] = {}
+        font = {k: v for k, v in (("bold", props.get("bold")), ("italic", props.get("italic")),
+                                  ("size", props.get("font_size"))) if v}
+        if "font_color" in props:
+            font["color"] = _color(props["font_color"])
+        if font:
+            out["font"] = Font(**font)
+        if "bg_color" in props:
+            out["fill"] = PatternFill("solid", start_color=_color(props["bg_color"]))
+        if props.get("border"):
+            side = Side("thin", color=_color(props.get("border_color", "#000000")))
+            out["border"] = Border(left=side, right=side, top=side, bottom=side)
+        elif props.get("bottom"):
+            out["border"] = Border(bottom=Side("thin"))
+        indent = props.get("indent", 0)
+        if role in ("derived", "linked") and fmt in INDENTED_FORMATS:
+            indent = 1
+        if props.get("text_wrap") or props.get("valign") or indent:
+            out["alignment"] = Alignment(wrap_text=bool(props.get("text_wrap")),
+                                         vertical=props.get("valign"), indent=indent,
+                                         horizontal="left" if indent else None)
+        if fmt not in ("general", "text") or role in ("input", "formula", "derived", "linked"):
+            out["number_format"] = NUMBER_FORMATS.get(fmt, "General")
+        self.cache[key] = out
+        return out
+
+
+def _put(ws: Worksheet, row: int, col: int, value: Any, style: dict[str, Any],
+         formula: bool = False) -> None:
+    """One cell; text that is not ours to evaluate stays text even if it starts with '='."""
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and value != value:  # NaN: leave blank
+        value = None
+    cell = ws.cell(row=row + 1, column=col + 1, value=value)
+    if isinstance(value, str) and not formula:
+        cell.data_type = "s"
+    for attr, piece in style.items():
+        setattr(cell, attr, piece)
+
+
+def _write_cells(ws: Worksheet, sheet: SheetPlan, styles: _Styles,
+                 progress: Progress | None) -> None:
+    for cell in sheet.cells:
+        _write_cell(ws, cell, styles)
+    for table in sheet.tables:
+        for col in table.columns:
+            input_style = styles.get(col.style, col.fmt)
+            formula_style = styles.get("linked" if col.is_input else "derived", col.fmt)
+            for i in range(table.n_rows):
+                row = table.first_row + i
+                link = col.link_at(i) if col.is_input else None
+                if link is not None:
+                    _put(ws, row, col.col, link, formula_style, formula=True)
+                elif col.is_input:
+                    _put(ws, row, col.col, col.values[i], input_style)
+                else:
+                    _put(ws, row, col.col, col.formula_at(row), formula_style, formula=True)
+        if progress is not None:
+            progress(table.n_rows)
+
+
+def _write_cell(ws: Worksheet, cell: Cell, styles: _Styles) -> None:
+    if cell.span > 1:
+        ws.merge_cells(start_row=cell.row + 1, start_column=cell.col + 1, end_row=cell.row + 1,
+                       end_column=cell.col + cell.span)
+    if cell.role == "formula":
+        _put(ws, cell.row, cell.col, cell.formula, styles.get("derived", cell.fmt), True)
+    elif cell.role == "input":
+        _put(ws, cell.row, cell.col, cell.value, styles.get("input", cell.fmt))
+    else:
+        _put(ws, cell.row, cell.col, str(cell.value), styles.get(cell.role))
+    if cell.wrap:
+        ws.cell(cell.row + 1, cell.col + 1).alignment = Alignment(
+            wrap_text=True, vertical="top", indent=int(cell.role == "formula"),
+            horizontal="left")
+
+
+def _validation(ws: Worksheet, v: ValidationPlan) -> None:
+    rule = v.rule
+    if rule.kind == "list":
+        dv = DataValidation(type="list", formula1=v.source_name or v.source, allow_blank=True)
+    elif rule.kind == "choices":
+        dv = DataValidation(type="list", formula1='"' + ",".join(rule.choices) + '"',
+                            allow_blank=True)
+    elif rule.kind == "whole_min":
+        dv = DataValidation(type="whole", operator="between", allow_blank=True,
+                            formula1=str(int(rule.minimum or 1)),
+                            formula2=str(int(rule.maximum or 2**31 - 1)))
+    else:
+        dv = DataValidation(type="decimal", operator="between", allow_blank=True,
+                            formula1=repr(rule.minimum), formula2=repr(rule.maximum))
+    if rule.message:
+        dv.prompt = dv.error = rule.message
+        dv.showInputMessage = dv.showErrorMessage = True
+    dv.add(f"{xl_rowcol_to_cell(v.first_row, v.first_col)}:"
+           f"{xl_rowcol_to_cell(v.last_row, v.last_col)}")
+    ws.add_data_validation(dv)
+
+
+def _chart(ws: Worksheet, chart: ChartPlan) -> None:
+    """An XY chart as the built workbook draws it (the roofline: the ceiling a line, each
+    group markers only (no line, no smoothing: openpyxl's scatter otherwise joins and smooths
+    them), the ridge a diamond), whole-decade log axes in plain numbers. openpyxl
+    cannot label points from cells; the groups' legend (compute-/memory-bound) reads
+    without labels."""
+    from openpyxl.chart.axis import ChartLines
+    from openpyxl.chart.shapes import GraphicalProperties
+
+    ch = ScatterChart()
+    ch.title = chart.title
+    ch.style = 13
+    ch.scatterStyle = "lineMarker"
+    ch.visible_cells_only = False  # <c:plotVisOnly val="0"/>: its data are in hidden columns
+    for s in chart.series:
+        x = Reference(ws, min_col=s.x[0] + 1, min_row=s.x[1] + 1, max_row=s.x[2] + 1)
+        y = Reference(ws, min_col=s.y[0] + 1, min_row=s.y[1] + 1, max_row=s.y[2] + 1)
+        series = Series(y, x, title=s.name)
+        series.smooth = False
+        color = _hex(s.color or (palette.CEILING if s.line else palette.POINT))
+        series.marker.symbol = s.marker
+        if s.marker != "none":
+            series.marker.size = s.marker_size
+            series.marker.graphicalProperties = GraphicalProperties(solidFill=color)
+            series.marker.graphicalProperties.line.solidFill = color
+        if s.line:
+            series.graphicalProperties.line.solidFill = color
+            series.graphicalProperties.line.width = 28575  # 2.25 pt in EMU
+        else:
+            series.graphicalProperties.line.noFill = True
+        ch.series.append(series)
+    for axis, title, bounds, log in ((ch.x_axis, chart.x_title, chart.x_range, chart.x_log),
+                                     (ch.y_axis, chart.y_title, chart.y_range, chart.y_log)):
+        axis.title = title
+        if log:
+            axis.scaling.logBase = 10
+        if bounds is not None:
+            axis.scaling.min, axis.scaling.max = bounds
+        axis.number_format = "General"
+        axis.numFmt.sourceLinked = False
+        axis.majorGridlines = ChartLines()
+        axis.delete = False
+    ch.legend.position = "b"
+    ch.width = chart.width_cols * 64 / 37.8  # cm at 96 dpi, the built workbook's size
+    ch.height = chart.height_rows * 20 / 37.8
+    ws.add_chart(ch, xl_rowcol_to_cell(chart.row, chart.col))
+
+
+def _number_format_rule(condition: str, code: str) -> Rule:
+    """A formula rule whose style is only a number format (openpyxl's FormulaRule takes
+    fonts, fills and borders but no number format)."""
+    dxf = DifferentialStyle(numFmt=NumberFormat(numFmtId=_CUSTOM_FORMAT_ID, formatCode=code))
+    return Rule(type="expression", formula=[condition], dxf=dxf)
+
+
+#: the first id of a custom number format (0-163 are built in); openpyxl renumbers a
+#: differential style's format when it writes the styles part
+_CUSTOM_FORMAT_ID = 164
+
+
+def _hex(color: str) -> str:
+    return color.lstrip("#").upper()
+
+
+def write_into(plan: WorkbookPlan, wb: Workbook, *, progress: Progress | None = None) -> None:
+    """Add the plan's sheets, names and metadata to wb (after its own sheets)."""
+    from openpyxl.packaging.custom import StringProperty
+
+    clash = [s.name for s in plan.sheets if s.name in wb.sheetnames]
+    if clash:
+        raise ValueError(f"sheets already exist: {clash}")
+    styles = _Styles()
+    for sheet in plan.sheets:
+        ws = wb.create_sheet(sheet.name)
+        for col, width in sheet.widths.items():
+            ws.column_dimensions[get_column_letter(col + 1)].width = width
+        for col in sheet.hidden:
+            ws.column_dimensions[get_column_letter(col + 1)].hidden = True
+        frozen = layout_rules.freeze(sheet)
+        if frozen:
+            ws.freeze_panes = xl_rowcol_to_cell(*frozen)
+        for row, height in layout_rules.row_heights(sheet).items():
+            ws.row_dimensions[row + 1].height = height
+        _page_setup(ws, sheet)
+        _write_cells(ws, sheet, styles, progress)
+        for v in sheet.validations:
+            _validation(ws, v)
+        for c in sheet.conditionals:
+            fill = PatternFill("solid", start_color=_color(c.color), end_color=_color(c.color))
+            ws.conditional_formatting.add(
+                f"{xl_rowcol_to_cell(c.first_row, c.col)}:{xl_rowcol_to_cell(c.last_row, c.col)}",
+                CellIsRule(operator="notEqual" if c.negate else "equal", formula=[c.literal],
+                           fill=fill,
+                           font=Font(color=_color(c.font)) if c.font else None))
+        for r in sheet.format_rules:
+            ws.conditional_formatting.add(
+                f"{xl_rowcol_to_cell(r.first_row, r.col)}:{xl_rowcol_to_cell(r.last_row, r.col)}",
+                _number_format_rule(r.condition, NUMBER_FORMATS[r.fmt]))
+        for chart in sheet.charts:
+            _chart(ws, chart)
+    for name, ref in plan.defined_names.items():
+        wb.defined_names[name] = DefinedName(name, attr_text=ref)
+    for key, value in plan.metadata.items():
+        if key in wb.custom_doc_props.names:
+            del wb.custom_doc_props[key]
+        wb.custom_doc_props.append(StringProperty(name=key, value=value))
+    if wb.calculation is None:  # a workbook saved without <calcPr>
+        from openpyxl.workbook.properties import CalcProperties
+
+        wb.calculation = CalcProperties()
+    wb.calculation.fullCalcOnLoad = True
+
+
+def _page_setup(ws: Worksheet, sheet: SheetPlan) -> None:
+    """The xlsx writer's print setup (layout_rules.print_setup), through openpyxl."""
+    setup = layout_rules.print_setup(sheet)
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.paperSize = ws.PAPERSIZE_A4
+    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToHeight = 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    ws.print_area = f"A1:{xl_rowcol_to_cell(setup.last_row, setup.last_col)}"
+    if setup.repeat_rows is not None:
+        ws.print_title_rows = f"{setup.repeat_rows[0] + 1}:{setup.repeat_rows[1] + 1}"
+    left, right, top, bottom = layout_rules.MARGINS
+    ws.page_margins = PageMargins(left=left, right=right, top=top, bottom=bottom)
+    ws.oddFooter.left.text = layout_rules.FOOTER_LEFT
+    ws.oddFooter.right.text = layout_rules.FOOTER_RIGHT
