@@ -30,13 +30,24 @@ VLLM = ("https://buildkite.com/vllm/performance-benchmark/builds/9515 (vLLM nigh
         "performance benchmark, latency tests: input 32, output 128, batch 8, mean end-to-end "
         "latency of benchmark_latency.py, H200)")
 
+TRTLLM = ("https://github.com/NVIDIA/TensorRT-LLM/blob/138f96d45f90b9667426f7c47297d8c06bafac73/"
+          "docs/source/performance.md (TensorRT-LLM v0.5 data, 'Low Latency': batch 1, first "
+          "token latency from gptSessionBenchmark with 1 output token; H100-HBM3-80GB FP8 with "
+          "--fp8_kv_cache, A100 FP16)")
+#: The Llama 2 shapes of the TensorRT-LLM engine builds in that document (its build.py flags)
+LLAMA2_7B = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008,
+             "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+             "vocab_size": 32000, "tie_word_embeddings": False}
+LLAMA2_70B = {**LLAMA2_7B, "hidden_size": 8192, "intermediate_size": 28672,
+              "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8}
+
 
 @dataclass(frozen=True)
 class Measurement:
     """One published figure and the setup it was measured on."""
 
     source: str
-    model: str  # a bundled config (same architecture as the measured model)
+    model: Any  # a bundled config's name or a dict of config fields (the measured shapes)
     measured_model: str
     gpu: str
     dtype: str
@@ -47,6 +58,7 @@ class Measurement:
     metric: str  # "ttft", "tpot" (ITL) or "e2e"
     measured_ms: float
     note: str = ""
+    known: bool = True  # every input of the estimate is stated by the source
 
 
 MEASUREMENTS = [
@@ -64,6 +76,20 @@ MEASUREMENTS = [
                 833.421, "latency_llama8B_tp1"),
     Measurement(VLLM, "mixtral-8x7b", "Mixtral-8x7B", "H200", "bf16", 2, 8, 32, 128, "e2e",
                 1917.44, "latency_mixtral8x7B_tp2"),
+    *(Measurement(TRTLLM, cfg, name, gpu, dtype, tp, 1, prompt, 1, "ttft", ms, note, known)
+      for cfg, name, gpu, dtype, tp, prompt, ms, note, known in (
+          (LLAMA2_7B, "LLaMA 7B", "H100 SXM", "fp8", 1, 128, 7, "engine-level", True),
+          (LLAMA2_7B, "LLaMA 7B", "H100 SXM", "fp8", 1, 2048, 36, "engine-level", True),
+          (LLAMA2_70B, "LLaMA 70B", "H100 SXM", "fp8", 4, 128, 26, "engine-level", True),
+          (LLAMA2_70B, "LLaMA 70B", "H100 SXM", "fp8", 4, 2048, 109, "engine-level", True),
+          (LLAMA2_7B, "LLaMA 7B", "A100 80GB SXM", "fp16", 1, 128, 16,
+           "A100 memory variant not stated: 80GB SXM assumed", False),
+          (LLAMA2_7B, "LLaMA 7B", "A100 80GB SXM", "fp16", 1, 2048, 133,
+           "A100 memory variant not stated: 80GB SXM assumed", False),
+          (LLAMA2_70B, "LLaMA 70B", "A100 80GB SXM", "fp16", 4, 128, 47,
+           "A100 memory variant not stated: 80GB SXM assumed", False),
+          (LLAMA2_70B, "LLaMA 70B", "A100 80GB SXM", "fp16", 4, 2048, 377,
+           "A100 memory variant not stated: 80GB SXM assumed", False))),
 ]
 #: metrics whose whole setup is known to the model (TTFT measured at a client is not: it adds
 #: the server's request handling, which no roofline holds)
@@ -88,10 +114,12 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
     out = ["| setup | metric | measured | bound | realistic | error | source |",
            "|---|---|---|---|---|---|---|"]
     for r in rows:
-        setup = (f"{r['measured_model']} ({r['model']} config), {r['tp']}× {r['gpu']}, "
+        config = r["model"] if isinstance(r["model"], str) else "its build's shapes"
+        setup = (f"{r['measured_model']} ({config}), {r['tp']}× {r['gpu']}, "
                  f"{r['dtype']}, batch {r['batch']}, {r['prompt']} in / {r['generate']} out")
         metric = {"tpot": "TPOT (ITL)", "ttft": "TTFT", "e2e": "end-to-end"}[r["metric"]]
-        src = "NVIDIA NIM docs" if r["source"] == NIM else "vLLM nightly benchmark"
+        src = {NIM: "NVIDIA NIM docs", VLLM: "vLLM nightly benchmark",
+               TRTLLM: "TensorRT-LLM v0.5 perf doc"}[r["source"]]
         out.append(f"| {setup} | {metric} | {r['measured_ms']:.4g} ms | {r['bound_ms']:.4g} ms "
                    f"| {r['realistic_ms']:.4g} ms | {r['error']:+.0%} | {src}: {r['note']} |")
     return out
@@ -108,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(rows, indent=2))
     else:
         print("\n".join(table(rows)))
-        print(f"\nSources:\n- {NIM}\n- {VLLM}")
+        print(f"\nSources:\n- {NIM}\n- {VLLM}\n- {TRTLLM}")
     if args.within is not None:
         bad = [r for r in rows if r["metric"] in DECODE_METRICS and abs(r["error"]) > args.within]
         for r in bad:
