@@ -130,8 +130,15 @@ def rebuild_plan(ev: EvaluatedWorkbook, meta: dict[str, str]) -> WorkbookPlan:
     practice = rows.get("practice", 0)
     # The Measured sheet's notes name its source; any placeholder gives the same cells.
     meas = MeasuredInputs((), (), (), (), ()) if rows.get("measured") else None
+    xf = None
+    if meta.get("sheetgen.model"):
+        from sheetgen.inputs.model_config import ModelConfig
+        from sheetgen.sheets.transformer import TransformerInputs
+
+        xf = TransformerInputs(ModelConfig.from_json(meta["sheetgen.model"]))
     specs = sheet_specs(BuildConfig(practice=practice, presets=None,  # type: ignore[arg-type]
-                                    measured=meas), meta.get("sheetgen.prefix", ""))
+                                    measured=meas, transformer=xf),
+                        meta.get("sheetgen.prefix", ""))
     missing = [s.name for s in specs if s.name not in ev.sheet_names]
     if missing:
         raise WorkbookError(f"missing sheet(s) {', '.join(missing)}: not a complete sheetgen "
