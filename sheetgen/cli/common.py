@@ -226,11 +226,15 @@ _REFINED_OPTIONS = [
     click.option("--waves/--no-waves", default=None,
                  help="Wave quantization in the refined time: a partial last wave costs a "
                       "whole one (default: the preset's, off)."),
+    click.option("--overlap", type=float, metavar="P",
+                 help="Overlap exponent of the refined time, (compute^P + memory^P)^(1/P): "
+                      "0 = the hard max, 1 = the sum (default: the preset's, 0)."),
 ]
 
 
 def refined_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """--launch-overhead, --tile and --waves: the refined time beside the pure roofline."""
+    """--launch-overhead, --tile, --waves and --overlap: the refined time beside the pure
+    roofline."""
     for option in reversed(_REFINED_OPTIONS):
         command = option(command)
     return command
