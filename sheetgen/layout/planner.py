@@ -15,7 +15,7 @@ import numpy as np
 from xlsxwriter.utility import quote_sheetname, xl_col_to_name, xl_rowcol_to_cell
 
 from sheetgen.core import time_cells
-from sheetgen.layout import text_fit
+from sheetgen.layout import page, text_fit
 from sheetgen.layout.charts import ChartPlan, plan_chart
 from sheetgen.layout.rules import (
     ConditionalPlan,
@@ -391,6 +391,7 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
         sp.hidden = sorted({layout.where[name].col for name in spec.hidden_columns}
                            | {c for first, last in spec.hidden_spans
                               for c in range(first, last + 1)})
+        page.keep_texts_on_page(sp)
         plans.append(sp)
     for switch in (s for spec in sheets for s in spec.format_switches):
         plan_switch(plans, switch, registry, layout, model)

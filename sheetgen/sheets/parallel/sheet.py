@@ -9,6 +9,7 @@ per-layer table.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from sheetgen.model import factories as rf
@@ -335,16 +336,29 @@ def sheet(google: bool = False) -> SheetSpec:
              span=PROSE_COLS),
         Text(TABLE.header_row - 1, 0, "Per layer", "subtitle"),
     ]
-    return parallel_chart.with_chart(SheetSpec(
+    spec = parallel_chart.with_chart(SheetSpec(
         name=SHEET,
         time_unit=TIME_UNIT,
         texts=tuple(texts),
-        blocks=(INPUT_BLOCK, FLAG_BLOCK, COUNT_BLOCK, PAIRING_BLOCK, COMPARISON, VERDICT_BLOCK),
+        blocks=(INPUT_BLOCK, FLAG_BLOCK, PAIRING_BLOCK, COMPARISON, VERDICT_BLOCK),
         tables=(TABLE, SWEEP),
         column_widths=widths,
         freeze=None,
         regime_columns=("mb_regime", "tp_regime"),
     ), SWEEP, google)
+    return _with_helpers(spec)
+
+
+def _with_helpers(spec: SheetSpec) -> SheetSpec:
+    """The layer counts only feed formulas ("...any FALSE TRUE" read as noise at the top
+    right of the printed sheet): right of everything else, in hidden columns, so they
+    neither show nor print."""
+    right = max([t.col + len(t.all_columns()) - 1 for t in spec.tables]
+                + [last for _, last in spec.hidden_spans])
+    col = right + 2
+    counts = replace(COUNT_BLOCK, row=INPUT_BLOCK.row, col=col)
+    return replace(spec, blocks=(*spec.blocks, counts),
+                   hidden_spans=(*spec.hidden_spans, (col, col + len(counts.header) - 1)))
 
 
 def input_values(layers: int, gpus: int, micro_batches: int, link_bw: float | None,
