@@ -336,7 +336,7 @@ def sheet(google: bool = False) -> SheetSpec:
              span=PROSE_COLS),
         Text(TABLE.header_row - 1, 0, "Per layer", "subtitle"),
     ]
-    spec = parallel_chart.with_chart(SheetSpec(
+    base = SheetSpec(
         name=SHEET,
         time_unit=TIME_UNIT,
         texts=tuple(texts),
@@ -345,17 +345,21 @@ def sheet(google: bool = False) -> SheetSpec:
         column_widths=widths,
         freeze=None,
         regime_columns=("mb_regime", "tp_regime"),
-    ), SWEEP, google)
-    return _with_helpers(spec)
+    )
+    # the same place in the xlsx and the Google variant: right of the wider one
+    right = max(_right(parallel_chart.with_chart(base, SWEEP, g)) for g in (False, True))
+    return _with_helpers(parallel_chart.with_chart(base, SWEEP, google), right + 2)
 
 
-def _with_helpers(spec: SheetSpec) -> SheetSpec:
+def _right(spec: SheetSpec) -> int:
+    return max([t.col + len(t.all_columns()) - 1 for t in spec.tables]
+               + [last for _, last in spec.hidden_spans])
+
+
+def _with_helpers(spec: SheetSpec, col: int) -> SheetSpec:
     """The layer counts only feed formulas ("...any FALSE TRUE" read as noise at the top
     right of the printed sheet): right of everything else, in hidden columns, so they
     neither show nor print."""
-    right = max([t.col + len(t.all_columns()) - 1 for t in spec.tables]
-                + [last for _, last in spec.hidden_spans])
-    col = right + 2
     counts = replace(COUNT_BLOCK, row=INPUT_BLOCK.row, col=col)
     return replace(spec, blocks=(*spec.blocks, counts),
                    hidden_spans=(*spec.hidden_spans, (col, col + len(counts.header) - 1)))
