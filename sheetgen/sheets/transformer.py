@@ -731,7 +731,7 @@ def drills() -> list[BlockRow | str]:
 OP_HEADER = ("operation", "m", "k", "n", "count", "kernels", "FLOPs", "bytes moved",
              "FLOP/B", "regime", "compute", "memory", "bound time", "realistic", "unit",
              "note")
-CHART_COL = 6
+CHART_COL = 9  # right of the blocks' notes, which overflow a few columns
 
 
 def _rows(items: list[Quantity] | tuple[Input, ...]) -> list[BlockRow]:
