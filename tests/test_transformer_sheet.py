@@ -177,11 +177,19 @@ def test_push_to_google_holds_the_sheet(sheets_emulator, gsheets_client) -> None
     key = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_xfmr"
     sheets_emulator.create_spreadsheet(key, shared_with=[SA_EMAIL])
     result = sheetgen.push(key, client=gsheets_client, gpu="H100 SXM", spare_rows=0,
-                           transformer=TransformerInputs(load_bundled("llama-3.1-8b")))
+                           transformer=TransformerInputs(load_bundled("mixtral-8x7b"), tp=2))
     assert "Transformer" in result.sheets
     cells = dict(sheets_emulator.snapshot(key).sheets["Transformer"])
     formulas = [v["formulaValue"] for v in cells.values() if "formulaValue" in v]
     assert any("INDEX(" in f for f in formulas) and len(formulas) > 200
+    # check and read find the tab's structure in its column A (no document properties there)
+    from test_gsheets_push import engine_compute
+
+    sheets_emulator.compute = engine_compute
+    report = sheetgen.check_spreadsheet(key, client=gsheets_client)
+    assert report.ok and report.checked["Transformer"] > 200, report.mismatches[:3]
+    block = sheetgen.read(key, client=gsheets_client, sheet="Transformer", block=True)
+    assert block.loc["kv_bytes_per_token", "value"] == 131_072  # Mixtral: 2·32·8·128·2 B
 
 
 @pytest.mark.parametrize("seed", range(8))
