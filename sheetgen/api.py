@@ -193,3 +193,45 @@ def build_workbook(out: str | os.PathLike[str], *, gpu: str | None = None,
 def build(out: str | os.PathLike[str], **kwargs: Any) -> Path:
     """Build the workbook at `out` (see build_workbook for the keyword arguments)."""
     return build_workbook(out, **kwargs)[0]
+
+
+#: transformer()'s summary keys: the Transformer sheet's totals of the same names (SI)
+TRANSFORMER_SUMMARY = ("ttft", "tpot", "ttft_bound", "tpot_bound", "tokens_per_s",
+                       "weights_bytes", "kv_bytes_per_token", "kv_bytes", "memory_per_gpu",
+                       "fits", "max_batch", "critical_batch")
+
+
+def transformer(config: Any, *, gpu: str | None = None,
+                gpu_file: str | os.PathLike[str] | None = None, dtype: str = DEFAULT_DTYPE,
+                batch: int = 1, prompt_tokens: int = 512, generate: int = 128, tp: int = 1,
+                weight_dtype: str | None = None, activation_dtype: str | None = None,
+                output_dtype: str | None = None, kv_dtype: str | None = None,
+                embedding_dtype: str | None = None, reserve: float = 0.10,
+                allreduce: str = "auto", **options: Any) -> pd.DataFrame:
+    """A transformer's serving estimate: one row per operation per phase (prefill, decode).
+
+    `config`: a bundled model name (as `--model`), a path to a Hugging Face config.json
+    (as `--model-config`), or a dict of its fields. `tp`: the tensor-parallel degree (the
+    Parallelism sheet's `gpus` is separate). Dtypes default to `dtype` (outputs of fp8/int8
+    compute in bf16; embeddings in the weight dtype). Columns: phase, op, m, k, n, count,
+    flops, bytes_moved, intensity, regime, time (the bound), realistic_time. attrs["gpu"]:
+    the GPU figures; attrs["summary"]: ttft, tpot, ttft_bound, tpot_bound, tokens_per_s
+    (whole batch), weights_bytes (one GPU's), kv_bytes_per_token (all layers), kv_bytes,
+    memory_per_gpu, fits, max_batch, critical_batch, in SI. `options`: other BuildConfig
+    fields (compute_eff, memory_eff, launch_overhead, ...).
+    """
+    from sheetgen.inputs.model_config import resolve
+    from sheetgen.sheets import transformer as xf
+
+    ti = xf.TransformerInputs(resolve(config), batch=batch, prompt_tokens=prompt_tokens,
+                              generate=generate, tp=tp, weight_dtype=weight_dtype,
+                              activation_dtype=activation_dtype, output_dtype=output_dtype,
+                              kv_dtype=kv_dtype, embedding_dtype=embedding_dtype,
+                              reserve=reserve, allreduce=allreduce)
+    p = plan(gpu=gpu, dtype=dtype, spare_rows=0, gpu_file=gpu_file, transformer=ti, **options)
+    frame = pd.DataFrame(xf.op_records(ti.model, p.model.scalars))
+    frame.attrs["gpu"] = gpu_figures(p)
+    frame.attrs["summary"] = {k: p.model.scalars[k] for k in TRANSFORMER_SUMMARY}
+    frame.attrs["model"] = ti.model.name
+    frame.attrs["assumptions"] = list(ti.model.assumptions)
+    return frame

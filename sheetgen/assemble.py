@@ -27,6 +27,7 @@ from sheetgen.model.vocabulary import SheetSpec
 from sheetgen.sheets import chart_helpers, gpu_specs, inputs, matmul, pipeline, whatif
 from sheetgen.sheets import measured as measured_sheet
 from sheetgen.sheets import practice as practice_sheet
+from sheetgen.sheets import transformer as transformer_sheet
 from sheetgen.sheets.parallel import inputs as parallel_inputs
 from sheetgen.sheets.parallel import sheet as parallel
 
@@ -75,6 +76,8 @@ class BuildConfig:
     activation_dtype: str | None = None
     weight_dtype: str | None = None
     output_dtype: str | None = None
+    #: the Transformer sheet's model and workload (--model / --model-config); None: no sheet
+    transformer: transformer_sheet.TransformerInputs | None = None
 
     def resolved(self) -> BuildConfig:
         """Validate everything up front, with errors naming the option."""
@@ -129,6 +132,8 @@ class BuildConfig:
                    for field, option, _ in precision.OPERANDS}
         shapes = list(self.shapes) if self.shapes is not None else default_shapes()
         self._check_rows(len(shapes))
+        if self.transformer is not None:
+            transformer_sheet.check_inputs(self.transformer, dtype)
         return replace(self, gpu=gpu.name, dtype=dtype, shapes=shapes, pipeline_shape=(m, k, n),
                        whatif_shape=whatif_shape, launch_overhead=float(launch),
                        tile=(int(tile[0]), int(tile[1])), waves=waves, **storage)
@@ -210,6 +215,9 @@ def sheet_specs(config: BuildConfig | None = None, prefix: str = "", *,
     if config is not None and config.measured is not None:
         optional.append(measured_sheet.sheet(config.measured.source))
     mat = chart_helpers_sheet() if chart_helpers else matmul.sheet()
+    if config is not None and config.transformer is not None:
+        optional.insert(0, transformer_sheet.sheet(config.transformer.model,
+                                                   google=chart_helpers))
     sheets = [inputs.sheet(), mat, pipeline.sheet(), parallel.sheet(google=chart_helpers),
               whatif.sheet(),
               *optional, gpu_specs.sheet(config.presets if config is not None else None)]
@@ -253,6 +261,8 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
         values.update(practice_sheet.input_values(config.practice, config.practice_seed))
     if config.measured is not None:
         values.update(measured_sheet.input_values(config.measured))
+    if config.transformer is not None:
+        values.update(transformer_sheet.input_values(config.transformer, config.dtype))
     return values
 
 
@@ -273,5 +283,7 @@ def plan_build(config: BuildConfig | None = None, *, prefix: str = "",
         "sheetgen.layers": str(cfg.layers),
         "sheetgen.practice": str(cfg.practice),
     }
+    if cfg.transformer is not None:
+        metadata["sheetgen.model"] = cfg.transformer.model.to_json()
     return plan_workbook(sheet_specs(cfg, prefix, chart_helpers=chart_helpers),
                          input_values(cfg), metadata, links)

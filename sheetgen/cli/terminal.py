@@ -19,6 +19,7 @@ from sheetgen.cli.common import (
     shapes_options,
     user_errors,
 )
+from sheetgen.cli.transformer import transformer_view
 from sheetgen.core.units import GIGA, TERA, rate_unit, seconds, si
 from sheetgen.inputs.presets import DTYPES, load_presets
 from sheetgen.layout.palette import rgb
@@ -26,6 +27,7 @@ from sheetgen.layout.styles import REGIME_COLORS
 
 
 @cli.command()
+@transformer_view("show")
 @shapes_options
 @gpu_option
 @dtype_option
@@ -119,6 +121,7 @@ def show_json(frame: Any) -> dict[str, Any]:
 
 
 @cli.command()
+@transformer_view("plot")
 @click.argument("out", type=click.Path(path_type=Path))
 @shapes_options
 @gpu_option

@@ -22,6 +22,18 @@ from sheetgen.layout.palette import (
 from sheetgen.layout.palette import FALSE_FILL as FALSE_FILL
 from sheetgen.layout.palette import FALSE_FONT as FALSE_FONT
 
+#: A yes/no cell's number format: TRUE for 1, FALSE for 0, as General would show them. It must
+#: not be General. LibreOffice's xlsx import keeps a cached formula result only when it is a
+#: number or text (t="n", t="str"), not a boolean (t="b"; applyCellFormulaValues in
+#: https://github.com/LibreOffice/core/blob/libreoffice-7-4/sc/source/filter/oox/formulabuffer.cxx),
+#: so it computes such a cell when first needed: opened with a user's default profile (no
+#: recalculation on load), while a page is drawn. A formula cell formatted General then gets a
+#: BOOLEAN format stamped on it (ScFormulaCell::mbNeedsNumberFormat), which replaces the cell's
+#: style while the conditional format being drawn still reads the old one: LibreOffice 7.4
+#: crashes ("Unspecified Application Error", no PDF). Excel and Google Sheets show a boolean as
+#: TRUE/FALSE whatever its number format.
+BOOLEAN_CODE = '"TRUE";"TRUE";"FALSE"'
+
 #: Number-format codes understood by Excel, LibreOffice and Google Sheets alike.
 NUMBER_FORMATS: dict[str, str] = {
     "general": "General",
@@ -32,8 +44,8 @@ NUMBER_FORMATS: dict[str, str] = {
     "pct": "0.0%",
     "gb": '#,##0.00,,," GB"',  # bytes shown in decimal GB: each trailing comma divides by 1000
     "text": "@",
-    "bool": "General",  # a pass/fail check: TRUE/FALSE, FALSE highlighted
-    "flag": "General",  # a neutral yes/no (a stage boundary): TRUE/FALSE, not highlighted
+    "bool": BOOLEAN_CODE,  # a pass/fail check: TRUE/FALSE, FALSE highlighted
+    "flag": BOOLEAN_CODE,  # a neutral yes/no (a stage boundary): TRUE/FALSE, not highlighted
     "status": "@",  # a status text: "ok", else highlighted
     # Readable units on exact SI values (what check, read and the API see). A format can only
     # divide by powers of 1000 (each trailing comma) and hold two conditions, so each picks

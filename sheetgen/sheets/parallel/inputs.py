@@ -98,19 +98,23 @@ MB_ROWS = rf.ceil_div("mb_rows", "pipe_m", "micro_batches", "rows per micro-batc
                       doc="ceil(m/M)")
 
 
-def ring_allreduce(name: str, nbytes: str, label: str) -> Quantity:
-    """Ring all-reduce of `nbytes` on G GPUs: 2(G-1) steps, each moving bytes/G per GPU."""
+def ring_allreduce(name: str, nbytes: str, label: str, *, gpus: str = "par_gpus",
+                   bw: str = "par_link_bw", latency: str = "par_link_latency",
+                   eff: str = "link_eff") -> Quantity:
+    """Ring all-reduce of `nbytes` on G GPUs: 2(G-1) steps, each moving bytes/G per GPU.
+    The names of G, the link figures and the efficiency default to this sheet's (the
+    Transformer sheet passes its own)."""
 
     def reference(**a: Any) -> Any:
-        g = a["par_gpus"]
-        t = (2 * (g - 1) / g * a[nbytes] / (a["par_link_bw"] * a["link_eff"])
-             + 2 * (g - 1) * a["par_link_latency"])
+        g = a[gpus]
+        t = (2 * (g - 1) / g * a[nbytes] / (a[bw] * a[eff])
+             + 2 * (g - 1) * a[latency])
         return np.where(g > 1, t, 0.0) * 1.0 if np.ndim(t) else (t if g > 1 else 0.0)
 
     return Quantity(
         name, label, "s",
-        f"IF({{par_gpus}}>1,2*({{par_gpus}}-1)/{{par_gpus}}*{{{nbytes}}}/({{par_link_bw}}"
-        f"*{{link_eff}})+2*({{par_gpus}}-1)*{{par_link_latency}},0)",
+        f"IF({{{gpus}}}>1,2*({{{gpus}}}-1)/{{{gpus}}}*{{{nbytes}}}/({{{bw}}}"
+        f"*{{{eff}}})+2*({{{gpus}}}-1)*{{{latency}}},0)",
         reference, fmt="time",
         doc="2(G-1)/G · bytes / (bw · eff) + 2(G-1) · latency (ring, Patarasuk & Yuan).")
 

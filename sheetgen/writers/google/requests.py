@@ -27,7 +27,7 @@ from xlsxwriter.utility import xl_cell_to_rowcol, xl_rowcol_to_cell
 
 from sheetgen.layout import page, palette
 from sheetgen.layout.planner import Cell, ChartPlan, SheetPlan, TablePlan, WorkbookPlan
-from sheetgen.layout.styles import NUMBER_FORMATS, STYLES
+from sheetgen.layout.styles import BOOLEAN_CODE, NUMBER_FORMATS, STYLES
 
 #: Upper bound on one batchUpdate body (Google advises ~2 MB); larger pushes are chunked.
 MAX_BODY_BYTES = 2_000_000
@@ -129,8 +129,8 @@ def color_style(hex_color: str) -> dict[str, dict[str, float]]:
 
 def number_format(code: str) -> dict[str, str] | None:
     """An xlsx number-format code (styles.NUMBER_FORMATS) as a Sheets NumberFormat."""
-    if code == "General":
-        return None  # Google's automatic format is its General
+    if code in ("General", BOOLEAN_CODE):
+        return None  # Google's automatic format is its General; it shows TRUE/FALSE itself
     if code == "@":
         return {"type": "TEXT", "pattern": "@"}
     if code.startswith("[>"):
