@@ -276,12 +276,6 @@ BLOCK = Block(
         BlockRow(COMPUTE_EFF.label, [COMPUTE_EFF], "fraction", COMPUTE_EFF.doc, SUGGEST_COMPUTE),
         BlockRow(MEMORY_EFF.label, [MEMORY_EFF], "fraction", MEMORY_EFF.doc, SUGGEST_MEMORY),
         BlockRow(LINK_EFF.label, [LINK_EFF], "fraction", LINK_EFF.doc, SUGGEST_LINK),
-        "Storage per operand (bytes moved = a·m·k + w·k·n + o·m·n)",
-        *(BlockRow(i.label, [i], note=f"{i.defined_name}. {i.doc}")
-          for i in (ACT_DTYPE, WEIGHT_DTYPE, OUT_DTYPE)),
-        *(BlockRow(q.label, [q], q.unit, f"{q.defined_name}. {q.doc}")
-          for q in (ACT_STORAGE, WEIGHT_STORAGE, OUT_STORAGE, ACT_BYTES, WEIGHT_BYTES,
-                    OUT_BYTES)),
         "Derived (named cells used by every sheet)",
         *(BlockRow(q.label, [q], q.unit, f"{q.defined_name}. {q.doc}".strip())
           for q in (PEAK_FLOPS, HBM_BW, DTYPE_BYTES, VRAM_BYTES, RIDGE, ATTAINABLE_FLOPS,
@@ -294,6 +288,12 @@ BLOCK = Block(
         BlockRow(SM_COUNT.label, [SM_COUNT], SM_COUNT.unit,
                  f"{SM_COUNT.defined_name}. {SM_COUNT.doc}"),
         BlockRow(DTYPE_GAP.label, [DTYPE_GAP], note=f"{DTYPE_GAP.defined_name}. {DTYPE_GAP.doc}"),
+        "Storage per operand (bytes moved = a·m·k + w·k·n + o·m·n)",
+        *(BlockRow(i.label, [i], note=f"{i.defined_name}. {i.doc}")
+          for i in (ACT_DTYPE, WEIGHT_DTYPE, OUT_DTYPE)),
+        *(BlockRow(q.label, [q], q.unit, f"{q.defined_name}. {q.doc}")
+          for q in (ACT_STORAGE, WEIGHT_STORAGE, OUT_STORAGE, ACT_BYTES, WEIGHT_BYTES,
+                    OUT_BYTES)),
     ),
 )
 
