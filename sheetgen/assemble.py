@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from sheetgen import __version__
 from sheetgen.core.defaults import DEFAULT_SPARE_ROWS
 from sheetgen.errors import InputError
+from sheetgen.inputs import precision
 from sheetgen.inputs.presets import (
     DEFAULT_DTYPE,
     MAX_OVERLAP_EXPONENT,
@@ -72,6 +73,11 @@ class BuildConfig:
     waves: bool | None = None  # wave quantization in the refined time; None = the preset's
     overlap: float | None = None  # the refined time's overlap exponent; None = the preset's
     measured: measured_sheet.MeasuredInputs | None = None  # rows of the Measured sheet, if any
+    #: storage of A (activations), B (weights), C (outputs): "auto" (the compute dtype's,
+    #: fp8/int8 writing bf16) or a storage dtype (sheetgen.inputs.precision); None = auto
+    activation_dtype: str | None = None
+    weight_dtype: str | None = None
+    output_dtype: str | None = None
     #: the Transformer sheet's model and workload (--model / --model-config); None: no sheet
     transformer: transformer_sheet.TransformerInputs | None = None
 
@@ -129,13 +135,16 @@ class BuildConfig:
                 overlap == 0 or 1 <= overlap <= MAX_OVERLAP_EXPONENT):
             raise InputError(f"--overlap must be 0 (the hard max) or 1 to "
                              f"{MAX_OVERLAP_EXPONENT:g}, got {overlap!r}")
+        storage = {field: precision.check_storage(getattr(self, field), option)
+                   for field, option, _ in precision.OPERANDS}
         shapes = list(self.shapes) if self.shapes is not None else default_shapes()
         self._check_rows(len(shapes))
         if self.transformer is not None:
             transformer_sheet.check_inputs(self.transformer, dtype)
         return replace(self, gpu=gpu.name, dtype=dtype, shapes=shapes, pipeline_shape=(m, k, n),
                        whatif_shape=whatif_shape, launch_overhead=float(launch),
-                       tile=(int(tile[0]), int(tile[1])), waves=waves, overlap=float(overlap))
+                       tile=(int(tile[0]), int(tile[1])), waves=waves, overlap=float(overlap),
+                       **storage)
 
     def _check_rows(self, n_shapes: int) -> None:
         """Refuse, before any work, a table that would run past the last row of a sheet."""
@@ -239,7 +248,9 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
         else config.launch_overhead,
         tile=(gpu.tile_m, gpu.tile_n) if not config.tile else config.tile,
         waves=gpu.wave_quantization if config.waves is None else config.waves,
-        overlap=gpu.overlap_exponent if config.overlap is None else config.overlap))
+        overlap=gpu.overlap_exponent if config.overlap is None else config.overlap,
+        storage=(config.activation_dtype or precision.AUTO, config.weight_dtype or precision.AUTO,
+                 config.output_dtype or precision.AUTO)))
     values.update(compute_eff=float(config.compute_eff), memory_eff=float(config.memory_eff),
                   link_eff=float(config.link_eff))
     values["m"] = [s.m for s in shapes] + pad
