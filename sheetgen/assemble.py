@@ -54,7 +54,7 @@ class BuildConfig:
     pipeline_shape: tuple[int, int, int] = (pipeline.DEFAULT_M, pipeline.DEFAULT_K,
                                             pipeline.DEFAULT_N)
     gpus: int = parallel.DEFAULT_GPUS
-    micro_batches: int = parallel.DEFAULT_MICRO_BATCHES
+    micro_batches: int | None = None  # None: auto, PP's best M
     link_bw: float | None = None  # per direction, B/s; None = the preset's
     link_latency: float | None = None  # s; None = the preset's
     link_over: str = "gpu"  # gpu: the GPU link (NVLink); host: the PCIe host link
@@ -80,6 +80,8 @@ class BuildConfig:
     output_dtype: str | None = None
     #: the Transformer sheet's model and workload (--model / --model-config); None: no sheet
     transformer: transformer_sheet.TransformerInputs | None = None
+    #: PP and TP closer than this (|a - b| / the worse side) tie in every comparison row
+    tie_margin: float = parallel_inputs.DEFAULT_TIE_MARGIN
 
     def resolved(self) -> BuildConfig:
         """Validate everything up front, with errors naming the option."""
@@ -92,13 +94,18 @@ class BuildConfig:
         _whole("--spare-rows", self.spare_rows, 0)
         _whole("--layers", self.layers, 1, 100_000)
         _whole("--gpus", self.gpus, 1, 100_000)
-        _whole("--micro-batches", self.micro_batches, 1)
+        if self.micro_batches is not None:
+            _whole("--micro-batches", self.micro_batches, 1)
+        if isinstance(self.tie_margin, bool) or not isinstance(self.tie_margin, int | float) \
+                or not (math.isfinite(self.tie_margin) and 0 <= self.tie_margin <= 1):
+            raise InputError(f"--tie-margin must be a fraction from 0 to 1 (0.05 = 5 %), got "
+                             f"{self.tie_margin!r}")
         _whole("--practice", self.practice, 0, 100_000)
         whatif_shape = tuple(parse_dim(v, f"--whatif-shape {d}")
                              for v, d in zip(self.whatif_shape, "mkn", strict=True))
         m, k, n = (parse_dim(v, f"--pipeline-shape {d}")
                    for v, d in zip(self.pipeline_shape, "mkn", strict=True))
-        if self.micro_batches > m:
+        if self.micro_batches is not None and self.micro_batches > m:
             raise InputError(f"--micro-batches {self.micro_batches} is more than the "
                              f"pipeline's m = {m} rows")
         if self.link_bw is not None and not (math.isfinite(self.link_bw) and self.link_bw > 0):
@@ -264,7 +271,8 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
                                         if config.link_over == "host"
                                         else parallel_inputs.GPU_LINK,
                                         host_latency=config.host_link_latency,
-                                        pairing=config.tp_pairing, gather=config.tp_gather))
+                                        pairing=config.tp_pairing, gather=config.tp_gather,
+                                        tie_margin=float(config.tie_margin)))
     values.update(whatif.input_values(config.whatif_shape))
     if config.practice:
         values.update(practice_sheet.input_values(config.practice, config.practice_seed))
