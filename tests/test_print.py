@@ -14,14 +14,14 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from fill_helpers import filled_workbook
+from lo_helpers import needs_libreoffice
 
 from sheetgen.api import build_workbook, plan
 from sheetgen.layout.page import LINE_POINTS, main_table, row_heights, span_width
 from sheetgen.layout.styles import NUMBER_FORMATS
 from sheetgen.layout.text_fit import TEXT_WIDTH, wrapped_lines
 from sheetgen.verify.libreoffice import recalculate
-from tests.fill_helpers import filled_workbook
-from tests.lo_helpers import needs_libreoffice
 
 pypdf = pytest.importorskip("pypdf")
 MAX_PAGES = 20
