@@ -21,6 +21,8 @@ from xml.etree import ElementTree
 
 import openpyxl
 import pytest
+from fill_helpers import filled_workbook
+from lo_helpers import needs_libreoffice
 
 from sheetgen.api import build_workbook, plan
 from sheetgen.layout.page import (
@@ -34,8 +36,6 @@ from sheetgen.layout.page import (
 from sheetgen.layout.styles import NUMBER_FORMATS
 from sheetgen.layout.text_fit import TEXT_WIDTH, wrapped_lines
 from sheetgen.verify.libreoffice import soffice
-from tests.fill_helpers import filled_workbook
-from tests.lo_helpers import needs_libreoffice
 
 pypdf = pytest.importorskip("pypdf")
 MAX_PAGES = 30

@@ -54,6 +54,7 @@ from sheetgen.layout.styles import (
     highlight_style,
     number_style,
 )
+from sheetgen.writers.shared_rows import FastTable, skip
 
 CONSTANT_MEMORY_ROWS = 5_000  # above this many table rows, stream rows to disk
 LABELLED_POINTS_MAX = 500  # custom point labels beyond this bloat the chart XML
@@ -178,11 +179,34 @@ def _table_columns(table: TablePlan, formats: _Formats) -> list[_Column]:
         if c.is_input:
             how = _linked_writer(c, table.first_row, formats.get("linked", c.fmt)) \
                 if c.links else None
-            out.append((c.col, formats.get(c.style, c.fmt), iter(values), how))
+            out.append((c.col, _column_format(c, formats), iter(values), how))
         else:
             assert c.parts is not None
             how = c.parts if c.offsets is None else _shifted_writer(c)
-            out.append((c.col, formats.get("derived", c.fmt), map(_cached, values), how))
+            out.append((c.col, _column_format(c, formats), map(_cached, values), how))
+    return out
+
+
+def _column_format(column: ColumnPlan, formats: _Formats) -> Any:
+    return formats.get(column.style if column.is_input else "derived", column.fmt)
+
+
+def _fast_tables(ws: Worksheet, sheet: SheetPlan, formats: _Formats,
+                 cell_rows: set[int]) -> list[tuple[FastTable, list[int]]]:
+    """The sheet's big tables that take the shared-formula fast path, each with the tables
+    beside it (rows in common), and their indices in sheet.tables."""
+    out: list[tuple[FastTable, list[int]]] = []
+    taken: set[int] = set()
+    for i, t in enumerate(sheet.tables):
+        if i in taken:
+            continue
+        group = [j for j, u in enumerate(sheet.tables)
+                 if u.first_row <= t.last_row and t.first_row <= u.last_row]
+        fast = FastTable.make(ws, [sheet.tables[j] for j in group],
+                              lambda c: _column_format(c, formats), cell_rows)
+        if fast is not None:
+            out.append((fast, group))
+            taken.update(group)
     return out
 
 
@@ -228,18 +252,31 @@ def _write_sheet(ws: Worksheet, sheet: SheetPlan, formats: _Formats,
         by_row.setdefault(cell.row, []).append(cell)
     tables = [(t.first_row, t.last_row, _table_columns(t, formats)) for t in sheet.tables]
     last = max([*by_row, *(t.last_row for t in sheet.tables)], default=-1)
-    for row in range(last + 1):
-        if row in heights:
-            ws.set_row(row, heights[row])
-        cells = by_row.get(row)
-        if cells:
-            for cell in sorted(cells, key=lambda c: c.col):
-                _write_cell(ws, cell, formats)
-        for first, last_row, columns in tables:
-            if first <= row <= last_row:
-                _write_table_row(ws, row, columns)
-        if progress is not None and row % 1000 == 999:
-            progress(1000)
+    runs = {start: (stop, fast, group)
+            for fast, group in _fast_tables(ws, sheet, formats, set(by_row))
+            for start, stop in fast.runs}
+    row = reported = 0
+    while row <= last:
+        if row in runs:  # a run of plain table rows: shared formulas, written directly
+            stop, fast, group = runs[row]
+            fast.write_run(ws, row, stop)
+            skip([values for k in fast.covering(row) for _, _, values, _ in tables[group[k]][2]],
+                 stop - row)
+            row = stop
+        else:
+            if row in heights:
+                ws.set_row(row, heights[row])
+            cells = by_row.get(row)
+            if cells:
+                for cell in sorted(cells, key=lambda c: c.col):
+                    _write_cell(ws, cell, formats)
+            for first, last_row, columns in tables:
+                if first <= row <= last_row:
+                    _write_table_row(ws, row, columns)
+            row += 1
+        if progress is not None and row - reported >= 1000:
+            progress((row - reported) // 1000 * 1000)
+            reported += (row - reported) // 1000 * 1000
 
 
 def _validation(ws: Worksheet, v: ValidationPlan) -> None:
