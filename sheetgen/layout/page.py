@@ -95,9 +95,10 @@ def _used_cells(sheet: SheetPlan, last_row: int, last_col: int) -> set[tuple[int
 
 def main_table(sheet: SheetPlan) -> TablePlan | None:
     """The table a reader scrolls through: the one with the most cells."""
-    if not sheet.tables:
+    tables = [t for t in sheet.tables if t.prints]
+    if not tables:
         return None
-    return max(sheet.tables, key=lambda t: t.n_rows * len(t.columns))
+    return max(tables, key=lambda t: t.n_rows * len(t.columns))
 
 
 def freeze(sheet: SheetPlan) -> tuple[int, int] | None:
@@ -219,10 +220,11 @@ def keep_texts_on_page(sheet: SheetPlan) -> None:
 
 def print_setup(sheet: SheetPlan) -> PrintSetup:
     """Where the sheet's pages break, from its plan (see PrintSetup)."""
-    rows = [c.row for c in sheet.cells if c.col not in sheet.hidden]
-    cols = [c.col + c.span - 1 for c in sheet.cells if c.col not in sheet.hidden]
+    off = set(sheet.hidden) | {c.col for t in sheet.tables if not t.prints for c in t.columns}
+    rows = [c.row for c in sheet.cells if c.col not in off]
+    cols = [c.col + c.span - 1 for c in sheet.cells if c.col not in off]
     for t in sheet.tables:
-        shown = [c.col for c in t.columns if c.col not in sheet.hidden]
+        shown = [c.col for c in t.columns if c.col not in off]
         if shown:  # chart data in hidden columns print nothing
             rows.append(t.first_row + max(filled_rows(t), 1) - 1)
             cols += shown
@@ -249,7 +251,7 @@ def print_setup(sheet: SheetPlan) -> PrintSetup:
     label = widths[0]
     repeat_cols = (0, 0) if label <= REPEAT_SHARE * room_w * 100 / scale else None
     col_breaks = _breaks(widths, room_w * 100 / scale, chart_cols,
-                         {c for c, _ in chart_cols}, label if repeat_cols else 0.0)
+                         set(), label if repeat_cols else 0.0)
     row_breaks = _breaks(heights, room_h * 100 / scale, charts,
                          {r for r, _ in charts} if not col_breaks else set(),
                          heights[repeat[0]] if repeat else 0.0)

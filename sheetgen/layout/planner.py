@@ -116,6 +116,7 @@ class TablePlan:
     first_row: int
     n_rows: int
     columns: list[ColumnPlan]
+    prints: bool = True  # False: kept out of the print area (a table feeding formulas)
 
     @property
     def last_row(self) -> int:
@@ -479,4 +480,5 @@ def _plan_table(sp: SheetPlan, table: Table, spec: SheetSpec, layout: _Layout,
             columns.append(ColumnPlan(c, item.name, header, fmt, False,
                                       _SHIFTED.split(text)[::2], model.columns[item.name],
                                       offsets))
-    sp.tables.append(TablePlan(table.name, table.header_row, table.first_row, n_rows, columns))
+    sp.tables.append(TablePlan(table.name, table.header_row, table.first_row, n_rows, columns,
+                               prints=table.prints))

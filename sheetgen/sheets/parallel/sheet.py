@@ -360,7 +360,9 @@ TABLE = Table(name="parallel_layers", header_row=SWEEP.first_row + len(sweep.DEF
               col=0, inputs=(pp.PAR_LAYER,), columns=(*pp.COLUMNS, *tp.COLUMNS))
 #: The best-M helper table: right of the sweep chart's (hidden) data, both variants' widths.
 BEST_COL = parallel_chart.right_edge((SWEEP, TABLE)) + 2
-BEST = pp.candidates_table(TABLE.header_row, BEST_COL, (pp.MAIN_CASE, *sweep.CASES))
+#: 512 candidate rows a formula ranks: not for paper
+BEST = replace(pp.candidates_table(TABLE.header_row, BEST_COL, (pp.MAIN_CASE, *sweep.CASES)),
+               prints=False)
 
 
 def sheet(google: bool = False) -> SheetSpec:
