@@ -38,9 +38,26 @@ SHEET_NAME_MAX = 31
 SHEET_NAME_FORBIDDEN = "[]:*?/\\"
 
 
+@dataclass(frozen=True)
+class SheetLayout:
+    """Which sheets a workbook has, in which variant: everything that decides where cells go
+    apart from table row counts, and no input value. A read-back (`check`, Google's `read`)
+    builds one from a workbook's properties or tabs; a build takes it from `BuildConfig`.
+    """
+
+    practice: bool = False  # the Practice sheet is present
+    measured: bool = False  # the Measured sheet is present
+    measured_source: str = ""  # the Measured sheet's note names it (text, not an input)
+    #: GPU Specs lists these presets' sources below its table (text, not inputs); None omits it
+    presets: Presets | None = None
+    prefix: str = ""  # before each sheet name (`fill`, beside a user's own sheets)
+    chart_helpers: bool = False  # Google's variant: LOG10 helper columns for its charts
+
+
 @dataclass
 class BuildConfig:
-    """Everything a build depends on. Defaults give the README's workbook."""
+    """The user's choices: every input value of a build (and so, through `layout`, which
+    sheets it has). Defaults give the README's workbook."""
 
     gpu: str | None = None
     dtype: str = DEFAULT_DTYPE
@@ -125,6 +142,12 @@ class BuildConfig:
                        whatif_shape=whatif_shape, launch_overhead=float(launch),
                        tile=(int(tile[0]), int(tile[1])), waves=waves)
 
+    def layout(self, prefix: str = "", *, chart_helpers: bool = False) -> SheetLayout:
+        """The sheets this build writes and their variant (see `SheetLayout`)."""
+        return SheetLayout(practice=bool(self.practice), measured=self.measured is not None,
+                           measured_source=self.measured.source if self.measured else "",
+                           presets=self.presets, prefix=prefix, chart_helpers=chart_helpers)
+
     def _check_rows(self, n_shapes: int) -> None:
         """Refuse, before any work, a table that would run past the last row of a sheet."""
         why = {
@@ -134,7 +157,7 @@ class BuildConfig:
             parallel.TABLE.name: (self.layers, f"--layers {self.layers:,}"),
             practice_sheet.TABLE.name: (self.practice, f"--practice {self.practice:,}"),
         }
-        for spec in sheet_specs(self):
+        for spec in sheet_specs(self.layout()):
             for table in spec.tables:
                 rows, what = why.get(table.name, (0, ""))
                 needed = table.first_row + rows
@@ -168,7 +191,7 @@ def check_prefix(prefix: str) -> str:
 
 def all_sheet_specs() -> list[SheetSpec]:
     """Every sheet sheetgen can write (the optional Practice sheet included)."""
-    return sheet_specs(BuildConfig(practice=1, presets=builtin_presets()))
+    return sheet_specs(SheetLayout(practice=True, presets=builtin_presets()))
 
 
 def _fraction(option: str, value: object) -> None:
@@ -190,22 +213,22 @@ def _whole(option: str, value: object, low: int, high: int | None = None) -> Non
         raise InputError(f"{option} must be a whole number {span}, got {value!r}")
 
 
-def sheet_specs(config: BuildConfig | None = None, prefix: str = "", *,
-                chart_helpers: bool = False) -> list[SheetSpec]:
-    """The sheets in workbook order: inputs first, presets last.
+def sheet_specs(layout: SheetLayout | None = None) -> list[SheetSpec]:
+    """The sheets in workbook order: inputs first, presets last (default: the default build's
+    sheets, GPU Specs without its sources list).
 
-    `prefix` goes before each name (to sit beside a user's own sheets of the same names).
-    `chart_helpers`: the Matmul and Parallelism sheets with their LOG10 chart helper columns
-    (Google Sheets, whose charts have no log axis); every other cell is the same.
+    `layout.prefix` goes before each name (to sit beside a user's own sheets of the same
+    names); `layout.chart_helpers`: the Matmul and Parallelism sheets with their LOG10 chart
+    helper columns (Google Sheets, whose charts have no log axis); every other cell is the same.
     """
-    optional = [practice_sheet.sheet()] if config is not None and config.practice else []
-    if config is not None and config.measured is not None:
-        optional.append(measured_sheet.sheet(config.measured.source))
-    mat = chart_helpers_sheet() if chart_helpers else matmul.sheet()
-    sheets = [inputs.sheet(), mat, pipeline.sheet(), parallel.sheet(google=chart_helpers),
-              whatif.sheet(),
-              *optional, gpu_specs.sheet(config.presets if config is not None else None)]
-    return [replace(s, name=prefix + s.name) for s in sheets] if prefix else sheets
+    lay = layout or SheetLayout()
+    optional = [practice_sheet.sheet()] if lay.practice else []
+    if lay.measured:
+        optional.append(measured_sheet.sheet(lay.measured_source))
+    mat = chart_helpers_sheet() if lay.chart_helpers else matmul.sheet()
+    sheets = [inputs.sheet(), mat, pipeline.sheet(), parallel.sheet(google=lay.chart_helpers),
+              whatif.sheet(), *optional, gpu_specs.sheet(lay.presets)]
+    return [replace(s, name=lay.prefix + s.name) for s in sheets] if lay.prefix else sheets
 
 
 def chart_helpers_sheet() -> SheetSpec:
@@ -263,5 +286,5 @@ def plan_build(config: BuildConfig | None = None, *, prefix: str = "",
         "sheetgen.layers": str(cfg.layers),
         "sheetgen.practice": str(cfg.practice),
     }
-    return plan_workbook(sheet_specs(cfg, prefix, chart_helpers=chart_helpers),
+    return plan_workbook(sheet_specs(cfg.layout(prefix, chart_helpers=chart_helpers)),
                          input_values(cfg), metadata, links)

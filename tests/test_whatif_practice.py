@@ -78,7 +78,7 @@ def _practice_plan(guesses, reveal):
                                                                                 strict=True),
                            strict=True):
         values[key] = list(column)
-    return plan_workbook(sheet_specs(cfg), values)
+    return plan_workbook(sheet_specs(cfg.layout()), values)
 
 
 def test_practice_feedback_and_reveal():
@@ -130,7 +130,7 @@ def test_libreoffice_agrees_on_whatif_and_practice(tmp_path):
     values["reveal"] = 1
     values["guess_intensity"] = [true_i * 1.3, "abc", None, None, None, None]
     values["guess_regime"] = [t.column("p_regime").values[0]] + [None] * 5
-    expected = plan_workbook(sheet_specs(cfg), values)
+    expected = plan_workbook(sheet_specs(cfg.layout()), values)
     got = read_values(out[edited])
     assert mismatches(expected, got) == []
     assert got["Practice"][(t.first_row, 6)] == "too high by 30%"

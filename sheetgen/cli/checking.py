@@ -246,7 +246,8 @@ def _refuse_grading_options(options: dict[str, Any], what: str) -> None:
 
 def _check_file(path: str, rtol: float | None, as_json: bool,
                 grade: GradeOptions | None = None) -> None:
-    from sheetgen.verify.check import check_workbook, read_metadata
+    from sheetgen.verify.check import check_workbook
+    from sheetgen.verify.readback import read_metadata
 
     grade = grade or GradeOptions()
     with user_errors():  # the package's budget is checked before its properties are read

@@ -82,9 +82,18 @@ def snap_sum(x: np.ndarray, y: np.ndarray, result: np.ndarray, op: str) -> np.nd
     return np.where(cancels & np.isfinite(result), 0.0, result)
 
 
+def is_number(value: Any) -> bool:
+    """What ISNUMBER says of a cell's value: a finite int or float (NumPy's too), never a
+    boolean (TRUE is no number to ISNUMBER) and never NaN or ±inf (no cell holds them; the
+    model's NaN stands for a cell that shows text, such as 'n/a')."""
+    return isinstance(value, int | float | np.integer | np.floating) \
+        and not isinstance(value, bool | np.bool_) and bool(np.isfinite(value))
+
+
 def as_bool(value: np.ndarray) -> Any:
     """A 0-d array as a Python bool, anything else as an object array of bools."""
     return bool(value) if np.ndim(value) == 0 else np.asarray(value).astype(object)
 
 
-__all__ = ["DIGITS", "as_bool", "eq", "ge", "gt", "le", "lt", "round15", "snap_sum"]
+__all__ = ["DIGITS", "as_bool", "eq", "ge", "gt", "is_number", "le", "lt", "round15",
+           "snap_sum"]

@@ -96,7 +96,7 @@ def fill_workbook(theirs: str | os.PathLike[str], out: str | os.PathLike[str] | 
     `replace`: `theirs` was filled before; rewrite sheetgen's sheets and names (a re-fill
     after rows were added), keeping the earlier fill's prefix and linked sheet by default.
     """
-    from sheetgen.verify.check import read_metadata
+    from sheetgen.verify.readback import read_metadata
     from sheetgen.writers.into_workbook import losses, write_into
 
     src = Path(theirs)
