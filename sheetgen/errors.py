@@ -12,11 +12,18 @@ Programming errors stay ordinary Python exceptions so they surface as tracebacks
 
 from __future__ import annotations
 
+import signal
+
+#: The exit status of a user error (a SheetgenError, or bad usage): one `Error:` line.
+USER_ERROR_EXIT = 2
+#: The exit status of an interrupted command: 130, what shells report for a Ctrl-C'd one.
+INTERRUPTED_EXIT = 128 + signal.SIGINT
+
 
 class SheetgenError(Exception):
     """A problem the user can fix; its message is shown as one line, exit status 2."""
 
-    exit_code = 2
+    exit_code = USER_ERROR_EXIT
 
 
 class InputError(SheetgenError):

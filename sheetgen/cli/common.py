@@ -19,16 +19,15 @@ from typing import Any
 import click
 
 from sheetgen import __version__
-from sheetgen.console import INTERRUPTED_EXIT
 from sheetgen.core import defaults
-from sheetgen.errors import SheetgenError
+from sheetgen.errors import INTERRUPTED_EXIT, USER_ERROR_EXIT, SheetgenError
 from sheetgen.inputs.presets import DTYPES
 
 
 class UserError(click.ClickException):
     """A SheetgenError as click shows it: `Error: message`, exit status 2."""
 
-    exit_code = 2
+    exit_code = USER_ERROR_EXIT
 
 
 @contextmanager
@@ -112,7 +111,7 @@ class _OneLineErrors(click.Group):
                 rv = super().main(args, prog_name, complete_var, False, **extra)
         except click.UsageError as exc:
             click.echo(f"Error: {exc.format_message()}", err=True)
-            sys.exit(2)
+            sys.exit(USER_ERROR_EXIT)
         except click.ClickException as exc:
             exc.show()
             sys.exit(exc.exit_code)
