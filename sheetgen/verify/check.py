@@ -71,11 +71,12 @@ def check_workbook(path: str | os.PathLike[str], *, rtol: float = DEFAULT_RTOL,
     rtol = validate_rtol(rtol)
     p = Path(path)
     meta = read_metadata(p)
-    ev = evaluate_workbook(p, progress=progress)
     if not meta:
         raise WorkbookError(f"{p.name} was not built by sheetgen (no sheetgen properties); "
                             "`sheetgen check` grades such a sheet instead (see "
                             "sheetgen.verify.grade.grade_workbook)")
+    # strict: a sheetgen workbook's own cells must all evaluate
+    ev = evaluate_workbook(p, progress=progress, lenient=False)
     plan = rebuild_plan(ev, meta)
     report = CheckReport(str(p), shape_rows=int(plan.model.ok["matmul"].sum()))
     for sheet in plan.sheets:
@@ -123,7 +124,7 @@ def read_workbook(path: str | os.PathLike[str], sheet: str = "Matmul",
 
     p = Path(path)
     meta = read_metadata(p)
-    ev = evaluate_workbook(p)
+    ev = evaluate_workbook(p, lenient=False)
     if not meta:
         raise WorkbookError(f"{p.name} was not built by sheetgen (no sheetgen properties)")
     plan = rebuild_plan(ev, meta)

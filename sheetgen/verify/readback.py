@@ -22,6 +22,7 @@ from sheetgen.assemble import SheetLayout, sheet_specs
 from sheetgen.core.excel import is_number
 from sheetgen.errors import WorkbookError
 from sheetgen.files.untrusted import open_package
+from sheetgen.inputs.model_config import ModelConfig
 from sheetgen.layout.planner import WorkbookPlan, input_addresses, plan_workbook
 from sheetgen.model.reference import Registry
 from sheetgen.model.vocabulary import Input, SheetSpec
@@ -132,9 +133,12 @@ def layout_from_metadata(meta: Mapping[str, str]) -> tuple[SheetLayout, dict[str
             except ValueError:
                 raise WorkbookError(f"damaged sheetgen property {key}={value!r} (not a row "
                                     "count)") from None
+    model = None
+    if meta.get("sheetgen.model"):  # the Transformer sheet's structure
+        model = ModelConfig.from_json(meta["sheetgen.model"])
     # The Measured sheet's note names its source: text, so the layout needs no source.
     layout = SheetLayout(practice=bool(rows.get("practice")), measured=bool(rows.get("measured")),
-                         prefix=meta.get("sheetgen.prefix", ""))
+                         prefix=meta.get("sheetgen.prefix", ""), model=model)
     return layout, rows
 
 
@@ -206,24 +210,26 @@ _NUMERIC_RULES = ("whole_min", "decimal_range")
 
 def check_number_inputs(specs: Sequence[SheetSpec], values: Mapping[str, Any]) -> None:
     """Refuse, naming the cell, a single-cell numeric input that holds no number (text, an
-    error value, a boolean, or a blank no formula tests with ISBLANK) or one outside the range
-    its cell's validation allows: the sheet shows #VALUE! or nonsense there, and the model
-    has nothing to compute with."""
+    error value, a boolean or a blank) or one outside the range its cell's validation allows:
+    the sheet shows #VALUE! or nonsense there, and the model has nothing to compute with.
+
+    An input some formula tests with ISNUMBER or ISBLANK (an override left blank for the
+    preset's figure, "auto") is one the sheet handles in any form: the model does too.
+    """
     registry = Registry(specs)
     si = registry.from_cells({k: v for k, v in values.items() if is_number(v)})
-    blank_ok = {name for q in registry.quantities() for name in q.dependencies()
-                if f"ISBLANK({{{name}}})" in q.template}
+    tolerant = {name for q in registry.quantities() for name in q.dependencies()
+                if f"ISNUMBER({{{name}}})" in q.template or f"ISBLANK({{{name}}})" in q.template}
     where = input_addresses(specs, {t: 0 for t in registry.tables})
     for name, item in registry.items.items():
         rule = item.validation if isinstance(item, Input) else None
-        if rule is None or rule.kind not in _NUMERIC_RULES or name in registry.table_of:
+        if rule is None or rule.kind not in _NUMERIC_RULES or name in registry.table_of \
+                or name in tolerant:
             continue
         sheet, row, col, _ = where[name]
         cell = f"{sheet}!{a1_cell(row, col)}"
         value = values.get(name)
         if value is None:
-            if name in blank_ok:
-                continue
             raise WorkbookError(f"{cell} ({item.label}) is blank; it needs a number "
                                 f"({rule.message})")
         if not is_number(value):
