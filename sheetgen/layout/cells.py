@@ -24,6 +24,7 @@ from sheetgen.model.vocabulary import (
     GUARD_WRAP,
     NA_ROW,
     PLACEHOLDER,
+    PLACEHOLDER_KINDS,
     Block,
     BlockRow,
     Input,
@@ -321,7 +322,7 @@ class Layout:
         """The formula text ('=...') of q placed on sheet (in table, if a column), with the
         time conversions its cells' units need (cell_units)."""
         tname = table.name if table else None
-        kinds = {None: "cell", "[]": "range", "[:]": "running"}
+        kinds = PLACEHOLDER_KINDS
         refs = [self._unit_ref(m.group(1), kinds[m.group(2)])
                 for m in PLACEHOLDER.finditer(q.template)]
         try:

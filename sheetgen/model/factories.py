@@ -13,9 +13,8 @@ from typing import Any
 import numpy as np
 
 from sheetgen.core import excel as xn
-from sheetgen.layout.styles import COMPUTE_BOUND, MEMORY_BOUND
 from sheetgen.model import refined
-from sheetgen.model.vocabulary import Quantity
+from sheetgen.model.vocabulary import COMPUTE_BOUND, MEMORY_BOUND, Quantity
 
 
 def flops(name: str, rows: str, inner: str, cols: str, label: str = "FLOPs") -> Quantity:

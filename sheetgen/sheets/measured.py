@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from sheetgen.core.excel import is_number
 from sheetgen.inputs.presets import MAX_OVERLAP_EXPONENT
 from sheetgen.model import factories as rf
 from sheetgen.model.vocabulary import (
@@ -76,11 +77,6 @@ T_TIME = Input("meas_time", "measured time", "s", fmt="time")
 _DIMS = ("meas_m", "meas_k", "meas_n", "meas_b", "meas_time")
 
 
-def _number(v: Any) -> bool:
-    return (not isinstance(v, bool) and isinstance(v, int | float | np.integer | np.floating)
-            and math.isfinite(float(v)))
-
-
 def _status(**a: Any) -> np.ndarray:
     cols = [np.asarray(a[d], dtype=object) for d in _DIMS]
     out = []
@@ -88,7 +84,7 @@ def _status(**a: Any) -> np.ndarray:
         m, k, n, b, t = row
         if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in (m, k, n, t)):
             out.append("")
-        elif all(_number(v) for v in row) and min(m, k, n, b) >= 1 and t > 0:
+        elif all(is_number(v) for v in row) and min(m, k, n, b) >= 1 and t > 0:
             out.append(OK)
         else:
             out.append(BAD_ROW)

@@ -641,7 +641,7 @@ def _pick(name: str, label: str, unit: str, values: list[tuple[str, Callable[...
     div = f"/{scale:.0E}" if scale != 1.0 else ""
 
     def fn(a: dict[str, Any]) -> np.ndarray:
-        from sheetgen.evaluate.values import ExcelError
+        from sheetgen.core.excel import ExcelError
 
         out = []
         for p in np.asarray(a["xf_point"], dtype=float):

@@ -16,9 +16,9 @@ from typing import Any
 from xml.etree import ElementTree
 
 import numpy as np
-from xlsxwriter.utility import xl_rowcol_to_cell as a1_cell
 
 from sheetgen.assemble import SheetLayout, sheet_specs
+from sheetgen.core import a1
 from sheetgen.core.excel import is_number
 from sheetgen.errors import WorkbookError
 from sheetgen.files.untrusted import open_package
@@ -227,7 +227,7 @@ def check_number_inputs(specs: Sequence[SheetSpec], values: Mapping[str, Any]) -
                 or name in tolerant:
             continue
         sheet, row, col, _ = where[name]
-        cell = f"{sheet}!{a1_cell(row, col)}"
+        cell = f"{sheet}!{a1.cell(row, col)}"
         value = values.get(name)
         if value is None:
             raise WorkbookError(f"{cell} ({item.label}) is blank; it needs a number "

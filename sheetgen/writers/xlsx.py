@@ -19,15 +19,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import xlsxwriter
 import xlsxwriter.exceptions
 from xlsxwriter.utility import quote_sheetname, xl_rowcol_to_cell
 from xlsxwriter.workbook import Workbook
 from xlsxwriter.worksheet import Worksheet
 
+from sheetgen.core.excel import ExcelError, is_number
 from sheetgen.errors import OutputError
-from sheetgen.evaluate.values import ExcelError
 from sheetgen.files.atomic import (
     atomic_write,
     check_destination,
@@ -38,6 +37,7 @@ from sheetgen.files.atomic import (
 )
 from sheetgen.layout import page as layout_rules
 from sheetgen.layout import palette
+from sheetgen.layout.charts import LABELLED_POINTS_MAX
 from sheetgen.layout.planner import (
     Cell,
     ChartPlan,
@@ -55,9 +55,9 @@ from sheetgen.layout.styles import (
     number_style,
 )
 from sheetgen.writers.shared_rows import FastTable, skip
+from sheetgen.writers.xlsx_compat import plot_hidden_cells
 
 CONSTANT_MEMORY_ROWS = 5_000  # above this many table rows, stream rows to disk
-LABELLED_POINTS_MAX = 500  # custom point labels beyond this bloat the chart XML
 Progress = Callable[[int], None]
 
 
@@ -304,25 +304,8 @@ def _cache(sheet: SheetPlan, c: tuple[int, int, int]) -> list[float | None]:
         for column in table.columns:
             if column.col == col and table.first_row <= first and last <= table.last_row:
                 vals = column.values[first - table.first_row:last - table.first_row + 1]
-                return [float(v) if _plottable(v) else None for v in vals]
+                return [float(v) if is_number(v) else None for v in vals]
     return [None] * (last - first + 1)
-
-
-def _plottable(v: Any) -> bool:
-    return isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool) \
-        and math.isfinite(float(v))
-
-
-def _plot_hidden_cells(ch: Any) -> None:
-    """Write <c:plotVisOnly val="0"/>: the chart's data sit in hidden columns. xlsxwriter's
-    show_hidden_data() omits the element instead (xlsxwriter chart.py _write_plot_vis_only),
-    and LibreOffice's importer reads an absent element as "visible cells only" unless the
-    file says it is from MS Office 2007 (oox/source/drawingml/chart/chartspacemodel.cxx,
-    mbPlotVisOnly(!bMSO2007Doc)): then it draws nothing from hidden columns."""
-    def write() -> None:
-        ch._xml_empty_tag("c:plotVisOnly", [("val", 0)])
-
-    ch._write_plot_vis_only = write
 
 
 def _chart(wb: Workbook, ws: Worksheet, sheet: SheetPlan, chart: ChartPlan) -> None:
@@ -331,7 +314,7 @@ def _chart(wb: Workbook, ws: Worksheet, sheet: SheetPlan, chart: ChartPlan) -> N
     The numeric caches are given, not read from the cells: xlsxwriter would type a range
     holding #N/A as text (a strRef x makes Excel number the points 1, 2, 3)."""
     ch = wb.add_chart({"type": "scatter", "subtype": "straight"})
-    _plot_hidden_cells(ch)
+    plot_hidden_cells(ch)
 
     def rng(c: tuple[int, int, int]) -> list[Any]:
         return [sheet.name, c[1], c[0], c[2], c[0]]

@@ -22,6 +22,7 @@ import numpy as np
 
 from sheetgen.core import excel as xn
 from sheetgen.core.defaults import DEFAULT_GPUS, DEFAULT_TIE_MARGIN
+from sheetgen.core.excel import is_blank
 from sheetgen.model import factories as rf
 from sheetgen.model.vocabulary import Input, Quantity, Validation
 
@@ -81,19 +82,15 @@ GATHER = Input(
     doc="no: the next block takes it sharded (a row-split layer); yes: all-gather it.")
 
 
-def _blank(v: Any) -> bool:
-    return v is None or (isinstance(v, float) and np.isnan(v))
-
-
 def _link_bw(link_bw_override: Any, par_link: str, host_bw: float, link_bw: float) -> float:
-    if not _blank(link_bw_override):
+    if not is_blank(link_bw_override):
         return link_bw_override
     return host_bw if par_link == HOST_LINK else link_bw
 
 
 def _link_lat(link_latency_override: Any, par_link: str, host_link_latency: float,
               link_latency: float) -> float:
-    if not _blank(link_latency_override):
+    if not is_blank(link_latency_override):
         return link_latency_override
     return host_link_latency if par_link == HOST_LINK else link_latency
 

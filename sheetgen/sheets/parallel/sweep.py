@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from sheetgen.core.excel import is_number
 from sheetgen.model import factories as rf
 from sheetgen.model.vocabulary import Input, Quantity, Table, Validation
 from sheetgen.sheets.parallel import pp
@@ -30,16 +31,11 @@ DEFAULT_ROWS: tuple[tuple[int | None, float | None], ...] = (
     (1, None), (8, None), (64, None), (512, None), (1024, None), (2048, None), (None, 1),
     (None, 4))
 
-def _is_number(v: Any) -> bool:
-    return isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool) \
-        and not np.isnan(v)
-
-
 def _status(sweep_m_typed: Any, sweep_times: Any) -> Any:
     def one(m: Any, times: Any) -> str:
-        if _is_number(m):
+        if is_number(m):
             return "ok" if m >= 1 else "m must be 1 or more"
-        if _is_number(times):
+        if is_number(times):
             return "ok" if times > 0 else "× must be positive"
         return "type m or × input m"
 
