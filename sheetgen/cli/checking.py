@@ -60,7 +60,7 @@ def read(source: str, credentials: Path | None, sheet: str, block: bool, fmt: st
             frame = read_sheet(source, credentials=credentials, sheet=sheet, block=block)
     frame = whole_numbers(frame)
     if fmt == "csv":
-        click.echo(neutralised(frame).to_csv(), nl=False)
+        click.echo(neutralised(fifteen_digits(frame)).to_csv(), nl=False)
     else:
         click.echo(json.dumps(json_records(frame), allow_nan=False))
 
@@ -99,6 +99,22 @@ def whole_numbers(frame: Any) -> Any:
 
 def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
+
+
+def fifteen_digits(frame: Any) -> Any:
+    """Every number as a spreadsheet shows it, to 15 significant digits: an input typed as
+    10 µs and read back in seconds is 1e-05, not the float noise 9.999999999999999e-06."""
+    def one(value: Any) -> Any:
+        value = _plain(value)
+        if isinstance(value, float) and math.isfinite(value):
+            return float(f"{value:.15g}")
+        return value
+
+    out = frame.copy()
+    for col in out.columns:
+        if out[col].dtype.kind in "fO":
+            out[col] = out[col].astype(object).map(one)
+    return out
 
 
 #: A text cell starting with one of these is read as a formula by Excel, LibreOffice and

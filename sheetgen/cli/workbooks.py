@@ -100,8 +100,10 @@ def fill(theirs: Path, out: Path | None, shapes_sheet: str | None, gpu: str | No
                                allow_loss=allow_loss, replace=replace,
                                progress_factory=progress_bar)
     t = result.table
-    click.echo(f"wrote {result.path} ({len(t.shapes)} shapes linked to sheet {t.sheet!r}, "
-               f"rows {t.rows[0]}-{t.rows[-1]})")
+    n = len(t.shapes)
+    rows = f"row {t.rows[0]}" if t.rows[0] == t.rows[-1] else f"rows {t.rows[0]}-{t.rows[-1]}"
+    click.echo(f"wrote {result.path} ({n} shape{'s' if n != 1 else ''} linked to sheet "
+               f"{t.sheet!r}, {rows})")
     if result.backup is not None:
         click.echo(f"backup of the original: {result.backup}")
 

@@ -76,7 +76,8 @@ def _paths(theirs: Path, out: Path | None, in_place: bool, force: bool) -> Path:
     if target.is_dir():
         raise OutputError(f"{target} is a directory")
     if not target.parent.exists():
-        raise OutputError(f"{target.parent} does not exist")
+        raise OutputError(f"the folder {target.parent} does not exist; create it first or "
+                          "write somewhere else")
     if target.exists() and not force:
         raise OutputError(f"{target} already exists; pass --force to overwrite it")
     check_writable_dir(target.parent)
