@@ -43,3 +43,24 @@ def test_read_prints_inputs_as_typed_not_float_noise(tmp_path):
     text = run("read", str(out), "--sheet", "Parallelism", "--block").output
     assert "host_link_latency,1e-05\n" in text  # 10 µs, stored as 10 in a µs cell
     assert "9.999999999999" not in text
+
+
+def test_fill_takes_the_efficiencies_and_layers_build_takes(tmp_path):
+    """`fill` has --compute-eff and --layers like `build`, and a one-row table is '1 shape'
+    on 'row 2' (not '1 shapes ... rows 2-2')."""
+    import openpyxl
+
+    from sheetgen.verify.check import read_workbook
+
+    theirs = tmp_path / "one.xlsx"
+    wb = openpyxl.Workbook()
+    wb.active.append(["m", "k", "n"])
+    wb.active.append([64, 128, 256])
+    wb.save(theirs)
+    out = tmp_path / "one.sheetgen.xlsx"
+    result = run("fill", str(theirs), "-o", str(out), "--compute-eff", "0.8", "--layers", "6")
+    assert result.exit_code == 0, result.output
+    assert "(1 shape linked to sheet 'Sheet', row 2)" in result.output
+    inputs = read_workbook(out, "Inputs", block=True)["value"]
+    assert inputs["compute_eff"] == 0.8
+    assert len(read_workbook(out, "Pipeline")) == 6

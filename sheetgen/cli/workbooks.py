@@ -11,6 +11,7 @@ from sheetgen.cli.common import (
     cli,
     credentials_option,
     dtype_option,
+    efficiency_options,
     gpu_file_option,
     gpu_option,
     progress_bar,
@@ -18,6 +19,7 @@ from sheetgen.cli.common import (
     workbook_options,
 )
 from sheetgen.cli.transformer import transformer_options
+from sheetgen.core import defaults
 
 
 @cli.command()
@@ -76,9 +78,14 @@ def build(out: Path, gpu: str | None, dtype: str, shapes: Path | None,
                    "rows), keeping the earlier prefix and linked sheet.")
 @click.option("--allow-loss", is_flag=True,
               help="Fill even if THEIRS has parts openpyxl drops (shapes, slicers, ...).")
+@efficiency_options
+@click.option("--layers", type=int, default=defaults.DEFAULT_LAYERS, show_default=True,
+              help="Layers in the Pipeline sheet (alternating types 1 and 2).")
 def fill(theirs: Path, out: Path | None, shapes_sheet: str | None, gpu: str | None,
          dtype: str, gpu_file: Path | None, spare_rows: int, prefix: str, in_place: bool,
-         force: bool, replace: bool, allow_loss: bool) -> None:
+         force: bool, replace: bool, allow_loss: bool, compute_eff: float = 1.0,
+         memory_eff: float = 1.0, link_eff: float = 1.0,
+         layers: int = defaults.DEFAULT_LAYERS) -> None:
     """Add sheetgen's sheets to your own workbook THEIRS.xlsx, linked live to your shapes.
 
     The Matmul sheet's m, k, n cells refer to your sheet's cells: edit them and everything
@@ -98,6 +105,8 @@ def fill(theirs: Path, out: Path | None, shapes_sheet: str | None, gpu: str | No
                                shapes_sheet=shapes_sheet, spare_rows=spare_rows,
                                prefix=prefix, in_place=in_place, force=force,
                                allow_loss=allow_loss, replace=replace,
+                               compute_eff=compute_eff, memory_eff=memory_eff,
+                               link_eff=link_eff, layers=layers,
                                progress_factory=progress_bar)
     t = result.table
     n = len(t.shapes)
