@@ -76,7 +76,7 @@ WEIGHTS = rf.largest("pp_weights", "stage_weights", "PP weights per GPU", "B")
 ACTS = rf.largest("pp_acts", "mb_live", "PP activations per GPU", "B")
 MEM = rf.plus("pp_mem", ("pp_weights", "pp_acts"), "PP memory per GPU", "B")
 FITS = rf.at_most("pp_fits", "pp_mem", "vram_bytes", "PP fits")
-WS = rf.largest("pp_ws", "mb_ws", "PP largest working set", "B")
+LARGEST_WORKING_SET = rf.largest("pp_ws", "mb_ws", "PP largest working set", "B")
 WS_FITS = rf.at_most("pp_ws_fits", "pp_ws", "vram_bytes", "PP fits at once")
 STAGE_MAX = rf.largest("pp_stage_max", "stage_time_mb", "slowest stage per micro-batch", "s",
                        fmt="time")
@@ -127,8 +127,8 @@ IDLE = Quantity("pp_idle", "PP idle share of GPU time", "",
                     1 - pp_m * float(np.sum(mb_time)) / (par_gpus * pp_latency_m),
                 fmt="pct", doc="1 - busy GPU-seconds / (G × latency): bubble, hops, unequal "
                                "stages and unused GPUs.")
-I1 = rf.first_of("pp_i1", "mb_intensity", "PP layer-1 intensity", "FLOP/B")
-R1 = rf.first_of("pp_r1", "mb_regime", "PP layer-1 regime", "", fmt="text")
+LAYER1_INTENSITY = rf.first_of("pp_i1", "mb_intensity", "PP layer-1 intensity", "FLOP/B")
+LAYER1_REGIME = rf.first_of("pp_r1", "mb_regime", "PP layer-1 regime", "", fmt="text")
 
 
 def _count(name: str, label: str, where: str, ref: Any) -> Quantity:

@@ -113,8 +113,9 @@ COMPARISON_ROWS = (
          "PP at micro-batch rows; TP holds replicated inputs and full partial sums"),
     _row("total", "B", S_MEM, pp.MEM, tp.MEM, B_MEM),
     _row("fits on each GPU", "", S_FITS, pp.FITS, tp.FITS, B_FITS),
-    _row("largest input + output + weight", "B", S_WS, pp.WS, tp.WS,
-         _lower("b_ws", pp.WS, tp.WS), "one layer's working set per GPU"),
+    _row("largest input + output + weight", "B", S_WS, pp.LARGEST_WORKING_SET,
+         tp.LARGEST_WORKING_SET, _lower("b_ws", pp.LARGEST_WORKING_SET, tp.LARGEST_WORKING_SET),
+         "one layer's working set per GPU"),
     _row("...fits at once", "", S_WS_FITS, pp.WS_FITS, tp.WS_FITS,
          rf.better_fit("b_ws_fits", "pp_ws_fits", "tp_ws_fits")),
     "Time and communication",
@@ -147,9 +148,9 @@ COMPARISON_ROWS = (
     _row("idle share of GPU time", "", S_IDLE, pp.IDLE, tp.IDLE,
          _lower("b_idle", pp.IDLE, tp.IDLE), "PP: bubble, hops, uneven stages; TP: waits"),
     "Per-GPU matmul",
-    _row("layer-1 intensity", "FLOP/B", S_I1, pp.I1, tp.I1, None,
+    _row("layer-1 intensity", "FLOP/B", S_I1, pp.LAYER1_INTENSITY, tp.LAYER1_INTENSITY, None,
          "TP shrinks each GPU's matmul"),
-    _row("layer-1 regime", "", S_R1, pp.R1, tp.R1, None),
+    _row("layer-1 regime", "", S_R1, pp.LAYER1_REGIME, tp.LAYER1_REGIME, None),
 )
 
 def _pct_sooner(slow: str, fast: str) -> Num:

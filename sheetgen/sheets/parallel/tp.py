@@ -190,7 +190,7 @@ WEIGHTS = rf.total("tp_weights", "tp_weight", "TP weights per GPU", "B")
 ACTS = rf.largest("tp_acts", "tp_live", "TP activations per GPU", "B")
 MEM = rf.plus("tp_mem", ("tp_weights", "tp_acts"), "TP memory per GPU", "B")
 FITS = rf.at_most("tp_fits", "tp_mem", "vram_bytes", "TP fits")
-WS = rf.largest("tp_ws_max", "tp_ws", "TP largest working set", "B")
+LARGEST_WORKING_SET = rf.largest("tp_ws_max", "tp_ws", "TP largest working set", "B")
 WS_FITS = rf.at_most("tp_ws_fits", "tp_ws_max", "vram_bytes", "TP fits at once")
 COMPUTE = rf.total("tp_compute", "tp_time", "TP compute time per GPU", "s", fmt="time")
 VOLUME = Quantity(
@@ -210,5 +210,5 @@ TPUT = rf.ratio("tp_tput", "pipe_m", "tp_latency", "TP throughput", "rows/s", fm
                 doc="m / latency: without overlap a stream runs one batch at a time.")
 IDLE = rf.ratio("tp_idle", "tp_comm", "tp_latency", "TP idle share of GPU time", "",
                 fmt="pct", doc="GPUs wait for every all-reduce.")
-I1 = rf.first_of("tp_i1", "tp_intensity", "TP layer-1 intensity", "FLOP/B")
-R1 = rf.first_of("tp_r1", "tp_regime", "TP layer-1 regime", "", fmt="text")
+LAYER1_INTENSITY = rf.first_of("tp_i1", "tp_intensity", "TP layer-1 intensity", "FLOP/B")
+LAYER1_REGIME = rf.first_of("tp_r1", "tp_regime", "TP layer-1 regime", "", fmt="text")

@@ -27,7 +27,7 @@ from sheetgen.inputs.presets import DEFAULT_DTYPE, check_dtype
 from sheetgen.inputs.shapes import DIMS, Shape, header_key, parse_dim
 from sheetgen.verify.compare import validate_rtol
 
-from .compare import grade_column, reference, regime_of
+from .against_model import grade_column, reference, regime_of
 from .headers import ALIASES, KINDS, bracket_units, normalise, recognise, unit_scale
 from .report import SHOWN_FAILURES, ColumnGrade, GradeReport, RowFailure
 from .table import find_table, gpu_figure
