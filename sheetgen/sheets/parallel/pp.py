@@ -74,8 +74,8 @@ COLUMNS = (STAGE, IS_BOUNDARY, BOUNDARY_BYTES, HOP_FULL, MB_OUT_BYTES, HOP_MB, *
 # Scalars.
 WEIGHTS = rf.largest("pp_weights", "stage_weights", "PP weights per GPU", "B")
 ACTS = rf.largest("pp_acts", "mb_live", "PP activations per GPU", "B")
-MEM = rf.plus("pp_mem", ("pp_weights", "pp_acts"), "PP memory per GPU", "B")
-FITS = rf.at_most("pp_fits", "pp_mem", "vram_bytes", "PP fits")
+MEM, FITS = rf.memory_fit("pp_mem", "pp_fits", "pp_weights", "pp_acts", "PP memory per GPU",
+                          "PP fits")
 LARGEST_WORKING_SET = rf.largest("pp_ws", "mb_ws", "PP largest working set", "B")
 WS_FITS = rf.at_most("pp_ws_fits", "pp_ws", "vram_bytes", "PP fits at once")
 STAGE_MAX = rf.largest("pp_stage_max", "stage_time_mb", "slowest stage per micro-batch", "s",

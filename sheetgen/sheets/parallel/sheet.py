@@ -56,8 +56,8 @@ FLAG_M = _flag("flag_m", "m split over M", "pipe_m", "pp_m",
 # The single-GPU column and the better markers.
 S_WEIGHTS = rf.same_as("single_weights", "total_weight_bytes", "weights per GPU", "B")
 S_ACTS = rf.same_as("single_acts", "peak_live_act", "activations per GPU", "B")
-S_MEM = rf.plus("single_mem", ("single_weights", "single_acts"), "memory per GPU", "B")
-S_FITS = rf.at_most("single_fits", "single_mem", "vram_bytes", "fits")
+S_MEM, S_FITS = rf.memory_fit("single_mem", "single_fits", "single_weights", "single_acts",
+                              "memory per GPU", "fits")
 S_WS = rf.same_as("single_ws", "largest_ws", "largest working set per GPU", "B")
 S_WS_FITS = rf.at_most("single_ws_fits", "single_ws", "vram_bytes", "fits at once")
 S_COMPUTE = rf.same_as("single_compute", "pipe_predicted", "compute time per GPU", "s",

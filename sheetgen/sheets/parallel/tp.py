@@ -188,8 +188,8 @@ OTHER_TOTAL = Quantity("tp_other_comm", "other pairing: all-reduce time per batc
 
 WEIGHTS = rf.total("tp_weights", "tp_weight", "TP weights per GPU", "B")
 ACTS = rf.largest("tp_acts", "tp_live", "TP activations per GPU", "B")
-MEM = rf.plus("tp_mem", ("tp_weights", "tp_acts"), "TP memory per GPU", "B")
-FITS = rf.at_most("tp_fits", "tp_mem", "vram_bytes", "TP fits")
+MEM, FITS = rf.memory_fit("tp_mem", "tp_fits", "tp_weights", "tp_acts", "TP memory per GPU",
+                          "TP fits")
 LARGEST_WORKING_SET = rf.largest("tp_ws_max", "tp_ws", "TP largest working set", "B")
 WS_FITS = rf.at_most("tp_ws_fits", "tp_ws_max", "vram_bytes", "TP fits at once")
 COMPUTE = rf.total("tp_compute", "tp_time", "TP compute time per GPU", "s", fmt="time")
