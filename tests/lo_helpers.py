@@ -198,25 +198,3 @@ def mismatches(plan: WorkbookPlan, values: dict[str, Any], rtol: float = 1e-9) -
     assert count > 0
     return bad
 
-
-def recalc_many(files: list[Path], outdir: Path) -> dict[Path, Path]:
-    """Recalculate several workbooks in a LibreOffice start of their own. Prefer a
-    `libreoffice_job`, which shares the session's one start."""
-    outdir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="lo-test-") as prof:
-        profile = libreoffice.make_profile(Path(prof))
-        subprocess.run(
-            [libreoffice.soffice() or "soffice", f"-env:UserInstallation={profile.as_uri()}",
-             "--headless", "--norestore", "--convert-to", "xlsx", "--outdir", str(outdir),
-             *map(str, files)],
-            check=True, capture_output=True, timeout=600,
-        )
-    out = {f: outdir / f.name for f in files}
-    missing = [str(p) for p in out.values() if not p.exists()]
-    assert not missing, f"LibreOffice produced no output for {missing}"
-    return out
-
-
-def recalc_with_libreoffice(src: Path, workdir: Path) -> Path:
-    """One workbook through LibreOffice's forced recalculation; returns the new file."""
-    return recalc_many([src], workdir / "lo-out")[src]

@@ -14,6 +14,7 @@ import sheetgen.writers.xlsx
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
 from sheetgen.inputs.shapes import Shape
 from sheetgen.layout.planner import WorkbookPlan, plan_workbook
+from sheetgen.verify.libreoffice import recalculate
 from sheetgen.writers.xlsx import write_xlsx
 
 pytestmark = needs_libreoffice
@@ -128,3 +129,16 @@ def test_the_shared_run_writes_beside_never_over_the_source(libreoffice):
     assert out.exists() and src.exists() and out.resolve() != src.resolve()
     assert openpyxl.load_workbook(src, data_only=True)["Inputs"]["B13"].value == 312e12
     assert openpyxl.load_workbook(out).sheetnames == openpyxl.load_workbook(src).sheetnames
+
+
+def test_sheetgens_own_recalculate_forces_a_recalculation(tmp_path: Path):
+    """sheetgen.verify.libreoffice.recalculate (what docs/render.py uses), on its own start:
+    a file whose cached values are all wrong comes back with the model's values."""
+    plan = plan_build(BuildConfig(shapes=SHAPES[:2], spare_rows=0))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sheetgen.writers.xlsx, "_cached", _wrong)
+        src = write_xlsx(plan, tmp_path / "wrong.xlsx")
+    assert read_values(src)["Inputs"][(12, 1)] == -12345.0
+    out = recalculate(src, tmp_path / "out")
+    assert out == (tmp_path / "out" / "wrong.xlsx").resolve() and src.exists()
+    assert mismatches(plan, read_values(out)) == []

@@ -25,7 +25,7 @@ from sheetgen.layout.palette import rgb
 from sheetgen.layout.styles import REGIME_COLORS
 
 
-@cli.command()
+@cli.command(short_help="Print the Matmul table in the terminal.")
 @shapes_options
 @gpu_option
 @dtype_option
@@ -118,7 +118,7 @@ def show_json(frame: Any) -> dict[str, Any]:
     return {"gpu": {k: plain(v) for k, v in frame.attrs["gpu"].items()}, "rows": rows}
 
 
-@cli.command()
+@cli.command(short_help="Draw the roofline to PNG, SVG or PDF (matplotlib).")
 @click.argument("out", type=click.Path(path_type=Path))
 @shapes_options
 @gpu_option
@@ -156,7 +156,7 @@ def shapes_frame(shapes: Path | None, sheet: str | None) -> Any:
     return None if shapes is None else to_shapes(shapes, sheet)
 
 
-@cli.command()
+@cli.command(short_help="List the GPU presets and their figures.")
 @gpu_file_option
 @click.option("--sources", is_flag=True, help="Also list every figure's source.")
 @click.argument("names", nargs=-1, metavar="[GPU]...")

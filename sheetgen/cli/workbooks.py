@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from sheetgen.cli.common import (
+    DescribedDefault,
     cli,
     credentials_option,
     dtype_option,
@@ -19,7 +20,7 @@ from sheetgen.cli.common import (
 )
 
 
-@cli.command()
+@cli.command(short_help="Write the roofline workbook OUT.xlsx.")
 @click.argument("out", type=click.Path(path_type=Path))
 @workbook_options
 @click.option("--measured", type=click.Path(path_type=Path),
@@ -53,12 +54,14 @@ def build(out: Path, gpu: str | None, dtype: str, shapes: Path | None,
     click.echo(f"wrote {path} ({n_rows} shape rows)")
 
 
-@cli.command()
+@cli.command(short_help="Add sheetgen's sheets to your own workbook.")
 @click.argument("theirs", type=click.Path(path_type=Path))
 @click.option("-o", "--output", "out", type=click.Path(path_type=Path),
-              help="Where to write the result. Default: THEIRS.sheetgen.xlsx beside it.")
-@click.option("--shapes-sheet", metavar="NAME",
-              help="Your sheet holding m, k, n (default: the first with an m/k/n header).")
+              cls=DescribedDefault, show_default="THEIRS.sheetgen.xlsx beside it",
+              help="Where to write the result.")
+@click.option("--shapes-sheet", metavar="NAME", cls=DescribedDefault,
+              show_default="the first with an m/k/n header",
+              help="Your sheet holding m, k, n.")
 @gpu_option
 @dtype_option
 @gpu_file_option
@@ -105,7 +108,7 @@ def fill(theirs: Path, out: Path | None, shapes_sheet: str | None, gpu: str | No
 
 
 
-@cli.command()
+@cli.command(short_help="Write the live workbook into a Google spreadsheet.")
 @click.argument("spreadsheet")
 @credentials_option
 @workbook_options
