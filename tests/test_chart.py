@@ -197,7 +197,7 @@ def test_fill_chart_is_markers_without_smoothing(tmp_path):
         if name == "roofline ceiling":
             assert symbol == "none"
         else:
-            assert symbol in ("circle", "diamond")
+            assert symbol in ("square", "triangle", "diamond")
             assert s.find(f"{C}spPr/{A}ln/{A}noFill") is not None, name
     for ax in axes(root):
         fmt = ax.find(f"{C}numFmt")

@@ -80,7 +80,7 @@ def test_libreoffice_recalculates_without_error_values(libreoffice):
     chart_data = {("Matmul", t.col + i) for t in (matmul.POINTS, matmul.CEILING)
                   for i, c in enumerate(t.all_columns()) if "NA()" in getattr(c, "template", "")}
     sweep = parallel.SWEEP  # the Parallelism sweep chart's latencies (its m is a number)
-    data_col = sweep.col + len(sweep.all_columns()) + 1 + parallel_chart.CHART_COLS + 1
+    data_col = parallel_chart.chart_col((sweep, parallel.TABLE)) + parallel_chart.CHART_COLS + 1
     lines = range(data_col + 1, data_col + 1 + len(parallel_chart.LINES))
     chart_data |= {("Parallelism", c) for c in lines}
     errors = [(sheet, cell, v) for sheet, cells in values.items() for cell, v in cells.items()

@@ -258,9 +258,15 @@ def test_formats_validation_conditional_freeze_chart(shared, gsheets_client):
     assert shared.cell(KEY, "Matmul", "A5")["userEnteredFormat"]["textFormat"]["bold"]
     rules = [c["booleanRule"]["condition"]["values"][0]["userEnteredValue"]
              for c in mat.conditional_formats]
-    assert rules == ["compute-bound", "memory-bound"]
+    # the regimes, then the wave columns (N:Q) greyed out while wave quantization is off
+    assert rules == ["compute-bound", "memory-bound", *['=WAVE_QUANT="off"'] * 4]
+    dims = [c for c in mat.conditional_formats if "WAVE" in str(c)]
+    assert [xl_col_to_name(c["ranges"][0]["startColumnIndex"]) for c in dims] == list("NOPQ")
+    assert all("foregroundColorStyle" in c["booleanRule"]["format"]["textFormat"] for c in dims)
     assert mat.col_meta[0]["pixelSize"] == 70
     (chart,) = mat.charts
+    # Google's chart titles are text: the live title's value when pushed names GPU and dtype
+    assert chart["spec"]["title"] == "Roofline: A100 40GB SXM, bf16 (log10 axes)"
     basic = chart["spec"]["basicChart"]
     assert basic["chartType"] == "SCATTER"
     assert [a["title"] for a in basic["axis"]] == [
@@ -302,8 +308,8 @@ def test_chart_series_ridge_and_regimes(shared, gsheets_client):
     rgb = gsheets_requests.color_style
     assert styles == [("SOLID", None, rgb(palette.CEILING)["rgbColor"]),
                       (None, "DIAMOND", rgb(palette.RIDGE)["rgbColor"]),
-                      (None, "CIRCLE", rgb(palette.COMPUTE)["rgbColor"]),
-                      (None, "CIRCLE", rgb(palette.MEMORY)["rgbColor"])]
+                      (None, "SQUARE", rgb(palette.COMPUTE)["rgbColor"]),
+                      (None, "TRIANGLE", rgb(palette.MEMORY)["rgbColor"])]
     # every chart-data column (the #N/A points AH..AJ to the last log10 column) is hidden
     hidden = {i for i, m in mat.col_meta.items() if m.get("hiddenByUser")}
     assert hidden == set(range(matmul.POINTS_COL, _CH.LAST_COL + 1))

@@ -142,3 +142,78 @@ def test_sheetgens_own_recalculate_forces_a_recalculation(tmp_path: Path):
     out = recalculate(src, tmp_path / "out")
     assert out == (tmp_path / "out" / "wrong.xlsx").resolve() and src.exists()
     assert mismatches(plan, read_values(out)) == []
+
+
+# Per-operand storage (issue #19 §3): weight-only int4 (W4A16), fp8 compute writing bf16,
+# raw int8 -> int32, and the A/B/C dropdowns flipped by hand after the build.
+STORAGE_VARIANTS = {
+    "a100_w4a16": ("A100 40GB SXM", "bf16", {"weight_dtype": "int4"}),
+    "h100_fp8_bf16_out": ("H100 SXM", "fp8", {}),  # auto: fp8 A and B, bf16 C
+    "h100_int8_int32_out": ("H100 SXM", "int8", {"output_dtype": "int32"}),
+    "b200_nvfp4_weights": ("B200", "fp8", {"weight_dtype": "nvfp4"}),
+}
+STORAGE_SHAPES = [Shape(1, 8192, 8192), Shape(4096, 4096, 4096), Shape(3, 5, 7)]
+
+
+@functools.cache
+def storage_plans() -> dict[str, WorkbookPlan]:
+    return {key: plan_build(BuildConfig(gpu=gpu, dtype=dtype, shapes=STORAGE_SHAPES,
+                                        spare_rows=2, **storage))
+            for key, (gpu, dtype, storage) in STORAGE_VARIANTS.items()}
+
+
+@libreoffice_job("libreoffice-storage")
+def storage_variants(tmp: Path) -> dict[str, Path]:
+    files = {key: write_xlsx(p, tmp / f"{key}.xlsx") for key, p in storage_plans().items()}
+    # Flip the dropdowns of a default (bf16, all auto) build: fp8 compute on an H100, A in
+    # fp8, B in int4, C in fp32.
+    flipped = tmp / "flipped.xlsx"
+    base = plan_build(BuildConfig(gpu="A100 40GB SXM", dtype="bf16", shapes=STORAGE_SHAPES,
+                                  spare_rows=2))
+    wb = openpyxl.load_workbook(write_xlsx(base, tmp / "base.xlsx"))
+    for name, value in (("GPU_NAME", "H100 SXM"), ("DTYPE", "fp8"), ("ACT_DTYPE", "fp8"),
+                        ("WEIGHT_DTYPE", "int4"), ("OUT_DTYPE", "fp32")):
+        sheet, cell = base.defined_names[name].split("!")
+        wb[sheet.strip("'")][cell.replace("$", "")] = value
+    wb.save(flipped)
+    return {**files, "flipped": flipped}
+
+
+@pytest.fixture(scope="module")
+def storage_recalculated(libreoffice):
+    out = libreoffice.outputs("libreoffice-storage")
+    return storage_plans(), {key: read_values(path) for key, path in out.items()}
+
+
+@pytest.mark.parametrize("variant", list(STORAGE_VARIANTS))
+def test_operand_storage_matches_the_model(storage_recalculated, variant):
+    plans, values = storage_recalculated
+    assert mismatches(plans[variant], values[variant]) == []
+
+
+def _bytes_column(plan, values):
+    t = plan.table("matmul")
+    col = t.column("bytes_moved").col
+    return [values["Matmul"][(t.first_row + i, col)] for i in range(len(STORAGE_SHAPES))]
+
+
+def test_operand_storage_hand_figures_in_libreoffice(storage_recalculated):
+    plans, values = storage_recalculated
+    # W4A16 1×8192×8192: 2·8192 + 0.5·8192² + 2·8192
+    assert _bytes_column(plans["a100_w4a16"], values["a100_w4a16"])[0] == 33_587_200
+    # fp8 compute writing bf16, 4096³: 1·4096² + 1·4096² + 2·4096²
+    fp8 = plans["h100_fp8_bf16_out"]
+    assert _bytes_column(fp8, values["h100_fp8_bf16_out"])[1] == 67_108_864
+    # int8 A and B, int32 C: 3·5 + 5·7 + 4·3·7
+    i8 = plans["h100_int8_int32_out"]
+    assert _bytes_column(i8, values["h100_int8_int32_out"])[2] == 15 + 35 + 84
+
+
+def test_flipped_operand_dropdowns_recompute(storage_recalculated):
+    _, values = storage_recalculated
+    expected = plan_build(BuildConfig(gpu="H100 SXM", dtype="fp8", shapes=STORAGE_SHAPES,
+                                      spare_rows=2, activation_dtype="fp8",
+                                      weight_dtype="int4", output_dtype="fp32"))
+    assert mismatches(expected, values["flipped"]) == []
+    # 1×8192×8192: 1·8192 + 0.5·8192² + 4·8192
+    assert _bytes_column(expected, values["flipped"])[0] == 8192 + 0.5 * 8192**2 + 4 * 8192

@@ -77,13 +77,15 @@ def _measured_workbooks(tmp: Path) -> dict[str, Path]:
         mp.setattr(sheetgen.writers.xlsx, "_cached",  # can fix them
                    lambda v: "WRONG" if isinstance(v, str) and v else -12345.0)
         files["wrong"] = write_xlsx(plans["on"], tmp / "wrong.xlsx")
-    # a user's edit on the Measured sheet: waves off, another floor, a new measured time
+    # a user's edit on the Measured sheet: waves off, another floor, overlap exponent 1.5,
+    # a new measured time
     edited = tmp / "edited.xlsx"
     wb = openpyxl.load_workbook(files["on"])
     ws = wb["Measured"]
     block = {ws.cell(r, 1).value: r for r in range(1, 30)}
     ws.cell(block[measured.CAL_WAVES.label], 2).value = "off"
     ws.cell(block[measured.CAL_FLOOR.label], 2).value = 3  # the sheet's times are µs
+    ws.cell(block[measured.CAL_OVERLAP.label], 2).value = 1.5
     first = measured.TABLE.first_row + 1
     ws.cell(first, 5).value = 400
     wb.save(edited)
@@ -103,7 +105,8 @@ def test_libreoffice_recalculates_the_measured_sheet_to_the_model(calibration, l
     data = cal.data
     data.measured = data.measured.copy()
     data.measured[0] = 4e-4
-    params = fit.Params(**{**cal.params.__dict__, "waves": False, "launch_overhead": 3e-6})
+    params = fit.Params(**{**cal.params.__dict__, "waves": False, "launch_overhead": 3e-6,
+                           "overlap": 1.5})
     expect = fit.predict(device_for(cal.gpu, cal.dtype), params, data)
     col = measured.TABLE.col + [c.name for c in measured.TABLE.all_columns()].index(
         measured.CAL_TIME.name)
@@ -139,3 +142,23 @@ def test_build_measured_adds_the_sheet(tmp_path):
     proc = run("build", str(tmp_path / "c.xlsx"), "--measured", str(bad))
     assert proc.exit_code == 2 and "no time column" in proc.stderr
     assert not (tmp_path / "c.xlsx").exists()
+
+
+def test_fitted_overlap_reaches_the_sheet_and_the_preset(calibration, tmp_path):
+    """The fitted overlap exponent is an input cell of the Measured sheet, the refined column
+    follows it, and --preset-out writes it (loaded back, --no-fit reproduces the fit)."""
+    _tmp, cal = calibration
+    forced = fit.fit(device_for(cal.gpu, cal.dtype), cal.data, overlap=True)
+    assert forced.overlap >= 1
+    inputs = measured.MeasuredInputs(**{**measured_inputs(cal).__dict__,
+                                        "overlap": forced.overlap})
+    p = plan_build(BuildConfig(gpu="H100 SXM", dtype="bf16", spare_rows=0, measured=inputs))
+    assert p.model.scalars["cal_overlap"] == forced.overlap
+    params = fit.Params(**{**cal.params.__dict__, "overlap": forced.overlap})
+    np.testing.assert_allclose(
+        np.asarray(p.model.columns[measured.CAL_TIME.name], float),
+        fit.predict(device_for(cal.gpu, cal.dtype), params, cal.data), rtol=1e-12)
+    preset = tmp_path / "fitted.toml"
+    cal.write_preset(preset, name="fitted")
+    text = preset.read_text()
+    assert f"overlap_exponent = {float(f'{cal.params.overlap:.6g}')!r}" in text

@@ -70,10 +70,13 @@ def test_api_frames():
     assert list(layers.layer_type) == [1, 2, 1, 2]
     assert list(layers.in_shape[:2]) == [f"{M}x{N}", f"{M}x{K}"]
     assert totals.loc["pipe_fits", "value"] in (True, False)
-    comp = sheetgen.parallelism(gpus=2)
+    comp = sheetgen.parallelism(gpus=2, micro_batches=8)
     assert set(comp.columns) == {"unit", "single", "pipeline", "tensor", "better"}
     assert comp.loc["bubble fraction", "pipeline"] == pytest.approx(1 / 9)
     assert comp.loc["latency, one batch, M micro-batches", "better"] == "tensor"
+    auto = sheetgen.parallelism(gpus=2, micro_batches=None)  # auto: M = 19
+    assert auto.loc["bubble fraction", "pipeline"] == pytest.approx(1 / 20)
+    assert auto.loc["latency, one batch, M micro-batches", "better"] == "tie"
 
 
 @pytest.mark.parametrize(("args", "needles"), [

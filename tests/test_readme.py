@@ -21,7 +21,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 #: the docs pages in the order their examples run (after the README's); every docs/*.md is here
 DOCS = ["usage.md", "workbook.md", "checking.md", "measuring.md", "google-sheets.md",
-        "model.md", "architecture.md", "performance.md"]
+        "model.md", "architecture.md", "performance.md", "transformer.md"]
 #: (pattern, why) for every kind of line that is not run
 SKIPS: list[tuple[str, str]] = [
     (r"^pip install\b", "installs the package (the tests already run it installed)"),

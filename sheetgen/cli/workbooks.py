@@ -18,9 +18,11 @@ from sheetgen.cli.common import (
     user_errors,
     workbook_options,
 )
+from sheetgen.cli.transformer import transformer_options
 
 
 @cli.command(short_help="Write the roofline workbook OUT.xlsx.")
+@transformer_options
 @click.argument("out", type=click.Path(path_type=Path))
 @workbook_options
 @click.option("--measured", type=click.Path(path_type=Path),
@@ -109,6 +111,7 @@ def fill(theirs: Path, out: Path | None, shapes_sheet: str | None, gpu: str | No
 
 
 @cli.command(short_help="Write the live workbook into a Google spreadsheet.")
+@transformer_options
 @click.argument("spreadsheet")
 @credentials_option
 @workbook_options
