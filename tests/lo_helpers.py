@@ -198,3 +198,26 @@ def mismatches(plan: WorkbookPlan, values: dict[str, Any], rtol: float = 1e-9) -
     assert count > 0
     return bad
 
+
+
+def recalc_many(files: list[Path], outdir: Path) -> dict[Path, Path]:
+    """Recalculate workbooks in a LibreOffice start of their own (seconds each time): kept for
+    tests written before the shared run; a new test registers a `libreoffice_job` instead."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="lo-test-") as prof:
+        profile = libreoffice.make_profile(Path(prof))
+        subprocess.run(
+            [libreoffice.soffice() or "soffice", f"-env:UserInstallation={profile.as_uri()}",
+             "--headless", "--norestore", "--convert-to", "xlsx", "--outdir", str(outdir),
+             *map(str, files)],
+            check=True, capture_output=True, timeout=600,
+        )
+    out = {f: outdir / f.name for f in files}
+    missing = [str(p) for p in out.values() if not p.exists()]
+    assert not missing, f"LibreOffice produced no output for {missing}"
+    return out
+
+
+def recalc_with_libreoffice(src: Path, workdir: Path) -> Path:
+    """One workbook through a LibreOffice start of its own (see recalc_many)."""
+    return recalc_many([src], workdir / "lo-out")[src]
