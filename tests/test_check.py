@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import zipfile
+from pathlib import Path
 
 import openpyxl
 import pytest
 from helpers import one_line_error, run
-from lo_helpers import needs_libreoffice, read_values, recalc_many
+from lo_helpers import libreoffice_job, needs_libreoffice, read_values
 from xlsxwriter.utility import xl_rowcol_to_cell
 
 from sheetgen.assemble import BuildConfig, plan_build
@@ -175,10 +176,17 @@ def test_zip_without_workbook_part(tmp_path):
     one_line_error(run("check", str(odd)))
 
 
+@libreoffice_job("check-evaluator")
+def _practice_workbook(tmp: Path) -> dict[str, Path]:
+    plan = plan_build(BuildConfig(shapes=SHAPES, spare_rows=3, practice=3, layers=8))
+    return {"built": write_xlsx(plan, tmp / "built.xlsx")}
+
+
 @needs_libreoffice
-def test_evaluator_agrees_with_libreoffice(built, tmp_path):
-    plan, path = built
-    lo = read_values(recalc_many([path], tmp_path / "lo")[path])
+def test_evaluator_agrees_with_libreoffice(built, libreoffice):
+    plan, _ = built
+    path = libreoffice.sources("check-evaluator")["built"]
+    lo = read_values(libreoffice.outputs("check-evaluator")["built"])
     ev = evaluate_workbook(path)
     checked = 0
     for sheet in plan.sheets:

@@ -8,12 +8,13 @@ The hand model: A100 40GB SXM in bf16 (312e12 FLOP/s dense, 1.555e12 B/s HBM, NV
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import openpyxl
 import pytest
 from click.testing import CliRunner
 from helpers import scalars
-from lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
+from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
@@ -331,32 +332,42 @@ def _cell(plan, name):
     return next(c for s in plan.sheets for c in s.cells if c.name == name)
 
 
-@needs_libreoffice
-def test_libreoffice_recalculates_every_new_cell_and_the_verdict(tmp_path):
-    plans = {key: plan_build(BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=1, **opts))
-             for key, opts in VARIANTS.items()}
-    files = [write_xlsx(p, tmp_path / f"{key}.xlsx") for key, p in plans.items()]
+def _variant_plans() -> dict:
+    return {key: plan_build(BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=1, **opts))
+            for key, opts in VARIANTS.items()}
+
+
+@libreoffice_job("parallelism-variants")
+def _variants(tmp: Path) -> dict[str, Path]:
+    plans = _variant_plans()
+    files = {key: write_xlsx(p, tmp / f"{key}.xlsx") for key, p in plans.items()}
     # the user types the PCIe figure into the link bandwidth override, and clears a sweep row
-    # (the model of that edit, below, has the same blank row)
-    edited = tmp_path / "pcie.xlsx"
-    wb = openpyxl.load_workbook(files[0])
+    # (the model of that edit, in the test, has the same blank row)
+    edited = tmp / "pcie.xlsx"
+    wb = openpyxl.load_workbook(files["default"])
     cell = _cell(plans["default"], "link_bw_override")
     wb["Parallelism"].cell(cell.row + 1, cell.col + 1, 31.5e9)
     sweep = plans["default"].table("parallel_sweep")
     wb["Parallelism"].cell(sweep.first_row + 2, sweep.column("sweep_m_typed").col + 1).value = None
     wb.save(edited)
-    out = recalc_many([*files, edited], tmp_path / "out")
+    return {**files, "edited (pcie)": edited}
+
+
+@needs_libreoffice
+def test_libreoffice_recalculates_every_new_cell_and_the_verdict(libreoffice):
+    plans = _variant_plans()
+    out = libreoffice.outputs("parallelism-variants")
     for key, p in plans.items():
-        assert mismatches(p, read_values(out[tmp_path / f"{key}.xlsx"])) == [], key
+        assert mismatches(p, read_values(out[key])) == [], key
     cfg = BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=1, link_bw=31.5e9).resolved()
     values_in = input_values(cfg)
     values_in["sweep_m_typed"][1] = None
     expected = plan_workbook(sheet_specs(), values_in)
     assert expected.model.columns["sw_check"][1] == "type m or × input m"
-    values = read_values(out[edited])
+    values = read_values(out["edited (pcie)"])
     assert mismatches(expected, values) == []
     verdict = _cell(expected, "verdict_latency")
-    before = read_values(out[files[0]])["Parallelism"][(verdict.row, verdict.col)]
+    before = read_values(out["default"])["Parallelism"][(verdict.row, verdict.col)]
     after = values["Parallelism"][(verdict.row, verdict.col)]
     assert before.startswith("Latency: tensor parallel finishes one batch")
     assert after.startswith("Latency: pipeline parallel finishes one batch")

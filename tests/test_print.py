@@ -15,24 +15,27 @@ from pathlib import Path
 import openpyxl
 import pytest
 from fill_helpers import filled_workbook
-from lo_helpers import needs_libreoffice
+from lo_helpers import libreoffice_job, needs_libreoffice
 
 from sheetgen.api import build_workbook, plan
 from sheetgen.layout.page import LINE_POINTS, main_table, row_heights, span_width
 from sheetgen.layout.styles import NUMBER_FORMATS
 from sheetgen.layout.text_fit import TEXT_WIDTH, wrapped_lines
-from sheetgen.verify.libreoffice import recalculate
 
 pypdf = pytest.importorskip("pypdf")
 MAX_PAGES = 20
 
 
+@libreoffice_job("print-default", to="pdf")
+def _default_workbook(tmp: Path) -> dict[str, Path]:
+    return {"roofline": build_workbook(tmp / "roofline.xlsx")[0]}
+
+
 @pytest.fixture(scope="module")
-def rendered(tmp_path_factory) -> tuple[Path, list[str]]:
+def rendered(libreoffice) -> tuple[Path, list[str]]:
     """The default workbook and the text of each page LibreOffice printed."""
-    tmp = tmp_path_factory.mktemp("print")
-    path, _ = build_workbook(tmp / "roofline.xlsx")
-    pdf = recalculate(path, tmp, to="pdf", timeout=300)
+    pdf = libreoffice.outputs("print-default")["roofline"]
+    path = libreoffice.sources("print-default")["roofline"]
     return path, [page.extract_text() for page in pypdf.PdfReader(pdf).pages]
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from helpers import one_line_error
+from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
@@ -19,7 +20,6 @@ from sheetgen.model import transformer as t
 from sheetgen.sheets.transformer import TransformerInputs
 from sheetgen.verify.check import check_workbook, read_workbook
 from sheetgen.writers.xlsx import write_xlsx
-from tests.lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
 
 QWEN_MOE = {"model_type": "qwen2_moe", "hidden_size": 2048, "num_hidden_layers": 24,
             "num_attention_heads": 16, "num_key_value_heads": 16, "vocab_size": 151936,
@@ -129,20 +129,20 @@ def test_drills_grade_a_hand_estimate() -> None:
     assert s["xf_ans_critical"] == pytest.approx(295.34, abs=0.01)
 
 
+def _lo_plans() -> list[WorkbookPlan]:
+    return [*(_plan(*case) for case in CASES), _drilled()]
+
+
+@libreoffice_job("transformer-sheet")
+def _transformer_workbooks(tmp: Path) -> dict[str, Path]:
+    return {f"xf{i}": write_xlsx(p, tmp / f"xf{i}.xlsx") for i, p in enumerate(_lo_plans())}
+
+
 @needs_libreoffice
-@pytest.mark.libreoffice
-def test_libreoffice_recalculates_the_sheet_to_the_reference(tmp_path: Path) -> None:
-    plans, files = [], []
-    for i, case in enumerate(CASES):
-        p = _plan(*case)
-        path = tmp_path / f"xf{i}.xlsx"
-        write_xlsx(p, path)
-        plans.append(p)
-        files.append(path)
-    plans.append(_drilled())
-    files.append(tmp_path / "drilled.xlsx")
-    write_xlsx(plans[-1], files[-1])
-    outs = recalc_many(files, tmp_path / "lo")
+def test_libreoffice_recalculates_the_sheet_to_the_reference(libreoffice) -> None:
+    outs = libreoffice.outputs("transformer-sheet")
+    plans = _lo_plans()
+    files = [f"xf{i}" for i in range(len(plans))]
     for p, f in zip(plans, files, strict=True):
         values = read_values(outs[f])
         bad = mismatches(p, values)

@@ -16,6 +16,8 @@ from typing import Any
 import click
 
 from sheetgen.cli.common import (
+    DEFAULT_GPU_NAME,
+    DescribedDefault,
     UserError,
     cli,
     credentials_option,
@@ -24,10 +26,10 @@ from sheetgen.cli.common import (
     storage_options,
     user_errors,
 )
-from sheetgen.inputs.presets import DTYPES
+from sheetgen.inputs.presets import DEFAULT_DTYPE, DTYPES
 
 
-@cli.command()
+@cli.command(short_help="Print a sheet's computed columns (xlsx or Google).")
 @click.argument("source")
 @credentials_option
 @click.option("--sheet", default="Matmul", show_default=True,
@@ -166,27 +168,28 @@ def _json_value(value: Any) -> Any:
     return value
 
 
-@cli.command()
+@cli.command(short_help="Check formulas against the model, or grade a sheet.")
 @click.argument("target")
 @credentials_option
 @click.option("--rtol", type=float, default=None, callback=lambda c, p, v: check_rtol(v),
-              help="Relative tolerance for numbers, 0 <= RTOL < 1 (default: 1e-9 for a "
-                   "sheetgen workbook, 1e-6 when grading a hand-made sheet).")
-@click.option("--gpu", callback=nonblank,
-              help="Grading: GPU preset to grade against (see `sheetgen gpus`). "
-              "Default: A100 40GB SXM.")
-@click.option("--dtype", help=f"Grading: element type, one of {', '.join(DTYPES)} "
-              "(default bf16).")
+              cls=DescribedDefault,
+              show_default="1e-9 for a sheetgen workbook, 1e-6 when grading a hand-made sheet",
+              help="Relative tolerance for numbers, 0 <= RTOL < 1.")
+@click.option("--gpu", callback=nonblank, cls=DescribedDefault, show_default=DEFAULT_GPU_NAME,
+              help="Grading: GPU preset to grade against (see `sheetgen gpus`).")
+@click.option("--dtype", cls=DescribedDefault, show_default=DEFAULT_DTYPE,
+              help=f"Grading: element type, one of {', '.join(DTYPES)}.")
 @click.option("--peak", metavar="CELL|NUMBER", help="Grading: peak FLOP/s from a cell of the "
               "sheet (B2, Inputs!B2; a unit in the label beside it such as 'TFLOP/s' counts) "
               "or a number, instead of the preset's.")
 @click.option("--bw", metavar="CELL|NUMBER", help="Grading: HBM bandwidth in B/s from a cell "
               "or a number, instead of the preset's.")
-@click.option("--sheet", metavar="NAME", help="Grading: the sheet to grade (default: the first "
-              "with an m/k/n header).")
-@click.option("--time-unit", type=click.Choice(["s", "ms", "us", "ns"]),
-              help="Grading: the unit of every time column (default: from its header, such "
-                   "as 'Time (ms)', else seconds).")
+@click.option("--sheet", metavar="NAME", cls=DescribedDefault,
+              show_default="the first with an m/k/n header",
+              help="Grading: the sheet to grade.")
+@click.option("--time-unit", type=click.Choice(["s", "ms", "us", "ns"]), cls=DescribedDefault,
+              show_default="from its header, such as 'Time (ms)', else seconds",
+              help="Grading: the unit of every time column.")
 @gpu_file_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @storage_options(grading=True)

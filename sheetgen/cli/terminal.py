@@ -27,7 +27,7 @@ from sheetgen.layout.palette import rgb
 from sheetgen.layout.styles import REGIME_COLORS
 
 
-@cli.command()
+@cli.command(short_help="Print the Matmul table in the terminal.")
 @transformer_view("show")
 @shapes_options
 @gpu_option
@@ -123,7 +123,7 @@ def show_json(frame: Any) -> dict[str, Any]:
     return {"gpu": {k: plain(v) for k, v in frame.attrs["gpu"].items()}, "rows": rows}
 
 
-@cli.command()
+@cli.command(short_help="Draw the roofline to PNG, SVG or PDF (matplotlib).")
 @transformer_view("plot")
 @click.argument("out", type=click.Path(path_type=Path))
 @shapes_options
@@ -163,7 +163,7 @@ def shapes_frame(shapes: Path | None, sheet: str | None) -> Any:
     return None if shapes is None else to_shapes(shapes, sheet)
 
 
-@cli.command()
+@cli.command(short_help="List the GPU presets and their figures.")
 @gpu_file_option
 @click.option("--sources", is_flag=True, help="Also list every figure's source.")
 @click.argument("names", nargs=-1, metavar="[GPU]...")

@@ -12,7 +12,7 @@ import click
 from sheetgen.cli.common import UserError, cli, user_errors
 
 
-@cli.command()
+@cli.command(short_help="List the bundled model configs (for --model).")
 @click.option("--sources", is_flag=True, help="Also give each config's source in full.")
 def models(sources: bool) -> None:
     """List the bundled model configs (for --model), one line each, with their source.

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from sheetgen.cli.common import (
+    DescribedDefault,
     cli,
     credentials_option,
     dtype_option,
@@ -22,7 +23,7 @@ from sheetgen.cli.transformer import transformer_options
 from sheetgen.core import defaults
 
 
-@cli.command()
+@cli.command(short_help="Write the roofline workbook OUT.xlsx.")
 @transformer_options
 @click.argument("out", type=click.Path(path_type=Path))
 @workbook_options
@@ -57,12 +58,14 @@ def build(out: Path, gpu: str | None, dtype: str, shapes: Path | None,
     click.echo(f"wrote {path} ({n_rows} shape rows)")
 
 
-@cli.command()
+@cli.command(short_help="Add sheetgen's sheets to your own workbook.")
 @click.argument("theirs", type=click.Path(path_type=Path))
 @click.option("-o", "--output", "out", type=click.Path(path_type=Path),
-              help="Where to write the result. Default: THEIRS.sheetgen.xlsx beside it.")
-@click.option("--shapes-sheet", metavar="NAME",
-              help="Your sheet holding m, k, n (default: the first with an m/k/n header).")
+              cls=DescribedDefault, show_default="THEIRS.sheetgen.xlsx beside it",
+              help="Where to write the result.")
+@click.option("--shapes-sheet", metavar="NAME", cls=DescribedDefault,
+              show_default="the first with an m/k/n header",
+              help="Your sheet holding m, k, n.")
 @gpu_option
 @dtype_option
 @gpu_file_option
@@ -118,7 +121,7 @@ def fill(theirs: Path, out: Path | None, shapes_sheet: str | None, gpu: str | No
 
 
 
-@cli.command()
+@cli.command(short_help="Write the live workbook into a Google spreadsheet.")
 @transformer_options
 @click.argument("spreadsheet")
 @credentials_option
