@@ -112,7 +112,7 @@ def test_calibrate_output_workbook_checks_clean(tmp_path):
                            "bf16", "-o", str(book)], capture_output=True, text=True,
                           check=False, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    assert f"wrote {book} (Measured sheet: 375 rows)" in proc.stdout
+    assert f"wrote {book} (Measured sheet: 375 bf16 rows)" in proc.stdout
     wb = openpyxl.load_workbook(book, read_only=True)
     assert "Measured" in wb.sheetnames
     wb.close()
