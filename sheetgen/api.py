@@ -69,8 +69,10 @@ def plan(*, gpu: str | None = None, dtype: str = DEFAULT_DTYPE, shapes: ShapesLi
     `options` are the other BuildConfig fields: layers, pipeline_shape, gpus, micro_batches,
     link_bw, link_latency, link_over ("gpu" or "host"), host_link_latency, tp_pairing
     ("narrow" or "wide"), tp_gather, whatif_shape, practice, practice_seed, launch_overhead,
-    tile, waves, overlap, compute_eff, memory_eff, link_eff. `chart_helpers`: the Google Sheets
-    variant, with LOG10 chart helper columns.
+    tile, waves, overlap, compute_eff, memory_eff, link_eff, activation_dtype, weight_dtype,
+    output_dtype (each operand's storage: "auto" or None follows `dtype`, fp8/int8 writing
+    bf16; else a storage dtype of sheetgen.inputs.precision, e.g. weight_dtype="int4").
+    `chart_helpers`: the Google Sheets variant, with LOG10 chart helper columns.
     """
     config = BuildConfig(gpu=gpu, dtype=dtype, shapes=to_shapes(shapes, shapes_sheet),
                          spare_rows=spare_rows, presets=load_presets(gpu_file), **options)
@@ -115,6 +117,13 @@ FIGURES = {
     "tile_n": inputs.TILE_N.name,
     "wave_quantization": inputs.WAVE_QUANT.name,
     "overlap_exponent": inputs.OVERLAP.name,
+    # each operand's storage after "auto", and its bytes per element (a, w, o)
+    "act_storage": inputs.ACT_STORAGE.name,
+    "weight_storage": inputs.WEIGHT_STORAGE.name,
+    "out_storage": inputs.OUT_STORAGE.name,
+    "act_bytes": inputs.ACT_BYTES.name,
+    "weight_bytes": inputs.WEIGHT_BYTES.name,
+    "out_bytes": inputs.OUT_BYTES.name,
 }
 
 

@@ -10,8 +10,7 @@ from pathlib import Path
 import numpy as np
 import openpyxl
 import pytest
-from conftest import needs_libreoffice
-from lo_helpers import mismatches, read_values, recalc_many
+from lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
 
 import sheetgen.writers.xlsx
 from sheetgen.assemble import BuildConfig, plan_build
@@ -66,7 +65,6 @@ def test_sheet_matches_the_fit_without_the_sheet(calibration):
     assert p.model.scalars["cal_floor"] == cal.params.launch_overhead != cal.gpu.launch_overhead
 
 
-@pytest.mark.libreoffice
 @needs_libreoffice
 def test_libreoffice_recalculates_the_measured_sheet_to_the_model(calibration):
     tmp, cal = calibration

@@ -11,8 +11,7 @@ import math
 import openpyxl
 import pytest
 from click.testing import CliRunner
-from conftest import needs_libreoffice
-from lo_helpers import expected_cells, mismatches, read_values, recalc_many
+from lo_helpers import expected_cells, mismatches, needs_libreoffice, read_values, recalc_many
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, plan_build
@@ -138,7 +137,6 @@ def refined_books(tmp_path_factory):
     return plans, {k: read_values(out[f]) for k, f in files.items()}
 
 
-@pytest.mark.libreoffice
 @needs_libreoffice
 @pytest.mark.parametrize("key", ["a100", "mi300x", "overlap", "edited"])
 def test_libreoffice_recalculates_the_refined_cells(refined_books, key):

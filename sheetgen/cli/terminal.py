@@ -17,6 +17,7 @@ from sheetgen.cli.common import (
     gpu_option,
     refined_options,
     shapes_options,
+    storage_options,
     user_errors,
 )
 from sheetgen.cli.transformer import transformer_view
@@ -34,6 +35,7 @@ from sheetgen.layout.styles import REGIME_COLORS
 @gpu_file_option
 @efficiency_options
 @refined_options
+@storage_options
 @click.option("--json", "as_json", is_flag=True,
               help="Print JSON (SI numbers) for scripts instead of the table.")
 def show(shapes: Path | None, shapes_sheet: str | None, gpu: str | None, dtype: str,
@@ -90,6 +92,7 @@ def show_table(frame: Any) -> list[str]:
     widths = [max([len(h), *(len(r[i]) for r in table)]) for i, h in enumerate(headers)]
     lines = [
         click.style(f"{g['gpu']}, {g['dtype']}", bold=True)
+        + f" (A {g['act_storage']}, B {g['weight_storage']}, C {g['out_storage']} stored)"
         + f": peak {si(g['peak_flops'], unit)}, HBM {si(g['hbm_bw'], 'B/s')}, "
           f"ridge {g['ridge']:.4g} {per_byte}{eff}; refined: floor "
           f"{seconds(g['launch_overhead'])}, {g['tile_m']:.0f}x{g['tile_n']:.0f} tiles on "
@@ -129,6 +132,7 @@ def show_json(frame: Any) -> dict[str, Any]:
 @gpu_file_option
 @efficiency_options
 @refined_options
+@storage_options
 @click.option("--force", is_flag=True, help="Overwrite OUT if it exists.")
 def plot(out: Path, shapes: Path | None, shapes_sheet: str | None, gpu: str | None,
          dtype: str, gpu_file: Path | None, force: bool, **options: Any) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from sheetgen.core.units import rate_unit
+from sheetgen.inputs import precision
 from sheetgen.inputs.presets import DTYPE_BYTES, DTYPES, Presets
 from sheetgen.model.vocabulary import Input, SheetSpec, Span, Table, Text
 
@@ -27,9 +28,26 @@ DTYPE_TABLE = Table(
     inputs=(
         Input("dtype_name", "dtype", fmt="text"),
         Input("dtype_bytes", "bytes per element", "B", fmt="int"),
+        # what "auto" stores each operand in for this compute dtype (sheetgen.inputs.precision)
+        Input("dtype_auto_act", "auto: A stored as", fmt="text"),
+        Input("dtype_auto_weight", "auto: B stored as", fmt="text"),
+        Input("dtype_auto_out", "auto: C stored as", fmt="text"),
     ),
     columns=(),
     range_names={"dtype_name": "DTYPE_LIST", "dtype_bytes": "DTYPE_BYTES_LIST"},
+)
+#: Storage precisions an operand can be kept in, beside the compute dtypes.
+STORAGE_TABLE = Table(
+    name="storage",
+    header_row=DTYPE_TABLE.header_row,
+    col=len(DTYPE_TABLE.inputs) + 1,
+    inputs=(
+        Input("storage_name", "storage", fmt="text"),
+        Input("storage_bytes", "bytes per element", "B", fmt="general"),
+        Input("storage_note", "counts", fmt="text"),
+    ),
+    columns=(),
+    range_names={"storage_name": "STORAGE_LIST", "storage_bytes": "STORAGE_BYTES_LIST"},
 )
 
 PEAK_COLUMNS = tuple(f"peak_{d}" for d in DTYPES)
@@ -38,7 +56,7 @@ EFF_COLUMNS = tuple(f"eff_{d}" for d in DTYPES)
 
 GPU_TABLE = Table(
     name="gpus",
-    header_row=DTYPE_TABLE.header_row + len(DTYPES) + 3,
+    header_row=DTYPE_TABLE.header_row + max(len(DTYPES), len(precision.STORAGE_DTYPES)) + 3,
     col=0,
     inputs=(
         Input("spec_name", "GPU", fmt="text"),
@@ -98,11 +116,13 @@ def sheet(presets: Presets | None = None) -> SheetSpec:
             Text(1, 0, "Dense peaks in FLOP/s (OP/s for int8), bandwidths in bytes/s per "
                  "direction, memory in decimal bytes. 'n/a' marks a dtype the GPU lacks. "
                  "Yellow cells are inputs: edit a figure and every sheet follows."),
-            Text(DTYPE_TABLE.header_row - 1, 0, "Data types", "subtitle"),
+            Text(DTYPE_TABLE.header_row - 1, 0, "Data types (compute)", "subtitle"),
+            Text(STORAGE_TABLE.header_row - 1, STORAGE_TABLE.col,
+                 "Storage per operand (bytes moved = a·m·k + w·k·n + o·m·n)", "subtitle"),
             Text(GPU_TABLE.header_row - 1, 0, "GPUs", "subtitle"),
             *(source_texts(presets, n_cols) if presets is not None else ()),
         ),
-        tables=(DTYPE_TABLE, GPU_TABLE),
+        tables=(DTYPE_TABLE, STORAGE_TABLE, GPU_TABLE),
         column_widths=widths,
         freeze=None,
     )
@@ -143,6 +163,12 @@ def input_values(presets: Presets) -> dict[str, list[Any]]:
     values: dict[str, list[Any]] = {
         "dtype_name": list(DTYPES),
         "dtype_bytes": [DTYPE_BYTES[d] for d in DTYPES],
+        "dtype_auto_act": [precision.AUTO_STORAGE[d].activation for d in DTYPES],
+        "dtype_auto_weight": [precision.AUTO_STORAGE[d].weight for d in DTYPES],
+        "dtype_auto_out": [precision.AUTO_STORAGE[d].output for d in DTYPES],
+        "storage_name": list(precision.STORAGE_DTYPES),
+        "storage_bytes": [precision.STORAGE_BYTES[d] for d in precision.STORAGE_DTYPES],
+        "storage_note": [precision.STORAGE_NOTES.get(d, "") for d in precision.STORAGE_DTYPES],
         "spec_name": [g.name for g in presets.gpus],
     }
     for d in DTYPES:

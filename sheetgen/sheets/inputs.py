@@ -9,7 +9,9 @@ from typing import Any
 import numpy as np
 
 from sheetgen.core.units import INTEGER_DTYPES
+from sheetgen.inputs import precision
 from sheetgen.inputs.presets import MAX_OVERLAP_EXPONENT, MAX_TILE
+from sheetgen.model import factories
 from sheetgen.model.vocabulary import (
     Block,
     BlockRow,
@@ -35,6 +37,64 @@ DTYPE = Input(
     doc="Sets bytes per element and which peak applies.",
 )
 
+
+def _storage_input(name: str, label: str, defined: str, operand: str) -> Input:
+    return Input(
+        name, label, fmt="text", defined_name=defined,
+        validation=Validation("choices", choices=precision.CHOICES,
+                              message="auto, or a storage dtype (GPU Specs sheet)"),
+        doc=f"Storage of {operand}; auto: the compute dtype's (fp8 and int8 write bf16).",
+    )
+
+
+ACT_DTYPE = _storage_input("activation_dtype", "Activations (A) stored as", "ACT_DTYPE",
+                           "A, the m×k activations")
+WEIGHT_DTYPE = _storage_input("weight_dtype", "Weights (B) stored as", "WEIGHT_DTYPE",
+                              "B, the k×n weights")
+OUT_DTYPE = _storage_input("output_dtype", "Outputs (C) stored as", "OUT_DTYPE",
+                           "C, the m×n outputs")
+
+
+def _storage_used(name: str, choice: str, auto_column: str, label: str, defined: str,
+                  attr: str) -> Quantity:
+    """The storage an operand uses: its choice, or the compute dtype's "auto" storage (the
+    GPU Specs sheet's dtype table says which)."""
+
+    def reference(**a: Any) -> str:
+        chosen = a[choice]
+        if str(chosen).strip().lower() != precision.AUTO:
+            return chosen
+        i = match(a["dtype_name"], a["dtype"])
+        return "" if i is None else np.asarray(a[auto_column], dtype=object).ravel()[i]
+
+    return Quantity(
+        name, label, "",
+        f'IF({{{choice}}}="{precision.AUTO}",INDEX({{{auto_column}[]}},'
+        f"MATCH({{dtype}},{{dtype_name[]}},0)),{{{choice}}})",
+        reference, fmt="text", defined_name=defined,
+        doc=f"What {attr} is stored in, after auto.")
+
+
+def _storage_bytes(name: str, used: str, label: str, defined: str, attr: str) -> Quantity:
+    return Quantity(
+        name, label, "B", f"INDEX({{storage_bytes[]}},MATCH({{{used}}},{{storage_name[]}},0))",
+        lambda **a: lookup(a["storage_bytes"], a["storage_name"], a[used]),
+        fmt="general", defined_name=defined,
+        doc=f"Bytes per element of {attr} in every bytes-moved formula.")
+
+
+ACT_STORAGE = _storage_used("act_storage", "activation_dtype", "dtype_auto_act",
+                            "A stored as (after auto)", "ACT_STORAGE", "A")
+WEIGHT_STORAGE = _storage_used("weight_storage", "weight_dtype", "dtype_auto_weight",
+                               "B stored as (after auto)", "WEIGHT_STORAGE", "B")
+OUT_STORAGE = _storage_used("out_storage", "output_dtype", "dtype_auto_out",
+                            "C stored as (after auto)", "OUT_STORAGE", "C")
+ACT_BYTES = _storage_bytes(factories.ACT_BYTES, "act_storage", "A bytes per element (a)",
+                           "ACT_BYTES", "A")
+WEIGHT_BYTES = _storage_bytes(factories.WEIGHT_BYTES, "weight_storage",
+                              "B bytes per element (w)", "WEIGHT_BYTES", "B")
+OUT_BYTES = _storage_bytes(factories.OUT_BYTES, "out_storage", "C bytes per element (o)",
+                           "OUT_BYTES", "C")
 
 EFF_MIN = 0.0001  # the smallest efficiency the sheet's validation (and the CLI) accepts
 
@@ -125,10 +185,11 @@ DTYPE_GAP = Quantity(
 )
 HBM_BW = _gpu_lookup("hbm_bw", "HBM bandwidth", "B/s", "spec_hbm_bw", "HBM_BW")
 DTYPE_BYTES = Quantity(
-    "dtype_bytes_sel", "Bytes per element", "B",
+    "dtype_bytes_sel", "Bytes per element (compute dtype)", "B",
     "INDEX({dtype_bytes[]},MATCH({dtype},{dtype_name[]},0))",
     lambda dtype, dtype_bytes, dtype_name: lookup(dtype_bytes, dtype_name, dtype),
     fmt="int", defined_name="DTYPE_BYTES",
+    doc="The compute dtype's own size; bytes moved use each operand's storage (a, w, o).",
 )
 VRAM_BYTES = _gpu_lookup("vram_bytes", "GPU memory", "B", "spec_memory", "VRAM_BYTES",
                          doc="Advertised capacity, decimal bytes.")
@@ -259,6 +320,12 @@ BLOCK = Block(
         BlockRow(SM_COUNT.label, [SM_COUNT], SM_COUNT.unit,
                  f"{SM_COUNT.defined_name}. {SM_COUNT.doc}"),
         BlockRow(DTYPE_GAP.label, [DTYPE_GAP], note=f"{DTYPE_GAP.defined_name}. {DTYPE_GAP.doc}"),
+        "Storage per operand (bytes moved = a·m·k + w·k·n + o·m·n)",
+        *(BlockRow(i.label, [i], note=f"{i.defined_name}. {i.doc}")
+          for i in (ACT_DTYPE, WEIGHT_DTYPE, OUT_DTYPE)),
+        *(BlockRow(q.label, [q], q.unit, f"{q.defined_name}. {q.doc}")
+          for q in (ACT_STORAGE, WEIGHT_STORAGE, OUT_STORAGE, ACT_BYTES, WEIGHT_BYTES,
+                    OUT_BYTES)),
     ),
 )
 
@@ -282,7 +349,11 @@ def sheet() -> SheetSpec:
 
 def input_values(gpu: str, dtype: str, *, launch_overhead: float = 0.0,
                  tile: tuple[int, int] = (128, 128), waves: bool = False,
-                 overlap: float = 0.0) -> dict[str, Any]:
+                 overlap: float = 0.0,
+                 storage: tuple[str, str, str] = (precision.AUTO,) * 3) -> dict[str, Any]:
+    """`storage`: the A, B, C storage choices ("auto" or a storage dtype)."""
     return {"gpu_name": gpu, "dtype": dtype, "compute_eff": 1.0, "memory_eff": 1.0,
             "link_eff": 1.0, "launch_overhead": launch_overhead, "tile_m": tile[0],
-            "tile_n": tile[1], "wave_quant": ON if waves else OFF, "overlap": overlap}
+            "tile_n": tile[1], "wave_quant": ON if waves else OFF, "overlap": overlap,
+            "activation_dtype": storage[0], "weight_dtype": storage[1],
+            "output_dtype": storage[2]}
