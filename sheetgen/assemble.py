@@ -228,7 +228,7 @@ def sheet_specs(config: BuildConfig | None = None, prefix: str = "", *,
     """
     optional = [practice_sheet.sheet()] if config is not None and config.practice else []
     if config is not None and config.measured is not None:
-        optional.append(measured_sheet.sheet(config.measured.source))
+        optional.append(measured_sheet.sheet(config.measured.source, google=chart_helpers))
     mat = chart_helpers_sheet() if chart_helpers else matmul.sheet()
     if config is not None and config.transformer is not None:
         optional.insert(0, transformer_sheet.sheet(config.transformer.model,
