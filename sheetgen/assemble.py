@@ -256,7 +256,7 @@ def sheet_specs(layout: SheetLayout | None = None) -> list[SheetSpec]:
     lay = layout or SheetLayout()
     optional = [practice_sheet.sheet()] if lay.practice else []
     if lay.measured:
-        optional.append(measured_sheet.sheet(lay.measured_source))
+        optional.append(measured_sheet.sheet(lay.measured_source, google=lay.chart_helpers))
     if lay.model is not None:
         optional.insert(0, transformer_sheet.sheet(lay.model, google=lay.chart_helpers))
     mat = chart_helpers_sheet() if lay.chart_helpers else matmul.sheet()

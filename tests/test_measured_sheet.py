@@ -118,7 +118,7 @@ def test_calibrate_output_workbook_checks_clean(tmp_path):
     book = tmp_path / "h100.xlsx"
     proc = run("calibrate", str(XLA), "--gpu", "H100 SXM", "--dtype", "bf16", "-o", str(book))
     assert proc.exit_code == 0, proc.stderr
-    assert f"wrote {book} (Measured sheet: 375 rows)" in proc.stdout
+    assert f"wrote {book} (Measured sheet: 375 bf16 rows)" in proc.stdout
     wb = openpyxl.load_workbook(book, read_only=True)
     assert "Measured" in wb.sheetnames
     wb.close()

@@ -42,6 +42,15 @@ DTYPE_HEADERS = ("dtype", "data type", "type", "precision")
 DEVICE_HEADERS = ("device",)
 
 
+class SeveralDtypes(InputError):
+    """The file holds times for several dtypes and none was chosen (calibrate fits each)."""
+
+    def __init__(self, origin: str, dtypes: list[str]) -> None:
+        super().__init__(f"{origin} holds times for several dtypes ({', '.join(dtypes)}); "
+                         f"choose one with --dtype")
+        self.dtypes = dtypes
+
+
 @dataclass
 class Measurements:
     """Measured seconds per row, with the shapes (b independent m×k×n matmuls each)."""
@@ -205,8 +214,7 @@ def read_measurements(path: str | Path, *, dtype: str | None = None,
                          f"{header_line}")
     dtypes = sorted({d for d in out["dtype"] if d is not None})
     if len(dtypes) > 1:
-        raise InputError(f"{origin} holds times for several dtypes ({', '.join(dtypes)}); "
-                         f"choose one with --dtype")
+        raise SeveralDtypes(origin, dtypes)
     chosen = want or (dtypes[0] if dtypes else meta.get("dtype") or DEFAULT_DTYPE)
     devices = {d for d in out["device"] if d is not None} or (
         {meta["device"]} if "device" in meta else set())

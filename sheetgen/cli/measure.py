@@ -88,7 +88,9 @@ def calibrate(measured: Path, gpu: str | None, gpu_file: Path | None, dtype: str
     MEASURED is a CSV or xlsx with m, k, n and a time column (`time_s`, `time (ms)`,
     `latency (us)`, ...; `measure`'s CSV as it is); an optional `b` column counts b
     independent matmuls per row. Rows faster than the roofline allows are flagged and left
-    out of the fit. Wave quantization is kept only if it predicts held-out rows better.
+    out of the fit. Wave quantization or a smooth max of compute and memory time is kept only
+    if it predicts held-out rows better. A file with several dtypes (a `dtype` column) and no
+    --dtype is fitted per dtype; the preset gets each dtype's compute efficiency.
 
     \b
     Example:
@@ -97,7 +99,7 @@ def calibrate(measured: Path, gpu: str | None, gpu_file: Path | None, dtype: str
       sheetgen calibrate new.csv --gpu-file h100.toml --gpu "H100 SXM (calibrated)" --no-fit
     """
     from sheetgen.api import build_workbook
-    from sheetgen.calibrate.report import calibrate_file, measured_inputs
+    from sheetgen.calibrate.report import calibrate_dtypes, measured_inputs, write_merged_preset
     from sheetgen.inputs.preset_toml import check_preset_path
     from sheetgen.writers.xlsx import check_output_path
 
@@ -106,10 +108,11 @@ def calibrate(measured: Path, gpu: str | None, gpu_file: Path | None, dtype: str
             check_preset_path(preset_out, force)
         if out is not None:
             check_output_path(out, force)
-        cal = calibrate_file(measured, gpu=gpu, gpu_file=gpu_file, dtype=dtype,
-                             no_fit=no_fit, sheet=sheet)
+        cals = calibrate_dtypes(measured, gpu=gpu, gpu_file=gpu_file, dtype=dtype,
+                                no_fit=no_fit, sheet=sheet)
+        cal = cals[0]  # the Measured sheet shows the first (bf16 when present)
         if preset_out is not None:
-            cal.write_preset(preset_out, name, force=force)
+            write_merged_preset(cals, preset_out, name, force=force)
         if out is not None:
             shapes = list(dict.fromkeys(zip(cal.data.m.astype(int).tolist(),
                                             cal.data.k.astype(int).tolist(),
@@ -117,12 +120,16 @@ def calibrate(measured: Path, gpu: str | None, gpu_file: Path | None, dtype: str
             build_workbook(out, gpu=cal.gpu.name, dtype=cal.dtype, shapes=shapes,
                            gpu_file=gpu_file, force=force, measured=measured_inputs(cal))
     if as_json:
-        click.echo(json.dumps(cal.as_dict(), indent=2))
+        report = cal.as_dict() if len(cals) == 1 else {"dtypes": [c.as_dict() for c in cals]}
+        click.echo(json.dumps(report, indent=2))
     else:
-        for line in cal.lines():
-            click.echo(line)
+        for i, one in enumerate(cals):
+            if i:
+                click.echo("")
+            for line in one.lines():
+                click.echo(line)
     if preset_out is not None and not as_json:
         click.echo(f"wrote {preset_out}: use --gpu-file {preset_out} --gpu "
                    f"{json.dumps(name or cal.gpu.name + ' (calibrated)')}")
     if out is not None and not as_json:
-        click.echo(f"wrote {out} (Measured sheet: {len(cal.data)} rows)")
+        click.echo(f"wrote {out} (Measured sheet: {len(cal.data)} {cal.dtype} rows)")

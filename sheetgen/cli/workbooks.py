@@ -129,9 +129,12 @@ def fill(theirs: Path, out: Path | None, shapes_sheet: str | None, gpu: str | No
 @click.option("--replace", is_flag=True,
               help="Rewrite sheetgen's tabs and named ranges if they exist; other tabs are "
                    "never touched.")
+@click.option("--measured", type=click.Path(path_type=Path),
+              help="Measured times (CSV/xlsx, as `sheetgen calibrate` reads them): add a "
+                   "Measured tab with the fitted model, live errors and its chart.")
 def push(spreadsheet: str, credentials: Path | None, gpu: str | None, dtype: str,
          shapes: Path | None, shapes_sheet: str | None, spare_rows: int,
-         gpu_file: Path | None, replace: bool, **model: Any) -> None:
+         gpu_file: Path | None, replace: bool, measured: Path | None, **model: Any) -> None:
     """Write the live workbook into a Google spreadsheet you shared with the service account.
 
     SPREADSHEET is its URL or key. Create it yourself (service accounts cannot own files) and
@@ -141,11 +144,17 @@ def push(spreadsheet: str, credentials: Path | None, gpu: str | None, dtype: str
     Example:
       sheetgen push https://docs.google.com/spreadsheets/d/KEY/edit --credentials sa.json
       sheetgen push KEY --gpu "H100 SXM" --shapes shapes.csv --replace
+      sheetgen push KEY --gpu "H100 SXM" --measured benchmarks/data/xla_h100_sm90.csv
     """
     from sheetgen.api import plan as make_plan
     from sheetgen.writers.google.sheets import push_plan
 
     with user_errors():
+        if measured is not None:
+            from sheetgen.calibrate.report import calibrate_file, measured_inputs
+
+            model["measured"] = measured_inputs(calibrate_file(
+                measured, gpu=gpu, gpu_file=gpu_file, dtype=dtype))
         p = make_plan(gpu=gpu, dtype=dtype, shapes=shapes, shapes_sheet=shapes_sheet,
                       spare_rows=spare_rows, gpu_file=gpu_file, chart_helpers=True, **model)
         total = sum(t.n_rows for s in p.sheets for t in s.tables)
