@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import one_line_error
 from click.testing import CliRunner
+from helpers import one_line_error
+from lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
@@ -19,7 +20,6 @@ from sheetgen.model import transformer as t
 from sheetgen.sheets.transformer import TransformerInputs
 from sheetgen.verify.check import check_workbook, read_workbook
 from sheetgen.writers.xlsx import write_xlsx
-from tests.lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
 
 QWEN_MOE = {"model_type": "qwen2_moe", "hidden_size": 2048, "num_hidden_layers": 24,
             "num_attention_heads": 16, "num_key_value_heads": 16, "vocab_size": 151936,
@@ -171,8 +171,15 @@ def test_cli_build_show_and_errors(tmp_path: Path) -> None:
     assert "huggingface.co/meta-llama/Llama-3.1-70B" in res.output
 
 
-def test_push_to_google_holds_the_sheet(sheets_emulator, gsheets_client) -> None:
-    from sheets_emulator import SA_EMAIL
+def test_push_to_google_holds_the_sheet(sheets_emulator, service_account_file) -> None:
+    from sheets_emulator import FAST_RETRY, SA_EMAIL
+
+    from sheetgen.writers.google.client import authorize
+
+    # a read timeout long enough for the emulator to evaluate the whole spreadsheet
+    gsheets_client = authorize(service_account_file,
+                               http_client=sheets_emulator.http_client_class(**FAST_RETRY),
+                               timeout=(2.0, 60.0))
 
     key = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_xfmr"
     sheets_emulator.create_spreadsheet(key, shared_with=[SA_EMAIL])

@@ -43,6 +43,7 @@ from sheetgen.sheets.parallel import inputs as pin
 from sheetgen.sheets.parallel import text as txt
 
 SHEET = "Transformer"
+ON_CHIP = "xf_on_chip"  # bytes per element of an operand that never leaves the chip
 YES, NO = "yes", "no"
 PHASES = (("pf", ref.PREFILL), ("dc", ref.DECODE))
 
@@ -87,13 +88,12 @@ def counted_flops(name: str, count: str, m: str, k: str, n: str) -> Quantity:
 
 def operand_bytes(name: str, count: str, m: str, k: str, n: str, a_: str | None,
                   w_: str | None, o_: str | None) -> Quantity:
-    """count · (a·m·k + w·k·n + o·m·n): each operand read or written once in its own
-    precision; a None operand stays on chip (flash attention's scores)."""
-    terms = [(a_, m, k), (w_, k, n), (o_, m, n)]
-    used = [(b, x, y) for b, x, y in terms if b is not None]
-    body = "+".join(f"{{{b}}}*{{{x}}}*{{{y}}}" for b, x, y in used)
-    return q(name, "bytes moved", "B", f"{{{count}}}*({body})",
-             lambda a: a[count] * sum(a[b] * a[x] * a[y] for b, x, y in used),
+    """count · the matmul bytes of factories.bytes_moved (a·m·k + w·k·n + o·m·n), each
+    operand in this sheet's dtype for it; None: an operand that stays on chip (flash
+    attention's score tile), 0 bytes per element (xf_on_chip)."""
+    one = rf.bytes_moved("_one", m, k, n, a=a_ or ON_CHIP, w=w_ or ON_CHIP, o=o_ or ON_CHIP)
+    return q(name, "bytes moved", "B", f"{{{count}}}*({one.template})",
+             lambda a: a[count] * one.reference(**a),
              doc="Each operand once, in its own dtype.")
 
 
@@ -202,6 +202,8 @@ def derived(cfg: ModelConfig) -> list[Quantity]:
     """Per-GPU widths, tokens and contexts of each phase, bytes per element."""
     up = 2 if cfg.gated else 1
     out = [
+        q(ON_CHIP, "bytes per element kept on chip", "B", "0", lambda a: 0.0, fmt="int",
+          doc="Flash attention's score tile: never written to HBM."),
         dtype_bytes_of("xf_wb", "xf_weight_dtype", "weight bytes per element"),
         dtype_bytes_of("xf_ab", "xf_act_dtype", "activation bytes per element"),
         dtype_bytes_of("xf_ob", "xf_out_dtype", "output bytes per element"),
