@@ -227,3 +227,24 @@ def test_random_workloads_agree_with_the_reference(seed: int) -> None:
                 "max_batch", "critical_batch", "kv_bytes"):
         assert p.model.scalars[key] == pytest.approx(est.summary[key], rel=1e-12), key
     assert p.model.scalars["fits"] == est.summary["fits"]
+
+
+def test_formulas_stay_in_the_portable_dialect() -> None:
+    from test_dialect import _FUNCTION, _NUMBER, _STRING, AVOID, PORTABLE
+
+    from sheetgen.verify.compare import expected_cells
+
+    used: set[str] = set()
+    for case in CASES:
+        for helpers in (False, True):
+            gpu, dtype, weight, ti = case
+            p = plan_build(BuildConfig(gpu=gpu, dtype=dtype, weight_dtype=weight,
+                                       transformer=ti), chart_helpers=helpers)
+            for e in expected_cells(p):
+                if e.sheet != "Transformer":
+                    continue
+                text = _STRING.sub('""', e.formula)
+                used |= set(_FUNCTION.findall(text))
+                assert not _NUMBER.search(text), e.formula
+    assert used <= PORTABLE and not used & AVOID, used - PORTABLE
+    assert {"INDEX", "MATCH", "ROUNDUP", "LOG10", "NA"} <= used

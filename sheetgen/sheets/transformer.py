@@ -574,7 +574,7 @@ def totals(cfg: ModelConfig, rows: dict[str, list[OpRow]]) -> list[Quantity]:
 
 
 def _gb(name: str) -> txt.Num:
-    return txt.Num(f"{{{name}}}/1E9", lambda a: a[name] / 1e9)
+    return txt.Num(f"{{{name}}}/1E+09", lambda a: a[name] / 1e9)
 
 
 def _n(name: str) -> txt.Num:
@@ -582,7 +582,7 @@ def _n(name: str) -> txt.Num:
 
 
 def _us(name: str) -> txt.Num:
-    return txt.Num(f"1E6*{{{name}}}", lambda a: 1e6 * a[name])
+    return txt.Num(f"1E+06*{{{name}}}", lambda a: 1e6 * a[name])
 
 
 def sentences() -> list[Quantity]:
@@ -628,7 +628,7 @@ def sentences() -> list[Quantity]:
         txt.sentence("xf_say_comm", "all-reduces", [
             txt.When("{xf_tp}>1", lambda a: a["xf_tp"] > 1,
                      ["Tensor parallel: 2 × ", _n("xf_layers"), " all-reduces per step. "
-                      "Decode's ", txt.Num("{xf_dc_ar_bytes}/1E3",
+                      "Decode's ", txt.Num("{xf_dc_ar_bytes}/1E+03",
                                           lambda a: a["xf_dc_ar_bytes"] / 1e3),
                       " kB messages are latency-bound: the estimate uses ",
                       txt.Ref("xf_dc_ar_used"), ", ", _us("xf_dc_one"), " µs one-shot against ",
