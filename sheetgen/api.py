@@ -222,23 +222,26 @@ def transformer(config: Any, *, gpu: str | None = None,
 
     `config`: a bundled model name (as `--model`), a path to a Hugging Face config.json
     (as `--model-config`), or a dict of its fields. `tp`: the tensor-parallel degree (the
-    Parallelism sheet's `gpus` is separate). Dtypes default to `dtype` (outputs of fp8/int8
-    compute in bf16; embeddings in the weight dtype). Columns: phase, op, m, k, n, count,
-    flops, bytes_moved, intensity, regime, time (the bound), realistic_time. attrs["gpu"]:
-    the GPU figures; attrs["summary"]: ttft, tpot, ttft_bound, tpot_bound, tokens_per_s
-    (whole batch), weights_bytes (one GPU's), kv_bytes_per_token (all layers), kv_bytes,
-    memory_per_gpu, fits, max_batch, critical_batch, in SI. `options`: other BuildConfig
-    fields (compute_eff, memory_eff, launch_overhead, ...).
+    Parallelism sheet's `gpus` is separate). `weight_dtype`, `activation_dtype`,
+    `output_dtype`: every sheet's operand storage (as `plan`; None follows `dtype`);
+    `kv_dtype` and `embedding_dtype` (None: the activations' and the weights' storage).
+    Columns: phase, op, m, k, n, count, flops, bytes_moved, intensity, regime, time (the
+    bound), realistic_time. attrs["gpu"]: the GPU figures; attrs["summary"]: ttft, tpot,
+    ttft_bound, tpot_bound, tokens_per_s (whole batch), weights_bytes (one GPU's),
+    kv_bytes_per_token (all layers), kv_bytes, memory_per_gpu, fits, max_batch,
+    critical_batch, in SI. `options`: other BuildConfig fields (compute_eff, launch_overhead,
+    ...).
     """
     from sheetgen.inputs.model_config import resolve
     from sheetgen.sheets import transformer as xf
 
     ti = xf.TransformerInputs(resolve(config), batch=batch, prompt_tokens=prompt_tokens,
-                              generate=generate, tp=tp, weight_dtype=weight_dtype,
-                              activation_dtype=activation_dtype, output_dtype=output_dtype,
-                              kv_dtype=kv_dtype, embedding_dtype=embedding_dtype,
-                              reserve=reserve, allreduce=allreduce)
-    p = plan(gpu=gpu, dtype=dtype, spare_rows=0, gpu_file=gpu_file, transformer=ti, **options)
+                              generate=generate, tp=tp, kv_dtype=kv_dtype,
+                              embedding_dtype=embedding_dtype, reserve=reserve,
+                              allreduce=allreduce)
+    p = plan(gpu=gpu, dtype=dtype, spare_rows=0, gpu_file=gpu_file, transformer=ti,
+             weight_dtype=weight_dtype, activation_dtype=activation_dtype,
+             output_dtype=output_dtype, **options)
     frame = pd.DataFrame(xf.op_records(ti.model, p.model.scalars))
     frame.attrs["gpu"] = gpu_figures(p)
     frame.attrs["summary"] = {k: p.model.scalars[k] for k in TRANSFORMER_SUMMARY}

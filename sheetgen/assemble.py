@@ -167,7 +167,7 @@ class BuildConfig:
         shapes = list(self.shapes) if self.shapes is not None else default_shapes()
         self._check_rows(len(shapes))
         if self.transformer is not None:
-            transformer_sheet.check_inputs(self.transformer, dtype)
+            transformer_sheet.check_inputs(self.transformer)
         return replace(self, gpu=gpu.name, dtype=dtype, shapes=shapes, pipeline_shape=(m, k, n),
                        whatif_shape=whatif_shape, launch_overhead=float(launch),
                        tile=(int(tile[0]), int(tile[1])), waves=waves, overlap=float(overlap),
@@ -305,7 +305,7 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
     if config.measured is not None:
         values.update(measured_sheet.input_values(config.measured))
     if config.transformer is not None:
-        values.update(transformer_sheet.input_values(config.transformer, config.dtype))
+        values.update(transformer_sheet.input_values(config.transformer))
     return values
 
 

@@ -98,8 +98,8 @@ def _inputs(got: dict[str, Any]) -> Any:
     from sheetgen.sheets.transformer import TransformerInputs
 
     model = load_bundled(got["model"]) if got["model"] else read_config(got["model_config"])
-    workload = {k: v for k, v in got.items() if k not in ("model", "model_config")
-                and v is not None}
+    workload = {k: v for k, v in got.items() if k not in ("model", "model_config", *_SHARED)
+                and v is not None}  # the shared options reach every sheet by themselves
     return TransformerInputs(model, **workload)
 
 

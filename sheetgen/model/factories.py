@@ -33,11 +33,13 @@ ACT_BYTES, WEIGHT_BYTES, OUT_BYTES = "act_elem_bytes", "weight_elem_bytes", "out
 
 
 def bytes_moved(name: str, rows: str, inner: str, cols: str,
-                label: str = "bytes moved") -> Quantity:
+                label: str = "bytes moved", *, a: str = ACT_BYTES, w: str = WEIGHT_BYTES,
+                o: str = OUT_BYTES) -> Quantity:
     """a·rows·inner + w·inner·cols + o·rows·cols: read A and B once, write C once, each in
     its own storage precision (a, w, o bytes per element). The one bytes formula: every
-    sheet's roofline, and the sweeps' one-cell times, derive from it."""
-    a, w, o = ACT_BYTES, WEIGHT_BYTES, OUT_BYTES
+    sheet's roofline, and the sweeps' one-cell times, derive from it. `a`, `w`, `o` name
+    other per-operand cells (the Transformer sheet's weight, KV-cache and activation
+    dtypes)."""
     return Quantity(
         name, label, "B",
         f"{{{a}}}*{{{rows}}}*{{{inner}}}+{{{w}}}*{{{inner}}}*{{{cols}}}"

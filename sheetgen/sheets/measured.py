@@ -221,7 +221,7 @@ def _log10_us(name: str, of: str, label: str) -> Quantity:
     """log10 of a time in µs where it is a positive number, else #N/A (chart data)."""
     def reference(**a: Any) -> np.ndarray:
         v = np.atleast_1d(np.asarray(a[of], dtype=object))
-        return np.asarray([np.log10(float(x) * _MICRO) if _number(x) and float(x) > 0
+        return np.asarray([np.log10(float(x) * _MICRO) if is_number(x) and float(x) > 0
                            else ExcelError(NA_CODE) for x in v], dtype=object)
 
     return Quantity(name, f"chart helper: log10 {label} (µs)", "",
