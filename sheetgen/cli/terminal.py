@@ -21,7 +21,7 @@ from sheetgen.cli.common import (
     user_errors,
 )
 from sheetgen.cli.transformer import transformer_view
-from sheetgen.core.units import GIGA, TERA, rate_unit, seconds, si
+from sheetgen.core.units import GIBI, GIGA, TERA, rate_unit, seconds, si
 from sheetgen.inputs.presets import DTYPES, load_presets
 from sheetgen.layout.palette import rgb
 from sheetgen.layout.styles import REGIME_COLORS
@@ -208,11 +208,11 @@ def gpus_table(chosen: list[Any], presets: Any) -> list[str]:
     def peak(g: Any, dtype: str) -> str:
         return f"{g.peak_flops[dtype] / TERA:.4g}" if dtype in g.peak_flops else "-"
 
-    headers = ["GPU", *DTYPES, "HBM TB/s", "mem GB", "link GB/s", "latency", "host GB/s",
+    headers = ["GPU", *DTYPES, "HBM TB/s", "mem GiB", "link GB/s", "latency", "host GB/s",
                "measured c/m/l", "SMs"]
     rows = [[g.name + mark(g),
              *(peak(g, d) for d in DTYPES),
-             f"{g.hbm_bandwidth / TERA:.4g}", f"{g.memory_bytes / GIGA:.4g}",
+             f"{g.hbm_bandwidth / TERA:.4g}", f"{g.memory_bytes / GIBI:.4g}",
              f"{g.link_bandwidth / GIGA:.4g}", seconds(g.link_latency),
              f"{g.host_bandwidth / GIGA:.4g}",
              f"{g.measured_compute_efficiency:g}/{g.measured_memory_efficiency:g}/"
@@ -228,6 +228,7 @@ def gpus_table(chosen: list[Any], presets: Any) -> list[str]:
                + (", replaces the built-in preset" if presets.replaces_builtin(g.name) else "")
                for g in chosen if g.name in presets.origins]
     return [line(headers), *(line(r) for r in rows), *origins,
-            f"Dense peaks in TFLOP/s ({units}); links per direction; measured compute/memory/"
+            f"Dense peaks in TFLOP/s ({units}); memory as the vendor's GB mean it (GiB); links "
+            "per direction; measured compute/memory/"
             f"link efficiency{'; * default' if any(g.name == default for g in chosen) else ''}"
             f"{'; + from --gpu-file (++ replaces a built-in)' if presets.origins else ''}."]

@@ -107,10 +107,12 @@ class Presets:
         return [g.name for g in self.gpus]
 
     def get(self, name: str) -> GPU:
-        """Look a GPU up by name (case- and space-insensitive)."""
+        """Look a GPU up by name (case- and space-insensitive), or by an old name (ALIASES)."""
         want = _norm(name)
         if not want:
             raise InputError("the GPU name is empty; choose one of: " + ", ".join(self.names))
+        if want not in {_norm(g.name) for g in self.gpus}:
+            want = _norm(ALIASES.get(want, want))
         for gpu in self.gpus:
             if _norm(gpu.name) == want:
                 return gpu
@@ -129,6 +131,11 @@ class Presets:
     def replaces_builtin(self, name: str) -> bool:
         """Whether the preset `name` came from a user's file and replaced a built-in one."""
         return _norm(name) in {_norm(n) for n in self.shadowed}
+
+
+#: Old built-in names still accepted, exactly (after _norm), for the preset renamed since:
+#: "H200" is the H200 SXM, so it cannot be mistaken for the "H200 NVL".
+ALIASES: dict[str, str] = {"h200": "H200 SXM"}
 
 
 def _norm(name: str) -> str:
