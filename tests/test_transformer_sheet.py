@@ -50,7 +50,7 @@ def _reference(p: WorkbookPlan, ti: TransformerInputs, dtype: str) -> t.Estimate
                     out_bytes=size[d["output"]], kv_bytes=size[d["kv"]],
                     embed_bytes=size[d["embedding"]], reserve=ti.reserve,
                     allreduce=ti.allreduce)
-    hw = t.Machine(peak=s["peak_flops"], bw=s["hbm_bw"], capacity=s["vram_bytes"],
+    hw = t.Machine(peak=s["peak_flops"], bw=s["hbm_bw"], capacity=s["capacity_bytes"],
                    link_bw=s["link_bw"], link_latency=s["link_latency"],
                    real_compute_eff=s["suggest_compute_eff"],
                    real_memory_eff=s["suggest_memory_eff"],

@@ -212,19 +212,30 @@ CARD_BYTES = _gpu_lookup("card_bytes", "GPU memory (as the card has it)", "B", "
                              "them (GiB).")
 
 
-def _fit_bytes(capacity_as: Any, card_bytes: float, memory_reserve: float) -> float:
-    if str(capacity_as).strip().lower() == GB.lower():
-        return card_bytes / BYTES_PER_GIB * 1e9
-    return card_bytes - memory_reserve
+def _capacity(capacity_as: Any, card_bytes: float) -> float:
+    return card_bytes / BYTES_PER_GIB * 1e9 if _as_gb(capacity_as) else card_bytes
 
 
+def _as_gb(capacity_as: Any) -> bool:
+    return str(capacity_as).strip().lower() == GB.lower()
+
+
+CAPACITY_BYTES = Quantity(
+    "capacity_bytes", "GPU memory (capacity as chosen)", "B",
+    f'IF({{capacity_as}}="{GB}",{{card_bytes}}/{BYTES_PER_GIB}*1E+09,{{card_bytes}})',
+    _capacity, fmt="sci", defined_name="CAPACITY_BYTES",
+    doc="CARD_BYTES (capacity as GiB), or the advertised GB in decimal bytes (as GB). "
+        "Before any reserve (the Transformer sheet takes its own share off this).",
+)
 VRAM_BYTES = Quantity(
     "vram_bytes", "GPU memory the fit uses", "B",
-    f'IF({{capacity_as}}="{GB}",{{card_bytes}}/{BYTES_PER_GIB}*1E+09,'
-    "{card_bytes}-{memory_reserve})",
-    _fit_bytes, fmt="sci", defined_name="VRAM_BYTES",
-    doc="Every fit check reads this: CARD_BYTES less MEMORY_RESERVE (capacity as GiB), or "
-        "the advertised GB in decimal bytes (capacity as GB).",
+    f'{{capacity_bytes}}-IF({{capacity_as}}="{GB}",0,{{memory_reserve}})',
+    lambda capacity_bytes, capacity_as, memory_reserve:
+        capacity_bytes - (0.0 if _as_gb(capacity_as) else memory_reserve),
+    fmt="sci", defined_name="VRAM_BYTES",
+    doc="Every fit check on the Pipeline and Parallelism sheets reads this: CAPACITY_BYTES "
+        "less MEMORY_RESERVE (capacity as GiB), or the advertised GB in decimal bytes with "
+        "nothing reserved (capacity as GB).",
 )
 RIDGE = Quantity(
     "ridge", "Ridge point (peak / bandwidth)", "FLOP/B", "{peak_flops}/{hbm_bw}",
@@ -338,8 +349,8 @@ BLOCK = Block(
         "Capacity (which figure the fit uses: VRAM_BYTES above)",
         *(BlockRow(i.label, [i], i.unit, f"{i.defined_name}. {i.doc}")
           for i in (CAPACITY_AS, MEMORY_RESERVE)),
-        BlockRow(CARD_BYTES.label, [CARD_BYTES], CARD_BYTES.unit,
-                 f"{CARD_BYTES.defined_name}. {CARD_BYTES.doc}"),
+        *(BlockRow(q.label, [q], q.unit, f"{q.defined_name}. {q.doc}")
+          for q in (CARD_BYTES, CAPACITY_BYTES)),
     ),
 )
 

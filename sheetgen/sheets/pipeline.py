@@ -128,7 +128,10 @@ PEAK_ACT = rf.largest("peak_live_act", "live_act", "peak live activations", "B",
                       doc="Inference keeps only the current layer's input and output.")
 MEMORY_NEEDED = rf.plus("memory_needed", ("total_weight_bytes", "peak_live_act"),
                         "memory needed (weights + peak activations)", "B")
-PIPE_FITS = rf.at_most("pipe_fits", "memory_needed", "vram_bytes", "fits in VRAM")
+PIPE_FITS = rf.at_most(
+    "pipe_fits", "memory_needed", "vram_bytes", "fits in VRAM",
+    doc="Against VRAM_BYTES (Inputs): the card's GiB less MEMORY_RESERVE, or the advertised "
+        "GB in decimal bytes when CAPACITY_AS is GB.")
 HEADROOM = Quantity("headroom", "headroom", "B", "{vram_bytes}-{memory_needed}",
                     lambda vram_bytes, memory_needed: vram_bytes - memory_needed, fmt="gb",
                     doc="Negative when it does not fit.")
