@@ -3,20 +3,20 @@ equal the reference model (relative 1e-9), and the tests prove a recalculation h
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import openpyxl
 import pytest
-from conftest import needs_libreoffice
-from lo_helpers import mismatches, read_values, recalc_many
+from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values, recalc_many
 
 import sheetgen.writers.xlsx
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
 from sheetgen.inputs.shapes import Shape
-from sheetgen.layout.planner import plan_workbook
+from sheetgen.layout.planner import WorkbookPlan, plan_workbook
 from sheetgen.writers.xlsx import write_xlsx
 
-pytestmark = [pytest.mark.libreoffice, needs_libreoffice]
+pytestmark = needs_libreoffice
 
 SHAPES = [Shape(1, 4096, 4096), Shape(512, 512, 512), Shape(4096, 4096, 4096),
           Shape(3, 5, 7), Shape(100_000, 20_000, 3)]
@@ -35,41 +35,48 @@ def _wrong(value):
     return -12345.0
 
 
-@pytest.fixture(scope="module")
-def recalculated(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("lo")
-    plans, files = {}, []
-    for key, (gpu, dtype) in VARIANTS.items():
-        plans[key] = plan_build(BuildConfig(gpu=gpu, dtype=dtype, shapes=SHAPES, spare_rows=5))
-        files.append(write_xlsx(plans[key], tmp / f"{key}.xlsx"))
-    # Same workbook with every cached value wrong: LibreOffice must still match the model.
-    mp = pytest.MonkeyPatch()
-    mp.setattr(sheetgen.writers.xlsx, "_cached", _wrong)
-    wrong = write_xlsx(plans["a100_bf16"], tmp / "wrong_cache.xlsx")
-    mp.undo()
-    files.append(wrong)
-    before = read_values(wrong)
-    # A user's edits: flip the GPU and dtype dropdowns, type a new shape and a bad one into
-    # the spare rows.
+@functools.cache
+def plans() -> dict[str, WorkbookPlan]:
+    return {key: plan_build(BuildConfig(gpu=gpu, dtype=dtype, shapes=SHAPES, spare_rows=5))
+            for key, (gpu, dtype) in VARIANTS.items()}
+
+
+@libreoffice_job("libreoffice-variants")
+def variants(tmp: Path) -> dict[str, Path]:
+    """The four variants; one with every cached value wrong (LibreOffice must still match
+    the model); one with a user's edits: the GPU and dtype dropdowns flipped, a new shape
+    and a bad one typed into the spare rows."""
+    files = {key: write_xlsx(p, tmp / f"{key}.xlsx") for key, p in plans().items()}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sheetgen.writers.xlsx, "_cached", _wrong)
+        files["wrong_cache"] = write_xlsx(plans()["a100_bf16"], tmp / "wrong_cache.xlsx")
     edited = tmp / "edited.xlsx"
-    wb = openpyxl.load_workbook(files[0])
-    names = plans["a100_bf16"].defined_names
+    wb = openpyxl.load_workbook(files["a100_bf16"])
+    names = plans()["a100_bf16"].defined_names
     for name, value in (("GPU_NAME", "H100 SXM"), ("DTYPE", "fp16")):
         sheet, cell = names[name].split("!")
         wb[sheet.strip("'")][cell.replace("$", "")] = value
     ws = wb["Matmul"]
-    first_spare = plans["a100_bf16"].table("matmul").first_row + len(SHAPES) + 1  # 1-based
+    first_spare = plans()["a100_bf16"].table("matmul").first_row + len(SHAPES) + 1  # 1-based
     for col, value in zip("ABC", (2048, 1024, 4096), strict=True):
         ws[f"{col}{first_spare}"] = value
     for col, value in zip("ABC", (-5, 1024, 7.5), strict=True):
         ws[f"{col}{first_spare + 1}"] = value
     ws[f"A{first_spare + 2}"] = 64  # partly filled: stays blank
     wb.save(edited)
-    files.append(edited)
-    out = recalc_many(files, tmp / "out")
-    values = {p.stem: read_values(q) for p, q in out.items()}
-    values["wrong_cache_before"] = before
-    return plans, values
+    files["edited"] = edited
+    files["distinct"] = write_xlsx(plan_build(BuildConfig(shapes=SHAPES[:1], spare_rows=0)),
+                                   tmp / "a.xlsx")
+    return files
+
+
+@pytest.fixture(scope="module")
+def recalculated(libreoffice):
+    values = {key: read_values(path)
+              for key, path in libreoffice.outputs("libreoffice-variants").items()}
+    values["wrong_cache_before"] = read_values(
+        libreoffice.sources("libreoffice-variants")["wrong_cache"])
+    return plans(), values
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
@@ -113,12 +120,14 @@ def test_default_build_has_both_regimes(recalculated):
     assert {"compute-bound", "memory-bound"} <= regimes
 
 
-def test_recalculated_file_path_is_distinct(tmp_path: Path):
-    """Guards the helper itself: LibreOffice writes beside, never over, the source."""
-    src = write_xlsx(plan_build(BuildConfig(shapes=SHAPES[:1], spare_rows=0)),
-                     tmp_path / "a.xlsx")
-    out = recalc_many([src], tmp_path / "out")[src]
-    assert out != src and out.exists() and src.exists()
+def test_the_shared_run_writes_beside_never_over_the_source(libreoffice):
+    """Guards the helper itself: LibreOffice writes a new file of its own; the source
+    stays as the builder wrote it."""
+    out = libreoffice.outputs("libreoffice-variants")["distinct"]
+    src = libreoffice.sources("libreoffice-variants")["distinct"]
+    assert out.exists() and src.exists() and out.resolve() != src.resolve()
+    assert openpyxl.load_workbook(src, data_only=True)["Inputs"]["B13"].value == 312e12
+    assert openpyxl.load_workbook(out).sheetnames == openpyxl.load_workbook(src).sheetnames
 
 
 # Per-operand storage (issue #19 §3): weight-only int4 (W4A16), fp8 compute writing bf16,

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import openpyxl
 import pytest
-from conftest import needs_libreoffice
+from helpers import scalars
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lo_helpers import mismatches, read_values, recalc_many
+from lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
@@ -16,10 +16,6 @@ from sheetgen.inputs.shapes import Shape
 from sheetgen.layout.planner import plan_workbook
 from sheetgen.sheets.practice import random_shapes
 from sheetgen.writers.xlsx import write_xlsx
-
-
-def scalars(**options):
-    return sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, **options).model.scalars
 
 
 def compute_bound(m: int, k: int, n: int, abytes: tuple[float, float, float],
@@ -108,7 +104,6 @@ def test_practice_feedback_and_reveal():
     assert list(shown.column("ans_regime").values) == list(regime)
 
 
-@pytest.mark.libreoffice
 @needs_libreoffice
 def test_libreoffice_agrees_on_whatif_and_practice(tmp_path):
     plan = plan_build(BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=0, practice=6,

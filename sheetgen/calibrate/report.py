@@ -208,7 +208,7 @@ def measured_inputs(cal: Calibration) -> MeasuredInputs:
         b=[int(v) for v in d.b], seconds=[float(v) for v in d.measured],
         compute_efficiency=p.compute_efficiency, memory_efficiency=p.memory_efficiency,
         launch_overhead=p.launch_overhead, waves=p.waves, tile_m=p.tile_m, tile_n=p.tile_n,
-        sm_count=device_for(cal.gpu, cal.dtype).sm_count, source=d.origin)
+        sm_count=device_for(cal.gpu, cal.dtype).sm_count, source=d.origin, overlap=p.overlap)
 
 
 def calibrate_file(path: str | Path, *, gpu: str | None = None,

@@ -144,7 +144,7 @@ def transformer_view(kind: str) -> Callable[[Callable[..., Any]], Callable[..., 
                 frame = transformer(config, gpu=kw.get("gpu"), gpu_file=kw.get("gpu_file"),
                                     dtype=kw.get("dtype", "bf16"), **api_options(got), **opts)
                 if kind == "plot":
-                    from sheetgen.plot import check_plot_path, plot_roofline
+                    from sheetgen.writers.plot import check_plot_path, plot_roofline
 
                     out = kw["out"]
                     check_plot_path(out, kw.get("force", False))

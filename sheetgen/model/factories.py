@@ -301,10 +301,11 @@ def matmul_roofline(prefix: str, rows: str, inner: str, cols: str, *, what: str 
     )
 
 
-# The refined time: a launch floor plus tile and wave quantization (sheetgen.model.refined holds the
-# Python reference). The inputs come from the Inputs sheet: tile_m, tile_n, sm_count,
-# launch_overhead and the wave_quant switch ("on"/"off"); the Measured sheet passes its own
-# (fitted) input names through RefinedInputs.
+# The refined time: a launch floor, tile and wave quantization and the overlap of compute and
+# memory time (sheetgen.model.refined holds the Python reference). The inputs come from the
+# Inputs sheet: tile_m, tile_n, sm_count, launch_overhead, the wave_quant switch ("on"/"off")
+# and the overlap exponent; the Measured sheet passes its own (fitted) input names through
+# RefinedInputs.
 
 
 @dataclass(frozen=True)
@@ -316,6 +317,7 @@ class RefinedInputs:
     sm_count: str = "sm_count"
     launch_overhead: str = "launch_overhead"
     wave_quant: str = "wave_quant"
+    overlap: str = "overlap"
 
 
 INPUTS = RefinedInputs()
@@ -366,19 +368,23 @@ def quantized_compute_time(name: str, compute: str, wave_eff: str,
 
 def refined_time(name: str, compute: str, quantized: str, memory: str,
                  label: str = "refined time", *, inputs: RefinedInputs = INPUTS) -> Quantity:
-    """floor + max(quantized compute time when waves are on, else compute time; memory)."""
-    floor, switch = inputs.launch_overhead, inputs.wave_quant
+    """floor + max(c, memory)·overlap, c = the quantized compute time when waves are on, else
+    the compute time; overlap = (1 + (min/max)^p)^(1/p) for p ≥ 1, 1 (the hard max) below."""
+    floor, switch, p = inputs.launch_overhead, inputs.wave_quant, inputs.overlap
 
     def reference(**a: Any) -> Any:
         chosen = refined.chosen_compute_time(a[compute], a[quantized], a[switch])
-        return refined.refined_time(a[floor], chosen, a[memory])
+        return refined.refined_time(a[floor], chosen, a[memory], a[p])
 
+    chosen = f'IF({{{switch}}}="on",{{{quantized}}},{{{compute}}})'
+    slower, faster = f"MAX({chosen},{{{memory}}})", f"MIN({chosen},{{{memory}}})"
     return Quantity(
         name, label, "s",
-        f'{{{floor}}}+MAX(IF({{{switch}}}="on",{{{quantized}}},{{{compute}}}),'
-        f"{{{memory}}})",
+        f"{{{floor}}}+{slower}*IF({{{p}}}>={refined.MIN_OVERLAP_EXPONENT:g},"
+        f"(1+({faster}/{slower})^{{{p}}})^(1/{{{p}}}),1)",
         reference, fmt="time",
-        doc="Launch floor + the slower of compute (quantized when waves are on) and memory.")
+        doc="Launch floor + the p-norm of compute (quantized when waves are on) and memory "
+            "time: the slower of the two when the overlap exponent p is 0.")
 
 
 @dataclass(frozen=True)

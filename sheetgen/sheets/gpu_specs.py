@@ -51,6 +51,8 @@ STORAGE_TABLE = Table(
 )
 
 PEAK_COLUMNS = tuple(f"peak_{d}" for d in DTYPES)
+#: per-dtype measured matmul efficiencies (blank: the dtype uses the GPU's one efficiency)
+EFF_COLUMNS = tuple(f"eff_{d}" for d in DTYPES)
 
 GPU_TABLE = Table(
     name="gpus",
@@ -65,6 +67,8 @@ GPU_TABLE = Table(
         Input("spec_link_latency", "GPU link latency", "s", fmt="sci"),
         Input("spec_host_bw", "host link (PCIe) bandwidth per direction", "B/s", fmt="sci"),
         Input("spec_meas_compute", "measured matmul efficiency", "fraction", fmt="fraction"),
+        *(Input(f"eff_{d}", f"{d} matmul efficiency (blank: the one above)", "fraction",
+                fmt="fraction") for d in DTYPES),
         Input("spec_meas_memory", "measured memory efficiency", "fraction", fmt="fraction"),
         Input("spec_meas_link", "measured link efficiency", "fraction", fmt="fraction"),
         Input("spec_sms", "SMs (AMD: CUs)", fmt="int"),
@@ -72,9 +76,11 @@ GPU_TABLE = Table(
         Input("spec_tile_m", "tile m", "rows", fmt="int"),
         Input("spec_tile_n", "tile n", "cols", fmt="int"),
         Input("spec_waves", "wave quantization", "on/off", fmt="text"),
+        Input("spec_overlap", "overlap exponent p (0: hard max)", "exponent", fmt="ratio"),
     ),
     columns=(),
-    spans=(Span("spec_peaks", PEAK_COLUMNS[0], PEAK_COLUMNS[-1], "PEAK_TABLE"),),
+    spans=(Span("spec_peaks", PEAK_COLUMNS[0], PEAK_COLUMNS[-1], "PEAK_TABLE"),
+           Span("spec_effs", EFF_COLUMNS[0], EFF_COLUMNS[-1], "EFF_TABLE")),
     range_names={"spec_name": "GPU_LIST"},
 )
 
@@ -92,6 +98,7 @@ _GPU_FIELDS = {
     "spec_launch": "launch_overhead",
     "spec_tile_m": "tile_m",
     "spec_tile_n": "tile_n",
+    "spec_overlap": "overlap_exponent",
 }
 ON, OFF = "on", "off"  # how the wave-quantization switch reads in a cell
 
@@ -107,8 +114,9 @@ def sheet(presets: Presets | None = None) -> SheetSpec:
         texts=(
             Text(0, 0, "GPU presets", "title"),
             Text(1, 0, "Dense peaks in FLOP/s (OP/s for int8), bandwidths in bytes/s per "
-                 "direction, memory in bytes as the vendor means its GB (GiB). 'n/a' marks a dtype the GPU lacks. "
-                 "Yellow cells are inputs: edit a figure and every sheet follows."),
+                 "direction, memory in bytes as the vendor means its GB (GiB). 'n/a' marks a "
+                 "dtype the GPU lacks. Yellow cells are inputs: edit a figure and every sheet "
+                 "follows."),
             Text(DTYPE_TABLE.header_row - 1, 0, "Data types (compute)", "subtitle"),
             Text(STORAGE_TABLE.header_row - 1, STORAGE_TABLE.col,
                  "Storage per operand (bytes moved = a·m·k + w·k·n + o·m·n)", "subtitle"),
@@ -124,7 +132,8 @@ def sheet(presets: Presets | None = None) -> SheetSpec:
 #: the figure each preset source key documents, as the GPU table's headers name it
 _FIGURE_LABELS = {attr: next(i.label for i in GPU_TABLE.inputs if i.name == col)
                   for col, attr in _GPU_FIELDS.items()} | {
-    "peak_flops": "dense peaks", "wave_quantization": "wave quantization"}
+    "peak_flops": "dense peaks", "wave_quantization": "wave quantization",
+    "measured_compute_efficiency_by_dtype": "matmul efficiency by dtype"}
 FIGURE_SPAN = 3  # columns B..D: the longest figure label on one line
 SOURCES_TITLE = "Sources"
 
@@ -165,6 +174,7 @@ def input_values(presets: Presets) -> dict[str, list[Any]]:
     }
     for d in DTYPES:
         values[f"peak_{d}"] = [g.peak_flops.get(d, MISSING) for g in presets.gpus]
+        values[f"eff_{d}"] = [g.compute_efficiency_by_dtype.get(d) for g in presets.gpus]
     for col, attr in _GPU_FIELDS.items():
         values[col] = [getattr(g, attr) for g in presets.gpus]
     values["spec_waves"] = [switch(g.wave_quantization) for g in presets.gpus]

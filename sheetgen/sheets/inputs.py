@@ -10,7 +10,7 @@ import numpy as np
 
 from sheetgen.core.units import INTEGER_DTYPES
 from sheetgen.inputs import precision
-from sheetgen.inputs.presets import MAX_TILE
+from sheetgen.inputs.presets import MAX_OVERLAP_EXPONENT, MAX_TILE
 from sheetgen.model import factories
 from sheetgen.model.vocabulary import (
     Block,
@@ -127,6 +127,14 @@ TILE_M = Input("tile_m", "Tile m", "rows", fmt="int", defined_name="TILE_M",
                validation=_TILE_RULE, doc="Rows of C one thread block computes.")
 TILE_N = Input("tile_n", "Tile n", "cols", fmt="int", defined_name="TILE_N",
                validation=_TILE_RULE, doc="Columns of C one thread block computes.")
+OVERLAP = Input(
+    "overlap", "Overlap exponent", "exponent", fmt="ratio", defined_name="OVERLAP",
+    validation=Validation("decimal_range", minimum=0.0, maximum=MAX_OVERLAP_EXPONENT,
+                          message="0 = the hard max; 1 = compute and memory times add; "
+                                  f"up to {MAX_OVERLAP_EXPONENT:g}"),
+    doc="p of the refined time's (compute^p + memory^p)^(1/p); 0 = max(compute, memory), "
+        "the roofline's perfect overlap.",
+)
 WAVE_QUANT = Input(
     "wave_quant", "Wave quantization", "on/off", fmt="text", defined_name="WAVE_QUANT",
     validation=Validation("choices", choices=(ON, OFF), message="on or off"),
@@ -265,8 +273,29 @@ LINK_LATENCY = _gpu_lookup("link_latency", "GPU link latency", "s", "spec_link_l
                            "LINK_LATENCY")
 HOST_BW = _gpu_lookup("host_bw", "Host link (PCIe) bandwidth per direction", "B/s",
                       "spec_host_bw", "HOST_BW")
-SUGGEST_COMPUTE = _gpu_lookup("suggest_compute_eff", "measured compute efficiency",
-                              "fraction", "spec_meas_compute", None, fmt="fraction")
+_EFF_LOOKUP = ("INDEX({spec_effs[]},MATCH({gpu_name},{spec_name[]},0),"
+               "MATCH({dtype},{dtype_name[]},0))")
+
+
+def _suggest_compute(gpu_name: Any, dtype: Any, spec_name: Any, dtype_name: Any,
+                     spec_effs: Any, spec_meas_compute: Any) -> float:
+    """The GPU's efficiency for the dtype where the preset gives one, else its one figure."""
+    row, col = match(spec_name, gpu_name), match(dtype_name, dtype)
+    if row is not None and col is not None:
+        value = number(np.asarray(spec_effs, dtype=object).reshape(
+            len(np.asarray(spec_name, dtype=object).ravel()), -1)[row][col])
+        if value == value:  # not a blank (NaN)
+            return value
+    return lookup(spec_meas_compute, spec_name, gpu_name)
+
+
+SUGGEST_COMPUTE = Quantity(
+    "suggest_compute_eff", "measured compute efficiency", "fraction",
+    f"IF(ISNUMBER({_EFF_LOOKUP}),{_EFF_LOOKUP},"
+    "INDEX({spec_meas_compute[]},MATCH({gpu_name},{spec_name[]},0)))",
+    _suggest_compute, fmt="fraction",
+    doc="The selected GPU's measured efficiency for the selected dtype (GPU Specs' per-dtype "
+        "column), else its one measured matmul efficiency: changing the dtype changes it.")
 SUGGEST_MEMORY = _gpu_lookup("suggest_memory_eff", "measured memory efficiency",
                              "fraction", "spec_meas_memory", None, fmt="fraction")
 SUGGEST_LINK = _gpu_lookup("suggest_link_eff", "measured link efficiency",
@@ -279,6 +308,8 @@ SUGGEST_LAUNCH = _gpu_lookup("suggest_launch_overhead", "preset launch overhead"
                              "spec_launch", None)
 SUGGEST_TILE_M = _gpu_lookup("suggest_tile_m", "preset tile m", "rows", "spec_tile_m", None,
                              fmt="int")
+SUGGEST_OVERLAP = _gpu_lookup("suggest_overlap", "preset overlap exponent", "exponent",
+                              "spec_overlap", None, fmt="ratio")
 SUGGEST_TILE_N = _gpu_lookup("suggest_tile_n", "preset tile n", "cols", "spec_tile_n", None,
                              fmt="int")
 
@@ -336,7 +367,8 @@ BLOCK = Block(
         "Refined time (beside the pure roofline; suggested = the GPU preset's)",
         *(BlockRow(i.label, [i], i.unit, f"{i.defined_name}. {i.doc}", sug)
           for i, sug in ((LAUNCH_OVERHEAD, SUGGEST_LAUNCH), (TILE_M, SUGGEST_TILE_M),
-                         (TILE_N, SUGGEST_TILE_N), (WAVE_QUANT, SUGGEST_WAVES))),
+                         (TILE_N, SUGGEST_TILE_N), (WAVE_QUANT, SUGGEST_WAVES),
+                         (OVERLAP, SUGGEST_OVERLAP))),
         BlockRow(SM_COUNT.label, [SM_COUNT], SM_COUNT.unit,
                  f"{SM_COUNT.defined_name}. {SM_COUNT.doc}"),
         BlockRow(DTYPE_GAP.label, [DTYPE_GAP], note=f"{DTYPE_GAP.defined_name}. {DTYPE_GAP.doc}"),
@@ -374,12 +406,13 @@ def sheet() -> SheetSpec:
 
 def input_values(gpu: str, dtype: str, *, launch_overhead: float = 0.0,
                  tile: tuple[int, int] = (128, 128), waves: bool = False,
+                 overlap: float = 0.0,
                  storage: tuple[str, str, str] = (precision.AUTO,) * 3,
                  capacity_as: str = GIB, reserve: float = DEFAULT_RESERVE) -> dict[str, Any]:
     """`storage`: the A, B, C storage choices ("auto" or a storage dtype); `capacity_as`
     and `reserve`: how the fit reads the card's memory (GiB less the reserve, or GB)."""
     return {"gpu_name": gpu, "dtype": dtype, "compute_eff": 1.0, "memory_eff": 1.0,
             "link_eff": 1.0, "launch_overhead": launch_overhead, "tile_m": tile[0],
-            "tile_n": tile[1], "wave_quant": ON if waves else OFF,
+            "tile_n": tile[1], "wave_quant": ON if waves else OFF, "overlap": overlap,
             "activation_dtype": storage[0], "weight_dtype": storage[1],
             "output_dtype": storage[2], "capacity_as": capacity_as, "memory_reserve": reserve}
