@@ -14,6 +14,7 @@ from sheetgen.cli.common import (
     gpu_file_option,
     gpu_option,
     progress_bar,
+    storage_options,
     user_errors,
     workbook_options,
 )
@@ -76,9 +77,10 @@ def build(out: Path, gpu: str | None, dtype: str, shapes: Path | None,
                    "rows), keeping the earlier prefix and linked sheet.")
 @click.option("--allow-loss", is_flag=True,
               help="Fill even if THEIRS has parts openpyxl drops (shapes, slicers, ...).")
+@storage_options
 def fill(theirs: Path, out: Path | None, shapes_sheet: str | None, gpu: str | None,
          dtype: str, gpu_file: Path | None, spare_rows: int, prefix: str, in_place: bool,
-         force: bool, replace: bool, allow_loss: bool) -> None:
+         force: bool, replace: bool, allow_loss: bool, **storage: str) -> None:
     """Add sheetgen's sheets to your own workbook THEIRS.xlsx, linked live to your shapes.
 
     The Matmul sheet's m, k, n cells refer to your sheet's cells: edit them and everything
@@ -98,7 +100,7 @@ def fill(theirs: Path, out: Path | None, shapes_sheet: str | None, gpu: str | No
                                shapes_sheet=shapes_sheet, spare_rows=spare_rows,
                                prefix=prefix, in_place=in_place, force=force,
                                allow_loss=allow_loss, replace=replace,
-                               progress_factory=progress_bar)
+                               progress_factory=progress_bar, **storage)
     t = result.table
     click.echo(f"wrote {result.path} ({len(t.shapes)} shapes linked to sheet {t.sheet!r}, "
                f"rows {t.rows[0]}-{t.rows[-1]})")

@@ -90,7 +90,9 @@ def fill_workbook(theirs: str | os.PathLike[str], out: str | os.PathLike[str] | 
                   in_place: bool = False, force: bool = False, allow_loss: bool = False,
                   replace: bool = False,
                   progress_factory: Callable[[int, str], AbstractContextManager[Any]]
-                  | None = None) -> FillResult:
+                  | None = None, activation_dtype: str | None = None,
+                  weight_dtype: str | None = None,
+                  output_dtype: str | None = None) -> FillResult:
     """Add sheetgen's sheets to the workbook `theirs`, linked live to its shapes table.
 
     `replace`: `theirs` was filled before; rewrite sheetgen's sheets and names (a re-fill
@@ -120,7 +122,8 @@ def fill_workbook(theirs: str | os.PathLike[str], out: str | os.PathLike[str] | 
     table = read_xlsx_table(src, shapes_sheet)
     presets = load_presets(gpu_file)
     config = BuildConfig(gpu=gpu, dtype=dtype, shapes=table.shapes, spare_rows=spare_rows,
-                         presets=presets)
+                         presets=presets, activation_dtype=activation_dtype,
+                         weight_dtype=weight_dtype, output_dtype=output_dtype)
     assert table.sheet is not None
     links = {dim: [(table.sheet, row - 1, table.columns[dim]) for row in table.rows]
              for dim in (matmul.M.name, matmul.K.name, matmul.N.name)}
