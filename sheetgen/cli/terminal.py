@@ -77,6 +77,13 @@ _SHOW_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
 _REGIME_COLORS = {regime: rgb(strong) for regime, (strong, _) in REGIME_COLORS.items()}
 
 
+def _storage_note(g: dict[str, Any]) -> str:
+    """' (C bf16 stored)': the operands not stored in the compute dtype, if any."""
+    odd = [f"{role} {g[key]}" for role, key in (("A", "act_storage"), ("B", "weight_storage"),
+                                                 ("C", "out_storage")) if g[key] != g["dtype"]]
+    return f" ({', '.join(odd)} stored)" if odd else ""
+
+
 def show_table(frame: Any) -> list[str]:
     """The lines `sheetgen show` prints: a GPU header, then one aligned row per shape."""
     g = frame.attrs["gpu"]
@@ -91,8 +98,7 @@ def show_table(frame: Any) -> list[str]:
     headers = [{"TFLOP/s": f"T{unit}", "FLOP/B": per_byte}.get(h, h) for h, _, _ in _SHOW_COLUMNS]
     widths = [max([len(h), *(len(r[i]) for r in table)]) for i, h in enumerate(headers)]
     lines = [
-        click.style(f"{g['gpu']}, {g['dtype']}", bold=True)
-        + f" (A {g['act_storage']}, B {g['weight_storage']}, C {g['out_storage']} stored)"
+        click.style(f"{g['gpu']}, {g['dtype']}", bold=True) + _storage_note(g)
         + f": peak {si(g['peak_flops'], unit)}, HBM {si(g['hbm_bw'], 'B/s')}, "
           f"ridge {g['ridge']:.4g} {per_byte}{eff}; refined: floor "
           f"{seconds(g['launch_overhead'])}, {g['tile_m']:.0f}x{g['tile_n']:.0f} tiles on "
