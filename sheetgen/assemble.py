@@ -98,6 +98,10 @@ class BuildConfig:
     activation_dtype: str | None = None
     weight_dtype: str | None = None
     output_dtype: str | None = None
+    #: the fit's capacity: "GiB" (the card's bytes less memory_reserve) or "GB" (advertised
+    #: decimal bytes, nothing reserved: the interview's arithmetic)
+    capacity_as: str = inputs.GIB
+    memory_reserve: float | None = None  # bytes kept from the fit; None = inputs.DEFAULT_RESERVE
     #: the Transformer sheet's model and workload (--model / --model-config); None: no sheet
     transformer: transformer_sheet.TransformerInputs | None = None
     #: PP and TP closer than this (|a - b| / the worse side) tie in every comparison row
@@ -164,6 +168,14 @@ class BuildConfig:
                              f"{MAX_OVERLAP_EXPONENT:g}, got {overlap!r}")
         storage = {field: precision.check_storage(getattr(self, field), option)
                    for field, option, _ in precision.OPERANDS}
+        capacity_as = {c.lower(): c for c in (inputs.GIB, inputs.GB)}.get(
+            str(self.capacity_as).strip().lower())
+        if capacity_as is None:
+            raise InputError(f"--capacity-as must be GiB or GB, got {self.capacity_as!r}")
+        reserve = inputs.DEFAULT_RESERVE if self.memory_reserve is None else self.memory_reserve
+        if isinstance(reserve, bool) or not isinstance(reserve, int | float) \
+                or not (math.isfinite(reserve) and 0 <= reserve <= 1e15):
+            raise InputError(f"--memory-reserve must be 0 or more bytes, got {reserve!r}")
         shapes = list(self.shapes) if self.shapes is not None else default_shapes()
         self._check_rows(len(shapes))
         if self.transformer is not None:
@@ -171,7 +183,7 @@ class BuildConfig:
         return replace(self, gpu=gpu.name, dtype=dtype, shapes=shapes, pipeline_shape=(m, k, n),
                        whatif_shape=whatif_shape, launch_overhead=float(launch),
                        tile=(int(tile[0]), int(tile[1])), waves=waves, overlap=float(overlap),
-                       **storage)
+                       **storage, capacity_as=capacity_as, memory_reserve=float(reserve))
 
     def layout(self, prefix: str = "", *, chart_helpers: bool = False) -> SheetLayout:
         """The sheets this build writes and their variant (see `SheetLayout`)."""
@@ -283,7 +295,10 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
         waves=gpu.wave_quantization if config.waves is None else config.waves,
         overlap=gpu.overlap_exponent if config.overlap is None else config.overlap,
         storage=(config.activation_dtype or precision.AUTO, config.weight_dtype or precision.AUTO,
-                 config.output_dtype or precision.AUTO)))
+                 config.output_dtype or precision.AUTO),
+        capacity_as=config.capacity_as,
+        reserve=inputs.DEFAULT_RESERVE if config.memory_reserve is None
+        else config.memory_reserve))
     values.update(compute_eff=float(config.compute_eff), memory_eff=float(config.memory_eff),
                   link_eff=float(config.link_eff))
     values["m"] = [s.m for s in shapes] + pad

@@ -39,23 +39,29 @@ def test_default_totals_by_hand():
                                                  + s["total_memory_time"], rel=1e-12)
 
 
+#: The fit's capacity on the A100 40GB: its 40 GiB less the default 2 GiB reserve
+FIT = 40 * 2**30 - 2 * 2**30  # 40,802,189,312 B
+
+
 def test_fit_verdicts_on_both_sides_of_the_line():
     fits = scalars()
     assert fits["pipe_fits"] is True
-    assert fits["headroom"] == pytest.approx(40e9 - 38_990_249_984)
+    assert fits["headroom"] == 40_802_189_312 - 38_990_249_984 == 1_811_939_328
+    # the interview's 40 GB arithmetic is one switch away
+    assert scalars(capacity_as="GB")["headroom"] == 40e9 - 38_990_249_984
     assert fits["stream_bytes"] == 0 and fits["stream_time"] == 0
-    fp32 = scalars(dtype="fp32")  # twice the bytes: 78 GB on a 40 GB card
+    fp32 = scalars(dtype="fp32")  # twice the bytes: 78 GB on a 40 GiB card
     assert fp32["pipe_fits"] is False
     assert fp32["headroom"] < 0
-    assert fp32["stream_bytes"] == pytest.approx(fp32["memory_needed"] - 40e9)
+    assert fp32["stream_bytes"] == pytest.approx(fp32["memory_needed"] - FIT)
     assert fp32["stream_time"] == pytest.approx(fp32["stream_bytes"] / 31.5e9)
     # 38 GB over PCIe 4 (1.2 s) hides behind 8.1 s of fp32 (non-tensor) compute ...
-    assert fp32["stream_time"] == pytest.approx((2 * 38_990_249_984 - 40e9) / 31.5e9)
+    assert fp32["stream_time"] == pytest.approx((2 * 38_990_249_984 - FIT) / 31.5e9)
     assert fp32["pipe_predicted"] == pytest.approx(L * 2 * M * K * N / 19.5e12)
     assert fp32["stream_hidden"] is True
     # ... but 67 GB of streamed weights cannot hide behind a small batch's 88 ms
     small = scalars(layers=200, pipeline_shape=(256, 8192, 32768))
-    assert small["stream_bytes"] == pytest.approx(200 * 2 * K * N + 2 * 256 * (N + K) - 40e9)
+    assert small["stream_bytes"] == pytest.approx(200 * 2 * K * N + 2 * 256 * (N + K) - FIT)
     assert small["stream_hidden"] is False
     assert small["pipe_with_stream"] == small["stream_time"]
     assert fp32["pipe_with_stream"] == max(fp32["pipe_predicted"], fp32["stream_time"])

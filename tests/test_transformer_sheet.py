@@ -56,7 +56,7 @@ def _reference(p: WorkbookPlan, ti: TransformerInputs, dtype: str,
                     kv_bytes=size[ti.kv_dtype or store.activation],
                     embed_bytes=size[ti.embedding_dtype or store.weight], reserve=ti.reserve,
                     allreduce=ti.allreduce)
-    hw = t.Machine(peak=s["peak_flops"], bw=s["hbm_bw"], capacity=s["vram_bytes"],
+    hw = t.Machine(peak=s["peak_flops"], bw=s["hbm_bw"], capacity=s["capacity_bytes"],
                    link_bw=s["link_bw"], link_latency=s["link_latency"],
                    real_compute_eff=s["suggest_compute_eff"],
                    real_memory_eff=s["suggest_memory_eff"],

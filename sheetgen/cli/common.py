@@ -247,6 +247,18 @@ _MODEL_OPTIONS = [
 ]
 
 
+_CAPACITY_OPTIONS = [
+    click.option("--capacity-as", type=click.Choice(["GiB", "GB"], case_sensitive=False),
+                 default="GiB", show_default=True,
+                 help="The fit's GPU memory: GiB = the card's bytes (the vendor's '40 GB' is "
+                      "40 GiB) less --memory-reserve; GB = the advertised figure in decimal "
+                      "bytes, nothing reserved (the interview's 40 GB = 40e9)."),
+    click.option("--memory-reserve", type=float, metavar="BYTES",
+                 help="Bytes kept from the fit for the CUDA context, NCCL buffers and "
+                      "workspaces (default 2 GiB = 2147483648; used with --capacity-as GiB)."),
+]
+
+
 def storage_options(command: Callable[..., Any] | None = None, *, grading: bool = False
                     ) -> Any:
     """--activation-dtype, --weight-dtype, --output-dtype: each operand's storage precision
@@ -307,7 +319,7 @@ def refined_options(command: Callable[..., Any]) -> Callable[..., Any]:
 def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The workbook's model options (pipeline, parallelism, what-if, practice, refined time),
     shared by every command that plans a workbook; they arrive as keyword arguments."""
-    for option in reversed([*_MODEL_OPTIONS, *_REFINED_OPTIONS]):
+    for option in reversed([*_MODEL_OPTIONS, *_REFINED_OPTIONS, *_CAPACITY_OPTIONS]):
         command = option(command)
     return storage_options(efficiency_options(command))
 

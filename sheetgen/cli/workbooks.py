@@ -16,6 +16,7 @@ from sheetgen.cli.common import (
     gpu_file_option,
     gpu_option,
     progress_bar,
+    storage_options,
     user_errors,
     workbook_options,
 )
@@ -84,11 +85,12 @@ def build(out: Path, gpu: str | None, dtype: str, shapes: Path | None,
 @efficiency_options
 @click.option("--layers", type=int, default=defaults.DEFAULT_LAYERS, show_default=True,
               help="Layers in the Pipeline sheet (alternating types 1 and 2).")
+@storage_options
 def fill(theirs: Path, out: Path | None, shapes_sheet: str | None, gpu: str | None,
          dtype: str, gpu_file: Path | None, spare_rows: int, prefix: str, in_place: bool,
          force: bool, replace: bool, allow_loss: bool, compute_eff: float = 1.0,
          memory_eff: float = 1.0, link_eff: float = 1.0,
-         layers: int = defaults.DEFAULT_LAYERS) -> None:
+         layers: int = defaults.DEFAULT_LAYERS, **storage: str) -> None:
     """Add sheetgen's sheets to your own workbook THEIRS.xlsx, linked live to your shapes.
 
     The Matmul sheet's m, k, n cells refer to your sheet's cells: edit them and everything
@@ -110,7 +112,7 @@ def fill(theirs: Path, out: Path | None, shapes_sheet: str | None, gpu: str | No
                                allow_loss=allow_loss, replace=replace,
                                compute_eff=compute_eff, memory_eff=memory_eff,
                                link_eff=link_eff, layers=layers,
-                               progress_factory=progress_bar)
+                               progress_factory=progress_bar, **storage)
     t = result.table
     n = len(t.shapes)
     rows = f"row {t.rows[0]}" if t.rows[0] == t.rows[-1] else f"rows {t.rows[0]}-{t.rows[-1]}"

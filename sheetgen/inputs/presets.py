@@ -110,10 +110,13 @@ class Presets:
     def get(self, name: str) -> GPU:
         """Look a GPU up by name, ignoring case, spaces, hyphens and underscores ("a100 40 GB
         sxm" is "A100 40GB SXM"); the start of one name is enough when no other name starts
-        so ("MI300" is "MI300X"). A name that fits several presets is refused, naming them."""
+        so ("MI300" is "MI300X"); an old name (ALIASES) is the preset renamed since. A name that
+        fits several presets is refused, naming them."""
         want = _norm(name)
         if not want:
             raise InputError("the GPU name is empty; choose one of: " + ", ".join(self.names))
+        if want not in {_norm(g.name) for g in self.gpus}:
+            want = _norm(ALIASES.get(want, want))  # an old name, exactly
         exact = [g for g in self.gpus if _norm(g.name) == want]
         found = exact or [g for g in self.gpus if _norm(g.name).startswith(want)]
         if len(found) == 1:
@@ -136,6 +139,11 @@ class Presets:
     def replaces_builtin(self, name: str) -> bool:
         """Whether the preset `name` came from a user's file and replaced a built-in one."""
         return _norm(name) in {_norm(n) for n in self.shadowed}
+
+
+#: Old built-in names still accepted, exactly (after _norm), for the preset renamed since:
+#: "H200" is the H200 SXM, so it cannot be mistaken for the "H200 NVL".
+ALIASES: dict[str, str] = {"h200": "H200 SXM"}
 
 
 def _norm(name: str) -> str:

@@ -190,13 +190,14 @@ def plus(name: str, terms: tuple[str, ...], label: str, unit: str, fmt: str = "s
 
 
 def memory_fit(memory: str, fits: str, weights: str, activations: str, memory_label: str,
-               fits_label: str, *, capacity: str = "vram_bytes") -> tuple[Quantity, Quantity]:
+               fits_label: str, *, capacity: str = "vram_bytes",
+               doc: str = "") -> tuple[Quantity, Quantity]:
     """The memory/fit chain, one definition for every sheet that asks whether a model fits:
     memory = weights + activations (bytes per GPU), and whether memory <= the GPU's capacity
     (TRUE/FALSE). The Pipeline sheet and the Parallelism sheet's one GPU, pipeline and tensor
     columns each make theirs here."""
     return (plus(memory, (weights, activations), memory_label, "B"),
-            at_most(fits, memory, capacity, fits_label))
+            at_most(fits, memory, capacity, fits_label, doc=doc))
 
 
 def same_as(name: str, other: str, label: str, unit: str, fmt: str = "sci",

@@ -114,8 +114,9 @@ def sheet(presets: Presets | None = None) -> SheetSpec:
         texts=(
             Text(0, 0, "GPU presets", "title"),
             Text(1, 0, "Dense peaks in FLOP/s (OP/s for int8), bandwidths in bytes/s per "
-                 "direction, memory in decimal bytes. 'n/a' marks a dtype the GPU lacks. "
-                 "Yellow cells are inputs: edit a figure and every sheet follows."),
+                 "direction, memory in bytes as the vendor means its GB (GiB). 'n/a' marks a "
+                 "dtype the GPU lacks. Yellow cells are inputs: edit a figure and every sheet "
+                 "follows."),
             Text(DTYPE_TABLE.header_row - 1, 0, "Data types (compute)", "subtitle"),
             Text(STORAGE_TABLE.header_row - 1, STORAGE_TABLE.col,
                  "Storage per operand (bytes moved = a·m·k + w·k·n + o·m·n)", "subtitle"),

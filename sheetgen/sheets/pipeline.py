@@ -129,7 +129,10 @@ PEAK_ACT = rf.largest("peak_live_act", "live_act", "peak live activations", "B",
 MEMORY_NEEDED, PIPE_FITS = rf.memory_fit("memory_needed", "pipe_fits", "total_weight_bytes",
                                          "peak_live_act",
                                          "memory needed (weights + peak activations)",
-                                         "fits in VRAM")
+                                         "fits in VRAM",
+                                         doc="Against VRAM_BYTES (Inputs): the card's GiB less "
+                                             "MEMORY_RESERVE, or the advertised GB in decimal "
+                                             "bytes when CAPACITY_AS is GB.")
 HEADROOM = Quantity("headroom", "headroom", "B", "{vram_bytes}-{memory_needed}",
                     lambda vram_bytes, memory_needed: vram_bytes - memory_needed, fmt="gb",
                     doc="Negative when it does not fit.")

@@ -119,8 +119,10 @@ def sheet() -> SheetSpec:
         time_unit="µs",
         texts=(
             Text(0, 0, "Practice: estimate intensity, regime and time by hand", "title"),
-            Text(1, 0, "Intensity = 2mkn / (b(mk + kn + mn)); compare with the ridge on the "
-                 "Inputs sheet; time = max(FLOPs / peak, bytes / bandwidth)."),
+            Text(1, 0, "Intensity = 2mkn / (a·mk + w·kn + o·mn), with a, w, o the bytes per "
+                 "element of A, B, C (Inputs: ACT_BYTES, WEIGHT_BYTES, OUT_BYTES); compare "
+                 "with the ridge on the Inputs sheet; time = max(FLOPs / peak, bytes / "
+                 "bandwidth)."),
             Text(2, 0, f"Type your estimates in the yellow cells; within {TOLERANCE:.0%} counts "
                  "as correct. The model's working columns are hidden."),
         ),

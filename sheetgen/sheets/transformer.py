@@ -542,8 +542,10 @@ def totals(cfg: ModelConfig, rows: dict[str, list[OpRow]]) -> list[Quantity]:
         rf.plus("memory_per_gpu", ("weights_bytes", "xf_kv_gpu", "xf_activations"),
                 "memory per GPU", "B"),
         q("xf_usable", "usable capacity (after the reserve)", "B",
-          "{vram_bytes}*(1-{xf_reserve})", lambda a: a["vram_bytes"] * (1 - a["xf_reserve"]),
-          doc="The GPU Specs capacity less the reserve."),
+          "{capacity_bytes}*(1-{xf_reserve})",
+          lambda a: a["capacity_bytes"] * (1 - a["xf_reserve"]),
+          doc="The capacity (Inputs: CAPACITY_BYTES, GiB or GB) less this sheet's reserve, "
+              "which replaces the Inputs sheet's MEMORY_RESERVE here."),
         rf.at_most("fits", "memory_per_gpu", "xf_usable", "fits"),
         q("max_batch", "largest batch that fits at this context", "",
           "MAX(0,ROUNDDOWN(({xf_usable}-{weights_bytes})/({xf_context}*{xf_kv_token_g}"
