@@ -67,14 +67,43 @@ MB_LIVE = Quantity("mb_live", "micro-batch live activations", "B",
                    lambda dtype_bytes_sel, mb_rows, in_cols, out_cols:
                        dtype_bytes_sel * mb_rows * (in_cols + out_cols), fmt="sci")
 MB_WS = rf.plus("mb_ws", ("mb_live", "weight_bytes"), "micro-batch working set", "B")
+# Memory where it sits: stage 1 holds the whole batch's input until its last micro-batch has
+# gone in; the last stage collects the whole output (unless batches stream in and out).
+STAGE_HELD = Quantity(
+    "stage_held", "whole batch held on this stage", "B",
+    "IF({stage}=1,{pp_batch_in},0)+IF({stage}={stages_used},{pp_batch_out},0)",
+    lambda stage, pp_batch_in, pp_batch_out, stages_used:
+        np.where(np.asarray(stage, float) == 1, pp_batch_in, 0.0)
+        + np.where(np.asarray(stage, float) == stages_used, pp_batch_out, 0.0), fmt="sci",
+    doc="Stage 1: the batch's input; the last stage: its output.")
+STAGE_MEM = rf.plus("stage_mem", ("stage_weights", "stage_held"),
+                    "this stage's weights + held batch", "B")
 
 COLUMNS = (STAGE, IS_BOUNDARY, BOUNDARY_BYTES, HOP_FULL, MB_OUT_BYTES, HOP_MB, *MB.columns(),
-           STAGE_TIME_MB, STAGE_TIME_FULL, STAGE_WEIGHTS, MB_LIVE, MB_WS)
+           STAGE_TIME_MB, STAGE_TIME_FULL, STAGE_WEIGHTS, MB_LIVE, MB_WS, STAGE_HELD, STAGE_MEM)
 
 # Scalars.
 WEIGHTS = rf.largest("pp_weights", "stage_weights", "PP weights per GPU", "B")
-ACTS = rf.largest("pp_acts", "mb_live", "PP activations per GPU", "B")
-MEM = rf.plus("pp_mem", ("pp_weights", "pp_acts"), "PP memory per GPU", "B")
+ACTS = rf.largest("pp_acts", "mb_live", "PP activations per GPU", "B",
+                  doc="Every layer's micro-batch in + out: d·rows·(n + k), the same on every "
+                      "stage.")
+BATCH_IN = rf.first_of("pp_batch_in", "in_bytes", "whole batch input (stage 1 holds it)", "B",
+                       fmt="sci")
+BATCH_OUT = Quantity("pp_batch_out", "whole batch output (the last stage collects it)", "B",
+                     "INDEX({out_bytes[]},{n_layers})",
+                     lambda out_bytes, n_layers: float(np.asarray(out_bytes)[int(n_layers) - 1]),
+                     fmt="sci")
+HELD = Quantity("pp_held", "PP whole batch held per GPU", "B",
+                "INDEX({stage_held[]},MATCH(MAX({stage_mem[]}),{stage_mem[]},0))",
+                lambda stage_held, stage_mem: float(np.asarray(stage_held)[
+                    int(np.argmax(np.asarray(stage_mem, dtype=float)))]), fmt="sci",
+                doc="On the GPU with the most weights + held batch.")
+MEM = Quantity("pp_mem", "PP memory per GPU", "B", "MAX({stage_mem[]})+{pp_acts}",
+               lambda stage_mem, pp_acts: float(np.max(stage_mem)) + pp_acts, fmt="sci",
+               doc="The fullest GPU: its weights, the whole batch it holds, live activations.")
+MEM_STREAM = rf.plus("pp_mem_stream", ("pp_weights", "pp_acts"),
+                     "PP memory per GPU if batches stream in and out", "B",
+                     doc="Input fed and output drained one micro-batch at a time.")
 FITS = rf.at_most("pp_fits", "pp_mem", "vram_bytes", "PP fits")
 WS = rf.largest("pp_ws", "mb_ws", "PP largest working set", "B")
 WS_FITS = rf.at_most("pp_ws_fits", "pp_ws", "vram_bytes", "PP fits at once")

@@ -17,7 +17,7 @@ import numpy as np
 
 from sheetgen.model import factories as rf
 from sheetgen.model.vocabulary import Input, Quantity, Table, Validation
-from sheetgen.sheets.parallel import pp
+from sheetgen.sheets.parallel import pp, tp
 from sheetgen.sheets.parallel.inputs import all_gather, better, ring_allreduce
 
 _WHOLE = Validation("whole_min", minimum=1, maximum=2**31 - 1, message="A positive whole number")
@@ -130,10 +130,13 @@ T_GATHER = Quantity("sw_t_gather", "TP: all-gather counted", "s",
                     "IF({tp_gather_used}>0,{sw_t_gather_all},0)",
                     lambda tp_gather_used, sw_t_gather_all: np.where(
                         tp_gather_used > 0, sw_t_gather_all, 0.0) * 1.0, fmt="time")
-T_LAT = _mix("sw_t_latency", "TP latency", (("tp_ar_count", "sw_t_row"),
-                                             ("tp_col_count", "sw_t_col"),
-                                             ("tp_ar_count", "sw_t_ar")),
-             "{sw_t_gather}", lambda sw_t_gather, **_: sw_t_gather)
+T_COMPUTE = _mix("sw_t_compute", "TP: compute", (("tp_ar_count", "sw_t_row"),
+                                                ("tp_col_count", "sw_t_col")))
+T_AR_TOTAL = _mix("sw_t_ar_total", "TP: all-reduces", (("tp_ar_count", "sw_t_ar"),))
+T_COMM = rf.plus("sw_t_comm", ("sw_t_ar_total", "sw_t_gather"), "TP: link time", "s",
+                 fmt="time")
+T_HIDDEN = tp.hidden("sw_t_hidden", "sw_t_ar_total", "sw_t_compute", "TP: hidden")
+T_LAT = tp.latency("sw_t_latency", "sw_t_compute", "sw_t_comm", "sw_t_hidden", "TP latency")
 T_TPUT = rf.ratio("sw_t_tput", "sw_m", "sw_t_latency", "TP throughput (stream = one at a time)",
                   "rows/s", fmt="sci")
 LEAD = Quantity("sw_tp_lead", "TP latency lead over PP", "",
@@ -154,7 +157,7 @@ HEADLINE = (SW_CHECK, SW_M, SW_MICRO, S_LAT, P_LAT, T_LAT, _relabel(B_LAT, "late
             _relabel(B_FLUSHED, "one at a time: better"))
 HELPERS = (SW_ROWS, *FLOW.columns()[:-1], *FULL.columns()[:-1], T_ROW, T_COL, T_AR_BYTES, T_AR,
            T_OUT,
-           T_GATHER_ALL, T_GATHER)
+           T_GATHER_ALL, T_GATHER, T_COMPUTE, T_AR_TOTAL, T_COMM, T_HIDDEN)
 
 
 def table(header_row: int) -> Table:

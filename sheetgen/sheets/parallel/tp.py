@@ -204,11 +204,28 @@ VOLUME = Quantity(
 AR_TOTAL = rf.total("tp_ar_total", "ar_after", "TP all-reduce time per batch", "s", fmt="time")
 COMM = rf.plus("tp_comm", ("tp_ar_total", "tp_gather_used"), "TP link time per batch", "s",
                fmt="time")
-LATENCY = rf.plus("tp_latency", ("tp_compute", "tp_comm"), "TP latency, one batch", "s",
-                  fmt="time", doc="Shards compute in parallel; all-reduces do not overlap.")
+
+
+def hidden(name: str, ar_total: str, compute: str, label: str) -> Quantity:
+    """All-reduce time hidden behind compute: the overlap share of it, at most the compute."""
+    return Quantity(name, label, "s", f"MIN({{tp_overlap}}*{{{ar_total}}},{{{compute}}})",
+                    lambda **a: np.minimum(a["tp_overlap"] * a[ar_total], a[compute]) * 1.0,
+                    fmt="time", doc="MIN(overlap × all-reduce time, compute time)")
+
+
+def latency(name: str, compute: str, comm: str, hidden_: str, label: str) -> Quantity:
+    """Shards compute in parallel; communication adds, less what hides behind compute."""
+    return Quantity(name, label, "s", f"{{{compute}}}+{{{comm}}}-{{{hidden_}}}",
+                    lambda **a: a[compute] + a[comm] - a[hidden_], fmt="time",
+                    doc="compute + communication - the hidden share")
+
+
+HIDDEN = hidden("tp_hidden", "tp_ar_total", "tp_compute", "TP all-reduce hidden behind compute")
+LATENCY = latency("tp_latency", "tp_compute", "tp_comm", "tp_hidden", "TP latency, one batch")
 TPUT = rf.ratio("tp_tput", "pipe_m", "tp_latency", "TP throughput", "rows/s", fmt="sci",
                 doc="m / latency: without overlap a stream runs one batch at a time.")
-IDLE = rf.ratio("tp_idle", "tp_comm", "tp_latency", "TP idle share of GPU time", "",
-                fmt="pct", doc="GPUs wait for every all-reduce.")
+IDLE = Quantity("tp_idle", "TP idle share of GPU time", "", "({tp_comm}-{tp_hidden})/{tp_latency}",
+                lambda tp_comm, tp_hidden, tp_latency: (tp_comm - tp_hidden) / tp_latency,
+                fmt="pct", doc="GPUs wait for every all-reduce not hidden behind compute.")
 I1 = rf.first_of("tp_i1", "tp_intensity", "TP layer-1 intensity", "FLOP/B")
 R1 = rf.first_of("tp_r1", "tp_regime", "TP layer-1 regime", "", fmt="text")
