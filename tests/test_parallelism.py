@@ -328,6 +328,7 @@ VARIANTS = {
     "wide_g8_decode": {"pipeline_shape": (8, 4096, 16384), "gpus": 8, "layers": 10,
                        "micro_batches": 1, "tp_pairing": "wide"},
     "g1": {"gpus": 1, "layers": 3, "micro_batches": 2},
+    "typed_m_overlap": {"micro_batches": 8, "tp_overlap": 0.5, "link_over": "host"},
 }
 
 
@@ -363,5 +364,5 @@ def test_libreoffice_recalculates_every_new_cell_and_the_verdict(tmp_path):
     verdict = _cell(expected, "verdict_latency")
     before = read_values(out[files[0]])["Parallelism"][(verdict.row, verdict.col)]
     after = values["Parallelism"][(verdict.row, verdict.col)]
-    assert before.startswith("Latency: tensor parallel finishes one batch")
+    assert before.startswith("Latency: a tie: tensor parallel finishes one batch 2.1 % sooner")
     assert after.startswith("Latency: pipeline parallel finishes one batch")
