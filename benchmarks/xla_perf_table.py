@@ -23,12 +23,16 @@ import csv
 import io
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 #: XLA's dtype combination -> sheetgen dtype (only same-typed operands are kept).
 DTYPES = {"bf16xbf16->bf16": "bf16", "f32xf32->f32": "tf32",
           "f8e4m3fnxf8e4m3fn->bf16": "fp8", "f16xf16->f16": "fp16"}
 COLUMNS = ("b", "m", "k", "n", "dtype", "device", "time_s", "flops_per_s")
+#: XLA's device key -> (the CSV's device column, the GPU it names)
+ARCHITECTURES = {"sm_90": ("cuda", "H100"), "sm_100_B200": ("cuda", "B200"),
+                 "gfx942": ("rocm", "MI300X")}
 
 _DEVICE = re.compile(r'key:\s*"(?P<key>[^"]+)"\s*value\s*\{')
 _ENTRY = re.compile(r"entries\s*\{\s*b:\s*(\d+)\s*m:\s*(\d+)\s*n:\s*(\d+)\s*k:\s*(\d+)"
@@ -46,30 +50,32 @@ def device_sections(text: str) -> dict[str, str]:
     return out
 
 
-def rows(text: str, device: str) -> list[dict[str, object]]:
-    """One row per (entry, known dtype) of the device's table."""
+def rows(text: str, device: str, dtypes: Sequence[str] = ()) -> list[dict[str, object]]:
+    """One row per (entry, known dtype) of the device's table; only `dtypes` when given."""
     sections = device_sections(text)
     if device not in sections:
         raise SystemExit(f"Error: no table for {device!r} (the file has: "
                          f"{', '.join(sections) or 'none'})")
+    platform = ARCHITECTURES.get(device, ("cuda", device))[0]
     out = []
     for entry in _ENTRY.finditer(sections[device]):
         b, m, n, k = (int(entry.group(i)) for i in range(1, 5))
         for key, value in _FLOPS.findall(entry.group("flops")):
-            if key not in DTYPES:
+            if key not in DTYPES or (dtypes and DTYPES[key] not in dtypes):
                 continue
             rate = float(value)
             out.append({"b": b, "m": m, "k": k, "n": n, "dtype": DTYPES[key],
-                        "device": "cuda", "time_s": f"{2.0 * b * m * n * k / rate:.6e}",
+                        "device": platform, "time_s": f"{2.0 * b * m * n * k / rate:.6e}",
                         "flops_per_s": f"{rate:.0f}"})
     return out
 
 
 def csv_text(table: list[dict[str, object]], device: str, source: str) -> str:
     buf = io.StringIO()
+    platform, gpu = ARCHITECTURES.get(device, ("cuda", device))
     for line in (f"source: XLA GPU matmul perf table, device key {device}, {source}",
                  "license: Apache-2.0, Copyright The OpenXLA Authors (see NOTICE)",
-                 "device: cuda (XLA's key names the architecture: sm_90 = H100)",
+                 f"device: {platform} (XLA's key names the architecture: {device} = {gpu})",
                  "dtype: f32 rows ran as TF32 (XLA's default on Hopper): written as tf32",
                  "time_s: 2*b*m*n*k / flops_per_s"):
         buf.write(f"# {line}\n")
@@ -85,9 +91,12 @@ def main(argv: list[str] | None = None) -> int:
                                             "matmul_interpolator_data.h")
     p.add_argument("--device", default="sm_90", help="the table's device key (sm_90 = H100)")
     p.add_argument("--source", default="", help="where the file came from (repo@commit path)")
+    p.add_argument("--dtype", action="append", default=[], choices=sorted(set(DTYPES.values())),
+                   help="keep only this dtype (repeat for several; default: all)")
     p.add_argument("-o", "--output", type=Path, help="CSV to write (default: stdout)")
     args = p.parse_args(argv)
-    text = csv_text(rows(args.table.read_text("utf-8"), args.device), args.device, args.source)
+    table = rows(args.table.read_text("utf-8"), args.device, args.dtype)
+    text = csv_text(table, args.device, args.source)
     if args.output is None:
         sys.stdout.write(text)
     else:

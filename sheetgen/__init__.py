@@ -22,7 +22,7 @@ _WORKBOOK_LIBRARIES = {"pandas", "xlsxwriter", "openpyxl", "click", "matplotlib"
 _LAZY = {
     "analyze": "sheetgen.api", "build": "sheetgen.api", "gpu_figures": "sheetgen.api",
     "parallelism": "sheetgen.api", "pipeline": "sheetgen.api", "plan": "sheetgen.api",
-    "table_frame": "sheetgen.api",
+    "table_frame": "sheetgen.api", "transformer": "sheetgen.api",
     "InputError": "sheetgen.errors", "OutputError": "sheetgen.errors",
     "PresetError": "sheetgen.errors", "SheetgenError": "sheetgen.errors",
     "SheetsError": "sheetgen.errors", "WorkbookError": "sheetgen.errors",
@@ -36,7 +36,16 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ imports on demand
-    from sheetgen.api import analyze, build, gpu_figures, parallelism, pipeline, plan, table_frame
+    from sheetgen.api import (
+        analyze,
+        build,
+        gpu_figures,
+        parallelism,
+        pipeline,
+        plan,
+        table_frame,
+        transformer,
+    )
     from sheetgen.errors import (
         InputError,
         OutputError,
@@ -97,5 +106,6 @@ __all__ = [
     "read",
     "read_shapes",
     "table_frame",
+    "transformer",
 ]
 

@@ -69,8 +69,10 @@ def plan(*, gpu: str | None = None, dtype: str = DEFAULT_DTYPE, shapes: ShapesLi
     `options` are the other BuildConfig fields: layers, pipeline_shape, gpus, micro_batches,
     link_bw, link_latency, link_over ("gpu" or "host"), host_link_latency, tp_pairing
     ("narrow" or "wide"), tp_gather, whatif_shape, practice, practice_seed, launch_overhead,
-    tile, waves, compute_eff, memory_eff, link_eff. `chart_helpers`: the Google Sheets
-    variant, with LOG10 chart helper columns.
+    tile, waves, overlap, compute_eff, memory_eff, link_eff, activation_dtype, weight_dtype,
+    output_dtype (each operand's storage: "auto" or None follows `dtype`, fp8/int8 writing
+    bf16; else a storage dtype of sheetgen.inputs.precision, e.g. weight_dtype="int4").
+    `chart_helpers`: the Google Sheets variant, with LOG10 chart helper columns.
     """
     config = BuildConfig(gpu=gpu, dtype=dtype, shapes=to_shapes(shapes, shapes_sheet),
                          spare_rows=spare_rows, presets=load_presets(gpu_file), **options)
@@ -86,9 +88,9 @@ def analyze(shapes: ShapesLike = None, *, gpu: str | None = None,
     `shapes`: a CSV or xlsx path, a DataFrame with m/k/n columns, or (m, k, n) tuples;
     None for the built-in dozen. Times in seconds, rates in FLOP/s and B/s (SI).
     The refined time (columns tiles, waves, wave_efficiency, quantized_compute_time,
-    refined_time) uses `launch_overhead` (s), `tile` (m, n) and `waves` (wave quantization
-    on/off); None takes the GPU preset's. Other `options`: BuildConfig fields such as
-    compute_eff=0.8, memory_eff=0.9.
+    refined_time) uses `launch_overhead` (s), `tile` (m, n), `waves` (wave quantization
+    on/off) and `overlap` (the exponent p, 0 = hard max); None takes the GPU preset's.
+    Other `options`: BuildConfig fields such as compute_eff=0.8, memory_eff=0.9.
     """
     p = plan(gpu=gpu, dtype=dtype, shapes=shapes, spare_rows=0, gpu_file=gpu_file,
              shapes_sheet=shapes_sheet, **options)
@@ -114,6 +116,14 @@ FIGURES = {
     "tile_m": inputs.TILE_M.name,
     "tile_n": inputs.TILE_N.name,
     "wave_quantization": inputs.WAVE_QUANT.name,
+    "overlap_exponent": inputs.OVERLAP.name,
+    # each operand's storage after "auto", and its bytes per element (a, w, o)
+    "act_storage": inputs.ACT_STORAGE.name,
+    "weight_storage": inputs.WEIGHT_STORAGE.name,
+    "out_storage": inputs.OUT_STORAGE.name,
+    "act_bytes": inputs.ACT_BYTES.name,
+    "weight_bytes": inputs.WEIGHT_BYTES.name,
+    "out_bytes": inputs.OUT_BYTES.name,
 }
 
 
@@ -193,3 +203,45 @@ def build_workbook(out: str | os.PathLike[str], *, gpu: str | None = None,
 def build(out: str | os.PathLike[str], **kwargs: Any) -> Path:
     """Build the workbook at `out` (see build_workbook for the keyword arguments)."""
     return build_workbook(out, **kwargs)[0]
+
+
+#: transformer()'s summary keys: the Transformer sheet's totals of the same names (SI)
+TRANSFORMER_SUMMARY = ("ttft", "tpot", "ttft_bound", "tpot_bound", "tokens_per_s",
+                       "weights_bytes", "kv_bytes_per_token", "kv_bytes", "memory_per_gpu",
+                       "fits", "max_batch", "critical_batch")
+
+
+def transformer(config: Any, *, gpu: str | None = None,
+                gpu_file: str | os.PathLike[str] | None = None, dtype: str = DEFAULT_DTYPE,
+                batch: int = 1, prompt_tokens: int = 512, generate: int = 128, tp: int = 1,
+                weight_dtype: str | None = None, activation_dtype: str | None = None,
+                output_dtype: str | None = None, kv_dtype: str | None = None,
+                embedding_dtype: str | None = None, reserve: float = 0.10,
+                allreduce: str = "auto", **options: Any) -> pd.DataFrame:
+    """A transformer's serving estimate: one row per operation per phase (prefill, decode).
+
+    `config`: a bundled model name (as `--model`), a path to a Hugging Face config.json
+    (as `--model-config`), or a dict of its fields. `tp`: the tensor-parallel degree (the
+    Parallelism sheet's `gpus` is separate). Dtypes default to `dtype` (outputs of fp8/int8
+    compute in bf16; embeddings in the weight dtype). Columns: phase, op, m, k, n, count,
+    flops, bytes_moved, intensity, regime, time (the bound), realistic_time. attrs["gpu"]:
+    the GPU figures; attrs["summary"]: ttft, tpot, ttft_bound, tpot_bound, tokens_per_s
+    (whole batch), weights_bytes (one GPU's), kv_bytes_per_token (all layers), kv_bytes,
+    memory_per_gpu, fits, max_batch, critical_batch, in SI. `options`: other BuildConfig
+    fields (compute_eff, memory_eff, launch_overhead, ...).
+    """
+    from sheetgen.inputs.model_config import resolve
+    from sheetgen.sheets import transformer as xf
+
+    ti = xf.TransformerInputs(resolve(config), batch=batch, prompt_tokens=prompt_tokens,
+                              generate=generate, tp=tp, weight_dtype=weight_dtype,
+                              activation_dtype=activation_dtype, output_dtype=output_dtype,
+                              kv_dtype=kv_dtype, embedding_dtype=embedding_dtype,
+                              reserve=reserve, allreduce=allreduce)
+    p = plan(gpu=gpu, dtype=dtype, spare_rows=0, gpu_file=gpu_file, transformer=ti, **options)
+    frame = pd.DataFrame(xf.op_records(ti.model, p.model.scalars))
+    frame.attrs["gpu"] = gpu_figures(p)
+    frame.attrs["summary"] = {k: p.model.scalars[k] for k in TRANSFORMER_SUMMARY}
+    frame.attrs["model"] = ti.model.name
+    frame.attrs["assumptions"] = list(ti.model.assumptions)
+    return frame

@@ -12,8 +12,10 @@ from dataclasses import dataclass, field, replace
 from sheetgen import __version__
 from sheetgen.core.defaults import DEFAULT_SPARE_ROWS
 from sheetgen.errors import InputError
+from sheetgen.inputs import precision
 from sheetgen.inputs.presets import (
     DEFAULT_DTYPE,
+    MAX_OVERLAP_EXPONENT,
     MAX_TILE,
     Presets,
     builtin_presets,
@@ -26,6 +28,7 @@ from sheetgen.model.vocabulary import SheetSpec
 from sheetgen.sheets import chart_helpers, gpu_specs, inputs, matmul, pipeline, whatif
 from sheetgen.sheets import measured as measured_sheet
 from sheetgen.sheets import practice as practice_sheet
+from sheetgen.sheets import transformer as transformer_sheet
 from sheetgen.sheets.parallel import inputs as parallel_inputs
 from sheetgen.sheets.parallel import sheet as parallel
 
@@ -68,7 +71,15 @@ class BuildConfig:
     launch_overhead: float | None = None  # s per matmul call; None = the preset's
     tile: tuple[int, int] | None = None  # (tile m, tile n); None = the preset's
     waves: bool | None = None  # wave quantization in the refined time; None = the preset's
+    overlap: float | None = None  # the refined time's overlap exponent; None = the preset's
     measured: measured_sheet.MeasuredInputs | None = None  # rows of the Measured sheet, if any
+    #: storage of A (activations), B (weights), C (outputs): "auto" (the compute dtype's,
+    #: fp8/int8 writing bf16) or a storage dtype (sheetgen.inputs.precision); None = auto
+    activation_dtype: str | None = None
+    weight_dtype: str | None = None
+    output_dtype: str | None = None
+    #: the Transformer sheet's model and workload (--model / --model-config); None: no sheet
+    transformer: transformer_sheet.TransformerInputs | None = None
     #: PP and TP closer than this (|a - b| / the worse side) tie in every comparison row
     tie_margin: float = parallel_inputs.DEFAULT_TIE_MARGIN
     #: share of TP's all-reduce time hidden behind compute (0: none, the default)
@@ -132,11 +143,21 @@ class BuildConfig:
         waves = gpu.wave_quantization if self.waves is None else self.waves
         if not isinstance(waves, bool):
             raise InputError(f"--waves must be on or off (True or False), got {waves!r}")
+        overlap = gpu.overlap_exponent if self.overlap is None else self.overlap
+        if isinstance(overlap, bool) or not isinstance(overlap, int | float) or not (
+                overlap == 0 or 1 <= overlap <= MAX_OVERLAP_EXPONENT):
+            raise InputError(f"--overlap must be 0 (the hard max) or 1 to "
+                             f"{MAX_OVERLAP_EXPONENT:g}, got {overlap!r}")
+        storage = {field: precision.check_storage(getattr(self, field), option)
+                   for field, option, _ in precision.OPERANDS}
         shapes = list(self.shapes) if self.shapes is not None else default_shapes()
         self._check_rows(len(shapes))
+        if self.transformer is not None:
+            transformer_sheet.check_inputs(self.transformer, dtype)
         return replace(self, gpu=gpu.name, dtype=dtype, shapes=shapes, pipeline_shape=(m, k, n),
                        whatif_shape=whatif_shape, launch_overhead=float(launch),
-                       tile=(int(tile[0]), int(tile[1])), waves=waves)
+                       tile=(int(tile[0]), int(tile[1])), waves=waves, overlap=float(overlap),
+                       **storage)
 
     def _check_rows(self, n_shapes: int) -> None:
         """Refuse, before any work, a table that would run past the last row of a sheet."""
@@ -215,6 +236,9 @@ def sheet_specs(config: BuildConfig | None = None, prefix: str = "", *,
     if config is not None and config.measured is not None:
         optional.append(measured_sheet.sheet(config.measured.source))
     mat = chart_helpers_sheet() if chart_helpers else matmul.sheet()
+    if config is not None and config.transformer is not None:
+        optional.insert(0, transformer_sheet.sheet(config.transformer.model,
+                                                   google=chart_helpers))
     sheets = [inputs.sheet(), mat, pipeline.sheet(), parallel.sheet(google=chart_helpers),
               whatif.sheet(),
               *optional, gpu_specs.sheet(config.presets if config is not None else None)]
@@ -236,7 +260,10 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
         launch_overhead=gpu.launch_overhead if config.launch_overhead is None
         else config.launch_overhead,
         tile=(gpu.tile_m, gpu.tile_n) if not config.tile else config.tile,
-        waves=gpu.wave_quantization if config.waves is None else config.waves))
+        waves=gpu.wave_quantization if config.waves is None else config.waves,
+        overlap=gpu.overlap_exponent if config.overlap is None else config.overlap,
+        storage=(config.activation_dtype or precision.AUTO, config.weight_dtype or precision.AUTO,
+                 config.output_dtype or precision.AUTO)))
     values.update(compute_eff=float(config.compute_eff), memory_eff=float(config.memory_eff),
                   link_eff=float(config.link_eff))
     values["m"] = [s.m for s in shapes] + pad
@@ -258,6 +285,8 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
         values.update(practice_sheet.input_values(config.practice, config.practice_seed))
     if config.measured is not None:
         values.update(measured_sheet.input_values(config.measured))
+    if config.transformer is not None:
+        values.update(transformer_sheet.input_values(config.transformer, config.dtype))
     return values
 
 
@@ -278,5 +307,7 @@ def plan_build(config: BuildConfig | None = None, *, prefix: str = "",
         "sheetgen.layers": str(cfg.layers),
         "sheetgen.practice": str(cfg.practice),
     }
+    if cfg.transformer is not None:
+        metadata["sheetgen.model"] = cfg.transformer.model.to_json()
     return plan_workbook(sheet_specs(cfg, prefix, chart_helpers=chart_helpers),
                          input_values(cfg), metadata, links)

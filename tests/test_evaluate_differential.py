@@ -44,6 +44,7 @@ KNOWN = [
     ('=1E+20&""', "1E+20", "1E+020"),
     ('="a-b"<"a|b"', False, True),               # the order of symbols differs
     ('="$1"<"|1"', True, False),
+    ("=SUM(D!A1:A2 D!B1:B2)", ExcelError("#NULL!"), "#REF!"),  # no common cell
 ]
 
 

@@ -1,4 +1,6 @@
-"""User-facing failures: each is one WorkbookError line naming the sheet and cell."""
+"""User-facing failures: each is one WorkbookError line naming the sheet and cell (strict
+evaluation, lenient=False, as `check` runs it; the default leaves such cells "not evaluated",
+tests/test_evaluate_odd_cells.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from sheetgen.evaluate import evaluate_workbook
 
 def _fails(path, match: str) -> str:
     with pytest.raises(WorkbookError, match=match) as info:
-        evaluate_workbook(path)
+        evaluate_workbook(path, lenient=False)
     msg = str(info.value)
     assert "\n" not in msg
     return msg

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from lo_helpers import needs_libreoffice, read_values, recalc_with_libreoffice
 
 from sheetgen.api import build_workbook
 from sheetgen.sheets import matmul
 from sheetgen.sheets.parallel import chart as parallel_chart
 from sheetgen.sheets.parallel import sheet as parallel
 from sheetgen.verify.check import check_workbook, read_workbook
-from tests.lo_helpers import needs_libreoffice, read_values, recalc_with_libreoffice
 
 MARKER = "n/a: no fp8 on this GPU"
 ERRORS = ("#VALUE!", "#N/A", "#DIV/0!", "#REF!", "#NAME?", "#NUM!", "Err:")

@@ -158,3 +158,40 @@ def test_optional_fields_default_to_the_pure_roofline(tmp_path: Path):
         (0.0, 128, 128, False)
     assert gpu.sources["measured_compute_efficiency"].startswith("not given in the preset")
     assert gpu.sm_count == 64
+
+
+#: ml-engineering's FP8 MAMF table (stas00/ml-engineering@744d01e), TFLOP/s.
+MAMF_FP8_TFLOPS = {"H100 SXM": 1402.6, "H200": 1453.4, "B200": 3432.5}
+
+
+@pytest.mark.parametrize(("name", "tflops"), MAMF_FP8_TFLOPS.items())
+def test_fp8_efficiency_reproduces_the_published_fp8_mamf(name, tflops):
+    """The fp8 efficiency is the FP8 table's, not the bf16 one: H100 1402.6 / 1978.9."""
+    gpu = builtin_presets().get(name)
+    assert gpu.compute_efficiency("fp8") * gpu.peak("fp8") == pytest.approx(tflops * 1e12,
+                                                                             rel=1e-3)
+    assert gpu.compute_efficiency("bf16") == gpu.measured_compute_efficiency
+    assert gpu.compute_efficiency("fp8") != gpu.measured_compute_efficiency
+    assert "FP8 row" in gpu.sources["measured_compute_efficiency_by_dtype"]
+
+
+@pytest.mark.parametrize(("line", "needle"), [
+    ("measured_compute_efficiency_by_dtype = { bf16 = 1.2 }", "must be at most 1"),
+    ("measured_compute_efficiency_by_dtype = { fp4 = 0.5 }", "the GPU has no fp4 peak"),
+    ("measured_compute_efficiency_by_dtype = 0.5", "must be a table of dtype = fraction"),
+    ("overlap_exponent = 0.5", "expected 0 (the hard max) or 1 to 64"),
+    ("overlap_exponent = 65", "expected 0 (the hard max) or 1 to 64"),
+])
+def test_bad_per_dtype_efficiency_and_overlap(tmp_path: Path, line, needle):
+    f = tmp_path / "bad.toml"
+    f.write_text(GOOD + line + "\n")
+    with pytest.raises(PresetError, match=re.escape(needle)):
+        load_presets(f)
+
+
+def test_per_dtype_efficiency_and_overlap_load(tmp_path: Path):
+    f = tmp_path / "mine.toml"
+    f.write_text(GOOD + "measured_compute_efficiency_by_dtype = { bf16 = 0.6 }\n"
+                 "overlap_exponent = 2.5\n")
+    gpu = load_presets(f).get("Mine")
+    assert gpu.compute_efficiency("bf16") == 0.6 and gpu.overlap_exponent == 2.5

@@ -19,8 +19,7 @@ from xml.etree import ElementTree as ET
 
 import numpy as np
 import pytest
-from conftest import needs_libreoffice
-from lo_helpers import mismatches, read_values, recalc_many
+from lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
 from openpyxl.utils import column_index_from_string, get_column_letter
 from test_chart import A, C, axes, chart_xml, hidden_columns, series
 from test_fill import make_theirs
@@ -152,9 +151,9 @@ def test_fill_draws_the_same_lines(tmp_path):
 def _palette_pixels(workbook: Path, tmp: Path) -> dict[str, int]:
     """LibreOffice's print of the sweep chart alone: pixels of each series' colour."""
     from PIL import Image
+    from test_render_docs import load_render
 
     from sheetgen.verify.libreoffice import recalculate
-    from tests.test_render_docs import load_render
 
     render = load_render()
     top = SWEEP.header_row - 2
@@ -174,7 +173,6 @@ def _palette_pixels(workbook: Path, tmp: Path) -> dict[str, int]:
                                            palette.TENSOR), strict=True)}
 
 
-@pytest.mark.libreoffice
 @needs_libreoffice
 def test_libreoffice_recalculates_the_chart_data_to_the_hand_figures(tmp_path):
     plan = plan_build(BuildConfig(link_over="host"))
@@ -190,7 +188,6 @@ def test_libreoffice_recalculates_the_chart_data_to_the_hand_figures(tmp_path):
             assert values[(row, DATA_COL + 1 + i)] == pytest.approx(want[name][r], rel=1e-9)
 
 
-@pytest.mark.libreoffice
 @needs_libreoffice
 @pytest.mark.skipif(shutil.which("pdftoppm") is None, reason="poppler-utils not installed")
 def test_libreoffice_draws_the_three_lines_from_hidden_columns(tmp_path):

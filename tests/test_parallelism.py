@@ -12,8 +12,8 @@ import math
 import openpyxl
 import pytest
 from click.testing import CliRunner
-from conftest import needs_libreoffice
-from lo_helpers import mismatches, read_values, recalc_many
+from helpers import scalars
+from lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
@@ -114,10 +114,6 @@ def hand_best(m, k, n, layers, g, bw=NVLINK, lat=NVLINK_LAT):
 
 def hand_single(m, k, n, layers):
     return sum(roof(m, *widths(i, k, n)) for i in range(1, layers + 1))
-
-
-def scalars(**options):
-    return sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, **options).model.scalars
 
 
 def close(got, want, rel=1e-6):
@@ -336,7 +332,6 @@ def _cell(plan, name):
     return next(c for s in plan.sheets for c in s.cells if c.name == name)
 
 
-@pytest.mark.libreoffice
 @needs_libreoffice
 def test_libreoffice_recalculates_every_new_cell_and_the_verdict(tmp_path):
     plans = {key: plan_build(BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=1, **opts))

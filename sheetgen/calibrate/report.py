@@ -14,6 +14,7 @@ import numpy as np
 from sheetgen.calibrate import fit
 from sheetgen.calibrate.data import Measurements, read_measurements
 from sheetgen.core.units import seconds
+from sheetgen.inputs import precision
 from sheetgen.inputs import presets as hardware
 from sheetgen.inputs.preset_toml import write_preset
 from sheetgen.inputs.presets import DTYPE_BYTES, GPU
@@ -34,15 +35,17 @@ FASTER_UNKNOWN = FASTER_ON_GPU + " " + FASTER_ON_CPU
 
 
 def device_for(gpu: GPU, dtype: str) -> fit.Device:
-    """The model's figures for a preset: spec peak and bandwidth, the dtype's element size."""
+    """The model's figures for a preset: spec peak and bandwidth, the dtype's element size
+    and each operand's "auto" storage (fp8 measured by `measure` writes bf16, as auto does)."""
     return fit.Device(gpu.name, gpu.peak(dtype), gpu.hbm_bandwidth, DTYPE_BYTES[dtype],
-                      gpu.sm_count)
+                      gpu.sm_count, precision.resolve(dtype).bytes())
 
 
-def preset_params(gpu: GPU) -> fit.Params:
-    """The refined model a preset already describes (for --no-fit)."""
-    return fit.Params(gpu.measured_compute_efficiency, gpu.measured_memory_efficiency,
-                      gpu.launch_overhead, gpu.wave_quantization, gpu.tile_m, gpu.tile_n)
+def preset_params(gpu: GPU, dtype: str) -> fit.Params:
+    """The refined model a preset already describes for dtype (for --no-fit)."""
+    return fit.Params(gpu.compute_efficiency(dtype), gpu.measured_memory_efficiency,
+                      gpu.launch_overhead, gpu.wave_quantization, gpu.tile_m, gpu.tile_n,
+                      gpu.overlap_exponent)
 
 
 @dataclass
@@ -86,6 +89,7 @@ class Calibration:
             "launch_overhead_s": self.params.launch_overhead,
             "wave_quantization": self.params.waves,
             "tile_m": self.params.tile_m, "tile_n": self.params.tile_n,
+            "overlap_exponent": self.params.overlap, "form": self.params.form,
             "sm_count": device_for(self.gpu, self.dtype).sm_count,
             "median_abs_error_before": before[0], "p90_abs_error_before": before[1],
             "median_abs_error_after": after[0], "p90_abs_error_after": after[1],
@@ -93,7 +97,8 @@ class Calibration:
                           "p90_abs_error": h.p90_abs_error, "rows": h.rows,
                           "compute_efficiency": h.params.compute_efficiency,
                           "memory_efficiency": h.params.memory_efficiency,
-                          "launch_overhead_s": h.params.launch_overhead}
+                          "launch_overhead_s": h.params.launch_overhead,
+                          "overlap_exponent": h.params.overlap}
                          for h in self.held_out],
             "rows": rows,
             "faster_than_roof": [r for r in rows if r["faster_than_roof"]],
@@ -106,6 +111,8 @@ class Calibration:
         how = "fitted to" if self.fitted else "checked (--no-fit) against"
         waves = (f"waves on ({p.tile_m}x{p.tile_n} tiles, "
                  f"{device_for(self.gpu, self.dtype).sm_count} SMs)" if p.waves else "waves off")
+        if p.overlap >= 1:
+            waves += f", smooth max of compute and memory time (p = {p.overlap:.3g})"
         out = [f"{self.gpu.name} {self.dtype}: refined model {how} {len(d)} measured times "
                f"({d.origin}, column {d.time_header!r})",
                f"  compute efficiency {p.compute_efficiency:.3f}, memory efficiency "
@@ -118,8 +125,8 @@ class Calibration:
                        f"{n_test}  (median / p90 |error|)")
             out += [f"  {h.model:<36} {h.median_abs_error:7.1%} / {h.p90_abs_error:7.1%}"
                     for h in self.held_out]
-            chosen = "with" if p.waves else "without"
-            out.append(f"  -> the refined model is used {chosen} wave quantization")
+            out.append(f"  -> the refined model is used with the {p.form} (the lowest held-out "
+                       "median)")
         out.append(f"{'m':>7} {'k':>7} {'n':>7} {'b':>4} {'measured':>10} {'roofline':>10} "
                    f"{'refined':>10} {'error':>8}")
         for i in range(min(len(d), SHOWN_ROWS)):
@@ -140,13 +147,23 @@ class Calibration:
         values = {f.name: getattr(gpu, f.name) for f in dataclasses.fields(gpu)
                   if f.name != "sources"}
         values["name"] = name or f"{gpu.name} (calibrated)"
-        fitted = {"measured_compute_efficiency": p.compute_efficiency,
-                  "measured_memory_efficiency": p.memory_efficiency,
-                  "launch_overhead": p.launch_overhead, "wave_quantization": p.waves,
-                  "tile_m": p.tile_m, "tile_n": p.tile_n}
+        fitted: dict[str, Any] = {
+            "measured_memory_efficiency": p.memory_efficiency,
+            "launch_overhead": p.launch_overhead, "wave_quantization": p.waves,
+            "tile_m": p.tile_m, "tile_n": p.tile_n, "overlap_exponent": p.overlap}
+        by_dtype = dict(gpu.compute_efficiency_by_dtype)
+        if self.dtype == hardware.DEFAULT_DTYPE:  # the preset's own efficiency is for bf16
+            fitted["measured_compute_efficiency"] = p.compute_efficiency
+            by_dtype.pop(self.dtype, None)
+        else:
+            by_dtype[self.dtype] = float(f"{p.compute_efficiency:.6g}")
         how = (f"fitted by sheetgen calibrate to {len(self.data)} {self.dtype} times in "
                f"{self.data.origin} ({self.data.metadata.get('date', 'undated')})")
-        known = {"name", "peak_flops", *hardware.UNITS}
+        if by_dtype:
+            values[hardware.BY_DTYPE] = by_dtype
+            if self.dtype != hardware.DEFAULT_DTYPE:
+                fitted[hardware.BY_DTYPE] = by_dtype
+        known = {"name", "peak_flops", hardware.BY_DTYPE, *hardware.UNITS}
         out: dict[str, Any] = {}
         for key, value in values.items():
             if key not in known:
@@ -175,7 +192,7 @@ def calibrate(data: Measurements, gpu: GPU, *, no_fit: bool = False) -> Calibrat
     """Fit (or, with no_fit, check the preset's refined model) against the measurements."""
     device = device_for(gpu, data.dtype)
     if no_fit:
-        params, scores = preset_params(gpu), []
+        params, scores = preset_params(gpu, data.dtype), []
     else:
         params, scores = fit.choose(device, data)
     return Calibration(gpu, data.dtype, data, params, not no_fit,
@@ -191,7 +208,7 @@ def measured_inputs(cal: Calibration) -> MeasuredInputs:
         b=[int(v) for v in d.b], seconds=[float(v) for v in d.measured],
         compute_efficiency=p.compute_efficiency, memory_efficiency=p.memory_efficiency,
         launch_overhead=p.launch_overhead, waves=p.waves, tile_m=p.tile_m, tile_n=p.tile_n,
-        sm_count=device_for(cal.gpu, cal.dtype).sm_count, source=d.origin)
+        sm_count=device_for(cal.gpu, cal.dtype).sm_count, source=d.origin, overlap=p.overlap)
 
 
 def calibrate_file(path: str | Path, *, gpu: str | None = None,

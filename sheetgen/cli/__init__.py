@@ -6,7 +6,13 @@ module registers its commands on the group when imported.
 
 from __future__ import annotations
 
-from sheetgen.cli import checking, measure, terminal, workbooks  # noqa: F401  (register the commands)
+from sheetgen.cli import (  # noqa: F401  (register the commands)
+    checking,
+    measure,
+    terminal,
+    transformer,
+    workbooks,
+)
 from sheetgen.cli.common import UserError, cli, progress_bar, user_errors
 from sheetgen.cli.terminal import show_json, show_table
 

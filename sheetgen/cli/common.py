@@ -22,6 +22,7 @@ from sheetgen import __version__
 from sheetgen.console import INTERRUPTED_EXIT
 from sheetgen.core import defaults
 from sheetgen.errors import SheetgenError
+from sheetgen.inputs import precision
 from sheetgen.inputs.presets import DTYPES
 
 
@@ -229,6 +230,26 @@ _MODEL_OPTIONS = [
 ]
 
 
+def storage_options(command: Callable[..., Any] | None = None, *, grading: bool = False
+                    ) -> Any:
+    """--activation-dtype, --weight-dtype, --output-dtype: each operand's storage precision
+    (the Inputs sheet's ACT_DTYPE, WEIGHT_DTYPE, OUT_DTYPE; sheetgen.inputs.precision).
+    `grading=True` (as `storage_options(grading=True)`): check's wording, no default."""
+
+    def decorate(cmd: Callable[..., Any]) -> Callable[..., Any]:
+        for field, flag, what in reversed(precision.OPERANDS):
+            cmd = click.option(
+                flag, field, type=click.Choice(precision.CHOICES, case_sensitive=False),
+                default=None if grading else precision.AUTO, show_default=not grading,
+                help=("Grading: " if grading else "")
+                + f"storage of {what}: auto = the --dtype's (fp8 and int8 write bf16 outputs; "
+                  "tf32 stores fp32), or int4/fp4 (0.5 B), nvfp4 (0.5625 B, block scales "
+                  "counted), int32 (raw cuBLASLt int8 output), ...")(cmd)
+        return cmd
+
+    return decorate(command) if command is not None else decorate
+
+
 def efficiency_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """--compute-eff, --memory-eff, --link-eff: the Inputs sheet's efficiency cells."""
     for flag, what in reversed((("--compute-eff", "peak FLOP/s a matmul reaches"),
@@ -250,11 +271,15 @@ _REFINED_OPTIONS = [
     click.option("--waves/--no-waves", default=None,
                  help="Wave quantization in the refined time: a partial last wave costs a "
                       "whole one (default: the preset's, off)."),
+    click.option("--overlap", type=float, metavar="P",
+                 help="Overlap exponent of the refined time, (compute^P + memory^P)^(1/P): "
+                      "0 = the hard max, 1 = the sum (default: the preset's, 0)."),
 ]
 
 
 def refined_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """--launch-overhead, --tile and --waves: the refined time beside the pure roofline."""
+    """--launch-overhead, --tile, --waves and --overlap: the refined time beside the pure
+    roofline."""
     for option in reversed(_REFINED_OPTIONS):
         command = option(command)
     return command
@@ -265,7 +290,7 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
     shared by every command that plans a workbook; they arrive as keyword arguments."""
     for option in reversed([*_MODEL_OPTIONS, *_REFINED_OPTIONS]):
         command = option(command)
-    return efficiency_options(command)
+    return storage_options(efficiency_options(command))
 
 
 #: --gpu and --dtype of every command that models one GPU (grading and calibrate word theirs).

@@ -17,8 +17,10 @@ from sheetgen.cli.common import (
     gpu_option,
     refined_options,
     shapes_options,
+    storage_options,
     user_errors,
 )
+from sheetgen.cli.transformer import transformer_view
 from sheetgen.core.units import GIGA, TERA, rate_unit, seconds, si
 from sheetgen.inputs.presets import DTYPES, load_presets
 from sheetgen.layout.palette import rgb
@@ -26,12 +28,14 @@ from sheetgen.layout.styles import REGIME_COLORS
 
 
 @cli.command()
+@transformer_view("show")
 @shapes_options
 @gpu_option
 @dtype_option
 @gpu_file_option
 @efficiency_options
 @refined_options
+@storage_options
 @click.option("--json", "as_json", is_flag=True,
               help="Print JSON (SI numbers) for scripts instead of the table.")
 def show(shapes: Path | None, shapes_sheet: str | None, gpu: str | None, dtype: str,
@@ -88,6 +92,7 @@ def show_table(frame: Any) -> list[str]:
     widths = [max([len(h), *(len(r[i]) for r in table)]) for i, h in enumerate(headers)]
     lines = [
         click.style(f"{g['gpu']}, {g['dtype']}", bold=True)
+        + f" (A {g['act_storage']}, B {g['weight_storage']}, C {g['out_storage']} stored)"
         + f": peak {si(g['peak_flops'], unit)}, HBM {si(g['hbm_bw'], 'B/s')}, "
           f"ridge {g['ridge']:.4g} {per_byte}{eff}; refined: floor "
           f"{seconds(g['launch_overhead'])}, {g['tile_m']:.0f}x{g['tile_n']:.0f} tiles on "
@@ -119,6 +124,7 @@ def show_json(frame: Any) -> dict[str, Any]:
 
 
 @cli.command()
+@transformer_view("plot")
 @click.argument("out", type=click.Path(path_type=Path))
 @shapes_options
 @gpu_option
@@ -126,6 +132,7 @@ def show_json(frame: Any) -> dict[str, Any]:
 @gpu_file_option
 @efficiency_options
 @refined_options
+@storage_options
 @click.option("--force", is_flag=True, help="Overwrite OUT if it exists.")
 def plot(out: Path, shapes: Path | None, shapes_sheet: str | None, gpu: str | None,
          dtype: str, gpu_file: Path | None, force: bool, **options: Any) -> None:

@@ -17,9 +17,11 @@ from sheetgen.cli.common import (
     user_errors,
     workbook_options,
 )
+from sheetgen.cli.transformer import transformer_options
 
 
 @cli.command()
+@transformer_options
 @click.argument("out", type=click.Path(path_type=Path))
 @workbook_options
 @click.option("--measured", type=click.Path(path_type=Path),
@@ -106,6 +108,7 @@ def fill(theirs: Path, out: Path | None, shapes_sheet: str | None, gpu: str | No
 
 
 @cli.command()
+@transformer_options
 @click.argument("spreadsheet")
 @credentials_option
 @workbook_options

@@ -5,9 +5,10 @@ grouping each column's shifted copies of one formula and evaluating them with Nu
 go, with Excel's semantics (15-digit comparisons, text read as numbers, number-to-text).
 Supported: arithmetic, ``&``, comparisons, array constants, defined names, cross-sheet and
 whole-column references, and the functions registered in ``functions/`` (docs/checking.md,
-"What check evaluates"). Anything else raises WorkbookError naming the cell rather than giving a
-wrong answer -- or, with ``lenient=True`` (grading), leaves the cell and those reading it "not
-evaluated" (a NotEvaluated value naming why).
+"What check evaluates"). Anything else is never approximated: evaluate_workbook leaves the
+cell and those reading it "not evaluated" (a NotEvaluated value naming why) and evaluates the
+rest, or with ``lenient=False`` (checking a sheetgen workbook) raises WorkbookError naming
+the cell.
 """
 
 from __future__ import annotations

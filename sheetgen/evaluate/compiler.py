@@ -12,7 +12,14 @@ from collections.abc import Iterator, Mapping
 
 from sheetgen.errors import WorkbookError
 
-from .functions import ARITY, FUNCTIONS, PREFIX_AGGREGATES, Unsupported, is_moving_column
+from .functions import (
+    AREA_LIST_FUNCTIONS,
+    ARITY,
+    FUNCTIONS,
+    PREFIX_AGGREGATES,
+    Unsupported,
+    is_moving_column,
+)
 from .grouping import Group
 from .limits import MAX_EXPANDED_NODES, MAX_ROW, check_formula
 from .parser import FormulaSyntaxError, Node, parse
@@ -91,17 +98,78 @@ class Compiler:
             fname = node[1]
             if fname not in FUNCTIONS:
                 raise Unsupported(f"unsupported function {fname}")
+            raw, from_union = node[2], [False] * len(node[2])
+            if fname in AREA_LIST_FUNCTIONS:  # SUM((A1:A3,B1)) is SUM(A1:A3,B1)
+                raw, from_union = _spread_unions(raw)
             lo, hi = ARITY[fname]
-            if not lo <= len(node[2]) <= hi:
-                raise Unsupported(f"{fname} takes {lo} to {hi} arguments, got {len(node[2])}")
-            args = [self._compile_node(a, sheet, where, depth, absolute) for a in node[2]]
+            if not lo <= len(raw) <= hi:
+                raise Unsupported(f"{fname} takes {lo} to {hi} arguments, got {len(raw)}")
+            args = [self._compile_node(a, sheet, where, depth, absolute) for a in raw]
+            if any(u and a[0] not in ("ref", "range", "err")
+                   for a, u in zip(args, from_union, strict=True)):
+                raise Unsupported("a union (a,b) of something other than references")
             return ("call", fname, args)
+        if tag == "union":
+            raise Unsupported("the union operator (A1:A3,B1) outside the arguments of "
+                              + ", ".join(sorted(AREA_LIST_FUNCTIONS)))
+        if tag == "isect":
+            return intersect(self._compile_node(node[1], sheet, where, depth, absolute),
+                             self._compile_node(node[2], sheet, where, depth, absolute))
         if tag == "bin":
             return ("bin", node[1], self._compile_node(node[2], sheet, where, depth, absolute),
                     self._compile_node(node[3], sheet, where, depth, absolute))  # fmt: skip
         if tag in ("neg", "pct"):
             return (tag, self._compile_node(node[1], sheet, where, depth, absolute))
         return node
+
+
+def _spread_unions(args: list[Node]) -> tuple[list[Node], list[bool]]:
+    """A function's arguments with each union (nested ones too) replaced by its parts, and
+    which of them came from a union."""
+    out: list[Node] = []
+    flags: list[bool] = []
+    todo = [(a, False) for a in reversed(args)]
+    while todo:
+        a, inside = todo.pop()
+        if a[0] == "union":
+            todo.extend((p, True) for p in reversed(a[1]))
+        else:
+            out.append(a)
+            flags.append(inside)
+    return out, flags
+
+
+def _row_bounds(node: Node) -> tuple[str, int, bool, int, int, bool, int]:
+    if node[0] == "ref":
+        _, sheet, row, absolute, col = node
+        return sheet, row, absolute, col, row, absolute, col
+    if node[0] == "range":
+        return node[1:]  # type: ignore[return-value]
+    raise Unsupported("an intersection (space) of something other than two references")
+
+
+def intersect(a: Node, b: Node) -> Node:
+    """The intersection operator folded into one reference: `C2:C11 C5:D6` is C5:C6, a single
+    cell a ref, no common cell #NULL! (Excel). Row numbers are offsets from the formula's row
+    unless absolute, so two bounds compare only when both are absolute or both relative; a
+    mix (the overlap would move with the row) is not supported."""
+    if a[0] == "err":
+        return a
+    if b[0] == "err":
+        return b
+    sa, ra1, fa1, ca1, ra2, fa2, ca2 = _row_bounds(a)
+    sb, rb1, fb1, cb1, rb2, fb2, cb2 = _row_bounds(b)
+    if sa.upper() != sb.upper():
+        raise Unsupported("an intersection of references on different sheets")
+    if len({fa1, fa2, fb1, fb2}) != 1:
+        raise Unsupported("an intersection of absolute and relative rows (write both with $ "
+                          "or both without)")
+    r1, r2, c1, c2 = max(ra1, rb1), min(ra2, rb2), max(ca1, cb1), min(ca2, cb2)
+    if r1 > r2 or c1 > c2:
+        return ("err", "#NULL!")
+    if r1 == r2 and c1 == c2:
+        return ("ref", sa, r1, fa1, c1)
+    return ("range", sa, r1, fa1, c1, r2, fa1, c2)
 
 
 def _check_expansion(ast: Node, where: str) -> None:

@@ -21,7 +21,8 @@ MAX_FUNCTION_NESTING = 64
 #: past Python's stack (each level costs a few frames of the recursive-descent parser).
 MAX_PAREN_NESTING = 128
 #: Uncompressed size of all parts of an xlsx package together (every part, any case, .rels
-#: and docProps included). A 100,000-row sheetgen workbook is about 146 MB.
+#: and docProps included), beyond what the sheets' declared dimensions cover
+#: (sheetgen.files.untrusted: MAX_CELL_BYTES per declared cell, MAX_DECLARED_BYTES in all).
 MAX_PART_BYTES = 512_000_000
 #: Cells present (formulas and values) in one workbook; a 100,000-row sheetgen workbook has
 #: about 1.4 million, and checking takes about 400 bytes per formula cell.

@@ -7,6 +7,9 @@ AST nodes are tuples, tag first, so one compiled form serves every row of a colu
     ("name", NAME) ("neg", x) ("pct", x) ("bin", op, a, b) ("call", FNAME, [args])
     ("array", ((v, ...), ...))  an array constant {1,2;3,4}, rows of Python values
     ("final", ("bin", op, a, b))  set by the engine on a formula whose last step is + or -
+    ("isect", a, b)  the intersection of two references (A1:C3 B2:D4), and
+    ("union", [a, b, ...])  the union (A1:A3,B1) written in parentheses: the compiler turns
+    both into plain references and argument lists (sheetgen.evaluate.compiler)
 Sheet is always a concrete sheet name (the formula's own sheet when not written).
 """
 
@@ -25,6 +28,7 @@ _BINARY = {
 }  # fmt: skip
 _UNARY_BP = 6
 _PERCENT_BP = 7
+_INTERSECT_BP = 8  # the reference operators bind tightest: -A1:B2 B1 is -(A1:B2 B1)
 
 
 def ref_node(spec: RefSpec, own_sheet: str, row: int) -> Node:
@@ -54,6 +58,10 @@ class _Parser:
         self.i += 1
         return tok
 
+    def _at(self, op: str) -> bool:
+        tok = self.peek()
+        return tok is not None and tok.kind == "op" and tok.value == op
+
     def expect(self, op: str) -> None:
         tok = self.next()
         if tok.kind != "op" or tok.value != op:
@@ -66,6 +74,12 @@ class _Parser:
             if tok is None or tok.kind != "op":
                 break
             op = tok.value
+            if op == " ":
+                if min_bp >= _INTERSECT_BP:
+                    break
+                self.i += 1
+                left = ("isect", left, self.expr(_INTERSECT_BP))
+                continue
             if op == "%":
                 if min_bp > _PERCENT_BP:
                     break
@@ -100,8 +114,15 @@ class _Parser:
         if k == "op":
             if tok.value == "(":
                 inner = self.expr()
+                if not self._at(","):
+                    self.expect(")")
+                    return inner
+                parts = [inner]  # (A1:A3,B1): a comma inside parentheses is the union
+                while self._at(","):
+                    self.i += 1
+                    parts.append(self.expr())
                 self.expect(")")
-                return inner
+                return ("union", parts)
             if tok.value == "-":
                 return ("neg", self.expr(_UNARY_BP - 1))
             if tok.value == "+":

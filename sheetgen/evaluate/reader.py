@@ -2,9 +2,11 @@
 
 Why not openpyxl: for large generated sheets a single C-level regex pass over the sheet XML is
 several times faster than openpyxl's read-only mode (see benchmarks/bench_evaluate.py). The
-regex only accepts the common serialisation (``<c r=.. s=.. t=..><f>..</f><v>..</v></c>``); a
-sheet where any cell falls outside it (shared formulas, inline strings, prefixed namespaces,
-missing ``r``) is read with ElementTree instead, so the fast path is verified, never assumed.
+regex only accepts the common serialisation (``<c r=.. s=.. t=..><f>..</f><v>..</v></c>``, and
+shared formulas copied down their master's column, as sheetgen writes big tables); a sheet
+where any cell falls outside it (other shared shapes, array formulas, rich inline strings,
+prefixed namespaces, missing ``r``) is read with ElementTree instead, so the fast path is
+verified, never assumed.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from sheetgen.errors import WorkbookError
 from sheetgen.files.untrusted import open_package
 
 from .refs import a1, col_to_index
+from .shared import RowTemplate
 from .values import ERROR_CODES, ExcelError
 
 _NS_MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
@@ -115,6 +118,10 @@ class _ColIndex(dict[str, int]):
 
 _SLICE = 1 << 23  # characters of sheet XML per regex slice
 _F_CELL = re.compile(r'<c r="([A-Z]{1,3})(\d+)"[^>]*><f>([^<]*)</f>')
+_S_CELL = re.compile(  # a shared formula's master (with its text) or one of its copies
+    r'<c r="([A-Z]{1,3})(\d+)"[^>]*><f t="shared"(?: ref="[A-Z]{1,3}\d+:[A-Z]{1,3}\d+")?'
+    r' si="(\d+)"(?:/>|>([^<]*)</f>)'
+)
 _V_CELL = re.compile(  # every non-formula cell: numbers, typed values, inline text, blanks
     r'<c r="([A-Z]{1,3})(\d+)"(?: s="\d+")?(?: t="(\w+)")?'
     r'(?:><v>([^<]*)</v></c>|><is><t(?: xml:space="preserve")?>([^<]*)</t></is></c>|/>|></c>)'
@@ -137,12 +144,15 @@ def _read_sheet_fast(text: str, sheet: RawSheet, shared: list[str]) -> bool:
     Returns False, leaving the sheet untouched, if any cell has a form the passes do not
     cover (shared or array formulas, rich inline text, unusual attributes).
     """
-    if "<f " in text or "<f/>" in text or not text.rstrip().endswith("</worksheet>"):
-        return False  # shared/array formulas, or a truncated part: let ElementTree judge
+    n_shared = text.count('<f t="shared" ')
+    if text.count("<f ") != n_shared or "<f/>" in text \
+            or not text.rstrip().endswith("</worksheet>"):
+        return False  # array formulas, or a truncated part: let ElementTree judge
     expected = text.count("<c ") + text.count("<c>")
     cols_of = _ColIndex()
     parts: dict[str, list[np.ndarray]] = {"fr": [], "fc": [], "nr": [], "nc": [], "nv": []}
     f_texts: list[str] = []
+    sharing = _SharedFormulas() if n_shared else None
     found = 0
     pos, size = 0, len(text)
     while pos < size:  # in slices, so only one slice's match tuples are alive at a time
@@ -151,6 +161,13 @@ def _read_sheet_fast(text: str, sheet: RawSheet, shared: list[str]) -> bool:
         formulas = _F_CELL.findall(text, pos, end)
         values = _V_CELL.findall(text, pos, end)
         found += len(formulas) + len(values)
+        if sharing is not None:
+            copies = _S_CELL.findall(text, pos, end)
+            found += len(copies)
+            if copies and not sharing.add(copies, cols_of, parts, f_texts):
+                sheet.v_rows, sheet.v_cols, sheet.v_vals = [], [], []
+                return False
+            del copies
         pos = end
         if formulas:
             letters, rows_s, texts = zip(*formulas, strict=True)
@@ -199,6 +216,47 @@ def _read_sheet_fast(text: str, sheet: RawSheet, shared: list[str]) -> bool:
         cat("nv", float),
     )
     return True
+
+
+class _SharedFormulas:
+    """Shared formulas met so far in one sheet: each master's row template, by index."""
+
+    def __init__(self) -> None:
+        self.masters: dict[str, tuple[int, int, RowTemplate]] = {}  # si -> col, row, template
+
+    def add(self, cells: list[tuple[str, str, str, str]], cols_of: _ColIndex,
+            parts: dict[str, list[np.ndarray]], f_texts: list[str]) -> bool:
+        """Expand one slice's shared cells into formula texts (appended like plain ones).
+        False when a copy is not below its master in the same column (Excel allows other
+        shapes; the ElementTree path handles them) or a master cannot be tokenized."""
+        by_si: dict[str, list[int]] = {}
+        rows_out: list[int] = []
+        cols_out: list[int] = []
+        for letters, row_s, si, ftext in cells:
+            col, row = cols_of[letters], int(row_s)
+            if ftext:
+                t = RowTemplate.of(_xml_text(ftext) if "&" in ftext else ftext, row)
+                if t is None:
+                    return False
+                self.masters[si] = (col, row, t)
+            by_si.setdefault(si, []).append(len(rows_out))
+            rows_out.append(row)
+            cols_out.append(col)
+        texts: list[str] = [""] * len(rows_out)
+        for si, idx in by_si.items():
+            if si not in self.masters:
+                return False
+            col, origin, t = self.masters[si]
+            rows = [rows_out[i] for i in idx]
+            if any(cols_out[i] != col for i in idx) or min(rows) < origin \
+                    or min(rows) + t.lowest_row() < 1:
+                return False
+            for i, text in zip(idx, t.many(rows), strict=True):
+                texts[i] = "=" + text
+        parts["fr"].append(np.array(rows_out, np.int64))
+        parts["fc"].append(np.array(cols_out, np.int64))
+        f_texts += texts
+        return True
 
 
 def _read_sheet_slow(data: bytes, sheet: RawSheet, shared: list[str]) -> None:
@@ -266,6 +324,12 @@ def _read_sheet_slow(data: bytes, sheet: RawSheet, shared: list[str]) -> None:
                 sheet.v_cols.append(col)
                 sheet.v_vals.append(_typed(t, v_el.text, shared, where))
         el.clear()
+
+
+def read_sheet_slow_for_tests(data: bytes, sheet: RawSheet) -> None:
+    """The ElementTree path on its own (no shared strings), for tests that hold the fast
+    path against it."""
+    _read_sheet_slow(data, sheet, [])
 
 
 def _resolve(base: str, target: str) -> str:

@@ -42,7 +42,8 @@ _TOKEN = re.compile(
 
 @dataclass(slots=True)
 class Token:
-    """kind is one of num str bool err ref func name op; value depends on kind."""
+    """kind is one of num str bool err ref func name op; value depends on kind. The op " "
+    is the intersection of two references (written as whitespace between them)."""
 
     kind: str
     value: object
@@ -81,6 +82,7 @@ def tokenize(text: str) -> tuple[list[Token], list[tuple[int, int]]]:
     rel_spans: list[tuple[int, int]] = []
     pos, n = 0, len(text)
     match = _TOKEN.match
+    spaced = False  # whitespace since the last token
     while pos < n:
         m = match(text, pos)
         if m is None:
@@ -89,7 +91,11 @@ def tokenize(text: str) -> tuple[list[Token], list[tuple[int, int]]]:
         s = m.group()
         pos = m.end()
         if kind == "ws":
+            spaced = True
             continue
+        if spaced and tokens and _ends_reference(tokens[-1]) and _starts_reference(kind, s):
+            tokens.append(Token("op", " ", " "))  # the intersection operator: A1:C3 B2:D4
+        spaced = False
         if kind == "ref" or m.group("ref") is not None:
             tokens.append(Token("ref", _ref_spec(m, rel_spans), s))
         elif kind == "func":
@@ -111,6 +117,16 @@ def tokenize(text: str) -> tuple[list[Token], list[tuple[int, int]]]:
         else:
             tokens.append(Token("op", s, s))
     return tokens, rel_spans
+
+
+def _ends_reference(tok: Token) -> bool:
+    return tok.kind in ("ref", "name") or (tok.kind == "op" and tok.value == ")")
+
+
+def _starts_reference(kind: str | None, s: str) -> bool:
+    """Whitespace between a reference's end and another's start is Excel's intersection
+    operator; anywhere else (around + or a comma, after '(') it is only spacing."""
+    return kind in ("ref", "name") or (kind == "op" and s == "(")
 
 
 def _ref_spec(m: re.Match[str], rel_spans: list[tuple[int, int]]) -> RefSpec:

@@ -110,13 +110,17 @@ def evaluate_workbook(
     source: str | os.PathLike[str],
     *,
     progress: Callable[[int, int], None] | None = None,
-    lenient: bool = False,
+    lenient: bool = True,
 ) -> EvaluatedWorkbook:
     """Read an xlsx file and evaluate every formula; see the package docstring.
 
-    lenient: a formula that cannot be evaluated, and whatever reads it, is left "not
-    evaluated" (its value is a NotEvaluated error naming why; see `not_evaluated`) instead
-    of raising WorkbookError."""
+    lenient (the default): a formula that cannot be evaluated (one the evaluator cannot
+    parse, an unsupported function), and whatever reads it, is left "not evaluated" (its
+    value is a NotEvaluated error naming why; see `not_evaluated`) and the rest is evaluated,
+    so one odd cell does not cost the workbook. lenient=False raises WorkbookError naming the
+    cell instead: `check` and `read` of a sheetgen workbook, whose own cells must all
+    evaluate. A file that cannot be read, or a reference outside Excel's grid, raises
+    either way."""
     return _evaluate(source, vectorize=True, progress=progress, lenient=lenient)
 
 

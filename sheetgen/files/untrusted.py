@@ -4,6 +4,13 @@ Every path that reads a workbook (check, read, fill, --shapes) opens it here fir
 bomb is refused from the zip directory alone, before any part is decompressed: the declared
 sizes of *all* parts (any case, ``.rels`` and ``docProps`` included) must fit the budget,
 and Python's zipfile stops a part at its declared size (a lie then fails its CRC check).
+
+The budget grows with what the worksheets say they hold: each worksheet's
+``<dimension ref="A1:Q100005"/>`` (read from the first few KB of the part, which is all that
+is decompressed up front) lets its part be up to rows × columns × MAX_CELL_BYTES larger, so
+a 1,048,576-row workbook sheetgen wrote is read back. The dimension is written by whoever
+made the file, so a hard cap (MAX_DECLARED_BYTES) bounds the total whatever it declares, and
+readers stream each part through read_part(), which stops at the size judged here.
 What a damaged package raises (XML ParseError, zlib.error, a broken shared-strings index, a
 sheet name that is not UTF-8) becomes one WorkbookError naming the file.
 
@@ -14,6 +21,7 @@ stores a password-protected xlsx ([MS-OFFCRYPTO] 2.3.4.5); other CFB files are l
 from __future__ import annotations
 
 import os
+import re
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -24,9 +32,19 @@ from xml.etree.ElementTree import ParseError
 
 from sheetgen.errors import SheetgenError, WorkbookError
 
-#: Uncompressed size of all parts of a package together, for the evaluator (check, read).
-#: A 100,000-row sheetgen workbook is about 146 MB.
+#: Uncompressed size of all parts of a package together, for the evaluator (check, read),
+#: beyond what the worksheets' declared dimensions cover. (A 100,000-row sheetgen workbook
+#: written cell by cell is about 277 MB; with the big tables' shared formulas, about 160 MB.)
 MAX_PACKAGE_BYTES = 512_000_000
+#: Bytes of sheet XML one declared cell may take: a sheetgen table cell averages about 130 B
+#: written plainly (``<c r="P100005" s="12"><f>...</f><v>1.2345678901234567e-05</v></c>``),
+#: and every declared cell of the used range counts, blanks included.
+MAX_CELL_BYTES = 512
+#: Hard cap on the whole package, whatever the dimensions declare: a 1,048,576-row sheetgen
+#: workbook is about 1.7 GB, and check streams sheets, so this bounds time, not memory.
+MAX_DECLARED_BYTES = 4_000_000_000
+#: Decompressed bytes read from the start of a worksheet part to find its dimension.
+DIMENSION_PROBE_BYTES = 4_096
 #: The same for openpyxl, which holds every cell as a Python object (fill, --shapes): about
 #: 30 times the sheet XML in memory, so a smaller budget keeps a fill under about 1 GB.
 MAX_OPENPYXL_BYTES = 32_000_000
@@ -60,11 +78,66 @@ def check_package(path: str | os.PathLike[str], budget: int | None = None) -> No
         pass
 
 
+_DIMENSION = re.compile(rb'<(?:\w+:)?dimension\s+ref="\$?([A-Z]{1,3})\$?(\d{1,7})'
+                        rb'(?::\$?([A-Z]{1,3})\$?(\d{1,7}))?"')
+
+
+def _letters(col: bytes) -> int:
+    n = 0
+    for ch in col:
+        n = n * 26 + ch - 64
+    return n
+
+
+def declared_cells(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> int:
+    """Cells a worksheet part's <dimension> says its used range spans (0 when absent or
+    beyond Excel's grid); only the part's first DIMENSION_PROBE_BYTES are decompressed."""
+    with zf.open(info) as fh:
+        head = fh.read(DIMENSION_PROBE_BYTES)
+    m = _DIMENSION.search(head)
+    if m is None:
+        return 0
+    c1, r1 = _letters(m.group(1)), int(m.group(2))
+    c2, r2 = (_letters(m.group(3)), int(m.group(4))) if m.group(3) else (c1, r1)
+    if not (1 <= r1 <= r2 <= 1_048_576 and 1 <= c1 <= c2 <= 16_384):
+        return 0
+    return (r2 - r1 + 1) * (c2 - c1 + 1)
+
+
+def _is_worksheet(name: str) -> bool:
+    low = name.lower()
+    return low.startswith("xl/worksheets/") and low.endswith(".xml") and low.count("/") == 2
+
+
+def _allowance(zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo]) -> int:
+    """Bytes the worksheets' declared dimensions cover: per sheet, at most its own size."""
+    covered = 0
+    for info in infos:
+        if _is_worksheet(info.filename) and info.file_size > 0:
+            covered += min(info.file_size, declared_cells(zf, info) * MAX_CELL_BYTES)
+    return covered
+
+
+def read_part(zf: zipfile.ZipFile, name: str, chunk: int = 1 << 24) -> Iterator[bytes]:
+    """A part's bytes in chunks, stopping with a WorkbookError past the size the zip
+    directory declared (and open_package judged): the streaming half of the budget."""
+    limit = zf.getinfo(name).file_size
+    seen = 0
+    with zf.open(name) as fh:
+        while block := fh.read(chunk):
+            seen += len(block)
+            if seen > limit:
+                raise WorkbookError(f"{name} decompresses past its declared size "
+                                    f"({limit:,} bytes): a damaged or hostile package")
+            yield block
+
+
 @contextmanager
 def open_package(path: str | os.PathLike[str],
                  budget: int | None = None) -> Iterator[zipfile.ZipFile]:
     """The checked zip package (budget: MAX_PACKAGE_BYTES unless given); damage met while
     it is read becomes one WorkbookError."""
+    by_dimension = budget is None  # the evaluator's budget; fill's openpyxl one is fixed
     budget = MAX_PACKAGE_BYTES if budget is None else budget
     p = Path(path)
     name = p.name
@@ -90,14 +163,23 @@ def open_package(path: str | os.PathLike[str],
                 raise WorkbookError(f"{name} has {len(infos):,} parts, more than the "
                                     f"{MAX_PARTS:,} sheetgen reads")
             total = sum(i.file_size for i in infos)
-            if total > budget:
-                raise WorkbookError(
-                    f"{name} would decompress to {_mb(total)} of XML, more than the "
-                    f"{_mb(budget)} budget for this command (a zip bomb, or a workbook "
-                    "too large to read safely; split it)")
             if any(i.flag_bits & 0x1 for i in infos):
                 raise WorkbookError(f"{name} has encrypted zip entries; save a copy without "
                                     "a password and use that")
+            if total > budget and by_dimension and total <= MAX_DECLARED_BYTES:
+                allowed = budget + _allowance(zf, infos)
+                if total > allowed:
+                    raise WorkbookError(
+                        f"{name} would decompress to {_mb(total)} of XML, more than the "
+                        f"{_mb(budget)} budget for this command plus what its sheets' "
+                        f"declared cells can hold ({_mb(allowed)} in all: a zip bomb, or a "
+                        "workbook too large to read safely; split it)")
+            elif total > budget:
+                cap = MAX_DECLARED_BYTES if by_dimension else budget
+                raise WorkbookError(
+                    f"{name} would decompress to {_mb(total)} of XML, more than the "
+                    f"{_mb(cap)} budget for this command (a zip bomb, or a workbook "
+                    "too large to read safely; split it)")
             yield zf
 
 
@@ -145,5 +227,6 @@ def guarded(name: str, fn: Callable[[], T]) -> T:
         return fn()
 
 
-__all__ = ["MAX_OPENPYXL_BYTES", "MAX_PACKAGE_BYTES", "MAX_PARTS", "check_package",
-           "damage_as_error", "guarded", "load_openpyxl", "open_package"]
+__all__ = ["MAX_CELL_BYTES", "MAX_DECLARED_BYTES", "MAX_OPENPYXL_BYTES", "MAX_PACKAGE_BYTES",
+           "MAX_PARTS", "check_package", "damage_as_error", "declared_cells", "guarded",
+           "load_openpyxl", "open_package", "read_part"]

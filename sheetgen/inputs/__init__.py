@@ -1,1 +1,1 @@
-"""What the user brings: shapes files, GPU presets and preset TOML."""
+"""What the user brings: shapes files, GPU presets and preset TOML, transformer model configs."""

@@ -40,8 +40,14 @@ OPTIONAL: dict[str, tuple[str, float | int | bool]] = {
     "tile_m": ("rows", 128),
     "tile_n": ("cols", 128),
     "wave_quantization": ("on/off", False),
+    "overlap_exponent": ("p (0 = hard max)", 0.0),
 }
+#: A table of dtype = fraction: the compute efficiency for those dtypes (others use
+#: measured_compute_efficiency), e.g. an fp8 matmul reaches a lower share of its peak.
+BY_DTYPE = "measured_compute_efficiency_by_dtype"
 UNITS: dict[str, str] = FIGURES | {k: unit for k, (unit, _) in OPTIONAL.items()}
+#: The largest overlap exponent a preset may give (the p-norm is the hard max within 1.1 %).
+MAX_OVERLAP_EXPONENT = 64.0
 _WHOLE = {"sm_count", "tile_m", "tile_n"}
 _FRACTIONS = {k for k, unit in UNITS.items() if unit == "fraction"}
 MAX_TILE = 4096  # larger than any GEMM kernel's thread-block tile
@@ -66,7 +72,13 @@ class GPU:
     tile_m: int = 128
     tile_n: int = 128
     wave_quantization: bool = False
+    overlap_exponent: float = 0.0
+    compute_efficiency_by_dtype: dict[str, float] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict, compare=False)
+
+    def compute_efficiency(self, dtype: str) -> float:
+        """The measured compute efficiency for dtype: its own where the preset gives one."""
+        return self.compute_efficiency_by_dtype.get(dtype, self.measured_compute_efficiency)
 
     def supports(self, dtype: str) -> bool:
         return dtype in self.peak_flops
@@ -160,6 +172,12 @@ def _figure(key: str, value: Any, where: str) -> float | int | bool:
                 or not math.isfinite(value) or not 0 <= value <= 1:
             raise PresetError(f"{field_where}: expected 0 to 1 seconds, got {value!r}")
         return float(value)
+    if key == "overlap_exponent":
+        if isinstance(value, bool) or not isinstance(value, int | float) or not (
+                value == 0 or 1 <= value <= MAX_OVERLAP_EXPONENT):
+            raise PresetError(f"{field_where}: expected 0 (the hard max) or 1 to "
+                              f"{MAX_OVERLAP_EXPONENT:g}, got {value!r}")
+        return float(value)
     v = _positive(value, field_where)
     if key in _FRACTIONS and v > 1:
         raise PresetError(f"{field_where} is a fraction and must be at most 1")
@@ -195,7 +213,20 @@ def _parse_gpu(raw: Any, origin: str, index: int) -> GPU:
         else:
             figures[key] = default
             defaulted[key] = f"not given in the preset: {_show(default)} (the default)"
-    known = {"name", "peak_flops", *UNITS}
+    by_dtype_raw = raw.get(BY_DTYPE, {})
+    if not isinstance(by_dtype_raw, dict):
+        raise PresetError(f"{where}: field '{BY_DTYPE}' must be a table of dtype = fraction")
+    by_dtype: dict[str, float] = {}
+    for dtype, value in by_dtype_raw.items():
+        if dtype not in peaks:
+            raise PresetError(f"{where}: field '{BY_DTYPE}.{dtype}': the GPU has no {dtype} "
+                              f"peak (it has: {', '.join(peaks)})")
+        v = _positive(value, f"{where}: field '{BY_DTYPE}.{dtype}'")
+        if v > 1:
+            raise PresetError(f"{where}: field '{BY_DTYPE}.{dtype}' is a fraction and must "
+                              "be at most 1")
+        by_dtype[dtype] = v
+    known = {"name", "peak_flops", BY_DTYPE, *UNITS}
     sources: dict[str, str] = {}
     for key, value in raw.items():
         if key.endswith("_source"):
@@ -206,7 +237,8 @@ def _parse_gpu(raw: Any, origin: str, index: int) -> GPU:
             raise PresetError(f"{where}: unknown field '{key}'")
     for key, note in defaulted.items():
         sources.setdefault(key, note)
-    return GPU(name=name.strip(), peak_flops=peaks, sources=sources, **figures)
+    return GPU(name=name.strip(), peak_flops=peaks, sources=sources,
+               compute_efficiency_by_dtype=by_dtype, **figures)
 
 
 def _show(value: Any) -> str:

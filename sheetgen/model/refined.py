@@ -7,7 +7,13 @@ formulas, the reference model and `calibrate`'s fit all use these):
     waves      = ceil(tiles / sms)                        a partial last wave costs a whole one
     wave_eff   = tiles / (waves · sms)                    share of SM slots doing work
     quantized  = compute_time / wave_eff                  compute time with idle SMs counted
-    refined    = floor + max(quantized or compute_time, memory_time)
+    overlap    = (1 + (min(c, m) / max(c, m))^p)^(1/p)     p ≥ 1; 1 (a hard max) when p = 0
+    refined    = floor + max(c, m) · overlap              c: quantized or compute_time, m: memory
+
+The overlap factor makes the max smooth: (c^p + m^p)^(1/p), the p-norm of the two times, is
+max(c, m)·overlap. p = 1 adds them (compute and memory traffic never overlap), a large p
+approaches the pure roofline's max (they overlap perfectly); 0 means that hard max exactly.
+A kernel near the ridge is slower than either roof alone, which a hard max cannot show.
 
 Tile and wave quantization follows NVIDIA's "Matrix Multiplication Background User's Guide"
 (docs.nvidia.com/deeplearning/performance/dl-performance-matrix-multiplication). Real
@@ -55,6 +61,26 @@ def chosen_compute_time(compute_time: Any, quantized: Any, switch: Any) -> Any:
     return np.asarray(quantized if waves_on(switch) else compute_time, dtype=float)
 
 
-def refined_time(floor: Any, compute_time: Any, memory_time: Any) -> Any:
-    """Launch floor plus the slower of compute (quantized or not) and memory traffic."""
-    return floor + np.maximum(compute_time, memory_time)
+#: An overlap exponent below this is the hard max (the pure roofline's perfect overlap).
+MIN_OVERLAP_EXPONENT = 1.0
+
+
+def overlap_factor(compute_time: Any, memory_time: Any, exponent: Any) -> Any:
+    """(1 + (faster/slower)^p)^(1/p): how much the p-norm of the two times exceeds the slower
+    one (1 for p = 0, the hard max; up to 2 for p = 1, the sum)."""
+    c, m = np.asarray(compute_time, dtype=float), np.asarray(memory_time, dtype=float)
+    slow, fast = np.maximum(c, m), np.minimum(c, m)
+    p = np.asarray(exponent, dtype=float)
+    smooth = p >= MIN_OVERLAP_EXPONENT
+    safe_p = np.where(smooth, p, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(slow > 0, fast / np.where(slow > 0, slow, 1.0), 0.0)
+        factor = (1.0 + ratio ** safe_p) ** (1.0 / safe_p)
+    return np.where(smooth, factor, 1.0)
+
+
+def refined_time(floor: Any, compute_time: Any, memory_time: Any, overlap: Any = 0.0) -> Any:
+    """Launch floor plus the p-norm of compute (quantized or not) and memory time (the slower
+    of the two when the overlap exponent is 0)."""
+    slower = np.maximum(compute_time, memory_time)
+    return floor + slower * overlap_factor(compute_time, memory_time, overlap)

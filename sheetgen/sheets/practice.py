@@ -54,7 +54,9 @@ def _round_half_up(x: float) -> int:
     return math.floor(x + 0.5)
 
 
-def _numeric_feedback(name: str, guess: str, truth: str, label: str) -> Quantity:
+def numeric_feedback(name: str, guess: str, truth: str, label: str) -> Quantity:
+    """"correct" within TOLERANCE, else "too high/low by N%" (a column, or one cell: the
+    Transformer sheet's drills)."""
     def one(g: Any, t: float) -> str:
         if _blank(g):
             return ""
@@ -65,7 +67,9 @@ def _numeric_feedback(name: str, guess: str, truth: str, label: str) -> Quantity
         word = "too high by " if g > t else "too low by "
         return f"{word}{_round_half_up(100 * abs(g / t - 1))}%"
 
-    def reference(**a: Any) -> np.ndarray:
+    def reference(**a: Any) -> Any:
+        if np.ndim(a[truth]) == 0:
+            return one(a[guess], a[truth])
         return np.asarray([one(g, t) for g, t in zip(np.asarray(a[guess], dtype=object),
                                                       a[truth], strict=True)], dtype=object)
 
@@ -98,10 +102,10 @@ def _answer(name: str, truth: str, label: str, unit: str, fmt: str) -> Quantity:
     return Quantity(name, label, unit, f'IF({{reveal}}=1,{{{truth}}},"")', reference, fmt=fmt)
 
 
-FB_INTENSITY = _numeric_feedback("fb_intensity", "guess_intensity", "p_intensity",
+FB_INTENSITY = numeric_feedback("fb_intensity", "guess_intensity", "p_intensity",
                                  "intensity feedback")
 FB_REGIME = _regime_feedback("fb_regime")
-FB_TIME = _numeric_feedback("fb_time", "guess_time", "p_time", "time feedback")
+FB_TIME = numeric_feedback("fb_time", "guess_time", "p_time", "time feedback")
 ANS_INTENSITY = _answer("ans_intensity", "p_intensity", "answer: intensity", "FLOP/B", "ratio")
 ANS_REGIME = _answer("ans_regime", "p_regime", "answer: regime", "", "text")
 ANS_TIME = _answer("ans_time", "p_time", "answer: time", "s", "time")

@@ -130,8 +130,15 @@ def rebuild_plan(ev: EvaluatedWorkbook, meta: dict[str, str]) -> WorkbookPlan:
     practice = rows.get("practice", 0)
     # The Measured sheet's notes name its source; any placeholder gives the same cells.
     meas = MeasuredInputs((), (), (), (), ()) if rows.get("measured") else None
+    xf = None
+    if meta.get("sheetgen.model"):
+        from sheetgen.inputs.model_config import ModelConfig
+        from sheetgen.sheets.transformer import TransformerInputs
+
+        xf = TransformerInputs(ModelConfig.from_json(meta["sheetgen.model"]))
     specs = sheet_specs(BuildConfig(practice=practice, presets=None,  # type: ignore[arg-type]
-                                    measured=meas), meta.get("sheetgen.prefix", ""))
+                                    measured=meas, transformer=xf),
+                        meta.get("sheetgen.prefix", ""))
     missing = [s.name for s in specs if s.name not in ev.sheet_names]
     if missing:
         raise WorkbookError(f"missing sheet(s) {', '.join(missing)}: not a complete sheetgen "
@@ -173,11 +180,12 @@ def check_workbook(path: str | os.PathLike[str], *, rtol: float = DEFAULT_RTOL,
     rtol = validate_rtol(rtol)
     p = Path(path)
     meta = read_metadata(p)
-    ev = evaluate_workbook(p, progress=progress)
     if not meta:
         raise WorkbookError(f"{p.name} was not built by sheetgen (no sheetgen properties); "
                             "`sheetgen check` grades such a sheet instead (see "
                             "sheetgen.verify.grade.grade_workbook)")
+    # strict: a sheetgen workbook's own cells must all evaluate
+    ev = evaluate_workbook(p, progress=progress, lenient=False)
     plan = rebuild_plan(ev, meta)
     report = CheckReport(str(p), shape_rows=int(plan.model.ok["matmul"].sum()))
     for sheet in plan.sheets:
@@ -225,7 +233,7 @@ def read_workbook(path: str | os.PathLike[str], sheet: str = "Matmul",
 
     p = Path(path)
     meta = read_metadata(p)
-    ev = evaluate_workbook(p)
+    ev = evaluate_workbook(p, lenient=False)
     if not meta:
         raise WorkbookError(f"{p.name} was not built by sheetgen (no sheetgen properties)")
     plan = rebuild_plan(ev, meta)

@@ -6,6 +6,9 @@ recalculation on load (OOXMLRecalcMode = 0, "always"). It also pins the locale t
 (text such as "1,000" or "1/15/2024" reads as a number by locale) and converts text to
 numbers in arithmetic as Excel does (StringConversion = 3, "convert also locale dependent";
 LibreOffice's default converts only unambiguous text).
+
+open_as_user() is the other view: a new, empty profile, as a user double-clicking the file
+gets, which shows the cached values and computes only what has none.
 """
 
 from __future__ import annotations
@@ -50,21 +53,51 @@ def make_profile(directory: Path) -> Path:
     return directory
 
 
-def recalculate(src: str | Path, outdir: str | Path, *, to: str = "xlsx",
-                timeout: float = 600) -> Path:
-    """Open src in headless LibreOffice with forced recalculation and save it as `to`."""
+def _convert(files: list[Path], outdir: Path, to: str, timeout: float,
+             profile: Path) -> subprocess.CompletedProcess[str]:
     binary = soffice()
     if binary is None:
         raise SheetgenError("LibreOffice (soffice) is not installed")
+    cmd = [binary, f"-env:UserInstallation={profile.as_uri()}", "--headless",
+           "--norestore", "--nologo", "--convert-to", to, "--outdir", str(outdir),
+           *map(str, files)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def recalculate(src: str | Path, outdir: str | Path, *, to: str = "xlsx",
+                timeout: float = 600) -> Path:
+    """Open src in headless LibreOffice with forced recalculation and save it as `to`."""
     src, outdir = Path(src).resolve(), Path(outdir).resolve()
     outdir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="sheetgen-lo-") as prof:
-        profile = make_profile(Path(prof))
-        cmd = [binary, f"-env:UserInstallation={profile.as_uri()}", "--headless",
-               "--norestore", "--nologo", "--convert-to", to, "--outdir", str(outdir), str(src)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+        proc = _convert([src], outdir, to, timeout, make_profile(Path(prof)))
     out = outdir / f"{src.stem}.{to.split(':')[0]}"
     if proc.returncode != 0 or not out.exists():
         raise SheetgenError(f"LibreOffice failed to convert {src.name}: "
                             f"{(proc.stderr or proc.stdout).strip()[:300]}")
+    return out
+
+
+def open_as_user(files: list[str | Path] | str | Path, outdir: str | Path, *,
+                 to: str = "pdf", timeout: float = 600) -> dict[Path, Path]:
+    """Convert workbooks (default: to PDF) the way a user opening them sees them: a new,
+    empty LibreOffice profile, so LibreOffice's defaults apply and it shows the cached values
+    without recalculating (recalculate() forces a recalculation and so hides what a cached
+    value or a lazily computed cell does). All files go through one LibreOffice start.
+    Returns {source: output}; raises SheetgenError naming the files that made no output
+    (LibreOffice stops at a crash, so the files after it make none either)."""
+    srcs = [Path(f).resolve() for f in ([files] if isinstance(files, str | Path) else files)]
+    outdir = Path(outdir).resolve()
+    outdir.mkdir(parents=True, exist_ok=True)
+    ext = to.split(":")[0]
+    out = {src: outdir / f"{src.stem}.{ext}" for src in srcs}
+    for stale in out.values():  # an earlier run's file must not pass for this run's
+        stale.unlink(missing_ok=True)
+    with tempfile.TemporaryDirectory(prefix="sheetgen-lo-user-") as prof:
+        proc = _convert(srcs, outdir, to, timeout, Path(prof) / "profile")
+    missing = [src.name for src, o in out.items() if not o.exists() or o.stat().st_size == 0]
+    if missing:
+        raise SheetgenError(f"LibreOffice made no {ext} of {', '.join(missing)} "
+                            f"(exit {proc.returncode}): "
+                            f"{(proc.stderr or proc.stdout).strip()[-300:]}")
     return out

@@ -4,7 +4,8 @@ every function in FUNCTIONS (name -> implementation) and ARITY (name -> argument
 from __future__ import annotations
 
 from . import criteria, logic, lookup, maths, text  # noqa: F401 - they register themselves
-from .aggregate import PREFIX_AGGREGATES, is_moving_column
+from .aggregate import AREA_LIST_FUNCTIONS, PREFIX_AGGREGATES, is_moving_column
 from .base import ARITY, FUNCTIONS, Unsupported
 
-__all__ = ["ARITY", "FUNCTIONS", "PREFIX_AGGREGATES", "Unsupported", "is_moving_column"]
+__all__ = ["AREA_LIST_FUNCTIONS", "ARITY", "FUNCTIONS", "PREFIX_AGGREGATES", "Unsupported",
+           "is_moving_column"]

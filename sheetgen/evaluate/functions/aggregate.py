@@ -15,6 +15,10 @@ from ..vec import ErrAcc, Vec, error_vec, finite_check
 from .base import agg_parts, first_error_rows, register, to_num, values_matrix
 
 PREFIX_AGGREGATES = frozenset({"SUM", "MAX", "MIN", "AVERAGE", "COUNT"})
+#: functions that treat each argument as one more list of values, so a union of references
+#: among their arguments, =SUM((A1:A3,B1)), is the same as its areas given one by one
+AREA_LIST_FUNCTIONS = frozenset({"SUM", "MAX", "MIN", "AVERAGE", "COUNT", "COUNTA", "PRODUCT",
+                                 "SUMSQ", "MAXA", "MEDIAN", "STDEV.S", "STDEV"})
 
 
 def is_moving_column(node: Node) -> bool:

@@ -121,28 +121,37 @@ STAGES = rf.ceil_div("stages_used", "n_layers", "stage_layers", "stages used",
 MB_ROWS = rf.ceil_div("mb_rows", "pipe_m", "pp_m", "rows per micro-batch", doc="ceil(m/M)")
 
 
-def over_link(nbytes: str, steps: str = "1") -> str:
+def over_link(nbytes: str, steps: str = "1", *, bw: str = "par_link_bw",
+              latency: str = "par_link_latency", eff: str = "link_eff") -> str:
     """The template of one transfer: `nbytes` (a template) over the link used, plus `steps`
-    latencies. Every link cost on the sheet is written with it."""
-    return (f"{nbytes}/({{par_link_bw}}*{{link_eff}})"
-            + ("+{par_link_latency}" if steps == "1" else f"+{steps}*{{par_link_latency}}"))
+    latencies. Every link cost is written with it (the link's names default to this sheet's;
+    the Transformer sheet passes its own)."""
+    return (f"{nbytes}/({{{bw}}}*{{{eff}}})"
+            + (f"+{{{latency}}}" if steps == "1" else f"+{steps}*{{{latency}}}"))
 
 
-def link_seconds(a: dict[str, Any], nbytes: Any, steps: Any = 1) -> Any:
+def link_seconds(a: dict[str, Any], nbytes: Any, steps: Any = 1, *, bw: str = "par_link_bw",
+                 latency: str = "par_link_latency", eff: str = "link_eff") -> Any:
     """`over_link` in Python."""
-    return nbytes / (a["par_link_bw"] * a["link_eff"]) + steps * a["par_link_latency"]
+    return nbytes / (a[bw] * a[eff]) + steps * a[latency]
 
 
-def ring_allreduce(name: str, nbytes: str, label: str) -> Quantity:
-    """Ring all-reduce of `nbytes` on G GPUs: 2(G-1) steps, each moving bytes/G per GPU."""
+def ring_allreduce(name: str, nbytes: str, label: str, *, gpus: str = "par_gpus",
+                   bw: str = "par_link_bw", latency: str = "par_link_latency",
+                   eff: str = "link_eff") -> Quantity:
+    """Ring all-reduce of `nbytes` on G GPUs: 2(G-1) steps, each moving bytes/G per GPU.
+    The names of G, the link figures and the efficiency default to this sheet's (the
+    Transformer sheet passes its own)."""
 
     def reference(**a: Any) -> Any:
-        g = a["par_gpus"]
-        t = link_seconds(a, 2 * (g - 1) / g * a[nbytes], 2 * (g - 1))
+        g = a[gpus]
+        t = link_seconds(a, 2 * (g - 1) / g * a[nbytes], 2 * (g - 1), bw=bw, latency=latency,
+                         eff=eff)
         return np.where(g > 1, t, 0.0) * 1.0 if np.ndim(t) else (t if g > 1 else 0.0)
 
-    body = over_link(f"2*({{par_gpus}}-1)/{{par_gpus}}*{{{nbytes}}}", "2*({par_gpus}-1)")
-    return Quantity(name, label, "s", f"IF({{par_gpus}}>1,{body},0)", reference, fmt="time",
+    body = over_link(f"2*({{{gpus}}}-1)/{{{gpus}}}*{{{nbytes}}}", f"2*({{{gpus}}}-1)", bw=bw,
+                     latency=latency, eff=eff)
+    return Quantity(name, label, "s", f"IF({{{gpus}}}>1,{body},0)", reference, fmt="time",
                     doc="2(G-1)/G · bytes / (bw · eff) + 2(G-1) · latency (ring, Patarasuk & "
                         "Yuan).")
 

@@ -1,0 +1,150 @@
+"""The Transformer sheet against published measurements of real serving systems.
+
+Each row is a measurement someone published with its setup (model, GPUs, precision, tensor
+parallel degree, batch or concurrency, input and output lengths); sheetgen estimates the same
+setup with `sheetgen.transformer` and the table gives the bound (pure roofline), the realistic
+estimate (the preset's measured efficiencies plus a launch floor per kernel) and the error of
+the realistic estimate: (estimate − measured) / measured. Prints the markdown table that
+docs/transformer.md holds.
+
+    python benchmarks/bench_transformer.py              # the table
+    python benchmarks/bench_transformer.py --json       # the rows as JSON
+    python benchmarks/bench_transformer.py --within 0.25  # exit 1 if a decode-time row
+                                                          # (TPOT/ITL, end-to-end) is off by more
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import sheetgen
+
+NIM = ("https://docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance.md "
+       "(NVIDIA NIM LLM benchmarking, Llama-3.3-70b-instruct, NIM 1.8.0, 2 x H100 80G, fp8 TP2, "
+       "AIPerf, concurrency 1)")
+VLLM = ("https://buildkite.com/vllm/performance-benchmark/builds/9515 (vLLM nightly "
+        "performance benchmark, latency tests: input 32, output 128, batch 8, mean end-to-end "
+        "latency of benchmark_latency.py, H200)")
+
+TRTLLM = ("https://github.com/NVIDIA/TensorRT-LLM/blob/138f96d45f90b9667426f7c47297d8c06bafac73/"
+          "docs/source/performance.md (TensorRT-LLM v0.5 data, 'Low Latency': batch 1, first "
+          "token latency from gptSessionBenchmark with 1 output token; H100-HBM3-80GB FP8 with "
+          "--fp8_kv_cache, A100 FP16)")
+#: The Llama 2 shapes of the TensorRT-LLM engine builds in that document (its build.py flags)
+LLAMA2_7B = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008,
+             "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+             "vocab_size": 32000, "tie_word_embeddings": False}
+LLAMA2_70B = {**LLAMA2_7B, "hidden_size": 8192, "intermediate_size": 28672,
+              "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8}
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One published figure and the setup it was measured on."""
+
+    source: str
+    model: Any  # a bundled config's name or a dict of config fields (the measured shapes)
+    measured_model: str
+    gpu: str
+    dtype: str
+    tp: int
+    batch: int
+    prompt: int
+    generate: int
+    metric: str  # "ttft", "tpot" (ITL) or "e2e"
+    measured_ms: float
+    note: str = ""
+    known: bool = True  # every input of the estimate is stated by the source
+
+
+MEASUREMENTS = [
+    Measurement(NIM, "llama-3.1-70b", "Llama-3.3-70B-Instruct", "H100 SXM", "fp8", 2, 1, 5000,
+                500, "tpot", 18.58, "ITL at concurrency 1"),
+    Measurement(NIM, "llama-3.1-70b", "Llama-3.3-70B-Instruct", "H100 SXM", "fp8", 2, 1, 500,
+                2000, "tpot", 18.91, "ITL at concurrency 1"),
+    Measurement(NIM, "llama-3.1-70b", "Llama-3.3-70B-Instruct", "H100 SXM", "fp8", 2, 1, 5000,
+                500, "ttft", 406.77, "client-side TTFT: includes request handling"),
+    Measurement(NIM, "llama-3.1-70b", "Llama-3.3-70B-Instruct", "H100 SXM", "fp8", 2, 1, 500,
+                2000, "ttft", 47.77, "client-side TTFT: includes request handling"),
+    Measurement(VLLM, "llama-3.1-70b", "Llama-3-70B", "H200", "bf16", 4, 8, 32, 128, "e2e",
+                2077.53, "latency_llama70B_tp4"),
+    Measurement(VLLM, "llama-3.1-8b", "Llama-3.1-8B", "H200", "bf16", 1, 8, 32, 128, "e2e",
+                833.421, "latency_llama8B_tp1"),
+    Measurement(VLLM, "mixtral-8x7b", "Mixtral-8x7B", "H200", "bf16", 2, 8, 32, 128, "e2e",
+                1917.44, "latency_mixtral8x7B_tp2"),
+    *(Measurement(TRTLLM, cfg, name, gpu, dtype, tp, 1, prompt, 1, "ttft", ms, note, known)
+      for cfg, name, gpu, dtype, tp, prompt, ms, note, known in (
+          (LLAMA2_7B, "LLaMA 7B", "H100 SXM", "fp8", 1, 128, 7, "engine-level", True),
+          (LLAMA2_7B, "LLaMA 7B", "H100 SXM", "fp8", 1, 2048, 36, "engine-level", True),
+          (LLAMA2_70B, "LLaMA 70B", "H100 SXM", "fp8", 4, 128, 26, "engine-level", True),
+          (LLAMA2_70B, "LLaMA 70B", "H100 SXM", "fp8", 4, 2048, 109, "engine-level", True),
+          (LLAMA2_7B, "LLaMA 7B", "A100 80GB SXM", "fp16", 1, 128, 16,
+           "A100 memory variant not stated: 80GB SXM assumed", False),
+          (LLAMA2_7B, "LLaMA 7B", "A100 80GB SXM", "fp16", 1, 2048, 133,
+           "A100 memory variant not stated: 80GB SXM assumed", False),
+          (LLAMA2_70B, "LLaMA 70B", "A100 80GB SXM", "fp16", 4, 128, 47,
+           "A100 memory variant not stated: 80GB SXM assumed", False),
+          (LLAMA2_70B, "LLaMA 70B", "A100 80GB SXM", "fp16", 4, 2048, 377,
+           "A100 memory variant not stated: 80GB SXM assumed", False))),
+]
+#: metrics whose whole setup is known to the model (TTFT measured at a client is not: it adds
+#: the server's request handling, which no roofline holds)
+DECODE_METRICS = ("tpot", "e2e")
+
+
+def estimate(m: Measurement) -> dict[str, Any]:
+    """sheetgen's bound and realistic estimate of one measurement, in ms."""
+    frame = sheetgen.transformer(m.model, gpu=m.gpu, dtype=m.dtype, tp=m.tp, batch=m.batch,
+                                 prompt_tokens=m.prompt, generate=m.generate)
+    s = frame.attrs["summary"]
+    if m.metric == "e2e":
+        bound = s["ttft_bound"] + (m.generate - 1) * s["tpot_bound"]
+        real = s["ttft"] + (m.generate - 1) * s["tpot"]
+    else:
+        bound, real = s[f"{m.metric}_bound"], s[m.metric]
+    return {**asdict(m), "bound_ms": 1e3 * bound, "realistic_ms": 1e3 * real,
+            "error": (1e3 * real - m.measured_ms) / m.measured_ms}
+
+
+def table(rows: list[dict[str, Any]]) -> list[str]:
+    out = ["| setup | metric | measured | bound | realistic | error | source |",
+           "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        config = r["model"] if isinstance(r["model"], str) else "its build's shapes"
+        setup = (f"{r['measured_model']} ({config}), {r['tp']}× {r['gpu']}, "
+                 f"{r['dtype']}, batch {r['batch']}, {r['prompt']} in / {r['generate']} out")
+        metric = {"tpot": "TPOT (ITL)", "ttft": "TTFT", "e2e": "end-to-end"}[r["metric"]]
+        src = {NIM: "NVIDIA NIM docs", VLLM: "vLLM nightly benchmark",
+               TRTLLM: "TensorRT-LLM v0.5 perf doc"}[r["source"]]
+        out.append(f"| {setup} | {metric} | {r['measured_ms']:.4g} ms | {r['bound_ms']:.4g} ms "
+                   f"| {r['realistic_ms']:.4g} ms | {r['error']:+.0%} | {src}: {r['note']} |")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--within", type=float, help="fail when a decode-time row's error "
+                        "is larger than this fraction")
+    args = parser.parse_args(argv)
+    rows = [estimate(m) for m in MEASUREMENTS]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        print("\n".join(table(rows)))
+        print(f"\nSources:\n- {NIM}\n- {VLLM}\n- {TRTLLM}")
+    if args.within is not None:
+        bad = [r for r in rows if r["metric"] in DECODE_METRICS and abs(r["error"]) > args.within]
+        for r in bad:
+            print(f"off by {r['error']:+.0%}: {r['measured_model']} {r['metric']}",
+                  file=sys.stderr)
+        return 1 if bad else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

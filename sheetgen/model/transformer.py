@@ -1,0 +1,307 @@
+"""The Transformer estimate in pure Python: one roofline row per operation per phase, and the
+serving totals (TTFT, TPOT, memory, fit, critical batch). It never looks at a formula: the
+Transformer sheet's formulas are held to it, so agreeing is evidence.
+
+Conventions (every figure SI: FLOP, byte, second):
+- prefill runs m = batch · prompt tokens through every weight matmul; decode runs m = batch,
+  one new token per sequence, attending over the KV cache;
+- a matmul C[m×n] = A[m×k]·B[k×n] does 2·m·k·n FLOPs and moves a·m·k + w·k·n + o·m·n bytes,
+  each operand in its own precision (activation a, weight or KV cache w, output o);
+- attention is batched per KV head: the query heads sharing a KV head (GQA) are the rows, so
+  K and V are read once per KV head; the score matrix stays on chip (flash attention);
+- prefill attention is causal: each query attends to (prompt + 1) / 2 keys on average;
+- TPOT is the mean over the generate − 1 decode steps, whose contexts run prompt + 1 ...
+  prompt + generate − 1: every decode cost is linear in the context (attention stays
+  memory-bound), so the mean is the cost at the mean context prompt + generate / 2;
+- tensor parallel over G: heads, MLP and vocabulary split G ways (the larger share when
+  uneven), KV heads replicated when fewer than G, two all-reduces of the layer output per
+  layer in the output dtype.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from sheetgen.inputs.model_config import ModelConfig
+
+RING, ONE_SHOT, TWO_SHOT, AUTO = "ring", "one-shot", "two-shot", "auto"
+ALLREDUCES = (AUTO, RING, ONE_SHOT, TWO_SHOT)
+PREFILL, DECODE = "prefill", "decode"
+#: Bytes per element the non-matmul work moves per token per layer, in activation elements:
+#: two norms (read and write the hidden vector: 4·h), two residual adds (read two, write one:
+#: 6·h); the MLP activation reads its inputs and writes its output (gated: 3 × width,
+#: plain: 2 × width); the new token's K and V are written to the cache in the KV dtype.
+NORM_RESIDUAL_ELEMENTS = 10
+NONMATMUL_KERNELS = 4  # per layer: two fused norm+residual, the activation, the KV write
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What is being served, and in which precision (bytes per element)."""
+
+    batch: int = 1
+    prompt: int = 512
+    generate: int = 128
+    tp: int = 1
+    weight_bytes: float = 2.0
+    act_bytes: float = 2.0
+    out_bytes: float = 2.0
+    kv_bytes: float = 2.0
+    embed_bytes: float = 2.0  # the embedding table and lm_head
+    reserve: float = 0.10  # share of capacity left for the CUDA context, NCCL, workspaces
+    allreduce: str = AUTO
+
+
+@dataclass(frozen=True)
+class Machine:
+    """The GPU figures the estimate uses (SI)."""
+
+    peak: float
+    bw: float
+    capacity: float
+    link_bw: float
+    link_latency: float
+    compute_eff: float = 1.0  # the bound's (the Inputs sheet's; 1.0 = pure roofline)
+    memory_eff: float = 1.0
+    link_eff: float = 1.0
+    real_compute_eff: float = 1.0  # the realistic estimate's (the preset's measured ones)
+    real_memory_eff: float = 1.0
+    real_link_eff: float = 1.0
+    launch: float = 0.0  # s per kernel, the realistic estimate's floor
+
+
+@dataclass(frozen=True)
+class Op:
+    """One row: `count` matmuls of m×k·k×n (or, with k = 0, a memory-only row of `bytes`)."""
+
+    phase: str
+    op: str
+    m: float
+    k: float
+    n: float
+    count: float
+    kernels: float
+    a: float
+    w: float
+    o: float
+    extra_bytes: float = 0.0
+
+    @property
+    def flops(self) -> float:
+        return self.count * 2.0 * self.m * self.k * self.n
+
+    @property
+    def bytes_moved(self) -> float:
+        one = self.a * self.m * self.k + self.w * self.k * self.n + self.o * self.m * self.n
+        return self.count * one + self.extra_bytes
+
+
+def split(total: float, g: int) -> float:
+    """The larger share of `total` over g GPUs (a whole number)."""
+    return float(math.ceil(total / g))
+
+
+def distinct_experts(experts: int, top_k: int, tokens: float) -> float:
+    """Expected distinct experts T tokens touch under uniform routing: E·(1 − (1 − k/E)^T)."""
+    if top_k >= experts:
+        return float(experts)
+    # (1 − k/E)^T as 10^(T·log10(1 − k/E)) floored at 1e-300, as the sheet writes it: a
+    # spreadsheet's power underflows to an error (#NUM!) for large T
+    return experts * (1.0 - 10.0 ** max(-300.0, tokens * math.log10(1.0 - top_k / experts)))
+
+
+@dataclass(frozen=True)
+class Shapes:
+    """The per-GPU widths under tensor parallel G."""
+
+    heads: float
+    kv_heads: float
+    group: float  # query heads per KV head on one GPU
+    qkv: float  # the fused QKV projection's output width
+    ffn: float
+    expert_ffn: float
+    shared_ffn: float
+    vocab: float
+
+
+def shapes(cfg: ModelConfig, g: int) -> Shapes:
+    heads, kv = split(cfg.heads, g), split(cfg.kv_heads, g)
+    return Shapes(heads, kv, heads / kv, (heads + 2 * kv) * cfg.head_dim, split(cfg.ffn, g),
+                  split(cfg.expert_ffn, g), split(cfg.shared_ffn, g), split(cfg.vocab, g))
+
+
+def mlp_widths(cfg: ModelConfig, s: Shapes) -> tuple[float, float]:
+    """(width of the first MLP matmul's output, elementwise width per token) of one GPU."""
+    up = 2 if cfg.gated else 1
+    per_token = cfg.top_k * s.expert_ffn + s.shared_ffn if cfg.moe else s.ffn
+    return up * (s.expert_ffn if cfg.moe else s.ffn), per_token
+
+
+def phase_ops(cfg: ModelConfig, wl: Workload, phase: str) -> list[Op]:
+    """The operations of one forward step of `phase`, on one GPU."""
+    s = shapes(cfg, wl.tp)
+    h, d, layers, b = cfg.hidden, cfg.head_dim, cfg.layers, wl.batch
+    prefill = phase == PREFILL
+    tokens = float(b * wl.prompt) if prefill else float(b)
+    queries = float(wl.prompt) if prefill else 1.0
+    ctx = (wl.prompt + 1) / 2.0 if prefill else wl.prompt + wl.generate / 2.0
+    a, w, o, kv = wl.act_bytes, wl.weight_bytes, wl.out_bytes, wl.kv_bytes
+    up = 2 if cfg.gated else 1
+    ops = [
+        Op(phase, "qkv", tokens, h, s.qkv, layers, layers, a, w, o),
+        Op(phase, "attention scores", queries * s.group, d, ctx, layers * b * s.kv_heads,
+           layers, a, kv, 0.0),
+        Op(phase, "attention values", queries * s.group, ctx, d, layers * b * s.kv_heads,
+           0, 0.0, kv, o),
+        Op(phase, "out proj", tokens, s.heads * d, h, layers, layers, a, w, o),
+    ]
+    if cfg.moe:
+        touched = distinct_experts(cfg.experts, cfg.top_k, tokens)
+        rows = tokens * cfg.top_k / touched
+        ops += [
+            Op(phase, "router", tokens, h, cfg.experts, layers, layers, a, w, o),
+            Op(phase, "experts up" if not cfg.gated else "experts gate+up", rows, h,
+               up * s.expert_ffn, layers * touched, layers, a, w, o),
+            Op(phase, "experts down", rows, s.expert_ffn, h, layers * touched, layers, a, w, o),
+        ]
+        if cfg.shared_ffn:
+            ops += [Op(phase, "shared gate+up" if cfg.gated else "shared up", tokens, h,
+                       up * s.shared_ffn, layers, layers, a, w, o),
+                    Op(phase, "shared down", tokens, s.shared_ffn, h, layers, layers, a, w, o)]
+    else:
+        ops += [Op(phase, "mlp gate+up" if cfg.gated else "mlp up", tokens, h, up * s.ffn,
+                   layers, layers, a, w, o),
+                Op(phase, "mlp down", tokens, s.ffn, h, layers, layers, a, w, o)]
+    ops.append(Op(phase, "lm_head", float(b), h, s.vocab, 1, 1, a, wl.embed_bytes, o))
+    _, elementwise = mlp_widths(cfg, s)
+    per_token = (a * (NORM_RESIDUAL_ELEMENTS * h + (up + 1) * elementwise)
+                 + kv * 2 * s.kv_heads * d)
+    ops.append(Op(phase, "non-matmul", tokens, 0.0, 0.0, 0.0, layers * NONMATMUL_KERNELS,
+                  a, w, o, extra_bytes=layers * tokens * per_token))
+    return ops
+
+
+def allreduce_times(nbytes: float, g: int, bw: float, latency: float) -> dict[str, float]:
+    """One all-reduce of `nbytes` over g GPUs by each algorithm (0 on one GPU).
+
+    ring (Patarasuk & Yuan 2009, NCCL's): 2(G−1)/G · S/bw + 2(G−1) · latency;
+    one-shot (every GPU reads all peers' buffers and reduces, one step): (G−1) · S/bw +
+    latency; two-shot (reduce-scatter then all-gather by direct peer access, two steps):
+    2(G−1)/G · S/bw + 2 · latency. vLLM's custom all-reduce
+    (csrc/custom_all_reduce.cuh, cross_device_reduce_1stage / _2stage) and TensorRT-LLM's
+    (ONESHOT / TWOSHOT) use the one-shot form for small messages.
+    """
+    if g <= 1:
+        return {RING: 0.0, ONE_SHOT: 0.0, TWO_SHOT: 0.0}
+    return {RING: 2 * (g - 1) / g * nbytes / bw + 2 * (g - 1) * latency,
+            ONE_SHOT: (g - 1) * nbytes / bw + latency,
+            TWO_SHOT: 2 * (g - 1) / g * nbytes / bw + 2 * latency}
+
+
+def allreduce_used(times: dict[str, float], choice: str) -> str:
+    """The chosen algorithm; `auto` picks the fastest (ties: ring, one-shot, two-shot)."""
+    if choice != AUTO:
+        return choice
+    return min((RING, ONE_SHOT, TWO_SHOT), key=lambda k: times[k])
+
+
+@dataclass
+class Estimate:
+    """Op rows with their bound and realistic times (same order), and the totals."""
+
+    ops: list[Op]
+    op_bound: list[float]
+    op_real: list[float]
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def op_time(op: Op, peak: float, bw: float, kernels_floor: float = 0.0) -> float:
+    """kernels · floor + max(FLOPs / peak, bytes / bw)."""
+    return op.kernels * kernels_floor + max(op.flops / peak, op.bytes_moved / bw)
+
+
+def weights_per_gpu(cfg: ModelConfig, wl: Workload) -> tuple[float, float]:
+    """(bytes of one GPU's weights, bytes of its input embedding table)."""
+    s = shapes(cfg, wl.tp)
+    h, d = cfg.hidden, cfg.head_dim
+    attn = h * s.qkv + s.heads * d * h
+    up = 2 if cfg.gated else 1
+    if cfg.moe:
+        mlp = (cfg.experts * (up + 1) * h * s.expert_ffn + h * cfg.experts
+               + (up + 1) * h * s.shared_ffn)
+    else:
+        mlp = (up + 1) * h * s.ffn
+    embed = s.vocab * h * wl.embed_bytes
+    norms = (2 * cfg.layers + 1) * h * wl.embed_bytes
+    linear = cfg.layers * (attn + mlp) * wl.weight_bytes
+    return linear + embed * (1 if cfg.tied else 2) + norms, embed
+
+
+def parameters(cfg: ModelConfig) -> float:
+    """Parameters of the whole model (one GPU, one byte each)."""
+    return weights_per_gpu(cfg, Workload(tp=1, weight_bytes=1, embed_bytes=1))[0]
+
+
+def kv_per_token(cfg: ModelConfig, kv_bytes: float, kv_heads: float | None = None) -> float:
+    """K and V of one token over all layers: 2 · layers · KV heads · head_dim · bytes."""
+    heads = cfg.kv_heads if kv_heads is None else kv_heads
+    return 2.0 * cfg.layers * heads * cfg.head_dim * kv_bytes
+
+
+def estimate(cfg: ModelConfig, wl: Workload, hw: Machine) -> Estimate:
+    """Every op row and the totals, bound (pure roofline at the Inputs' efficiencies) and
+    realistic (the preset's measured efficiencies plus a launch floor per kernel)."""
+    ops = phase_ops(cfg, wl, PREFILL) + phase_ops(cfg, wl, DECODE)
+    bpeak, bbw = hw.peak * hw.compute_eff, hw.bw * hw.memory_eff
+    rpeak, rbw = hw.peak * hw.real_compute_eff, hw.bw * hw.real_memory_eff
+    bound = [op_time(op, bpeak, bbw) for op in ops]
+    real = [op_time(op, rpeak, rbw, hw.launch) for op in ops]
+    s = shapes(cfg, wl.tp)
+    out: dict[str, Any] = {}
+    for phase, tokens in ((PREFILL, wl.batch * wl.prompt), (DECODE, wl.batch)):
+        nbytes = tokens * cfg.hidden * wl.out_bytes
+        tb = allreduce_times(nbytes, wl.tp, hw.link_bw * hw.link_eff, hw.link_latency)
+        tr = allreduce_times(nbytes, wl.tp, hw.link_bw * hw.real_link_eff, hw.link_latency)
+        used = allreduce_used(tb, wl.allreduce)
+        out[f"{phase}_allreduce"] = used
+        out[f"{phase}_comm_bound"] = 2 * cfg.layers * tb[used]
+        out[f"{phase}_comm"] = 2 * cfg.layers * tr[used]  # the bound's choice
+        out[f"{phase}_allreduce_times"] = tb
+        idx = [i for i, op in enumerate(ops) if op.phase == phase]
+        out[f"{phase}_bound"] = sum(bound[i] for i in idx) + out[f"{phase}_comm_bound"]
+        out[f"{phase}_real"] = sum(real[i] for i in idx) + out[f"{phase}_comm"]
+    weights, embed = weights_per_gpu(cfg, wl)
+    context = wl.prompt + wl.generate
+    kv_tok_g = kv_per_token(cfg, wl.kv_bytes, s.kv_heads)
+    up_width, _ = mlp_widths(cfg, s)
+    widest = max(s.qkv, up_width, cfg.hidden)
+    act_per_seq = wl.prompt * (wl.act_bytes * cfg.hidden + wl.out_bytes * widest)
+    activations = wl.batch * act_per_seq
+    kv_g = wl.batch * context * kv_tok_g
+    usable = hw.capacity * (1 - wl.reserve)
+    memory = weights + kv_g + activations
+    ridge = (hw.peak * hw.compute_eff) / (hw.bw * hw.memory_eff)
+    critical = ridge * wl.weight_bytes / 2 * (cfg.experts / cfg.top_k if cfg.moe else 1.0)
+    mean_ctx = wl.prompt + wl.generate / 2.0
+    read_per_step = weights - (0.0 if cfg.tied else embed)
+    tpot, ttft = out[f"{DECODE}_real"], out[f"{PREFILL}_real"]
+    out.update(
+        ttft=ttft, tpot=tpot, ttft_bound=out[f"{PREFILL}_bound"],
+        tpot_bound=out[f"{DECODE}_bound"], tokens_per_s=wl.batch / tpot,
+        tokens_per_s_per_sequence=1.0 / tpot,
+        e2e=ttft + (wl.generate - 1) * tpot,
+        e2e_bound=out[f"{PREFILL}_bound"] + (wl.generate - 1) * out[f"{DECODE}_bound"],
+        weights_bytes=weights, parameters=parameters(cfg),
+        kv_bytes_per_token=kv_per_token(cfg, wl.kv_bytes),
+        kv_bytes=wl.batch * context * kv_per_token(cfg, wl.kv_bytes),
+        kv_bytes_per_gpu=kv_g, activations=activations, memory_per_gpu=memory,
+        usable_memory=usable, fits=memory <= usable,
+        max_batch=float(max(0, math.floor((usable - weights) / (context * kv_tok_g
+                                                                 + act_per_seq)))),
+        critical_batch=critical,
+        decode_floor=(read_per_step + wl.batch * mean_ctx * kv_tok_g) / hw.bw,
+        kv_share=kv_g / memory,
+    )
+    return Estimate(ops=ops, op_bound=bound, op_real=real, summary=out)

@@ -1,0 +1,234 @@
+"""The big tables' rows written as XML directly, with shared formulas (issue 21).
+
+Why: xlsxwriter runs about thirty regular expressions over every formula it writes
+(``Worksheet._prepare_formula``), which is most of a big build's time. A sheetgen table
+column is one formula shifted down the rows, which is exactly what a shared formula stores:
+the first row of a run holds the master (``<f t="shared" ref="E6:E9005" si="0">...</f>``),
+every other row only ``<f t="shared" si="0"/>`` and its cached value. The formula is then
+prepared once per column, and the file is a third smaller.
+
+Everything else stays xlsxwriter's: styles (each cell's ``s`` is the Format's own xf index),
+charts, names, validation, and every row this module does not take. It works only in
+xlsxwriter's constant_memory mode, where a worksheet streams finished rows to its scratch
+file (``Worksheet.fh``): a run of rows is written there after xlsxwriter has flushed the
+row before it, and the worksheet's dimension and row cursor are advanced past the run. This
+is the one module that touches xlsxwriter's worksheet internals (``fh``, ``previous_row``,
+``_write_single_row``, ``_check_dimensions``, ``_prepare_formula``); the tests hold its
+output against openpyxl, LibreOffice's recalculation and sheetgen's evaluator.
+
+A row is written here only when all its cells are the table's own plain cells: rows that
+also hold sheet cells or another table's, linked input rows and rows with text or boolean
+inputs go through xlsxwriter as before (plain formulas, inside no shared range).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from itertools import islice
+from typing import Any
+
+from xlsxwriter.utility import xl_col_to_name
+from xlsxwriter.worksheet import Worksheet
+
+from sheetgen.evaluate.shared import RowTemplate
+from sheetgen.evaluate.values import ExcelError
+from sheetgen.layout.planner import ColumnPlan, TablePlan
+
+#: Tables with more rows than this take the fast path (in constant_memory mode only).
+FAST_TABLE_ROWS = 5_000
+#: Rows rendered per block: bounds the strings alive at once (about 2 KB a row).
+BLOCK_ROWS = 4_096
+
+_ERRORS = ("#DIV/0!", "#N/A", "#NAME?", "#NULL!", "#NUM!", "#REF!", "#VALUE!")
+
+
+def _escape(text: str) -> str:
+    """XML text escaping as xlsxwriter's _escape_data does it (quotes stay)."""
+    if "&" in text or "<" in text or ">" in text:
+        return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text
+
+
+def _cached_xml(value: Any) -> tuple[str, str]:
+    """(type attribute, <v> text) of a formula's cached result, as xlsxwriter writes it."""
+    if value is None:
+        return "", ""
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, bool):
+        return ' t="b"', "1" if value else "0"
+    if isinstance(value, ExcelError):
+        value = str(value)
+    if isinstance(value, float):
+        return ("", f"{value}") if math.isfinite(value) else ("", "")
+    if isinstance(value, int):
+        return "", f"{value}"
+    text = str(value)
+    if text == "":
+        return "", ""
+    return (' t="e"', text) if text in _ERRORS else (' t="str"', _escape(text))
+
+
+class _Column:
+    """One table column's writer for a run of rows."""
+
+    def __init__(self, ws: Worksheet, column: ColumnPlan, first_row: int, fmt: Any) -> None:
+        self.plan = column
+        self.letters = xl_col_to_name(column.col)
+        self.style = f' s="{fmt._get_xf_index()}"' if fmt is not None else ""
+        self.values = column.values.tolist()
+        self.first_row = first_row
+        self.template: RowTemplate | None = None
+        if not column.is_input:
+            first = column.formula_at(first_row)
+            if ws._prepare_formula(first) != first[1:]:
+                raise _NotFast(f"{column.name}: xlsxwriter rewrites its formula")
+            t = RowTemplate.of(first, first_row + 1)
+            last = first_row + len(self.values) - 1
+            if t is not None and all(t.at(r + 1) == column.formula_at(r)[1:]
+                                     for r in (first_row + 1, last)):
+                self.template = t
+
+    def slow_rows(self) -> Iterator[int]:
+        """Rows (zero-based sheet rows) this column cannot write here."""
+        c = self.plan
+        if c.is_input:
+            for i in range(len(c.links or ())):
+                if c.link_at(i) is not None:
+                    yield self.first_row + i
+            for i, v in enumerate(self.values):
+                if not (type(v) is float or type(v) is int or v is None):
+                    yield self.first_row + i
+
+    def cells(self, start: int, stop: int, si: int) -> list[str]:
+        """The <c> elements of zero-based rows start..stop-1, all fast rows of one run
+        (si: the run's shared-formula index for this column, or -1 for plain formulas)."""
+        head = f'<c r="{self.letters}'
+        style = self.style
+        i0 = start - self.first_row
+        vals = self.values[i0:i0 + stop - start]
+        numbers = range(start + 1, stop + 1)
+        if self.plan.is_input:
+            return [f'{head}{n}"{style}/>' if v is None or v != v
+                    else f'{head}{n}"{style}><v>{v:.16G}</v></c>'
+                    for n, v in zip(numbers, vals, strict=True)]
+        cached = [_cached_xml(v) if type(v) is not float or not math.isfinite(v)
+                  else ("", repr(v)) for v in vals]
+        if si < 0 or self.template is None:
+            texts = [_escape(self.plan.formula_at(n - 1)[1:]) for n in numbers]
+            return [f'{head}{n}"{style}{t}><f>{f}</f><v>{v}</v></c>'
+                    for n, f, (t, v) in zip(numbers, texts, cached, strict=True)]
+        dep = f'"{style}{{}}><f t="shared" si="{si}"/><v>{{}}</v></c>'
+        out = [head + str(n) + dep.format(t, v)
+               for n, (t, v) in zip(numbers, cached, strict=True)]
+        if start == self._run_start:
+            t, v = cached[0]
+            master = _escape(self.template.at(start + 1))
+            out[0] = (f'{head}{start + 1}"{style}{t}><f t="shared" ref="{self.letters}'
+                      f'{start + 1}:{self.letters}{self._run_stop}" si="{si}">{master}</f>'
+                      f"<v>{v}</v></c>")
+        return out
+
+    _run_start = -1
+    _run_stop = -1
+
+
+class _NotFast(Exception):
+    """The table cannot take the fast path; xlsxwriter writes it as before."""
+
+
+class FastTable:
+    """Big tables side by side (the same rows) for the fast path: which rows it takes and
+    how to write them. A row is fast only where every table of the group has it."""
+
+    def __init__(self, ws: Worksheet, tables: list[TablePlan],
+                 fmt_of: Callable[[ColumnPlan], Any], other_rows: set[int]) -> None:
+        self.tables = tables
+        self.columns = [_Column(ws, c, t.first_row, fmt_of(c)) for t in tables
+                        for c in t.columns]
+        self.columns.sort(key=lambda c: c.plan.col)
+        if len({c.plan.col for c in self.columns}) != len(self.columns):
+            raise _NotFast("two tables share a column")
+        first = min(t.first_row for t in tables)
+        last = max(t.last_row for t in tables)
+        slow = set(other_rows)
+        for c in self.columns:
+            slow.update(c.slow_rows())
+        cuts = {b for t in tables for b in (t.first_row, t.last_row + 1)}
+        #: runs [start, stop) of fast rows, none crossing a table's first or last row
+        self.runs = [r for run in _runs(first, last, slow) for r in _cut(run, cuts)]
+        self.next_si = 0
+
+    def covering(self, start: int) -> list[int]:
+        """Positions in `tables` of the tables that have row `start` (so the whole run)."""
+        return [i for i, t in enumerate(self.tables) if t.first_row <= start <= t.last_row]
+
+    @classmethod
+    def make(cls, ws: Worksheet, tables: list[TablePlan], fmt_of: Callable[[ColumnPlan], Any],
+             other_rows: set[int]) -> FastTable | None:
+        """The fast group, or None where the fast path does not apply."""
+        if not ws.constant_memory or max(t.n_rows for t in tables) <= FAST_TABLE_ROWS:
+            return None
+        if ws.default_row_height != ws.original_row_height or ws.excel_version != 2007:
+            return None  # rows would need attributes this module does not write
+        try:
+            return cls(ws, tables, fmt_of, other_rows)
+        except _NotFast:
+            return None
+
+    def write_run(self, ws: Worksheet, start: int, stop: int) -> None:
+        """Write zero-based rows start..stop-1 (one run of fast rows) to the worksheet."""
+        ws._write_single_row(start)  # flush the row xlsxwriter holds, cursor at `start`
+        columns = [c for c in self.columns
+                   if c.first_row <= start < c.first_row + len(c.values)]
+        cols = [c.plan.col for c in columns]
+        ws._check_dimensions(start, min(cols))
+        ws._check_dimensions(stop - 1, max(cols))
+        sis = []
+        for c in columns:
+            shared = c.template is not None and stop - start > 1
+            sis.append(self.next_si if shared else -1)
+            self.next_si += shared
+            c._run_start, c._run_stop = start, stop
+        write = ws.fh.write
+        for lo in range(start, stop, BLOCK_ROWS):
+            hi = min(lo + BLOCK_ROWS, stop)
+            blocks = [c.cells(lo, hi, si) for c, si in zip(columns, sis, strict=True)]
+            heads = [f'<row r="{n}">' for n in range(lo + 1, hi + 1)]
+            tails = ["</row>"] * (hi - lo)
+            write("".join(map("".join, zip(heads, *blocks, tails, strict=True))))
+        ws.previous_row = stop - 1
+
+
+def _runs(first: int, last: int, slow: set[int]) -> list[tuple[int, int]]:
+    """Maximal runs [start, stop) of rows first..last not in `slow`."""
+    runs = []
+    start = first
+    for r in sorted(x for x in slow if first <= x <= last):
+        if r > start:
+            runs.append((start, r))
+        start = r + 1
+    if start <= last:
+        runs.append((start, last + 1))
+    return runs
+
+
+def _cut(run: tuple[int, int], cuts: set[int]) -> list[tuple[int, int]]:
+    """A run split at the given rows."""
+    start, stop = run
+    out = []
+    for c in sorted(x for x in cuts if start < x < stop):
+        out.append((start, c))
+        start = c
+    out.append((start, stop))
+    return out
+
+
+def skip(iterators: list[Iterator[Any]], n: int) -> None:
+    """Advance each iterator by n items (the rows a run wrote)."""
+    for it in iterators:
+        next(islice(it, n - 1, n), None)
+
+
+__all__ = ["BLOCK_ROWS", "FAST_TABLE_ROWS", "FastTable", "skip"]

@@ -1,0 +1,203 @@
+"""Big workbooks (issue 21): read back what sheetgen writes, refuse bombs of the same size.
+
+Sizes are modest (CI budget); thresholds are monkeypatched so the big-file logic runs."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+from hostile_files import bomb_sheet, padding, write_package
+from lo_helpers import mismatches, needs_libreoffice, read_values, recalc_with_libreoffice
+
+import sheetgen.files.untrusted as untrusted
+from sheetgen.api import build_workbook
+from sheetgen.errors import WorkbookError
+from sheetgen.evaluate.reader import read_workbook
+
+
+def shapes(n: int) -> list[tuple[int, int, int]]:
+    dims = (64, 512, 4096, 8192)
+    return [(dims[i % 4], dims[(i // 4) % 4], dims[(i // 16) % 4]) for i in range(n)]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("big") / "big.xlsx"
+    build_workbook(out, shapes=shapes(600), spare_rows=0)
+    return out
+
+
+def unpacked_size(path: Path) -> int:
+    with zipfile.ZipFile(path) as zf:
+        return sum(i.file_size for i in zf.infolist())
+
+
+def test_guard_accepts_a_big_sheetgen_workbook_and_refuses_a_bomb_of_its_size(
+        built, tmp_path, monkeypatch):
+    size = unpacked_size(built)
+    # The fixed budget is set well below the workbook, as 512 MB is below a 1M-row workbook.
+    monkeypatch.setattr(untrusted, "MAX_PACKAGE_BYTES", size // 4)
+    with pytest.raises(WorkbookError, match="more than the"):
+        untrusted.check_package(built, size // 4)  # a fixed budget (fill's) still refuses
+    book = read_workbook(built)  # the declared dimensions cover the Matmul sheet
+    matmul = next(s for s in book.sheets if s.name == "Matmul")
+    assert len(matmul.f_texts) > 600 * 10
+    # A bomb of the same uncompressed size declaring one cell is refused from the directory.
+    bomb = write_package(tmp_path / "bomb.xlsx", {"Matmul": bomb_sheet(size)})
+    assert unpacked_size(bomb) >= size and bomb.stat().st_size < size // 50
+    with pytest.raises(WorkbookError, match="declared cells can hold"):
+        read_workbook(bomb)
+
+
+def test_a_declared_dimension_cannot_lift_the_hard_cap(tmp_path, monkeypatch):
+    """The dimension is the file's own claim: the whole grid declared still meets the cap."""
+    monkeypatch.setattr(untrusted, "MAX_PACKAGE_BYTES", 100_000)
+    monkeypatch.setattr(untrusted, "MAX_DECLARED_BYTES", 2_000_000)
+
+    def sheet(total: int):
+        yield from write_sheet_with_dimension("A1:XFD1048576")
+        yield from padding(total)
+
+    lying = write_package(tmp_path / "lie.xlsx", {"S": sheet(1_000_000)})
+    read_workbook(lying)  # under the cap: the claimed grid covers it
+    over = write_package(tmp_path / "over.xlsx", {"S": sheet(3_000_000)})
+    with pytest.raises(WorkbookError, match=r"decompress to 3\.0 MB.*the 2\.0 MB budget"):
+        read_workbook(over)
+
+
+def write_sheet_with_dimension(ref: str):
+    """A worksheet with a <dimension> and no cells (a bomb's whitespace may follow it)."""
+    yield (b'<?xml version="1.0" encoding="UTF-8"?>\n'
+           b'<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+           + f'<dimension ref="{ref}"/><sheetData/></worksheet>'.encode())
+
+
+def test_declared_cells_reads_the_dimension_only(tmp_path):
+    path = write_package(tmp_path / "d.xlsx", {"S": write_sheet_with_dimension("B2:D11")})
+    with zipfile.ZipFile(path) as zf:
+        info = zf.getinfo("xl/worksheets/sheet1.xml")
+        assert untrusted.declared_cells(zf, info) == 3 * 10
+
+
+# ---- the fast path: shared formulas for big tables ----------------------------------------
+FAST_SHAPES = 150
+
+
+@pytest.fixture(scope="module")
+def fast_built(tmp_path_factory) -> tuple[Path, object]:
+    """A workbook whose Matmul and chart tables take the fast path (thresholds lowered)."""
+    import sheetgen.writers.shared_rows as shared_rows
+    import sheetgen.writers.xlsx as xlsx_writer
+    from sheetgen.api import plan
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(xlsx_writer, "CONSTANT_MEMORY_ROWS", 40)
+    mp.setattr(shared_rows, "FAST_TABLE_ROWS", 40)
+    mp.setattr(shared_rows, "BLOCK_ROWS", 16)  # several blocks per run
+    try:
+        out = tmp_path_factory.mktemp("fast") / "fast.xlsx"
+        build_workbook(out, shapes=shapes(FAST_SHAPES), spare_rows=0)
+    finally:
+        mp.undo()
+    return out, plan(shapes=shapes(FAST_SHAPES), spare_rows=0)
+
+
+def sheet_part(path: Path, name: str) -> str:
+    with zipfile.ZipFile(path) as zf:
+        wb = zf.read("xl/workbook.xml").decode()
+        names = [n.split('"')[0] for n in wb.split('<sheet name="')[1:]]
+        return zf.read(f"xl/worksheets/sheet{names.index(name) + 1}.xml").decode()
+
+
+def test_fast_path_writes_shared_formulas(fast_built):
+    path, p = fast_built
+    xml = sheet_part(path, "Matmul")
+    t = p.table("matmul")
+    formulas = sum(1 for c in t.columns if not c.is_input)
+    # one master per formula column and run; every other table formula cell is a copy
+    masters = xml.count('<f t="shared" ref=')
+    assert formulas <= masters <= 3 * formulas + 12
+    assert xml.count('<f t="shared" si=') >= formulas * (FAST_SHAPES - 10)
+    assert f'ref="E{t.first_row + 1}:E' in xml
+
+
+def test_openpyxl_reads_the_shared_formulas_as_each_cells_formula(fast_built):
+    """openpyxl translates each copy from its master itself (openpyxl.formula.translate);
+    every table cell must read as the formula the plan holds for its row, and the cached
+    value as the reference model's."""
+    import math
+
+    import openpyxl
+
+    path, p = fast_built
+    t = p.table("matmul")
+    ws = openpyxl.load_workbook(path)["Matmul"]
+    cached = openpyxl.load_workbook(path, data_only=True)["Matmul"]
+    checked = 0
+    for c in t.columns:
+        for i in (0, 1, 17, t.n_rows - 1):
+            row = t.first_row + i
+            got = ws.cell(row + 1, c.col + 1).value
+            if c.is_input:
+                assert got == c.values[i]
+                continue
+            assert got == c.formula_at(row), (c.name, row)
+            want = c.values[i]
+            have = cached.cell(row + 1, c.col + 1).value
+            if isinstance(want, float) and math.isfinite(want):
+                assert have == pytest.approx(want, rel=1e-15), (c.name, row)
+            checked += 1
+    assert checked > 40
+
+
+def test_fast_reader_expands_shared_formulas_like_elementtree(fast_built):
+    """sheetgen's fast reader against its ElementTree path, which shifts copies with
+    openpyxl's Translator: the same cells and texts."""
+    from sheetgen.evaluate.reader import RawSheet, read_sheet_slow_for_tests, read_workbook
+
+    path, _ = fast_built
+    fast = next(s for s in read_workbook(path).sheets if s.name == "Matmul")
+    slow = RawSheet("Matmul")
+    read_sheet_slow_for_tests(sheet_part(path, "Matmul").encode(), slow)
+    assert isinstance(fast.f_rows, __import__("numpy").ndarray)  # the fast path was taken
+    a = sorted(zip(fast.f_rows.tolist(), fast.f_cols.tolist(), fast.f_texts, strict=True))
+    b = sorted(zip(slow.f_rows, slow.f_cols, slow.f_texts, strict=True))
+    assert a == b and len(a) > 15 * FAST_SHAPES
+
+
+def test_check_passes_on_the_fast_workbook(fast_built):
+    from click.testing import CliRunner
+
+    from sheetgen.cli import cli
+
+    path, _ = fast_built
+    r = CliRunner().invoke(cli, ["check", str(path)])
+    assert r.exit_code == 0, r.output
+    assert "0 mismatches" in r.output
+
+
+@needs_libreoffice
+def test_libreoffice_recalculates_the_shared_formula_table_to_the_reference(fast_built,
+                                                                            tmp_path):
+    """Every cached value in the shared-formula cells is zeroed first, so the numbers
+    LibreOffice hands back are its own recalculation of the shared formulas."""
+    import re
+
+    path, p = fast_built
+    blanked = tmp_path / "blanked.xlsx"
+    zeroed = 0
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(blanked, "w",
+                                                       zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename.startswith("xl/worksheets/sheet"):
+                text, n = re.subn(r'( t="(?:str|e|b)")?>(<f t="shared"[^>]*(?:/>|>[^<]*</f>))'
+                                  r"<v>[^<]*</v>", r">\2<v>0</v>", data.decode())
+                data = text.encode()
+                zeroed += n
+            dst.writestr(info, data)
+    assert zeroed > 15 * FAST_SHAPES
+    out = recalc_with_libreoffice(blanked, tmp_path)
+    assert mismatches(p, read_values(out)) == []

@@ -1,0 +1,153 @@
+"""Every workbook variant opens and prints the way a user gets it: LibreOffice with a new,
+default profile (no forced recalculation, so it shows the cached values and computes only
+cells without one), exported to PDF.
+
+The other LibreOffice tests force a full recalculation on load, which hid a crash: LibreOffice
+7.4 ignores a cached boolean result (t="b") on xlsx import, computes the cell on first use and,
+if the cell is formatted General, stamps a BOOLEAN format on it; when that first use is a
+conditional format being drawn, it reads the replaced style and crashes, so no PDF was made.
+Boolean cells therefore carry an explicit TRUE/FALSE number format (styles.BOOLEAN_CODE).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import zipfile
+from pathlib import Path
+
+import openpyxl
+import pytest
+from click.testing import CliRunner
+from conftest import needs_libreoffice
+
+from sheetgen.cli import cli
+from sheetgen.layout.styles import BOOLEAN_CODE
+from sheetgen.verify.libreoffice import open_as_user
+
+ROOT = Path(__file__).resolve().parents[1]
+MEASURED_CSV = ROOT / "benchmarks" / "data" / "xla_h100_sm90.csv"
+PLAN_XLSX = ROOT / "examples" / "plan.xlsx"
+
+#: variant -> the `sheetgen` command line that writes it (OUT: the output path)
+BUILDS: dict[str, list[str]] = {
+    "default": ["build", "OUT"],
+    "practice": ["build", "OUT", "--practice", "5"],
+    "int8": ["build", "OUT", "--dtype", "int8"],
+    "measured": ["build", "OUT", "--measured", str(MEASURED_CSV), "--gpu", "H100 SXM"],
+    "h100_fp8": ["build", "OUT", "--gpu", "H100 SXM", "--dtype", "fp8"],
+    "fill": ["fill", str(PLAN_XLSX), "-o", "OUT"],
+}
+#: variant -> text its PDF must show besides every sheet's title
+EXPECTED_TEXT = {
+    "practice": ["Practice"],
+    "measured": ["Measured matmul times vs the model"],
+    "fp8_flip": ["no fp8 on this GPU"],  # the A100 has no fp8: its cells say so
+    "fill": ["Layer shapes for the serving plan"],  # the user's own sheet, kept
+}
+
+
+def _run(args: list[str], out: Path) -> Path:
+    result = CliRunner().invoke(cli, [str(out) if a == "OUT" else a for a in args],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def _fp8_flip(h100_fp8: Path, out: Path) -> Path:
+    """A user's edit: the fp8 build's GPU dropdown switched to a GPU without fp8."""
+    wb = openpyxl.load_workbook(h100_fp8)
+    sheet, cell = wb.defined_names["GPU_NAME"].attr_text.split("!")
+    wb[sheet.strip("'")][cell.replace("$", "")] = "A100 40GB SXM"
+    wb.save(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def workbooks(tmp_path_factory) -> dict[str, Path]:
+    tmp = tmp_path_factory.mktemp("user_view")
+    books = {name: _run(args, tmp / f"{name}.xlsx") for name, args in BUILDS.items()}
+    books["fp8_flip"] = _fp8_flip(books["h100_fp8"], tmp / "fp8_flip.xlsx")
+    return books
+
+
+@pytest.fixture(scope="module")
+def pdfs(workbooks, tmp_path_factory) -> dict[str, Path]:
+    """All variants through one LibreOffice start (it is the slow part)."""
+    out = open_as_user(list(workbooks.values()), tmp_path_factory.mktemp("user_pdf"))
+    return {name: out[path.resolve()] for name, path in workbooks.items()}
+
+
+def _boolean_cells_by_format(path: Path) -> dict[str, list[str]]:
+    """Cells stored as booleans (t="b", a constant or a cached formula result), by the
+    number-format code of their style."""
+    with zipfile.ZipFile(path) as z:
+        styles = z.read("xl/styles.xml").decode()
+        codes = {int(i): html.unescape(c) for i, c in
+                 re.findall(r'<numFmt numFmtId="(\d+)" formatCode="([^"]*)"', styles)}
+        xfs = re.search(r"<cellXfs[^>]*>(.*?)</cellXfs>", styles, re.S)
+        assert xfs is not None
+        fmt_ids = [int(m) for m in re.findall(r'<xf [^>]*?numFmtId="(\d+)"', xfs.group(1))]
+        found: dict[str, list[str]] = {}
+        for name in z.namelist():
+            if not name.startswith("xl/worksheets/sheet"):
+                continue
+            for tag in re.findall(r"<c [^>]*>", z.read(name).decode()):
+                if 't="b"' not in tag:
+                    continue
+                style = re.search(r' s="(\d+)"', tag)
+                fmt_id = fmt_ids[int(style.group(1))] if style else 0
+                code = codes.get(fmt_id, "General" if fmt_id == 0 else f"builtin {fmt_id}")
+                address = re.search(r' r="([A-Z]+\d+)"', tag)
+                found.setdefault(code, []).append(f"{name}:{address.group(1) if address else '?'}")
+    return found
+
+
+@pytest.mark.parametrize("variant", ["default", "practice", "measured", "h100_fp8"])
+def test_no_boolean_cell_is_formatted_general(workbooks, variant):
+    """The crash's cause, checked without LibreOffice: every stored boolean has the
+    TRUE/FALSE format, none is General."""
+    found = _boolean_cells_by_format(workbooks[variant])
+    assert sum(len(v) for v in found.values()) >= 4  # pass/fail checks and stage flags exist
+    assert set(found) == {BOOLEAN_CODE}, {k: v[:5] for k, v in found.items()}
+
+
+def _sheet_titles(path: Path) -> list[str]:
+    wb = openpyxl.load_workbook(path, read_only=True)
+    titles = [ws["A1"].value for ws in wb.worksheets]
+    wb.close()
+    return [t for t in titles if isinstance(t, str)]
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", " ", text)
+
+
+@pytest.mark.libreoffice
+@needs_libreoffice
+@pytest.mark.parametrize("variant", [*BUILDS, "fp8_flip"])
+def test_opens_and_prints_with_a_default_profile(workbooks, pdfs, variant):
+    from pypdf import PdfReader
+
+    pdf = pdfs[variant]
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+    reader = PdfReader(pdf)
+    titles = _sheet_titles(workbooks[variant])
+    assert len(titles) >= 6  # Inputs, Matmul, Pipeline, Parallelism, What-if, GPU Specs
+    assert len(reader.pages) >= len(titles)  # every sheet printed, at least a page each
+    text = _squash(" ".join(page.extract_text() or "" for page in reader.pages))
+    missing = [t for t in titles + EXPECTED_TEXT.get(variant, []) if _squash(t) not in text]
+    assert missing == []
+    # the pass/fail checks print as words, as the cached booleans they are, not as 1 or 0
+    assert re.search(r"\bTRUE\b", text)
+
+
+def test_google_sheets_keeps_its_own_true_false():
+    """The TRUE/FALSE code is for LibreOffice's sake; a pushed sheet keeps Google's automatic
+    format, which shows a boolean as TRUE/FALSE."""
+    from sheetgen.layout.styles import NUMBER_FORMATS
+    from sheetgen.writers.google.requests import cell_format
+
+    assert NUMBER_FORMATS["bool"] == NUMBER_FORMATS["flag"] == BOOLEAN_CODE
+    assert "numberFormat" not in cell_format("derived", "bool")
+    assert "numberFormat" not in cell_format("derived", "flag")

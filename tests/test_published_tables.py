@@ -1,0 +1,151 @@
+"""The published measured-matmul tables in benchmarks/data (XLA's H100 and MI300X tables,
+NVIDIA aiconfigurator's A100/H100/H200/B200 tables): every table listed is readable against
+its preset, the copied rates are intact, and the rows agree with independently published
+figures."""
+
+from __future__ import annotations
+
+import csv
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from sheetgen.calibrate.data import read_measurements
+from sheetgen.inputs.presets import load_presets
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "benchmarks" / "data"
+TABLES = tomllib.loads((DATA / "tables.toml").read_text("utf-8"))["table"]
+#: rows per table, as benchmarks/data/NOTICE states them
+ROWS = {"xla_h100_sm90.csv": 375, "xla_mi300x_bf16.csv": 376, "aic_a100_sxm_bf16.csv": 1680}
+
+
+def _rows(name: str) -> list[dict[str, str]]:
+    text = (DATA / name).read_text("utf-8").splitlines()
+    return list(csv.DictReader(ln for ln in text if not ln.startswith("#")))
+
+
+@pytest.mark.parametrize("table", TABLES, ids=[t["name"] for t in TABLES])
+def test_every_listed_table_reads_against_its_preset(table):
+    data = read_measurements(DATA / table["file"], dtype=table["dtype"])
+    gpu = load_presets().get(table["gpu"])
+    assert gpu.peak(table["dtype"]) > 0
+    assert len(data) == ROWS.get(table["file"], 1900)
+    assert table["url"].startswith("https://github.com/")
+    assert table["file"] in (DATA / "NOTICE").read_text("utf-8")
+
+
+@pytest.mark.parametrize("name", ["xla_h100_sm90.csv", "xla_mi300x_bf16.csv"])
+def test_xla_rates_are_whole_nanosecond_timings(name):
+    """XLA's generator writes each rate as 2·b·m·n·k / t, to the unit, for a whole number of
+    nanoseconds t; a mistyped digit in a copied rate breaks that (the MI300X rates were
+    copied by hand from the text protobuf, see NOTICE)."""
+    for row in _rows(name):
+        work = 2 * int(row["b"]) * int(row["m"]) * int(row["n"]) * int(row["k"]) * 10**9
+        rate = int(row["flops_per_s"])
+        t = round(work / rate)
+        assert abs(rate - work / t) <= 1, row
+
+
+def test_mi300x_rows_hand_checked():
+    """Two rows read off openxla/xla@336bb15c default_matmul_perf_table.txtpb (gfx942):
+    b=1 4096³ at 583,139,376,939,004 FLOP/s = 235.69 µs; b=4 4096³ at 570,675,049,165,250."""
+    rows = {(r["b"], r["m"], r["k"], r["n"]): r for r in _rows("xla_mi300x_bf16.csv")}
+    one = rows[("1", "4096", "4096", "4096")]
+    assert one["flops_per_s"] == "583139376939004"
+    assert float(one["time_s"]) == pytest.approx(2 * 4096**3 / 583139376939004, rel=1e-6)
+    assert float(one["time_s"]) == pytest.approx(235.69e-6, rel=1e-4)
+    assert rows[("4", "4096", "4096", "4096")]["flops_per_s"] == "570675049165250"
+    assert {r["device"] for r in rows.values()} == {"rocm"}
+
+
+@pytest.mark.parametrize(("name", "mamf"), [("aic_h100_sxm_bf16.csv", 794.5e12),
+                                             ("aic_a100_sxm_bf16.csv", 271.2e12)])
+def test_aiconfigurator_large_square_bf16_matches_mamf(name, mamf):
+    """aiconfigurator's 4096³ bf16 GEMM lands within 3 % of ml-engineering's maximum
+    achievable matmul FLOPS (stas00/ml-engineering@744d01e, compute/accelerator/README.md):
+    H100 SXM 794.5, A100 SXM 271.2 TFLOP/s; two independent measurements of one figure."""
+    row = next(r for r in _rows(name) if (r["m"], r["k"], r["n"]) == ("4096",) * 3)
+    rate = 2 * 4096**3 / float(row["time_s"])
+    assert rate == pytest.approx(mamf, rel=0.03)
+
+
+def test_aiconfigurator_converter_rebuilds_a_row(tmp_path):
+    """benchmarks/aiconfigurator_gemm_table.py on a two-row table: ms -> s, FLOP/s, and the
+    power-of-two sample (m = 3 is left out)."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    frame = pd.DataFrame({"framework": ["TRTLLM"] * 2, "version": ["1.3.0rc20"] * 2,
+                          "device": ["NVIDIA H100 80GB HBM3"] * 2, "op_name": ["gemm"] * 2,
+                          "kernel_source": ["torch_flow"] * 2,
+                          "gemm_dtype": ["bfloat16"] * 2, "m": [4096, 3], "n": [4096, 4096],
+                          "k": [4096, 4096], "latency": [0.1742853, 0.01]})
+    src = tmp_path / "gemm_perf.parquet"
+    frame.to_parquet(src)
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import aiconfigurator_gemm_table as conv
+    finally:
+        sys.path.pop(0)
+    rows = conv.rows(pd.read_parquet(src), "bf16")
+    assert rows == [{"b": 1, "m": 4096, "k": 4096, "n": 4096, "dtype": "bf16",
+                     "device": "cuda", "time_s": "1.742853e-04",
+                     "flops_per_s": f"{2 * 4096**3 / 1.742853e-4:.0f}"}]
+    committed = [r for r in _rows("aic_h100_sxm_bf16.csv") if (r["m"], r["k"], r["n"])
+                 == ("4096",) * 3]
+    assert committed[0]["time_s"] == rows[0]["time_s"]
+
+
+def _bench():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench_accuracy
+    finally:
+        sys.path.pop(0)
+    return bench_accuracy
+
+
+#: held-out (median, p90) of the smooth max per table, as docs/measuring.md reports them
+DOCUMENTED = {
+    "XLA H100 SXM bf16": (0.046, 0.115), "XLA H100 SXM tf32": (0.107, 0.244),
+    "XLA MI300X bf16": (0.097, 0.268), "aiconfigurator A100 SXM bf16": (0.139, 0.329),
+    "aiconfigurator H100 SXM bf16": (0.067, 0.279), "aiconfigurator H100 SXM fp8": (0.070, 0.373),
+    "aiconfigurator H200 bf16": (0.073, 0.263), "aiconfigurator H200 fp8": (0.075, 0.375),
+    "aiconfigurator B200 bf16": (0.080, 0.426), "aiconfigurator B200 fp8": (0.102, 0.322),
+}
+#: where the goal (held-out median ≤ 10 %, p90 ≤ 25 %) holds today
+MEDIAN_GOAL_MET = set(DOCUMENTED) - {"aiconfigurator A100 SXM bf16", "aiconfigurator B200 fp8",
+                                     "XLA H100 SXM tf32"}
+P90_GOAL_MET = {"XLA H100 SXM bf16", "XLA H100 SXM tf32"}
+
+
+@pytest.fixture(scope="module")
+def scores():
+    bench = _bench()
+    return {t.name: bench.score_table(t) for t in bench.published_tables()}
+
+
+def test_every_table_is_scored_and_documented(scores):
+    assert set(scores) == set(DOCUMENTED) == {t["name"] for t in TABLES}
+    doc = (ROOT / "docs" / "measuring.md").read_text("utf-8")
+    for name, s in scores.items():
+        median, p90 = DOCUMENTED[name]
+        assert s.smooth_max.median_abs_error == pytest.approx(median, abs=0.0006), name
+        assert s.smooth_max.p90_abs_error == pytest.approx(p90, abs=0.0006), name
+        assert f"**{median:.1%} / {p90:.1%}**" in doc, name
+
+
+def test_per_table_goals(scores):
+    """Held-out median ≤ 10 % and p90 ≤ 25 %: where it holds, and that the smooth max (the form
+    chosen on the NVIDIA tables) beats the hard max's median on every table, AMD's included."""
+    for name, s in scores.items():
+        assert s.smooth_max.median_abs_error <= s.hard_max.median_abs_error, name
+        assert s.smooth_max.median_abs_error < 0.5 * s.roofline.median_abs_error, name
+        assert (s.smooth_max.median_abs_error <= 0.10) == (name in MEDIAN_GOAL_MET), name
+        assert (s.smooth_max.p90_abs_error <= 0.25) == (name in P90_GOAL_MET), name
+    mi300x = scores["XLA MI300X bf16"]
+    assert mi300x.hard_max.median_abs_error > 0.13  # one efficiency per regime: 14 %
+    assert mi300x.smooth_max.params.compute_efficiency == pytest.approx(668.4 / 1307.4,
+                                                                        abs=0.03)  # MAMF

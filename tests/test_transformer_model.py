@@ -1,0 +1,136 @@
+"""Model configs and the Transformer reference, held to hand computations (issue #20)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sheetgen.errors import InputError
+from sheetgen.inputs.model_config import bundled, from_dict, load_bundled, read_config
+from sheetgen.model import transformer as t
+
+H100 = t.Machine(peak=989.4e12, bw=3.35e12, capacity=80e9, link_bw=450e9, link_latency=5e-6)
+LLAMA_70B = {"model_type": "llama", "hidden_size": 8192, "intermediate_size": 28672,
+             "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
+             "vocab_size": 128256, "tie_word_embeddings": False}
+
+
+def test_every_listed_model_is_bundled_with_its_source() -> None:
+    models = bundled()
+    for name in ("llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "mistral-7b",
+                 "mixtral-8x7b", "qwen2.5-7b", "qwen2.5-72b", "opt-13b"):
+        src = models[name]["_source"]
+        assert src["repo"].startswith("https://huggingface.co/")
+        assert src["checked"]
+
+
+@pytest.mark.parametrize(("name", "params"), [
+    ("llama-3.1-8b", 8.03e9), ("llama-3.1-70b", 70.55e9), ("llama-3.1-405b", 405.9e9),
+    ("mixtral-8x7b", 46.7e9), ("qwen2.5-7b", 7.62e9), ("qwen2.5-72b", 72.7e9),
+    ("mistral-7b", 7.24e9), ("opt-13b", 12.85e9),
+])
+def test_parameter_counts_match_the_published_sizes(name: str, params: float) -> None:
+    # published: Llama 3.1 8B 8.03B, 70B 70.55B (issue #20); Mixtral 46.7B (Mistral AI);
+    # Qwen2.5-7B 7.61B, 72B 72.7B (model cards); Mistral 7.24B; OPT-13B 12.85B
+    assert t.parameters(load_bundled(name)) == pytest.approx(params, rel=2e-3)
+
+
+def test_llama_kv_per_token_by_hand() -> None:
+    # 2 (K and V) · 80 layers · 8 KV heads · 128 · 2 B = 327,680 B; 8B: 2·32·8·128·2
+    assert t.kv_per_token(load_bundled("llama-3.1-70b"), 2) == 327_680
+    assert t.kv_per_token(load_bundled("llama-3.1-8b"), 2) == 131_072
+    assert load_bundled("llama-3.1-70b").head_dim == 8192 // 64  # no head_dim field
+
+
+def test_70b_fits_one_h100_only_at_one_byte_per_weight() -> None:
+    cfg = load_bundled("Llama-3.1-70B")
+    w1, _ = t.weights_per_gpu(cfg, t.Workload(weight_bytes=1, embed_bytes=1))
+    assert w1 == pytest.approx(70.55e9, rel=1e-3)
+    # 80e9 − 70.55e9 = 9.45e9 B of room: 28.8k tokens of bf16 KV at batch 1
+    assert (80e9 - w1) / 327_680 == pytest.approx(28_800, rel=2e-3)
+    # embeddings and lm_head kept in bf16: 68.45e9 + 2·1.05e9 = 72.66e9 B
+    w_mixed, _ = t.weights_per_gpu(cfg, t.Workload(weight_bytes=1, embed_bytes=2))
+    assert w_mixed == pytest.approx(72.66e9, rel=1e-3)
+
+
+def test_critical_batch_bf16_and_int8_weights_on_h100() -> None:
+    cfg = load_bundled("llama-3.1-70b")
+    bf16 = t.estimate(cfg, t.Workload(), H100).summary["critical_batch"]
+    int8 = t.estimate(cfg, t.Workload(weight_bytes=1), H100).summary["critical_batch"]
+    # peak · bytes per weight / (2 · bandwidth): 989.4e12·2/(2·3.35e12) = 295.3; int8: 147.7
+    assert bf16 == pytest.approx(295.3, abs=0.05)
+    assert int8 == pytest.approx(147.7, abs=0.05)
+
+
+def test_mixtral_distinct_experts_at_four_tokens() -> None:
+    # 8·(1 − (6/8)^4) = 8·(1 − 0.3164) = 5.469
+    assert t.distinct_experts(8, 2, 4) == pytest.approx(5.46875)
+
+
+def test_decode_weight_floor_70b_tp4() -> None:
+    cfg = load_bundled("llama-3.1-70b")
+    s = t.estimate(cfg, t.Workload(tp=4, batch=1, prompt=512, generate=128), H100).summary
+    # the weights read per step (all but the input embedding table): (68.45e9 linear +
+    # 1.05e9 lm_head) · 2 B / 4 GPUs = 34.75e9 B at 3.35 TB/s = 10.37 ms, plus the KV read
+    kv = 1 * (512 + 64) * 2 * 80 * 2 * 128 * 2  # batch · mean context · per token on one GPU
+    assert s["decode_floor"] == pytest.approx((34.75e9 + kv) / 3.35e12, rel=2e-3)
+    # the ring's latency terms: 160 all-reduces · 2(G−1) · 5 µs = 4.8 ms per token
+    ring = t.allreduce_times(8192 * 2, 4, 450e9, 5e-6)
+    assert 160 * ring[t.RING] == pytest.approx(4.8e-3 + 160 * 1.5 * 16384 / 450e9)
+    assert s["decode_allreduce"] == t.ONE_SHOT  # latency-bound: one step beats 2(G−1)
+    assert s["prefill_allreduce"] in (t.RING, t.TWO_SHOT)  # 4 MiB messages: bandwidth
+
+
+def test_operand_bytes_and_gqa_widths() -> None:
+    cfg = load_bundled("llama-3.1-70b")
+    ops = {o.op: o for o in t.phase_ops(cfg, t.Workload(tp=4, batch=2, weight_bytes=0.5),
+                                        t.DECODE)}
+    qkv = ops["qkv"]
+    assert (qkv.m, qkv.k, qkv.n) == (2, 8192, (16 + 2 * 2) * 128)
+    assert qkv.bytes_moved == 80 * (2 * 2 * 8192 + 0.5 * 8192 * 2560 + 2 * 2 * 2560)
+    scores = ops["attention scores"]
+    # decode: 8 query heads share a KV head; 2 KV heads per GPU at TP4; context 512 + 64
+    assert (scores.m, scores.k, scores.n, scores.count) == (8, 128, 576, 80 * 2 * 2)
+    assert scores.flops / scores.bytes_moved < 10  # never near the ridge: memory-bound
+    tp16 = t.shapes(cfg, 16)
+    assert (tp16.heads, tp16.kv_heads) == (4, 1)  # 8 KV heads replicated over 16 GPUs
+
+
+def test_moe_rows_count_active_flops_and_touched_expert_bytes() -> None:
+    cfg = load_bundled("mixtral-8x7b")
+    ops = {o.op: o for o in t.phase_ops(cfg, t.Workload(batch=4), t.DECODE)}
+    up = ops["experts gate+up"]
+    assert up.count == pytest.approx(32 * 5.46875)
+    assert up.flops == pytest.approx(32 * 2 * (4 * 2) * 4096 * 2 * 14336)  # 4 tokens × top-2
+    weights = 32 * 5.46875 * 4096 * 2 * 14336 * 2
+    assert up.bytes_moved == pytest.approx(weights + 32 * 2 * 4 * 2 * (4096 + 2 * 14336))
+
+
+def test_config_fields_of_each_family(tmp_path: Path) -> None:
+    gpt2 = from_dict({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12,
+                      "vocab_size": 50257, "n_inner": None})
+    assert (gpt2.ffn, gpt2.kv_heads, gpt2.gated, gpt2.tied) == (3072, 12, False, True)
+    qmoe = from_dict({"model_type": "qwen2_moe", "hidden_size": 2048, "num_hidden_layers": 24,
+                      "num_attention_heads": 16, "num_key_value_heads": 16,
+                      "vocab_size": 151936, "intermediate_size": 5632, "num_experts": 60,
+                      "num_experts_per_tok": 4, "moe_intermediate_size": 1408,
+                      "shared_expert_intermediate_size": 5632})
+    assert (qmoe.experts, qmoe.top_k, qmoe.expert_ffn, qmoe.shared_ffn) == (60, 4, 1408, 5632)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**LLAMA_70B, "model_type": "my_llama", "hidden_act": "silu"}))
+    mine = read_config(path)
+    assert mine.gated and any("my_llama" in a for a in mine.assumptions)
+    assert t.parameters(mine) == pytest.approx(70.55e9, rel=1e-3)
+
+
+def test_missing_field_is_one_error_naming_it(tmp_path: Path) -> None:
+    raw = dict(LLAMA_70B)
+    del raw["num_hidden_layers"]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw))
+    with pytest.raises(InputError, match="num_hidden_layers"):
+        read_config(path)
+    with pytest.raises(InputError, match="unknown model 'llama-9'"):
+        load_bundled("llama-9")

@@ -1,0 +1,216 @@
+"""The Transformer sheet: its cells equal the pure reference, LibreOffice recalculates them to
+1e-9, `check` and `read --block` work on it, and the CLI and API take --model (issue #20)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_helpers import one_line_error
+from click.testing import CliRunner
+
+import sheetgen
+from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
+from sheetgen.cli import cli
+from sheetgen.inputs.model_config import from_dict, load_bundled
+from sheetgen.layout.planner import WorkbookPlan, plan_workbook
+from sheetgen.model import transformer as t
+from sheetgen.sheets.transformer import TransformerInputs
+from sheetgen.verify.check import check_workbook, read_workbook
+from sheetgen.writers.xlsx import write_xlsx
+from tests.lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
+
+QWEN_MOE = {"model_type": "qwen2_moe", "hidden_size": 2048, "num_hidden_layers": 24,
+            "num_attention_heads": 16, "num_key_value_heads": 16, "vocab_size": 151936,
+            "intermediate_size": 5632, "num_experts": 60, "num_experts_per_tok": 4,
+            "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632,
+            "tie_word_embeddings": False}
+CASES = [
+    ("H100 SXM", "bf16", TransformerInputs(load_bundled("llama-3.1-70b"), tp=4)),
+    ("H100 SXM", "bf16", TransformerInputs(load_bundled("mixtral-8x7b"), batch=8, tp=2,
+                                           weight_dtype="int8", kv_dtype="fp8")),
+    ("A100 40GB SXM", "bf16", TransformerInputs(load_bundled("opt-13b"), batch=3,
+                                                prompt_tokens=100, generate=7, tp=16,
+                                                allreduce="ring")),
+    ("H100 SXM", "fp8", TransformerInputs(from_dict(QWEN_MOE), batch=2, tp=2)),
+]
+
+
+def _plan(gpu: str, dtype: str, ti: TransformerInputs) -> WorkbookPlan:
+    return plan_build(BuildConfig(gpu=gpu, dtype=dtype, transformer=ti))
+
+
+def _reference(p: WorkbookPlan, ti: TransformerInputs, dtype: str) -> t.Estimate:
+    s = p.model.scalars
+    d = ti.dtypes(dtype)
+    size = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8": 1, "int8": 1}
+    wl = t.Workload(batch=ti.batch, prompt=ti.prompt_tokens, generate=ti.generate, tp=ti.tp,
+                    weight_bytes=size[d["weight"]], act_bytes=size[d["activation"]],
+                    out_bytes=size[d["output"]], kv_bytes=size[d["kv"]],
+                    embed_bytes=size[d["embedding"]], reserve=ti.reserve,
+                    allreduce=ti.allreduce)
+    hw = t.Machine(peak=s["peak_flops"], bw=s["hbm_bw"], capacity=s["vram_bytes"],
+                   link_bw=s["link_bw"], link_latency=s["link_latency"],
+                   real_compute_eff=s["suggest_compute_eff"],
+                   real_memory_eff=s["suggest_memory_eff"],
+                   real_link_eff=s["suggest_link_eff"], launch=s["launch_overhead"])
+    return t.estimate(ti.model, wl, hw)
+
+
+@pytest.mark.parametrize(("gpu", "dtype", "ti"), CASES)
+def test_sheet_cells_equal_the_pure_reference(gpu: str, dtype: str,
+                                              ti: TransformerInputs) -> None:
+    p = _plan(gpu, dtype, ti)
+    est = _reference(p, ti, dtype)
+    frame = sheetgen.transformer(ti.model, gpu=gpu, dtype=dtype, batch=ti.batch,
+                                 prompt_tokens=ti.prompt_tokens, generate=ti.generate,
+                                 tp=ti.tp, weight_dtype=ti.weight_dtype,
+                                 kv_dtype=ti.kv_dtype, allreduce=ti.allreduce)
+    assert len(frame) == len(est.ops)
+    for row, op, bound, real in zip(frame.to_dict("records"), est.ops, est.op_bound,
+                                    est.op_real, strict=True):
+        assert (row["phase"], row["flops"]) == (op.phase, pytest.approx(op.flops, rel=1e-12))
+        assert row["bytes_moved"] == pytest.approx(op.bytes_moved, rel=1e-12)
+        assert row["time"] == pytest.approx(bound, rel=1e-12)
+        assert row["realistic_time"] == pytest.approx(real, rel=1e-12)
+    for key, value in frame.attrs["summary"].items():
+        assert value == pytest.approx(est.summary[key], rel=1e-12), key
+    assert frame.attrs["gpu"]["gpu"] == gpu
+
+
+def test_api_summary_by_hand_70b_tp4_h100() -> None:
+    frame = sheetgen.transformer("llama-3.1-70b", gpu="H100 SXM", tp=4)
+    s = frame.attrs["summary"]
+    assert s["kv_bytes_per_token"] == 327_680
+    assert s["critical_batch"] == pytest.approx(295.34, abs=0.01)
+    # one GPU holds a quarter of the 141.1 GB of bf16 weights (plus its 2 KV heads of 8)
+    assert s["weights_bytes"] == pytest.approx(141.1e9 / 4, rel=2e-3)
+    # decode is bandwidth-bound: the bound TPOT is at least the 10.4 ms weight floor
+    assert 10.3e-3 < s["tpot_bound"] < 11.5e-3
+    decode = frame[frame.phase == "decode"]
+    assert set(decode[decode.op.str.startswith("attention")].regime) == {"memory-bound"}
+    assert s["fits"] and s["tokens_per_s"] == pytest.approx(1 / s["tpot"])
+
+
+def test_check_and_read_block(tmp_path: Path) -> None:
+    out = tmp_path / "xf.xlsx"
+    write_xlsx(_plan(*CASES[1]), out)
+    report = check_workbook(out)
+    assert report.ok and report.checked["Transformer"] > 200
+    block = read_workbook(out, "Transformer", block=True)["value"]
+    for key in ("ttft", "tpot", "ttft_bound", "tpot_bound", "tokens_per_s", "weights_bytes",
+                "kv_bytes_per_token", "kv_bytes", "memory_per_gpu", "fits", "max_batch",
+                "critical_batch"):
+        assert key in block.index
+    # Mixtral, bf16 KV: 2·32·8·128·1 B (fp8 KV) per token
+    assert block["kv_bytes_per_token"] == 65_536
+
+
+def test_no_sheet_without_a_model() -> None:
+    names = [s.name for s in plan_build(BuildConfig()).sheets]
+    assert "Transformer" not in names
+
+
+def _drilled() -> WorkbookPlan:
+    """Llama-3.1-70B on 4 H100s with a person's answers typed into the drills."""
+    cfg = BuildConfig(gpu="H100 SXM", transformer=CASES[0][2]).resolved()
+    values = input_values(cfg) | {"xf_guess_kv": 327_680, "xf_guess_critical": 148,
+                                  "xf_guess_floor": "ten ms", "xf_reveal": 1}
+    return plan_workbook(sheet_specs(cfg), values)
+
+
+def test_drills_grade_a_hand_estimate() -> None:
+    s = _drilled().model.scalars
+    assert s["xf_fb_kv"] == "correct"  # 2 · 80 · 8 · 128 · 2 B
+    # 148 is the int8-weight answer; in bf16 the critical batch is 295: 50 % too low
+    assert s["xf_fb_critical"] == "too low by 50%"
+    assert s["xf_fb_floor"] == "enter a number" and s["xf_fb_weights"] == ""
+    assert s["xf_ans_critical"] == pytest.approx(295.34, abs=0.01)
+
+
+@needs_libreoffice
+@pytest.mark.libreoffice
+def test_libreoffice_recalculates_the_sheet_to_the_reference(tmp_path: Path) -> None:
+    plans, files = [], []
+    for i, case in enumerate(CASES):
+        p = _plan(*case)
+        path = tmp_path / f"xf{i}.xlsx"
+        write_xlsx(p, path)
+        plans.append(p)
+        files.append(path)
+    plans.append(_drilled())
+    files.append(tmp_path / "drilled.xlsx")
+    write_xlsx(plans[-1], files[-1])
+    outs = recalc_many(files, tmp_path / "lo")
+    for p, f in zip(plans, files, strict=True):
+        values = read_values(outs[f])
+        bad = mismatches(p, values)
+        assert not bad, bad[:10]
+        assert any(e for e in values["Transformer"].values())
+
+
+def test_cli_build_show_and_errors(tmp_path: Path) -> None:
+    runner = CliRunner()
+    out = tmp_path / "m.xlsx"
+    res = runner.invoke(cli, ["build", str(out), "--model", "llama-3.1-8b", "--gpu",
+                              "H100 SXM", "--batch", "4", "--kv-dtype", "fp8"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(cli, ["show", "--model", "llama-3.1-8b", "--json"])
+    data = json.loads(res.output)
+    assert data["summary"]["kv_bytes_per_token"] == 131_072
+    one_line_error(runner.invoke(cli, ["build", str(out), "--tp", "2"]), "--tp", "--model")
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"model_type": "llama", "hidden_size": 4096}))
+    one_line_error(runner.invoke(cli, ["build", str(tmp_path / "x.xlsx"), "--model-config",
+                                       str(cfg)]), "num_hidden_layers")
+    one_line_error(runner.invoke(cli, ["build", str(tmp_path / "x.xlsx"), "--model",
+                                       "llama-3.1-8b", "--weight-dtype", "int3"]),
+                   "--weight-dtype")
+    res = runner.invoke(cli, ["models"])
+    assert "huggingface.co/meta-llama/Llama-3.1-70B" in res.output
+
+
+def test_push_to_google_holds_the_sheet(sheets_emulator, gsheets_client) -> None:
+    from sheets_emulator import SA_EMAIL
+
+    key = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_xfmr"
+    sheets_emulator.create_spreadsheet(key, shared_with=[SA_EMAIL])
+    result = sheetgen.push(key, client=gsheets_client, gpu="H100 SXM", spare_rows=0,
+                           transformer=TransformerInputs(load_bundled("mixtral-8x7b"), tp=2))
+    assert "Transformer" in result.sheets
+    cells = dict(sheets_emulator.snapshot(key).sheets["Transformer"])
+    formulas = [v["formulaValue"] for v in cells.values() if "formulaValue" in v]
+    assert any("INDEX(" in f for f in formulas) and len(formulas) > 200
+    # check and read find the tab's structure in its column A (no document properties there)
+    from test_gsheets_push import engine_compute
+
+    sheets_emulator.compute = engine_compute
+    report = sheetgen.check_spreadsheet(key, client=gsheets_client)
+    assert report.ok and report.checked["Transformer"] > 200, report.mismatches[:3]
+    block = sheetgen.read(key, client=gsheets_client, sheet="Transformer", block=True)
+    assert block.loc["kv_bytes_per_token", "value"] == 131_072  # Mixtral: 2·32·8·128·2 B
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_workloads_agree_with_the_reference(seed: int) -> None:
+    """Seeded random models, workloads and dtypes: the sheet's cells equal the pure model."""
+    import random
+
+    rng = random.Random(seed)
+    name = rng.choice(["llama-3.1-8b", "mixtral-8x7b", "opt-13b", "qwen2.5-7b"])
+    model = load_bundled(name) if seed % 4 else from_dict(QWEN_MOE)
+    ti = TransformerInputs(model, batch=rng.choice([1, 3, 64, 512]),
+                           prompt_tokens=rng.choice([1, 17, 2048, 32768]),
+                           generate=rng.choice([1, 2, 500]), tp=rng.choice([1, 2, 3, 8, 64]),
+                           weight_dtype=rng.choice([None, "int8", "fp32"]),
+                           kv_dtype=rng.choice([None, "fp8"]),
+                           allreduce=rng.choice(["auto", "ring", "one-shot", "two-shot"]),
+                           reserve=rng.choice([0.0, 0.1]))
+    gpu = rng.choice(["H100 SXM", "A100 80GB SXM", "MI300X"])
+    p = _plan(gpu, "bf16", ti)
+    est = _reference(p, ti, "bf16")
+    for key in ("ttft", "tpot", "ttft_bound", "tpot_bound", "weights_bytes", "memory_per_gpu",
+                "max_batch", "critical_batch", "kv_bytes"):
+        assert p.model.scalars[key] == pytest.approx(est.summary[key], rel=1e-12), key
+    assert p.model.scalars["fits"] == est.summary["fits"]
