@@ -210,6 +210,39 @@ def test_the_best_m_is_the_brute_force_argmin_on_random_pipelines():
         assert s["pp_latency_best"] == pytest.approx(latency, rel=1e-12), case
 
 
+def test_fp8_on_an_h100_hops_and_all_reduces_carry_bf16():
+    """§3 meets §1-§2: fp8 operands, bf16 outputs (the default for fp8 compute). H100 SXM
+    (NVIDIA datasheet): 1978.9e12 FLOP/s dense fp8, 3.35e12 B/s HBM3, NVLink 4 450e9 B/s
+    per direction, 5 µs. TP 45.73 ms (each all-reduce 159 µs in bf16, not 85 µs in fp8),
+    PP 43.48 ms at its best M = 12 (45.08 ms at M = 8): PP 4.9 % sooner, a tie."""
+    peak, hbm, bw, lat = 1978.9e12, 3.35e12, 450e9, 5e-6
+    a, w, o = 1, 1, 2  # bytes per element: fp8 A and B, bf16 C
+
+    def roof8(rows, inner, cols):
+        return max(2 * rows * inner * cols / peak,
+                   (a * rows * inner + w * inner * cols + o * rows * cols) / hbm)
+
+    def pp8(micro):
+        rows = math.ceil(4096 / micro)
+        stage = 18 * (roof8(rows, N, K) + roof8(rows, K, N))
+        hop = o * rows * N / bw + lat  # after layer 36 (type 2: m×n), in bf16
+        return 2 * stage + hop + (micro - 1) * max(stage, hop)
+
+    ar = 2 * (2 - 1) / 2 * o * 4096 * K / bw + 2 * (2 - 1) * lat
+    assert ar == pytest.approx(159e-6, abs=0.5e-6)
+    tp8 = 36 * (roof8(4096, N // 2, K) + ar) + 36 * roof8(4096, K, N // 2)
+    best8 = min(range(1, 513), key=lambda mb: (pp8(mb), mb))
+    assert best8 == 12 and pp8(12) == pytest.approx(43.48e-3, abs=0.005e-3)
+    assert pp8(8) == pytest.approx(45.08e-3, abs=0.005e-3)
+    assert tp8 == pytest.approx(45.73e-3, abs=0.005e-3)
+    s = scalars(gpu="H100 SXM", dtype="fp8")
+    assert s["allreduce_time"] == pytest.approx(ar, rel=1e-12)
+    assert s["pp_best_m"] == 12 and s["pp_latency_best"] == pytest.approx(pp8(12), rel=1e-12)
+    assert s["tp_latency"] == pytest.approx(tp8, rel=1e-12)
+    assert s["b_latm"] == "tie"
+    assert "a tie: pipeline parallel finishes one batch 4.9 % sooner" in s["verdict_latency"]
+
+
 def test_cli_and_api_take_auto_or_a_number(tmp_path):
     assert scalars(micro_batches=None)["pp_m"] == 19
     assert scalars(micro_batches=12)["pp_m"] == 12

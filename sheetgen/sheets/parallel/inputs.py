@@ -33,8 +33,9 @@ MAX_MICRO = 512
 #: Two sides closer than this (|a - b| / the worse side) tie: the roofline's own error on
 #: measured matmuls is around 5 % at best, so a smaller lead is no verdict.
 DEFAULT_TIE_MARGIN = DEFAULT_TIE_MARGIN
-#: The element size pipeline hops and all-reduces carry (one name: the output dtype's).
-LINK_DTYPE_BYTES = "dtype_bytes_sel"
+#: The element size pipeline hops and all-reduces carry: the output's storage (fp8 GEMMs
+#: write bf16, and TP's partial sums are all-reduced in it).
+LINK_DTYPE_BYTES = rf.OUT_BYTES
 DEFAULT_HOST_LATENCY = 10e-6  # PCIe peer-to-peer small-message latency, order of 10 µs
 GPU_LINK, HOST_LINK = "GPU link", "host link"
 NARROW, WIDE = "narrow", "wide"

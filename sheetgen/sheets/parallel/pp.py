@@ -53,7 +53,7 @@ BOUNDARY_BYTES = Quantity(
     fmt="sci")
 HOP_FULL = hop("hop_time_full", "out_bytes", "is_boundary", "PP hop time (whole batch)")
 MB_OUT_BYTES = rf.elements_bytes("mb_out_bytes", "mb_rows", "out_cols",
-                                 "micro-batch output bytes")
+                                 "micro-batch output bytes", per=rf.OUT_BYTES)
 HOP_MB = hop("hop_time_mb", "mb_out_bytes", "is_boundary", "PP hop time (one micro-batch)")
 MB = rf.matmul_roofline("mb_", "mb_rows", "in_cols", "out_cols", what="micro-batch")
 STAGE_TIME_MB = rf.sum_where_equal("stage_time_mb", "stage", "mb_time",
@@ -62,10 +62,12 @@ STAGE_TIME_FULL = rf.sum_where_equal("stage_time_full", "stage", "layer_time",
                                      "this stage's time (whole batch)", "s", fmt="time")
 STAGE_WEIGHTS = rf.sum_where_equal("stage_weights", "stage", "weight_bytes",
                                    "this stage's weight bytes", "B")
+_A, _C = rf.ACT_BYTES, rf.OUT_BYTES
 MB_LIVE = Quantity("mb_live", "micro-batch live activations", "B",
-                   "{dtype_bytes_sel}*{mb_rows}*({in_cols}+{out_cols})",
-                   lambda dtype_bytes_sel, mb_rows, in_cols, out_cols:
-                       dtype_bytes_sel * mb_rows * (in_cols + out_cols), fmt="sci")
+                   f"{{mb_rows}}*({{{_A}}}*{{in_cols}}+{{{_C}}}*{{out_cols}})",
+                   lambda mb_rows, in_cols, out_cols, **b: mb_rows
+                   * (b[rf.ACT_BYTES] * in_cols + b[rf.OUT_BYTES] * out_cols), fmt="sci",
+                   doc="Its input in A's storage, its output in C's.")
 MB_WS = rf.plus("mb_ws", ("mb_live", "weight_bytes"), "micro-batch working set", "B")
 # Memory where it sits: stage 1 holds the whole batch's input until its last micro-batch has
 # gone in; the last stage collects the whole output (unless batches stream in and out).

@@ -283,12 +283,12 @@ V_MICRO = sentence("verdict_micro", "micro-batching", (
 # all-reduce costs: 4·m·w_s·w_ar·(1 - 1/G)/P > 2(G-1)/G·b·m·w_ar/B + 2(G-1)·λ, that is
 # w_s > b·P/(2B) + G·λ·P/(2·m·w_ar) (compute-bound layers; the all-reduced width cancels
 # out of the bandwidth term).
-_BW_TERM = "{dtype_bytes_sel}*{attainable_flops}/(2*{par_link_bw}*{link_eff})"
+_BW_TERM = f"{{{rf.OUT_BYTES}}}*{{attainable_flops}}/(2*{{par_link_bw}}*{{link_eff}})"
 _LAT_TERM = "{par_gpus}*{par_link_latency}*{attainable_flops}/(2*{pipe_m}*{tp_ar_cols})"
 
 
 def _bw_term(a: dict[str, Any]) -> float:
-    return a["dtype_bytes_sel"] * a["attainable_flops"] / (2 * a["par_link_bw"] * a["link_eff"])
+    return a[rf.OUT_BYTES] * a["attainable_flops"] / (2 * a["par_link_bw"] * a["link_eff"])
 
 
 def _lat_term(a: dict[str, Any]) -> float:

@@ -119,7 +119,8 @@ def _mix(name: str, label: str, pairs: tuple[tuple[str, str], ...], extra: str =
 # Tensor parallel at m rows: row-split layers m×shard·shard×w, column-split m×w·w×shard.
 T_ROW = rf.time_of("sw_t_row", "sw_m", "tp_shard", "tp_ar_cols", "TP: row-split layer")
 T_COL = rf.time_of("sw_t_col", "sw_m", "tp_ar_cols", "tp_shard", "TP: column-split layer")
-T_AR_BYTES = rf.elements_bytes("sw_t_ar_bytes", "sw_m", "tp_ar_cols", "TP: all-reduce bytes")
+T_AR_BYTES = rf.elements_bytes("sw_t_ar_bytes", "sw_m", "tp_ar_cols", "TP: all-reduce bytes",
+                               per=rf.OUT_BYTES)
 T_AR = ring_allreduce("sw_t_ar", "sw_t_ar_bytes", "TP: one all-reduce")
 T_OUT = Quantity("sw_t_out_bytes", "TP: final output bytes", "B",
                  "{tp_gather_bytes}/{pipe_m}*{sw_m}",

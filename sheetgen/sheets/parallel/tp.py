@@ -69,6 +69,7 @@ WHY = Quantity(
     '&" is the wider activation, "&IF({pipe_k}<{pipe_n},"n/k","k/n")&" times the bytes"))',
     _why, fmt="text")
 AR_BYTES = rf.elements_bytes("allreduce_bytes", "pipe_m", "tp_ar_cols", "all-reduce payload",
+                             per=rf.OUT_BYTES,
                              doc="The partial sums of one row-split layer's output.")
 AR_TIME = ring_allreduce("allreduce_time", "allreduce_bytes", "one ring all-reduce")
 
@@ -119,11 +120,14 @@ TP_IN_HELD = Quantity(
         tp_in) * 1.0, fmt="int",
     doc="Layer 1 row-split: the input arrives replicated; the slice it reads is free.")
 TP = rf.matmul_roofline("tp_", "pipe_m", "tp_in", "tp_out", what="TP per-GPU")
-TP_WEIGHT = rf.elements_bytes("tp_weight", "tp_in", "tp_out", "TP weight bytes per GPU")
+TP_WEIGHT = rf.elements_bytes("tp_weight", "tp_in", "tp_out", "TP weight bytes per GPU",
+                              per=rf.WEIGHT_BYTES)
+_A, _C = rf.ACT_BYTES, rf.OUT_BYTES
 TP_LIVE = Quantity("tp_live", "TP live activations per GPU", "B",
-                   "{dtype_bytes_sel}*{pipe_m}*({tp_in_held}+{tp_out})",
-                   lambda dtype_bytes_sel, pipe_m, tp_in_held, tp_out:
-                       dtype_bytes_sel * pipe_m * (tp_in_held + tp_out), fmt="sci")
+                   f"{{pipe_m}}*({{{_A}}}*{{tp_in_held}}+{{{_C}}}*{{tp_out}})",
+                   lambda pipe_m, tp_in_held, tp_out, **b: pipe_m
+                   * (b[_A] * tp_in_held + b[_C] * tp_out), fmt="sci",
+                   doc="Input in A's storage; output (or partial sums) in C's.")
 TP_WS = rf.plus("tp_ws", ("tp_live", "tp_weight"), "TP working set per GPU", "B")
 AR_AFTER = Quantity("ar_after", "TP all-reduce after this layer", "s",
                     'IF({tp_split}="row",{allreduce_time},0)',
@@ -173,7 +177,7 @@ OUT_STATE = Quantity(
 OTHER_COLS = Quantity("tp_other_cols", "other pairing: all-reduced width", "",
                       "{tp_split_cols}", lambda tp_split_cols: tp_split_cols, fmt="int")
 OTHER_BYTES = rf.elements_bytes("tp_other_bytes", "pipe_m", "tp_other_cols",
-                                "other pairing: all-reduce payload")
+                                "other pairing: all-reduce payload", per=rf.OUT_BYTES)
 OTHER_TIME = ring_allreduce("tp_other_time", "tp_other_bytes", "other pairing: one all-reduce")
 OTHER_COUNT = Quantity(
     "tp_other_count", "other pairing: all-reduces per batch", "",
