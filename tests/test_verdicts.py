@@ -32,32 +32,42 @@ def roof(rows, inner, cols, peak=PEAK, hbm=HBM, b=B):
                / hbm)
 
 
-def pp_latency(m, micro, *, k=K, n=N, layers=LAYERS, g=G, bw=NVLINK, lat=NVLINK_LAT):
-    """GPipe's flow shop, layer by layer: layer i is [rows × in]·[in × out], odd layers
-    n -> k, even k -> n; stages of ceil(L/G) layers; a hop after every stage but the last."""
-    rows = math.ceil(m / micro)
+def cuts(layers, g, k, n, narrow):
+    """Stage ends: after every ceil(L/G) layers (balanced); the narrow cut moves an end one
+    layer earlier where that layer outputs the wide activation (so hops carry m·min(k,n))."""
     per = math.ceil(layers / g)
+    ends = list(range(per, layers, per))
+    if narrow:
+        wide_out = (lambda i: i % 2 == 0) if k < n else (lambda i: i % 2 == 1)
+        # with one layer a stage, two ends can meet: that GPU idles, one hop passes it by
+        ends = sorted({e - 1 if k != n and wide_out(e) else e for e in ends} - {0})
+    return [0, *ends, layers]
+
+
+def pp_latency(m, micro, *, k=K, n=N, layers=LAYERS, g=G, bw=NVLINK, lat=NVLINK_LAT,
+               narrow=False):
+    """GPipe's flow shop, layer by layer: layer i is [rows × in]·[in × out], odd layers
+    n -> k, even k -> n; a hop after every stage but the last."""
+    rows = math.ceil(m / micro)
     servers = []
-    first = 1
-    while first <= layers:
-        last = min(first + per - 1, layers)
+    ends = cuts(layers, g, k, n, narrow)
+    for first, last in zip(ends, ends[1:]):
         servers.append(sum(roof(rows, n, k) if i % 2 else roof(rows, k, n)
-                           for i in range(first, last + 1)))
+                           for i in range(first + 1, last + 1)))
         if last < layers:
-            width = k if last % 2 else n
-            servers.append(B * rows * width / bw + lat)
-        first = last + 1
+            servers.append(B * rows * (k if last % 2 else n) / bw + lat)
     return sum(servers) + (micro - 1) * max(servers)
 
 
 def best(m, **kw):
-    """(best M, its latency): every candidate, ties to the smaller M."""
+    """(best M, its latency): every candidate for the balanced cut, ties to the smaller M;
+    the latency is the cheaper of the two cuts at that M."""
     out = (0, math.inf)
     for micro in range(1, min(m, 512) + 1):
         t = pp_latency(m, micro, **kw)
         if t < out[1]:
             out = (micro, t)
-    return out
+    return out[0], min(out[1], pp_latency(m, out[0], narrow=True, **kw))
 
 
 def tp_latency(m, *, k=K, n=N, layers=LAYERS, g=G, bw=NVLINK, lat=NVLINK_LAT):
@@ -241,6 +251,36 @@ def test_fp8_on_an_h100_hops_and_all_reduces_carry_bf16():
     assert s["tp_latency"] == pytest.approx(tp8, rel=1e-12)
     assert s["b_latm"] == "tie"
     assert "a tie: pipeline parallel finishes one batch 4.9 % sooner" in s["verdict_latency"]
+
+
+def test_the_narrow_cut_is_shown_and_used_where_it_is_cheaper():
+    """§5: cutting one layer off the balanced boundary sends m×k instead of m×n (4× less)
+    at the price of unequal stages. On the defaults the balanced cut wins (NVLink m = 4096:
+    267.7 vs 274.3 ms; PCIe m = 1024: 77.3 vs 78.4 ms); over a 1 GB/s link with
+    4096·1024·16384 the m×n hop (134 MB) would set the pace, and the narrow cut wins."""
+    s = scalars()
+    assert s["pp_latency_bal"] == pytest.approx(267.66e-3, abs=5e-6)
+    assert s["pp_latency_narrow"] == pytest.approx(pp_latency(4096, 19, narrow=True),
+                                                   rel=1e-12)
+    assert s["pp_latency_narrow"] == pytest.approx(274.3e-3, abs=0.05e-3)
+    assert s["pp_cut"] == "balanced" and s["pp_latency_m"] == s["pp_latency_bal"]
+    host = scalars(pipeline_shape=(1024, K, N), link_over="host")
+    assert host["pp_m"] == 5 and host["pp_cut"] == "balanced"
+    assert host["pp_latency_narrow"] == pytest.approx(78.45e-3, abs=0.005e-3)
+    slow = {"k": 1024, "n": 16384, "layers": 8, "bw": 1e9, "lat": 5e-6}
+    s = scalars(pipeline_shape=(4096, 1024, 16384), layers=8, link_bw=1e9, link_latency=5e-6)
+    micro = s["pp_best_m"]
+    assert micro == best(4096, **slow)[0]
+    want = pp_latency(4096, micro, narrow=True, **slow)
+    assert want < pp_latency(4096, micro, **slow)
+    assert s["pp_cut"] == "narrow" and s["pp_latency_m"] == pytest.approx(want, rel=1e-12)
+    for layers, g in ((9, 3), (7, 2), (12, 5), (3, 3)):  # odd ceil(L/G): lengths alternate
+        opts = {"k": 1024, "n": 4096, "layers": layers, "g": g, "bw": 1e9, "lat": 5e-6}
+        s = scalars(pipeline_shape=(512, 1024, 4096), layers=layers, gpus=g, link_bw=1e9,
+                    link_latency=5e-6, micro_batches=4)
+        assert s["pp_latency_narrow"] == pytest.approx(
+            pp_latency(512, 4, narrow=True, **opts), rel=1e-12), (layers, g)
+        assert s["pp_latency_bal"] == pytest.approx(pp_latency(512, 4, **opts), rel=1e-12)
 
 
 def test_cli_and_api_take_auto_or_a_number(tmp_path):

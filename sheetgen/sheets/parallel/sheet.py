@@ -102,7 +102,7 @@ def _higher(name: str, p: Quantity, t: Quantity) -> Quantity:
 
 
 B_LATM = _lower("b_latm", pp.LAT_M, tp.LATENCY)
-B_LATB = _lower("b_latb", pp.BEST_FLOW.latency, tp.LATENCY)
+B_LATB = _lower("b_latb", pp.LAT_BEST, tp.LATENCY)
 B_MEM = _lower("b_mem", pp.MEM, tp.MEM)
 B_STREAM = _higher("b_stream", pp.STREAM_ONE, tp.TPUT)
 B_FLUSHED = _higher("b_flushed", pp.FLUSHED, T_TPUT_F)
@@ -144,7 +144,7 @@ COMPARISON_ROWS = (
          _lower("b_lat1", pp.LAT_ONE, tp.LATENCY), "PP adds hops; it cannot cut this"),
     _row("latency, one batch, M micro-batches", "s", S_LATM, pp.LAT_M, T_LATM, B_LATM,
          "M as used (typed, or the best); TP and one GPU run the batch whole"),
-    _row("latency, one batch, PP at its best M", "s", S_LATB, pp.BEST_FLOW.latency, T_LATB,
+    _row("latency, one batch, PP at its best M", "s", S_LATB, pp.LAT_BEST, T_LATB,
          B_LATB, "PP at the M with the least latency (the helper table)"),
     _row("throughput, stream of batches", "rows/s", S_TPUT, pp.STREAM_ONE, tp.TPUT, B_STREAM,
          "steady state, PP at its best M = 1; TP without overlap: m / latency"),
@@ -265,7 +265,10 @@ V_COMM = sentence("verdict_comm", "communication", (
         " GB/s); pipeline parallel sends each micro-batch's activation across its stage "
         "boundaries (", Num("{stages_used}-1", lambda a: a["stages_used"] - 1), " here; ",
         ms("pp_comm"), " ms per batch, overlapped with compute) and its pace is set by ",
-        Ref("pp_pace_by"), "."),
+        Ref("pp_pace_by"), ". Its stage cut: balanced (ceil(L/G) layers a stage) ",
+        ms("pp_latency_bal"), " ms, narrow (every hop carries m·min(k,n), stages one layer "
+        "apart) ", ms("pp_latency_narrow"), " ms; the sheet uses the cheaper, the ",
+        Ref("pp_cut"), " cut."),
         ("Communication: none on one GPU.",)),
 ))
 V_MICRO = sentence("verdict_micro", "micro-batching", (
@@ -366,18 +369,32 @@ COUNT_BLOCK = Block(
           *(BlockRow(f"PP stage {w}", [pp.STAGE_COUNTS[2 * i], pp.STAGE_COUNTS[2 * i + 1]])
             for i, w in enumerate(("1", "2", "last"))),
           BlockRow("PP hops after", [pp.HOPS_T1, pp.HOPS_T2]),
-          BlockRow("...any", [pp.HAS_H1, pp.HAS_H2])),
+          BlockRow("...any", [pp.HAS_H1, pp.HAS_H2]),
+          *(BlockRow(f"narrow cut: stage {w}", [pp.NARROW_COUNTS[2 * i],
+                                                pp.NARROW_COUNTS[2 * i + 1]])
+            for i, w in enumerate(("1", "2", "3", "last"))),
+          BlockRow("narrow cut: hops after", list(pp.NARROW_HOPS)),
+          BlockRow("...any", list(pp.NARROW_HAS))),
 )
-_F, _B = pp.PP_FLOW, pp.BEST_FLOW
+_F, _B, _N, _BN = pp.PP_FLOW, pp.BEST_FLOW, pp.PP_NARROW, pp.BEST_NARROW
+CUT_BEST = pp.cut_used("pp_cut_best", "pp_latency_best_bal", "pp_latency_best_narrow")
 FLOW_BLOCK = Block(
     row=COUNT_BLOCK.row + len(COUNT_BLOCK.rows) + 2, col=SIDE_COL,
     header=("PP per micro-batch", "M used", "best M"),
     rows=(BlockRow("rows per micro-batch", [None, pp.BEST_ROWS]),
           BlockRow("type-1 layer", [_F.t1, _B.t1], "s"),
           BlockRow("type-2 layer", [_F.t2, _B.t2], "s"),
+          "Balanced cut (ceil(L/G) layers a stage)",
           BlockRow("hop after type 1", [_F.h1, _B.h1], "s"),
           BlockRow("hop after type 2", [_F.h2, _B.h2], "s"),
-          BlockRow("pace", [None, _B.pace], "s")),
+          BlockRow("pace", [_F.pace, _B.pace], "s"),
+          BlockRow("latency", [_F.latency, _B.latency], "s"),
+          "Narrow cut (every hop carries m·min(k,n))",
+          BlockRow("hop after type 1", [_N.h1, _BN.h1], "s"),
+          BlockRow("hop after type 2", [_N.h2, _BN.h2], "s"),
+          BlockRow("pace", [_N.pace, _BN.pace], "s"),
+          BlockRow("latency", [_N.latency, _BN.latency], "s"),
+          BlockRow("cut used (the cheaper)", [pp.CUT, CUT_BEST])),
 )
 _PAIR_ROW = INPUT_BLOCK.row + len(INPUT_BLOCK.rows) + 2
 PAIRING_BLOCK = Block(
