@@ -34,8 +34,9 @@ DOCS = Path(__file__).resolve().parent
 #: sheet name -> picture written beside this script
 PICTURES = {"Matmul": DOCS / "matmul.png", "Parallelism": DOCS / "parallelism.png"}
 SWEEP_PICTURE = DOCS / "parallelism_sweep.png"
-#: the sweep's columns pictured: m, × input m, row, m (rows), M', the three latencies, better
-SWEEP_COLUMNS = "I"
+#: the sweep's columns pictured: #, m, × input m, row, m (rows), best M, one GPU, PP, its cut,
+#: TP, better
+SWEEP_COLUMNS = "K"
 WIDTH = 1800  # px at most: reads well in a README at full width, well under 400 KB as PNG
 DPI = 200  # rasterise above WIDTH's need, then scale down (sharper text than a direct render)
 MARGIN = 16  # px of white kept around the used area

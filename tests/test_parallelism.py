@@ -8,6 +8,7 @@ The hand model: A100 40GB SXM in bf16 (312e12 FLOP/s dense, 1.555e12 B/s HBM, NV
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 
 import openpyxl
 import pytest
@@ -112,7 +113,7 @@ def hand_cut(m, k, n, layers, g, micro, bw=NVLINK, lat=NVLINK_LAT, narrow=True):
         ends = sorted({e - 1 if widths(e, k, n)[1] > widths(e, k, n)[0] else e
                        for e in ends} - {0})  # an end before layer 1: stage 1 idles
     servers, bounds = [], [0, *ends, layers]
-    for first, last in zip(bounds, bounds[1:]):
+    for first, last in pairwise(bounds):
         servers.append(sum(roof(rows, *widths(i, k, n)) for i in range(first + 1, last + 1)))
         if last < layers:
             servers.append(B * rows * widths(last, k, n)[1] / bw + lat)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import random
+from itertools import pairwise
 
 import pytest
 from click.testing import CliRunner
@@ -51,7 +52,7 @@ def pp_latency(m, micro, *, k=K, n=N, layers=LAYERS, g=G, bw=NVLINK, lat=NVLINK_
     rows = math.ceil(m / micro)
     servers = []
     ends = cuts(layers, g, k, n, narrow)
-    for first, last in zip(ends, ends[1:]):
+    for first, last in pairwise(ends):
         servers.append(sum(roof(rows, n, k) if i % 2 else roof(rows, k, n)
                            for i in range(first + 1, last + 1)))
         if last < layers:
