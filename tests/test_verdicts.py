@@ -22,6 +22,7 @@ from sheetgen.assemble import BuildConfig, input_values, sheet_specs
 from sheetgen.cli import cli
 from sheetgen.inputs.shapes import Shape
 from sheetgen.layout.planner import plan_workbook
+from sheetgen.sheets.parallel import sheet as parallel
 
 PEAK, HBM, B = 312e12, 1.555e12, 2
 NVLINK, NVLINK_LAT, PCIE, PCIE_LAT = 300e9, 5e-6, 31.5e9, 10e-6
@@ -296,3 +297,54 @@ def test_cli_and_api_take_auto_or_a_number(tmp_path):
                         (["--tie-margin", "2"], "--tie-margin must be a fraction")):
         result = CliRunner().invoke(cli, ["build", str(tmp_path / "x.xlsx"), *bad])
         assert result.exit_code == 2 and needle in result.output, result.output
+
+
+def test_when_tp_helps_is_a_live_sentence_that_flips():
+    """§5: w_s > b·P/(2B) + G·λ·P/(2·m·w_ar). A100 bf16 over PCIe (31.5e9 B/s, 10 µs):
+    4096·1024·4096 has w_s = 4096 against 2·312e12/(2·31.5e9) = 9905 (+ 744): TP 14.27 ms,
+    one GPU 7.93 ms. 8192·1024·16384 has w_s = 16384 > 9905 + 372: TP 51.6 against 63.4 ms,
+    though its all-reduced width is only 1024."""
+    bw_term = B * PEAK / (2 * PCIE)
+    assert bw_term == pytest.approx(9905, abs=0.5)
+    assert pytest.approx(1040, abs=0.5) == B * PEAK / (2 * NVLINK)
+    slow = scalars(pipeline_shape=(4096, 1024, 4096), link_over="host")
+    assert slow["tp_latency"] == pytest.approx(14.27e-3, abs=0.005e-3)
+    assert slow["single_latency"] == pytest.approx(7.93e-3, abs=0.005e-3)
+    lat_term = 2 * PCIE_LAT * PEAK / (2 * 4096 * 1024)
+    assert f"Here 4096 ≤ 9905 + {round(lat_term)}, so TP does not help" in slow["verdict_tp"]
+    wide = scalars(pipeline_shape=(8192, 1024, 16384), link_over="host")
+    assert wide["tp_latency"] == pytest.approx(51.6e-3, abs=0.05e-3)
+    assert wide["single_latency"] == pytest.approx(63.4e-3, abs=0.05e-3)
+    assert "Here 16384 > 9905 + 372, so TP helps" in wide["verdict_tp"]
+    lasting = " ".join(parallel.LASTING)
+    assert "at any m" not in lasting and "largest at small m" not in lasting
+    assert "w_s > b·P/(2B) + G·λ·P/(2·m·w_ar)" in lasting
+
+
+def test_overlap_hides_the_all_reduce_up_to_the_compute():
+    s0, s1 = scalars(), scalars(tp_overlap=0.5)
+    ar = 36 * (B * 4096 * K / NVLINK + 2 * NVLINK_LAT)  # 36 all-reduces, G = 2
+    assert s0["tp_hidden"] == 0 and s1["tp_hidden"] == pytest.approx(ar / 2, rel=1e-12)
+    assert s1["tp_latency"] == pytest.approx(s0["tp_latency"] - ar / 2, rel=1e-12)
+    tiny = scalars(pipeline_shape=(1, 1024, 4096), link_over="host", tp_overlap=1.0)
+    assert tiny["tp_hidden"] == pytest.approx(tiny["tp_compute"], rel=1e-12)  # capped
+    assert "PP's lead is TP's all-reduce time not hidden behind compute, 8.41 ms" \
+        in s0["verdict_throughput"]
+
+
+def test_wording_an_interviewer_would_not_mark_down():
+    """§7: What-if A2 and its live line, B80/B83, GPU Specs A2, Inputs' peak note."""
+    from sheetgen.sheets import gpu_specs, inputs, whatif
+
+    a2 = next(t.text for t in whatif.sheet().texts if (t.row, t.col) == (1, 0))
+    assert "opposite directions" in a2 and "about doubles when k or n doubles" in a2
+    s = scalars()
+    assert s["whatif_shows"] == (  # 128·4096·4096 bf16: m* = 222.4, 2m = 256 crosses it
+        "On this shape the base is memory-bound; with this k and n it is memory-bound below "
+        "m* and compute-bound from m = 223 rows. Time when doubling m: ×1.2 (now "
+        "compute-bound); k: ×1.97; n: ×1.97; all three: ×4.8 (now compute-bound).")
+    assert "the pipeline is full without micro-batches" in s["verdict_micro"]
+    assert "re-reads the weights" not in s["verdict_micro"]
+    specs = next(t.text for t in gpu_specs.sheet().texts if (t.row, t.col) == (1, 0))
+    assert "HBM bandwidth in bytes/s, reads and writes together" in specs
+    assert "fp32" in inputs.PEAK_FLOPS.doc and "CUDA-core" in inputs.PEAK_FLOPS.doc
