@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import one_line_error
 from click.testing import CliRunner
+from helpers import one_line_error
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
