@@ -66,10 +66,12 @@ def plan(*, gpu: str | None = None, dtype: str = DEFAULT_DTYPE, shapes: ShapesLi
          **options: Any) -> WorkbookPlan:
     """The planned workbook (cells, formulas and reference values), without writing it.
 
-    `options` are the other BuildConfig fields: layers, pipeline_shape, gpus, micro_batches,
-    link_bw, link_latency, link_over ("gpu" or "host"), host_link_latency, tp_pairing
-    ("narrow" or "wide"), tp_gather, whatif_shape, practice, practice_seed, launch_overhead,
-    tile, waves, overlap, compute_eff, memory_eff, link_eff, activation_dtype, weight_dtype,
+    `options` are the other BuildConfig fields: layers, pipeline_shape, gpus, micro_batches
+    (None: auto, PP's best M), link_bw, link_latency, link_over ("gpu" or "host"),
+    host_link_latency, tp_pairing ("narrow" or "wide"), tp_gather, tie_margin (0.05: PP and
+    TP within 5 % tie), tp_overlap (share of TP's all-reduce hidden behind compute),
+    whatif_shape, practice, practice_seed, launch_overhead, tile, waves, overlap,
+    compute_eff, memory_eff, link_eff, activation_dtype, weight_dtype,
     output_dtype (each operand's storage: "auto" or None follows `dtype`, fp8/int8 writing
     bf16; else a storage dtype of sheetgen.inputs.precision, e.g. weight_dtype="int4").
     `chart_helpers`: the Google Sheets variant, with LOG10 chart helper columns.

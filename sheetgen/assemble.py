@@ -106,6 +106,8 @@ class BuildConfig:
     transformer: transformer_sheet.TransformerInputs | None = None
     #: PP and TP closer than this (|a - b| / the worse side) tie in every comparison row
     tie_margin: float = parallel_inputs.DEFAULT_TIE_MARGIN
+    #: share of TP's all-reduce time hidden behind compute (0: none, the default)
+    tp_overlap: float = 0.0
 
     def resolved(self) -> BuildConfig:
         """Validate everything up front, with errors naming the option."""
@@ -124,6 +126,10 @@ class BuildConfig:
                 or not (math.isfinite(self.tie_margin) and 0 <= self.tie_margin <= 1):
             raise InputError(f"--tie-margin must be a fraction from 0 to 1 (0.05 = 5 %), got "
                              f"{self.tie_margin!r}")
+        if isinstance(self.tp_overlap, bool) or not isinstance(self.tp_overlap, int | float) \
+                or not (math.isfinite(self.tp_overlap) and 0 <= self.tp_overlap <= 1):
+            raise InputError(f"--tp-overlap must be a fraction from 0 to 1, got "
+                             f"{self.tp_overlap!r}")
         _whole("--practice", self.practice, 0, 100_000)
         whatif_shape = tuple(parse_dim(v, f"--whatif-shape {d}")
                              for v, d in zip(self.whatif_shape, "mkn", strict=True))
@@ -313,7 +319,8 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
                                         else parallel_inputs.GPU_LINK,
                                         host_latency=config.host_link_latency,
                                         pairing=config.tp_pairing, gather=config.tp_gather,
-                                        tie_margin=float(config.tie_margin)))
+                                        tie_margin=float(config.tie_margin),
+                                        tp_overlap=float(config.tp_overlap)))
     values.update(whatif.input_values(config.whatif_shape))
     if config.practice:
         values.update(practice_sheet.input_values(config.practice, config.practice_seed))

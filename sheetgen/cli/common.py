@@ -236,6 +236,9 @@ _MODEL_OPTIONS = [
     click.option("--tie-margin", type=float, default=defaults.DEFAULT_TIE_MARGIN,
                  show_default=True, help="PP and TP closer than this fraction (|a - b| / the "
                  "worse side) tie."),
+    click.option("--tp-overlap", type=float, default=0.0, show_default=True,
+                 help="Share of TP's all-reduce time hidden behind compute (0 to 1; an upper "
+                 "bound: assumes compute keeps full speed)."),
     click.option("--whatif-shape", type=int, nargs=3, metavar="M K N",
                  default=defaults.DEFAULT_WHATIF_SHAPE, show_default=True,
                  help="Base shape of the What-if sheet."),

@@ -13,6 +13,7 @@ import contextlib
 import gc
 import math
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable
@@ -368,9 +369,30 @@ def _page_setup(ws: Worksheet, sheet: SheetPlan) -> None:
     ws.set_footer(f"&L{layout_rules.FOOTER_LEFT}&R{layout_rules.FOOTER_RIGHT}")
 
 
+#: Excel 365's dynamic-array functions, which xlsxwriter prefixes with _xlfn. (a superset:
+#: no word boundary, so anything that might be one takes the library's own path).
+_DYNAMIC = re.compile(r"(ANCHORARRAY|BYCOL|BYROW|CHOOSECOLS|CHOOSEROWS|DROP|EXPAND|FILTER|"
+                      r"HSTACK|LAMBDA|MAKEARRAY|MAP|RANDARRAY|REDUCE|SCAN|INGLE|SEQUENCE|SORT|"
+                      r"SWITCH|TAKE|TEXTSPLIT|TOCOL|TOROW|UNIQUE|VSTACK|WRAPCOLS|WRAPROWS|"
+                      r"XLOOKUP)\(")
+
+
+class _Worksheet(Worksheet):
+    """xlsxwriter's worksheet without its 29 regular-expression passes over every formula
+    (the _xlfn. prefixes of dynamic-array functions, which sheetgen never writes): on large
+    sheets they were most of the write time. A formula that might name one, or a workbook
+    that uses future functions, takes the library's own path."""
+
+    def _prepare_formula(self, formula: str, expand_future_functions: bool = False) -> str:
+        if self.use_future_functions or expand_future_functions or _DYNAMIC.search(formula):
+            return super()._prepare_formula(formula, expand_future_functions)
+        formula = formula.removeprefix("{").removeprefix("=")
+        return formula.removesuffix("}")
+
+
 def _write_worksheet(wb: Workbook, sheet: SheetPlan, formats: _Formats,
                      progress: Progress | None) -> None:
-    ws = wb.add_worksheet(sheet.name)
+    ws = wb.add_worksheet(sheet.name, worksheet_class=_Worksheet)
     for col, width in sheet.widths.items():
         ws.set_column(col, col, width)
     for col in sheet.hidden:
