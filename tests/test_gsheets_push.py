@@ -357,7 +357,9 @@ def test_sweep_chart_plots_log10_helpers_of_the_latencies(shared, gsheets_client
     assert [(a["viewWindowOptions"]["viewWindowMin"], a["viewWindowOptions"]["viewWindowMax"])
             for a in basic["axis"]] == [(0, 5), (1, 4)]
     hidden = {i for i, m in par.col_meta.items() if m.get("hiddenByUser")}
-    assert hidden == set(range(SWEEP_DATA, SWEEP_DATA + 8))
+    # the chart's data, then (hidden too, after a gap) the layer counts that feed formulas
+    counts = SWEEP_DATA + 9
+    assert hidden == set(range(SWEEP_DATA, SWEEP_DATA + 8)) | set(range(counts, counts + 3))
     v = engine_compute(shared.snapshot(KEY))
     row = first + 7  # the "× 1 input m" row, m = 4096
     x, one, pp, tp = (v[("Parallelism", f"{c}{row}")] for c in SWEEP_LOG)

@@ -100,6 +100,7 @@ class TablePlan:
     first_row: int
     n_rows: int
     columns: list[ColumnPlan]
+    prints: bool = True  # False: kept out of the print area (a table feeding formulas)
 
     @property
     def last_row(self) -> int:

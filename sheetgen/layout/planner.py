@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from sheetgen.core import a1, time_cells
-from sheetgen.layout import text_fit
+from sheetgen.layout import page, text_fit
 from sheetgen.layout.cells import (
     ROW,
     SHIFTED,
@@ -160,6 +160,7 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
         sp.hidden = sorted({layout.where[name].col for name in spec.hidden_columns}
                            | {c for first, last in spec.hidden_spans
                               for c in range(first, last + 1)})
+        page.keep_texts_on_page(sp)
         plans.append(sp)
     for switch in (s for spec in sheets for s in spec.format_switches):
         plan_switch(plans, switch, registry, layout, model)
@@ -247,4 +248,5 @@ def _plan_table(sp: SheetPlan, table: Table, spec: SheetSpec, layout: Layout,
             columns.append(ColumnPlan(c, item.name, header, fmt, False,
                                       SHIFTED.split(text)[::2], model.columns[item.name],
                                       offsets))
-    sp.tables.append(TablePlan(table.name, table.header_row, table.first_row, n_rows, columns))
+    sp.tables.append(TablePlan(table.name, table.header_row, table.first_row, n_rows, columns,
+                               prints=table.prints))

@@ -176,8 +176,12 @@ def cell_style(role: str, fmt: str = "general", wrap: bool = False) -> CellStyle
     style = ROLE_STYLES.get(role, _BODY)
     if fmt not in ("general", "text") or role in _VALUE_ROLES:
         style = replace(style, number_format=NUMBER_FORMATS.get(fmt, "General"))
-    if role in ("derived", "linked") and fmt in INDENTED_FORMATS:
+    if role in _VALUE_ROLES and fmt in INDENTED_FORMATS:
         style = replace(style, align="left", indent=1)  # a word never touches a number
+    elif role in _VALUE_ROLES and fmt not in ("general", *BOOLEAN_FORMATS):
+        # a number column keeps its words right too ("n/a" under 312.0 TFLOP/s), so they
+        # never run into the next column's text ("312.0 TFLOP/sn/a")
+        style = replace(style, align="right")
     if wrap:
         style = replace(style, wrap=True, valign="top", align=style.align or "left")
     return style

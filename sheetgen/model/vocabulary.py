@@ -202,6 +202,9 @@ class Table:
     rows_of: str | None = None
     #: rows the guard rejects show NA() rather than "" (chart data; see NA_ROW)
     na_rows: bool = False
+    #: False: a table that only feeds formulas (a ranking of candidates): kept out of the
+    #: print area, with the texts above it
+    prints: bool = True
     range_names: dict[str, str] = field(default_factory=dict)  # column name -> defined name
 
     @property

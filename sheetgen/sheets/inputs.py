@@ -399,7 +399,7 @@ def sheet() -> SheetSpec:
                  "suggests what real kernels reach on the selected GPU."),
         ),
         blocks=(BLOCK,),
-        column_widths={0: 34.0, 1: 18.0, 2: 10.0, 3: 20.0, 4: 70.0},
+        column_widths={0: 34.0, 1: 18.0, 2: 10.0, 3: 20.0, 4: 60.0},
         format_switches=(INTEGER_RATES,),
     )
 

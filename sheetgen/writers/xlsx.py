@@ -356,14 +356,21 @@ def _chart(wb: Workbook, ws: Worksheet, sheet: SheetPlan, chart: ChartPlan) -> N
 
 
 def _page_setup(ws: Worksheet, sheet: SheetPlan) -> None:
-    """Landscape, one page wide, header rows repeated, print area over the used range."""
+    """layout.page.print_setup, as xlsxwriter spells it."""
     setup = layout_rules.print_setup(sheet)
     ws.set_landscape()
-    ws.set_paper(9)  # A4; Letter users' printers scale the same one-page-wide layout
-    ws.fit_to_pages(1, 0)
+    ws.set_paper(9)  # A4; Letter users' printers scale the same layout
+    if setup.fit_width:
+        ws.fit_to_pages(1, 0)
+    else:
+        ws.set_print_scale(setup.scale)
+        ws.set_v_pagebreaks(list(setup.col_breaks))
+    ws.set_h_pagebreaks(list(setup.row_breaks))
     ws.print_area(0, 0, setup.last_row, setup.last_col)
     if setup.repeat_rows is not None:
         ws.repeat_rows(*setup.repeat_rows)
+    if setup.repeat_cols is not None:
+        ws.repeat_columns(*setup.repeat_cols)
     left, right, top, bottom = layout_rules.MARGINS
     ws.set_margins(left=left, right=right, top=top, bottom=bottom)
     ws.set_footer(f"&L{layout_rules.FOOTER_LEFT}&R{layout_rules.FOOTER_RIGHT}")

@@ -9,6 +9,7 @@ per-layer table.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from sheetgen.core import time_cells
@@ -437,7 +438,9 @@ TABLE = Table(name="parallel_layers", header_row=SWEEP.first_row + len(sweep.DEF
               col=0, inputs=(pp.PAR_LAYER,), columns=(*pp.COLUMNS, *tp.COLUMNS))
 #: The best-M helper table: right of the sweep chart's (hidden) data, both variants' widths.
 BEST_COL = parallel_chart.right_edge((SWEEP, TABLE)) + 2
-BEST = pp.candidates_table(TABLE.header_row, BEST_COL, (pp.MAIN_CASE, *sweep.CASES))
+#: 512 candidate rows a formula ranks: not for paper
+BEST = replace(pp.candidates_table(TABLE.header_row, BEST_COL, (pp.MAIN_CASE, *sweep.CASES)),
+               prints=False)
 
 
 def sheet(google: bool = False) -> SheetSpec:
@@ -471,18 +474,36 @@ def sheet(google: bool = False) -> SheetSpec:
              "least latency (ties to the smaller M); blank past min(m, 512). Hidden like the "
              "chart data: unhide the columns to read it.")
     ]
-    return parallel_chart.with_chart(SheetSpec(
+    base = SheetSpec(
         name=SHEET,
         time_unit=TIME_UNIT,
         texts=tuple(texts),
-        blocks=(INPUT_BLOCK, FLAG_BLOCK, COUNT_BLOCK, FLOW_BLOCK, PAIRING_BLOCK, COMPARISON,
-                VERDICT_BLOCK),
+        blocks=(INPUT_BLOCK, FLAG_BLOCK, FLOW_BLOCK, PAIRING_BLOCK, COMPARISON, VERDICT_BLOCK),
         tables=(TABLE, SWEEP, BEST),
         column_widths=widths,
         freeze=None,
         regime_columns=("mb_regime", "tp_regime"),
         hidden_spans=((BEST_COL, BEST_COL + len(BEST.all_columns()) - 1),),
-    ), SWEEP, google, clear_of=(TABLE,))
+    )
+    # the same place in the xlsx and the Google variant: right of the wider one
+    right = max(_right(parallel_chart.with_chart(base, SWEEP, g, clear_of=(TABLE,)))
+                for g in (False, True))
+    return _with_helpers(parallel_chart.with_chart(base, SWEEP, google, clear_of=(TABLE,)),
+                         right + 2)
+
+
+def _right(spec: SheetSpec) -> int:
+    return max([t.col + len(t.all_columns()) - 1 for t in spec.tables]
+               + [last for _, last in spec.hidden_spans])
+
+
+def _with_helpers(spec: SheetSpec, col: int) -> SheetSpec:
+    """The layer counts only feed formulas ("...any FALSE TRUE" read as noise at the top
+    right of the printed sheet): right of everything else, in hidden columns, so they
+    neither show nor print."""
+    counts = replace(COUNT_BLOCK, row=INPUT_BLOCK.row, col=col)
+    return replace(spec, blocks=(*spec.blocks, counts),
+                   hidden_spans=(*spec.hidden_spans, (col, col + len(counts.header) - 1)))
 
 
 def input_values(layers: int, gpus: int, micro_batches: int | None, link_bw: float | None,
