@@ -201,3 +201,60 @@ def test_libreoffice_recalculates_the_shared_formula_table_to_the_reference(fast
     assert zeroed > 15 * FAST_SHAPES
     out = recalc_with_libreoffice(blanked, tmp_path)
     assert mismatches(p, read_values(out)) == []
+
+
+# ---- streaming output: show, show --json, read --format csv/json -------------------------
+def _printing_peak(make_pieces) -> float:
+    """Peak bytes Python allocates while the pieces are made and dropped (as click.echo
+    does with each), the frame they come from already built."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        for _ in make_pieces():
+            pass
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("kind", ["show", "show_json", "csv", "json"])
+def test_streamed_output_stays_bounded_as_rows_grow(kind, monkeypatch):
+    """Four times the rows, about the same peak: one chunk's text is alive at a time."""
+    import sheetgen.cli.checking as checking
+    import sheetgen.cli.terminal as terminal
+    from sheetgen.api import analyze
+
+    monkeypatch.setattr(terminal, "STREAM_ROWS", 200)
+    monkeypatch.setattr(checking, "STREAM_ROWS", 200)
+    peaks = []
+    for n in (1_000, 4_000):
+        frame = analyze(shapes(n))
+        make = {"show": lambda f=frame: terminal.show_table_stream(f),
+                "show_json": lambda f=frame: terminal.show_json_stream(f),
+                "csv": lambda f=frame: checking.csv_stream(f),
+                "json": lambda f=frame: checking.json_stream(f)}[kind]
+        peaks.append(_printing_peak(make))
+    # the whole text of 4,000 rows is several MB; a chunk's a few hundred KB
+    assert peaks[1] < 1.3 * peaks[0] + 200_000, peaks
+
+
+def test_streamed_output_is_the_same_text(monkeypatch):
+    import json
+
+    import sheetgen.cli.checking as checking
+    import sheetgen.cli.terminal as terminal
+    from sheetgen.api import analyze
+
+    frame = analyze(shapes(7))
+    whole_json = json.dumps(terminal.show_json(frame), indent=2)
+    whole_csv = checking.neutralised(checking.whole_numbers(frame)).to_csv()
+    whole_records = json.dumps(checking.json_records(checking.whole_numbers(frame)))
+    for n in (1, 3, 100):
+        monkeypatch.setattr(terminal, "STREAM_ROWS", n)
+        monkeypatch.setattr(checking, "STREAM_ROWS", n)
+        assert "".join(terminal.show_json_stream(frame)) == whole_json
+        assert json.loads(whole_json)["rows"][6]["m"] == shapes(7)[6][0]
+        assert "".join(checking.csv_stream(frame)) == whole_csv
+        assert "".join(checking.json_stream(frame)) == whole_records
+    assert len(terminal.show_table(frame)) == 2 + 7

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from itertools import islice
 from typing import Any
 
+import numpy as np
 from xlsxwriter.utility import xl_col_to_name
 from xlsxwriter.worksheet import Worksheet
 
@@ -51,7 +52,8 @@ def _escape(text: str) -> str:
 
 
 def _cached_xml(value: Any) -> tuple[str, str]:
-    """(type attribute, <v> text) of a formula's cached result, as xlsxwriter writes it."""
+    """(type attribute, <v> text) of a formula's cached result, as xlsxwriter writes it
+    (sheetgen.writers.xlsx._cached, then xlsxwriter's Worksheet._write_cell)."""
     if value is None:
         return "", ""
     if hasattr(value, "item"):
@@ -68,6 +70,28 @@ def _cached_xml(value: Any) -> tuple[str, str]:
     if text == "":
         return "", ""
     return (' t="e"', text) if text in _ERRORS else (' t="str"', _escape(text))
+
+
+def _cached_many(values: list[Any]) -> tuple[list[str], list[str]]:
+    """_cached_xml over a column's values: finite floats inline, the repeating rest
+    (texts such as "ok", error codes) memoised."""
+    types: list[str] = []
+    texts: list[str] = []
+    memo: dict[Any, tuple[str, str]] = {}
+    for v in values:
+        if type(v) is float and v - v == 0.0:  # finite
+            types.append("")
+            texts.append(repr(v))
+            continue
+        try:
+            t, x = memo[v]
+        except (KeyError, TypeError):
+            t, x = _cached_xml(v)
+            if type(v) is str:
+                memo[v] = (t, x)
+        types.append(t)
+        texts.append(x)
+    return types, texts
 
 
 class _Column:
@@ -109,26 +133,41 @@ class _Column:
         i0 = start - self.first_row
         vals = self.values[i0:i0 + stop - start]
         numbers = range(start + 1, stop + 1)
+        finite = self._all_finite(i0, stop - start)
         if self.plan.is_input:
+            if finite:  # the usual column of typed-in numbers: one C-level format a cell
+                return list(map(f'{head}{{}}"{style}><v>{{:.16G}}</v></c>'.format,
+                                numbers, vals))
             return [f'{head}{n}"{style}/>' if v is None or v != v
                     else f'{head}{n}"{style}><v>{v:.16G}</v></c>'
                     for n, v in zip(numbers, vals, strict=True)]
-        cached = [_cached_xml(v) if type(v) is not float or not math.isfinite(v)
-                  else ("", repr(v)) for v in vals]
         if si < 0 or self.template is None:
             texts = [_escape(self.plan.formula_at(n - 1)[1:]) for n in numbers]
-            return [f'{head}{n}"{style}{t}><f>{f}</f><v>{v}</v></c>'
-                    for n, f, (t, v) in zip(numbers, texts, cached, strict=True)]
-        dep = f'"{style}{{}}><f t="shared" si="{si}"/><v>{{}}</v></c>'
-        out = [head + str(n) + dep.format(t, v)
-               for n, (t, v) in zip(numbers, cached, strict=True)]
+            types, results = _cached_many(vals)
+            return list(map(f'{head}{{}}"{style}{{}}><f>{{}}</f><v>{{}}</v></c>'.format,
+                            numbers, types, texts, results))
+        if finite:
+            out = list(map(f'{head}{{}}"{style}><f t="shared" si="{si}"/><v>{{!r}}</v></c>'
+                           .format, numbers, vals))
+        else:
+            out = list(map(f'{head}{{}}"{style}{{}}><f t="shared" si="{si}"/><v>{{}}</v></c>'
+                           .format, numbers, *_cached_many(vals)))
         if start == self._run_start:
-            t, v = cached[0]
+            t, v = _cached_xml(vals[0])
             master = _escape(self.template.at(start + 1))
             out[0] = (f'{head}{start + 1}"{style}{t}><f t="shared" ref="{self.letters}'
                       f'{start + 1}:{self.letters}{self._run_stop}" si="{si}">{master}</f>'
                       f"<v>{v}</v></c>")
         return out
+
+    def _all_finite(self, i0: int, n: int) -> bool:
+        """Whether values i0..i0+n-1 are all finite numbers (floats, or ints for inputs)."""
+        arr = self.plan.values[i0:i0 + n]
+        if arr.dtype.kind == "f":
+            return bool(np.isfinite(arr).all())
+        if arr.dtype.kind in "iu":
+            return self.plan.is_input  # a formula's cached int stays an int: not repr'd
+        return False
 
     _run_start = -1
     _run_stop = -1

@@ -148,7 +148,7 @@ def _table_columns(table: TablePlan, formats: _Formats) -> list[_Column]:
         else:
             assert c.parts is not None
             how = c.parts if c.offsets is None else _shifted_writer(c)
-            out.append((c.col, _column_format(c, formats), map(_cached, values), how))
+            out.append((c.col, _column_format(c, formats), iter(values), how))
     return out
 
 
@@ -188,7 +188,7 @@ def _linked_writer(column: ColumnPlan, first_row: int) -> _Writer:
 
 def _shifted_writer(column: ColumnPlan) -> _Writer:
     def write(ws: Worksheet, row: int, col: int, fmt: Any, value: Any) -> None:
-        ws.write_formula(row, col, column.formula_at(row), fmt, value)
+        ws.write_formula(row, col, column.formula_at(row), fmt, _cached(value))
 
     return write
 
@@ -201,7 +201,7 @@ def _write_table_row(ws: Worksheet, row: int, columns: list[_Column]) -> None:
         if how is None:
             _write_constant(ws, row, col, next(values), fmt)
         elif isinstance(how, list):
-            write_formula(row, col, number.join(how), fmt, next(values))
+            write_formula(row, col, number.join(how), fmt, _cached(next(values)))
         else:
             how(ws, row, col, fmt, next(values))
 
