@@ -104,6 +104,38 @@ def fast_built(tmp_path_factory) -> tuple[Path, object]:
     return out, plan(shapes=shapes(FAST_SHAPES), spare_rows=0)
 
 
+def test_a_row_holding_another_cell_is_written_plainly_between_two_runs(tmp_path,
+                                                                        monkeypatch):
+    """A note beside the table splits the shared range: that row's formulas are written by
+    xlsxwriter as plain formulas, the runs above and below each get their own masters."""
+    import openpyxl
+
+    import sheetgen.writers.shared_rows as shared_rows
+    import sheetgen.writers.xlsx as xlsx_writer
+    from sheetgen.api import plan
+    from sheetgen.layout.planner import Cell
+
+    monkeypatch.setattr(xlsx_writer, "CONSTANT_MEMORY_ROWS", 40)
+    monkeypatch.setattr(shared_rows, "FAST_TABLE_ROWS", 40)
+    p = plan(shapes=shapes(60), spare_rows=0)
+    t = p.table("matmul")
+    note_row = t.first_row + 30
+    p.sheet("Matmul").cells.append(Cell(note_row, 60, "note", "a note beside the table"))
+    out = xlsx_writer.write_xlsx(p, tmp_path / "split.xlsx")
+    xml = sheet_part(out, "Matmul")
+    e = next(c for c in t.columns if c.col == 4)
+    assert f':E{note_row}" si=' in xml  # a run ends just above the note's row
+    assert f'ref="E{note_row + 2}:E{t.last_row + 1}"' in xml
+    assert f'<c r="E{note_row + 1}" s="' in xml and "<f>" + e.formula_at(note_row)[1:] in xml
+    ws = openpyxl.load_workbook(out)["Matmul"]
+    for row in (note_row - 1, note_row, note_row + 1, t.last_row):
+        for c in t.columns:
+            got = ws.cell(row + 1, c.col + 1).value
+            want = c.values[row - t.first_row] if c.is_input else c.formula_at(row)
+            assert got == want, (c.name, row)
+    assert ws.cell(note_row + 1, 61).value == "a note beside the table"
+
+
 def sheet_part(path: Path, name: str) -> str:
     with zipfile.ZipFile(path) as zf:
         wb = zf.read("xl/workbook.xml").decode()

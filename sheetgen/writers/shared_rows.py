@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -101,7 +100,7 @@ class _Column:
         self.plan = column
         self.letters = xl_col_to_name(column.col)
         self.style = f' s="{fmt._get_xf_index()}"' if fmt is not None else ""
-        self.values = column.values.tolist()
+        self.values = column.values  # sliced a block at a time: no list of all rows
         self.first_row = first_row
         self.template: RowTemplate | None = None
         if not column.is_input:
@@ -121,7 +120,9 @@ class _Column:
             for i in range(len(c.links or ())):
                 if c.link_at(i) is not None:
                     yield self.first_row + i
-            for i, v in enumerate(self.values):
+            if self.values.dtype.kind in "iuf":
+                return  # numbers (NaN: a blank cell)
+            for i, v in enumerate(self.values.tolist()):
                 if not (type(v) is float or type(v) is int or v is None):
                     yield self.first_row + i
 
@@ -131,7 +132,7 @@ class _Column:
         head = f'<c r="{self.letters}'
         style = self.style
         i0 = start - self.first_row
-        vals = self.values[i0:i0 + stop - start]
+        vals = self.values[i0:i0 + stop - start].tolist()
         numbers = range(start + 1, stop + 1)
         finite = self._all_finite(i0, stop - start)
         if self.plan.is_input:
@@ -264,10 +265,32 @@ def _cut(run: tuple[int, int], cuts: set[int]) -> list[tuple[int, int]]:
     return out
 
 
-def skip(iterators: list[Iterator[Any]], n: int) -> None:
-    """Advance each iterator by n items (the rows a run wrote)."""
-    for it in iterators:
-        next(islice(it, n - 1, n), None)
+class Cursor:
+    """A column's values one row at a time for the rows xlsxwriter writes, skipping the
+    runs written here without making their Python objects."""
+
+    __slots__ = ("i", "values")
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = values
+        self.i = 0
+
+    def __iter__(self) -> Cursor:
+        return self
+
+    def __next__(self) -> Any:
+        v = self.values[self.i]
+        self.i += 1
+        return v.item() if hasattr(v, "item") else v
+
+    def skip(self, n: int) -> None:
+        self.i += n
 
 
-__all__ = ["BLOCK_ROWS", "FAST_TABLE_ROWS", "FastTable", "skip"]
+def skip(cursors: list[Cursor], n: int) -> None:
+    """Advance each cursor by n rows (the rows a run wrote)."""
+    for c in cursors:
+        c.skip(n)
+
+
+__all__ = ["BLOCK_ROWS", "FAST_TABLE_ROWS", "Cursor", "FastTable", "skip"]

@@ -48,7 +48,7 @@ from sheetgen.layout.planner import (
     WorkbookPlan,
 )
 from sheetgen.layout.styles import INDENTED_FORMATS, NUMBER_FORMATS, STYLES
-from sheetgen.writers.shared_rows import FastTable, skip
+from sheetgen.writers.shared_rows import Cursor, FastTable, skip
 
 CONSTANT_MEMORY_ROWS = 5_000  # above this many table rows, stream rows to disk
 LABELLED_POINTS_MAX = 500  # custom point labels beyond this bloat the chart XML
@@ -132,7 +132,7 @@ _Writer = Callable[[Worksheet, int, int, Any, Any], None]  # (ws, row, col, form
 _Column = tuple[int, Any, Any, "list[str] | _Writer | None"]  # col, format, values, how
 
 
-def _table_columns(table: TablePlan, formats: _Formats) -> list[_Column]:
+def _table_columns(table: TablePlan, formats: _Formats, lazy: bool = False) -> list[_Column]:
     """Per column, bound once: (column, format, iterator over the row values, how to write).
 
     `how` is None for typed-in constants, the formula split where the row number goes for
@@ -141,7 +141,7 @@ def _table_columns(table: TablePlan, formats: _Formats) -> list[_Column]:
     """
     out: list[_Column] = []
     for c in table.columns:
-        values = c.values.tolist()
+        values = Cursor(c.values) if lazy else c.values.tolist()
         if c.is_input:
             how = _linked_writer(c, table.first_row) if c.links else None
             out.append((c.col, _column_format(c, formats), iter(values), how))
@@ -213,11 +213,12 @@ def _write_sheet(ws: Worksheet, sheet: SheetPlan, formats: _Formats,
     by_row: dict[int, list[Cell]] = {}
     for cell in sheet.cells:
         by_row.setdefault(cell.row, []).append(cell)
-    tables = [(t.first_row, t.last_row, _table_columns(t, formats)) for t in sheet.tables]
+    groups = _fast_tables(ws, sheet, formats, set(by_row))
+    lazy = {i for _, group in groups for i in group}  # rows mostly written by FastTable
+    tables = [(t.first_row, t.last_row, _table_columns(t, formats, i in lazy))
+              for i, t in enumerate(sheet.tables)]
     last = max([*by_row, *(t.last_row for t in sheet.tables)], default=-1)
-    runs = {start: (stop, fast, group)
-            for fast, group in _fast_tables(ws, sheet, formats, set(by_row))
-            for start, stop in fast.runs}
+    runs = {start: (stop, fast, group) for fast, group in groups for start, stop in fast.runs}
     row = reported = 0
     while row <= last:
         if row in runs:  # a run of plain table rows: shared formulas, written directly
