@@ -290,3 +290,35 @@ def test_streamed_output_is_the_same_text(monkeypatch):
         assert "".join(checking.csv_stream(frame)) == whole_csv
         assert "".join(checking.json_stream(frame)) == whole_records
     assert len(terminal.show_table(frame)) == 2 + 7
+
+
+# ---- progress on a pipe, and the chart of a big table -------------------------------------
+def test_progress_on_a_pipe_is_a_line_per_tenth_at_a_modest_rate(capsys, monkeypatch):
+    import sheetgen.cli.common as common
+
+    monkeypatch.setattr(common, "PIPE_SECONDS", 0.0)
+    with common.progress_bar(100_000, "writing") as progress:
+        assert progress is not None
+        for _ in range(100):
+            progress(1_000)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "writing: 100,000 rows"
+    assert lines[1].startswith("writing: 10% (10,000 of 100,000 rows")
+    assert len(lines) == 1 + 9 + 1 and "packaging" in lines[-1]
+    monkeypatch.setattr(common, "PIPE_SECONDS", 3600.0)  # a fast job: no lines between
+    with common.progress_bar(100_000, "writing") as progress:
+        progress(100_000)
+    assert len(capsys.readouterr().err.splitlines()) == 2
+
+
+def test_a_big_tables_chart_plots_its_first_rows_and_says_so(tmp_path, monkeypatch):
+    import sheetgen.writers.xlsx as xlsx_writer
+
+    monkeypatch.setattr(xlsx_writer, "CHART_MAX_POINTS", 50)
+    out = tmp_path / "c.xlsx"
+    build_workbook(out, shapes=shapes(80), spare_rows=0)
+    with zipfile.ZipFile(out) as zf:
+        charts = [zf.read(n).decode() for n in zf.namelist() if n.startswith("xl/charts/")]
+    roofline = next(c for c in charts if "(the first 50 of 80 rows)" in c)
+    assert roofline.count('<c:ptCount val="50"/>') >= 2
+    assert '<c:ptCount val="80"/>' not in roofline
