@@ -44,13 +44,12 @@ def user_errors() -> Iterator[None]:
 def progress_bar(total: int, label: str) -> Iterator[Callable[[int], None] | None]:
     """A progress bar on a terminal for long jobs; on a pipe (a log, CI), a line on stderr
     at each tenth at most every PIPE_SECONDS, and one when the rows are done; silent for
-    small jobs."""
+    small or quick jobs."""
     if total < 5_000:
         yield None
         return
     if not sys.stderr.isatty():
         report = _PipeProgress(total, label)
-        click.echo(f"{label}: {total:,} rows", err=True)
         yield report
         report.done()
         return
@@ -82,8 +81,10 @@ class _PipeProgress:
                        f"{now - self.start:.0f} s)", err=True)
 
     def done(self) -> None:
-        click.echo(f"{self.label}: rows done in {time.monotonic() - self.start:.0f} s; "
-                   "packaging the file", err=True)
+        took = time.monotonic() - self.start
+        if self.next_tenth > 1 or took >= PIPE_SECONDS:
+            click.echo(f"{self.label}: all {self.total:,} rows in {took:.0f} s; packaging "
+                       "the file", err=True)
 
 
 

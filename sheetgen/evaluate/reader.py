@@ -11,10 +11,12 @@ verified, never assumed.
 
 from __future__ import annotations
 
+import codecs
 import html
 import os
 import re
 import zipfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from xml.etree import ElementTree as ET
@@ -22,7 +24,7 @@ from xml.etree import ElementTree as ET
 import numpy as np
 
 from sheetgen.errors import WorkbookError
-from sheetgen.files.untrusted import open_package
+from sheetgen.files.untrusted import open_package, read_part
 
 from .refs import a1, col_to_index
 from .shared import RowTemplate
@@ -138,37 +140,42 @@ def _xml_text(s: str) -> str:
     )  # fmt: skip
 
 
-def _read_sheet_fast(text: str, sheet: RawSheet, shared: list[str]) -> bool:
-    """Three C-level regex passes (formulas, numbers, other values); verified by counting.
+def _read_sheet_fast(slices: Iterable[str], sheet: RawSheet, shared: list[str]) -> bool:
+    """Three C-level regex passes (formulas, numbers, other values) over each slice of the
+    sheet XML (slices end at a ``</row>``, so no cell is cut); verified by counting.
 
     Returns False, leaving the sheet untouched, if any cell has a form the passes do not
-    cover (shared or array formulas, rich inline text, unusual attributes).
+    cover (array formulas, shared formulas other than copies down a column, rich inline
+    text, unusual attributes) or the part is truncated.
     """
-    n_shared = text.count('<f t="shared" ')
-    if text.count("<f ") != n_shared or "<f/>" in text \
-            or not text.rstrip().endswith("</worksheet>"):
-        return False  # array formulas, or a truncated part: let ElementTree judge
-    expected = text.count("<c ") + text.count("<c>")
     cols_of = _ColIndex()
     parts: dict[str, list[np.ndarray]] = {"fr": [], "fc": [], "nr": [], "nc": [], "nv": []}
     f_texts: list[str] = []
-    sharing = _SharedFormulas() if n_shared else None
-    found = 0
-    pos, size = 0, len(text)
-    while pos < size:  # in slices, so only one slice's match tuples are alive at a time
-        end = text.find("</row>", pos + _SLICE)
-        end = size if end < 0 else end + 6
-        formulas = _F_CELL.findall(text, pos, end)
-        values = _V_CELL.findall(text, pos, end)
+    sharing = _SharedFormulas()
+    found = expected = 0
+    tail = ""
+
+    def fail() -> bool:
+        sheet.v_rows, sheet.v_cols, sheet.v_vals = [], [], []
+        return False
+
+    for text in slices:  # only one slice's match tuples are alive at a time
+        if not expected and ":c" in text[:2000]:
+            return fail()  # prefixed namespaces (<x:c>): ElementTree reads those
+        if text.count("<f ") != text.count('<f t="shared" ') or "<f/>" in text:
+            return fail()  # array formulas and other forms: let ElementTree judge
+        expected += text.count("<c ") + text.count("<c>")
+        tail = text[-64:]
+        formulas = _F_CELL.findall(text)
+        values = _V_CELL.findall(text)
         found += len(formulas) + len(values)
-        if sharing is not None:
-            copies = _S_CELL.findall(text, pos, end)
+        if '<f t="shared" ' in text:
+            copies = _S_CELL.findall(text)
             found += len(copies)
-            if copies and not sharing.add(copies, cols_of, parts, f_texts):
-                sheet.v_rows, sheet.v_cols, sheet.v_vals = [], [], []
-                return False
+            if not sharing.add(copies, cols_of, parts, f_texts):
+                return fail()
             del copies
-        pos = end
+        del text
         if formulas:
             letters, rows_s, texts = zip(*formulas, strict=True)
             del formulas
@@ -190,7 +197,7 @@ def _read_sheet_fast(text: str, sheet: RawSheet, shared: list[str]) -> bool:
             try:
                 parts["nv"].append(np.fromiter(map(float, vals), np.float64, len(vals)))
             except ValueError:
-                return False
+                return fail()
         if len(numbers) == len(values):
             continue
         for letters, row_s, t, v, inline in values:
@@ -202,9 +209,8 @@ def _read_sheet_fast(text: str, sheet: RawSheet, shared: list[str]) -> bool:
                 sheet.v_vals.append(_unescape(inline))
             else:
                 sheet.v_vals.append(_typed(t, v, shared, f"{sheet.name}!{letters}{row_s}"))
-    if found != expected:
-        sheet.v_rows, sheet.v_cols, sheet.v_vals = [], [], []
-        return False
+    if found != expected or not tail.rstrip().endswith("</worksheet>"):
+        return fail()  # a cell form the passes missed, or a truncated part
 
     def cat(key: str, dtype: type) -> np.ndarray:
         return np.concatenate(parts[key]) if parts[key] else np.zeros(0, dtype)
@@ -216,6 +222,25 @@ def _read_sheet_fast(text: str, sheet: RawSheet, shared: list[str]) -> bool:
         cat("nv", float),
     )
     return True
+
+
+def _slices(zf: zipfile.ZipFile, name: str) -> Iterator[str]:
+    """A worksheet part as text in slices of about _SLICE characters, each ending just
+    after a ``</row>`` (the last one at the part's end): the whole part is never in
+    memory, and no cell is cut."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    rest = ""
+    for block in read_part(zf, name, _SLICE):
+        text = rest + decoder.decode(block)
+        cut = text.rfind("</row>")
+        if cut < 0:
+            rest = text
+            continue
+        yield text[:cut + 6]
+        rest = text[cut + 6:]
+    rest += decoder.decode(b"", final=True)
+    if rest:
+        yield rest
 
 
 class _SharedFormulas:
@@ -380,11 +405,8 @@ def _read_zip(zf: zipfile.ZipFile, path: str) -> RawWorkbook:
         if "worksheets/" not in target or target not in names:
             continue  # chartsheets, dialog sheets: no cells to evaluate
         sheet = RawSheet(name)
-        text = zf.read(target).decode("utf-8")
-        fast = ":c" not in text[:2000] and _read_sheet_fast(text, sheet, shared)
-        del text
-        if not fast:
-            _read_sheet_slow(zf.read(target), sheet, shared)
+        if not _read_sheet_fast(_slices(zf, target), sheet, shared):
+            _read_sheet_slow(b"".join(read_part(zf, target)), sheet, shared)
         sheets.append(sheet)
     global_names: dict[str, str] = {}
     local_names: dict[tuple[str, str], str] = {}
