@@ -134,6 +134,10 @@ def test_a_row_holding_another_cell_is_written_plainly_between_two_runs(tmp_path
             want = c.values[row - t.first_row] if c.is_input else c.formula_at(row)
             assert got == want, (c.name, row)
     assert ws.cell(note_row + 1, 61).value == "a note beside the table"
+    from sheetgen.verify.check import check_workbook  # plain rows and two runs per column
+
+    report = check_workbook(out)
+    assert report.mismatches == [] and report.checked["Matmul"] > 15 * 60
 
 
 def sheet_part(path: Path, name: str) -> str:
@@ -194,7 +198,8 @@ def test_fast_reader_expands_shared_formulas_like_elementtree(fast_built):
     slow = RawSheet("Matmul")
     read_sheet_slow_for_tests(sheet_part(path, "Matmul").encode(), slow)
     assert isinstance(fast.f_rows, __import__("numpy").ndarray)  # the fast path was taken
-    a = sorted(zip(fast.f_rows.tolist(), fast.f_cols.tolist(), fast.f_texts, strict=True))
+    assert fast.shared and len(fast.f_texts) < FAST_SHAPES  # copies are kept as templates
+    a = sorted(fast.formula_texts())
     b = sorted(zip(slow.f_rows, slow.f_cols, slow.f_texts, strict=True))
     assert a == b and len(a) > 15 * FAST_SHAPES
 

@@ -52,6 +52,32 @@ class RawSheet:
     v_rows: list[int] = field(default_factory=list)
     v_cols: list[int] = field(default_factory=list)
     v_vals: list[Any] = field(default_factory=list)
+    #: shared formulas, kept as one template per run instead of a text per cell (a
+    #: 1M-row table would otherwise hold some 17M strings)
+    shared: list[SharedRun] = field(default_factory=list)
+
+    def formula_texts(self) -> list[tuple[int, int, str]]:
+        """(row, col, '=text') of every formula cell, shared copies written out."""
+        out = list(zip(np.asarray(self.f_rows).tolist(), np.asarray(self.f_cols).tolist(),
+                       self.f_texts, strict=True))
+        for run in self.shared:
+            rows = run.rows.tolist()
+            out += zip(rows, [run.col] * len(rows), ["=" + t for t in run.template.many(rows)],
+                       strict=True)
+        return out
+
+
+@dataclass
+class SharedRun:
+    """The cells of one shared formula: a column, its rows (sorted, 1-based; the first
+    is the master's) and the master's row template."""
+
+    col: int
+    rows: np.ndarray
+    template: RowTemplate
+
+    def text_at(self, row: int) -> str:
+        return "=" + self.template.at(row)
 
 
 @dataclass
@@ -172,7 +198,7 @@ def _read_sheet_fast(slices: Iterable[str], sheet: RawSheet, shared: list[str]) 
         if '<f t="shared" ' in text:
             copies = _S_CELL.findall(text)
             found += len(copies)
-            if not sharing.add(copies, cols_of, parts, f_texts):
+            if not sharing.add(copies, cols_of):
                 return fail()
             del copies
         del text
@@ -209,8 +235,10 @@ def _read_sheet_fast(slices: Iterable[str], sheet: RawSheet, shared: list[str]) 
                 sheet.v_vals.append(_unescape(inline))
             else:
                 sheet.v_vals.append(_typed(t, v, shared, f"{sheet.name}!{letters}{row_s}"))
-    if found != expected or not tail.rstrip().endswith("</worksheet>"):
+    runs = sharing.runs()
+    if found != expected or not tail.rstrip().endswith("</worksheet>") or runs is None:
         return fail()  # a cell form the passes missed, or a truncated part
+    sheet.shared = runs
 
     def cat(key: str, dtype: type) -> np.ndarray:
         return np.concatenate(parts[key]) if parts[key] else np.zeros(0, dtype)
@@ -244,44 +272,44 @@ def _slices(zf: zipfile.ZipFile, name: str) -> Iterator[str]:
 
 
 class _SharedFormulas:
-    """Shared formulas met so far in one sheet: each master's row template, by index."""
+    """Shared formulas met so far in one sheet: each master's template and its rows."""
 
     def __init__(self) -> None:
         self.masters: dict[str, tuple[int, int, RowTemplate]] = {}  # si -> col, row, template
+        self.rows: dict[str, list[np.ndarray]] = {}
 
-    def add(self, cells: list[tuple[str, str, str, str]], cols_of: _ColIndex,
-            parts: dict[str, list[np.ndarray]], f_texts: list[str]) -> bool:
-        """Expand one slice's shared cells into formula texts (appended like plain ones).
-        False when a copy is not below its master in the same column (Excel allows other
-        shapes; the ElementTree path handles them) or a master cannot be tokenized."""
+    def add(self, cells: list[tuple[str, str, str, str]], cols_of: _ColIndex) -> bool:
+        """Take one slice's shared cells. False when a copy is not below its master in the
+        same column (Excel allows other shapes; the ElementTree path handles them) or a
+        master cannot be tokenized."""
         by_si: dict[str, list[int]] = {}
-        rows_out: list[int] = []
-        cols_out: list[int] = []
         for letters, row_s, si, ftext in cells:
             col, row = cols_of[letters], int(row_s)
             if ftext:
+                if si in self.masters:
+                    return False  # one index, two masters
                 t = RowTemplate.of(_xml_text(ftext) if "&" in ftext else ftext, row)
                 if t is None:
                     return False
                 self.masters[si] = (col, row, t)
-            by_si.setdefault(si, []).append(len(rows_out))
-            rows_out.append(row)
-            cols_out.append(col)
-        texts: list[str] = [""] * len(rows_out)
-        for si, idx in by_si.items():
-            if si not in self.masters:
+            elif si not in self.masters or self.masters[si][0] != col \
+                    or row <= self.masters[si][1]:
                 return False
-            col, origin, t = self.masters[si]
-            rows = [rows_out[i] for i in idx]
-            if any(cols_out[i] != col for i in idx) or min(rows) < origin \
-                    or min(rows) + t.lowest_row() < 1:
-                return False
-            for i, text in zip(idx, t.many(rows), strict=True):
-                texts[i] = "=" + text
-        parts["fr"].append(np.array(rows_out, np.int64))
-        parts["fc"].append(np.array(cols_out, np.int64))
-        f_texts += texts
+            by_si.setdefault(si, []).append(row)
+        for si, rows in by_si.items():
+            self.rows.setdefault(si, []).append(np.array(rows, np.int64))
         return True
+
+    def runs(self) -> list[SharedRun] | None:
+        """One SharedRun per shared formula; None when a copy would reach above row 1."""
+        out = []
+        for si, chunks in self.rows.items():
+            col, origin, t = self.masters[si]
+            rows = np.sort(np.concatenate(chunks))
+            if int(rows[0]) != origin or origin + t.lowest_row() < 1:
+                return None
+            out.append(SharedRun(col, rows, t))
+        return out
 
 
 def _read_sheet_slow(data: bytes, sheet: RawSheet, shared: list[str]) -> None:
