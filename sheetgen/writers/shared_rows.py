@@ -78,9 +78,9 @@ def _cached_many(values: list[Any]) -> tuple[list[str], list[str]]:
     texts: list[str] = []
     memo: dict[Any, tuple[str, str]] = {}
     for v in values:
-        if type(v) is float and v - v == 0.0:  # finite
+        if isinstance(v, float) and v - v == 0.0:  # finite (numpy's float64 included)
             types.append("")
-            texts.append(repr(v))
+            texts.append(repr(float(v)))
             continue
         try:
             t, x = memo[v]
