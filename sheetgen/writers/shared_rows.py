@@ -126,9 +126,10 @@ class _Column:
                 if not (type(v) is float or type(v) is int or v is None):
                     yield self.first_row + i
 
-    def cells(self, start: int, stop: int, si: int) -> list[str]:
-        """The <c> elements of zero-based rows start..stop-1, all fast rows of one run
-        (si: the run's shared-formula index for this column, or -1 for plain formulas)."""
+    def cells(self, start: int, stop: int, si: int, run: tuple[int, int]) -> list[str]:
+        """The <c> elements of zero-based rows start..stop-1, a block of the run [run[0],
+        run[1]) of fast rows (si: the run's shared-formula index for this column, or -1 for
+        plain formulas); the run's first row holds the master."""
         head = f'<c r="{self.letters}'
         style = self.style
         i0 = start - self.first_row
@@ -153,11 +154,11 @@ class _Column:
         else:
             out = list(map(f'{head}{{}}"{style}{{}}><f t="shared" si="{si}"/><v>{{}}</v></c>'
                            .format, numbers, *_cached_many(vals)))
-        if start == self._run_start:
+        if start == run[0]:
             t, v = _cached_xml(vals[0])
             master = _escape(self.template.at(start + 1))
             out[0] = (f'{head}{start + 1}"{style}{t}><f t="shared" ref="{self.letters}'
-                      f'{start + 1}:{self.letters}{self._run_stop}" si="{si}">{master}</f>'
+                      f'{start + 1}:{self.letters}{run[1]}" si="{si}">{master}</f>'
                       f"<v>{v}</v></c>")
         return out
 
@@ -169,9 +170,6 @@ class _Column:
         if arr.dtype.kind in "iu":
             return self.plan.is_input  # a formula's cached int stays an int: not repr'd
         return False
-
-    _run_start = -1
-    _run_stop = -1
 
 
 class _NotFast(Exception):
@@ -230,11 +228,11 @@ class FastTable:
             shared = c.template is not None and stop - start > 1
             sis.append(self.next_si if shared else -1)
             self.next_si += shared
-            c._run_start, c._run_stop = start, stop
         write = ws.fh.write
         for lo in range(start, stop, BLOCK_ROWS):
             hi = min(lo + BLOCK_ROWS, stop)
-            blocks = [c.cells(lo, hi, si) for c, si in zip(columns, sis, strict=True)]
+            blocks = [c.cells(lo, hi, si, (start, stop))
+                      for c, si in zip(columns, sis, strict=True)]
             heads = [f'<row r="{n}">' for n in range(lo + 1, hi + 1)]
             tails = ["</row>"] * (hi - lo)
             write("".join(map("".join, zip(heads, *blocks, tails, strict=True))))
