@@ -25,7 +25,7 @@ def shapes(n: int) -> list[tuple[int, int, int]]:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("big") / "big.xlsx"
-    build_workbook(out, shapes=shapes(600), spare_rows=0)
+    build_workbook(out, shapes=shapes(300), spare_rows=0)
     return out
 
 
@@ -43,7 +43,7 @@ def test_guard_accepts_a_big_sheetgen_workbook_and_refuses_a_bomb_of_its_size(
         untrusted.check_package(built, size // 4)  # a fixed budget (fill's) still refuses
     book = read_workbook(built)  # the declared dimensions cover the Matmul sheet
     matmul = next(s for s in book.sheets if s.name == "Matmul")
-    assert len(matmul.f_texts) > 600 * 10
+    assert len(matmul.f_texts) > 300 * 10
     # A bomb of the same uncompressed size declaring one cell is refused from the directory.
     bomb = write_package(tmp_path / "bomb.xlsx", {"Matmul": bomb_sheet(size)})
     assert unpacked_size(bomb) >= size and bomb.stat().st_size < size // 50
@@ -255,25 +255,30 @@ def _printing_peak(make_pieces) -> float:
         tracemalloc.stop()
 
 
+@pytest.fixture(scope="module")
+def frames() -> dict[int, object]:
+    from sheetgen.api import analyze
+
+    return {n: analyze(shapes(n)) for n in (400, 1_600)}
+
+
 @pytest.mark.parametrize("kind", ["show", "show_json", "csv", "json"])
-def test_streamed_output_stays_bounded_as_rows_grow(kind, monkeypatch):
+def test_streamed_output_stays_bounded_as_rows_grow(kind, frames, monkeypatch):
     """Four times the rows, about the same peak: one chunk's text is alive at a time."""
     import sheetgen.cli.checking as checking
     import sheetgen.cli.terminal as terminal
-    from sheetgen.api import analyze
 
-    monkeypatch.setattr(terminal, "STREAM_ROWS", 200)
-    monkeypatch.setattr(checking, "STREAM_ROWS", 200)
+    monkeypatch.setattr(terminal, "STREAM_ROWS", 100)
+    monkeypatch.setattr(checking, "STREAM_ROWS", 100)
     peaks = []
-    for n in (1_000, 4_000):
-        frame = analyze(shapes(n))
+    for frame in frames.values():
         make = {"show": lambda f=frame: terminal.show_table_stream(f),
                 "show_json": lambda f=frame: terminal.show_json_stream(f),
                 "csv": lambda f=frame: checking.csv_stream(f),
                 "json": lambda f=frame: checking.json_stream(f)}[kind]
         peaks.append(_printing_peak(make))
-    # the whole text of 4,000 rows is several MB; a chunk's a few hundred KB
-    assert peaks[1] < 1.3 * peaks[0] + 200_000, peaks
+    # the whole text of 1,600 rows is about 1 MB; a chunk's some 60 KB
+    assert peaks[1] < 1.3 * peaks[0] + 100_000, peaks
 
 
 def test_streamed_output_is_the_same_text(monkeypatch):

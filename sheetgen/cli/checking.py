@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import re
@@ -95,7 +96,8 @@ def json_stream(frame: Any) -> Iterator[str]:
     yield "]"
 
 
-def _int_names() -> set[str]:
+@functools.cache
+def _int_names() -> frozenset[str]:
     """The quantities declared as whole numbers (fmt "int": m, k, n, layer, GPU count...)."""
     from sheetgen.assemble import all_sheet_specs
 
@@ -104,7 +106,7 @@ def _int_names() -> set[str]:
         items = [i for b in spec.blocks for i in b.items()]
         items += [c for t in spec.tables for c in t.all_columns()]
         names.update(i.name for i in items if i.fmt == "int")
-    return names
+    return frozenset(names)
 
 
 def _whole(value: Any) -> Any:

@@ -63,9 +63,14 @@ def show(shapes: Path | None, shapes_sheet: str | None, gpu: str | None, dtype: 
 STREAM_ROWS = 2_000
 
 
-def _chunks(frame: Any) -> Any:
+def _chunks(frame: Any) -> Iterator[list[dict[str, Any]]]:
+    """The frame's rows as records, STREAM_ROWS at a time, sliced from each column's array
+    (slicing the DataFrame itself would leave a reference behind per slice)."""
+    columns = {str(c): frame[c].to_numpy() for c in frame.columns}
     for start in range(0, len(frame), STREAM_ROWS):
-        yield frame.iloc[start:start + STREAM_ROWS]
+        stop = start + STREAM_ROWS
+        lists = [v[start:stop].tolist() for v in columns.values()]
+        yield [dict(zip(columns, row, strict=True)) for row in zip(*lists, strict=True)]
 
 
 #: (header, column, formatter) of each `show` column; widths follow the widest cell
@@ -119,11 +124,11 @@ def show_table_stream(frame: Any) -> Iterator[str]:
     widths = [len(h) for h in headers]
     for chunk in _chunks(frame):
         for i, (_, col, fmt) in enumerate(_SHOW_COLUMNS):
-            widths[i] = max(widths[i], max(map(len, map(fmt, chunk[col].tolist()))))
+            widths[i] = max(widths[i], max(len(fmt(row[col])) for row in chunk))
     yield _gpu_line(frame)
     yield "  ".join(f"{h:>{w}}" for h, w in zip(headers, widths, strict=True))
     for chunk in _chunks(frame):
-        for row in chunk.to_dict("records"):
+        for row in chunk:
             cells = []
             for (_, col, fmt), width in zip(_SHOW_COLUMNS, widths, strict=True):
                 text = f"{fmt(row[col]):>{width}}"
@@ -142,7 +147,7 @@ def show_json_stream(frame: Any) -> Iterator[str]:
     yield f'{{\n  "gpu": {gpu},\n  "rows": ['
     sep = ""
     for chunk in _chunks(frame):
-        rows = show_json(chunk)["rows"]
+        rows = _json_rows(chunk)
         yield sep + ",".join("\n    " + json.dumps(r, indent=2).replace("\n", "\n    ")
                              for r in rows)
         sep = ","
@@ -155,11 +160,18 @@ def show_json(frame: Any) -> dict[str, Any]:
     def plain(value: Any) -> Any:
         return value.item() if hasattr(value, "item") else value
 
-    rows = [{k: plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
+    rows = _json_rows(frame.to_dict("records"))
+    return {"gpu": {k: plain(v) for k, v in frame.attrs["gpu"].items()}, "rows": rows}
+
+
+def _json_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """show --json's row objects: plain Python numbers, m, k and n as integers."""
+    rows = [{k: v.item() if hasattr(v, "item") else v for k, v in row.items()}
+            for row in records]
     for row in rows:
         for dim in "mkn":
             row[dim] = int(row[dim])
-    return {"gpu": {k: plain(v) for k, v in frame.attrs["gpu"].items()}, "rows": rows}
+    return rows
 
 
 @cli.command()
