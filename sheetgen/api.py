@@ -195,7 +195,8 @@ def build_workbook(out: str | os.PathLike[str], *, gpu: str | None = None,
     check_output_path(out, force)  # fail before any work
     p = plan(gpu=gpu, dtype=dtype, shapes=shapes, spare_rows=spare_rows, gpu_file=gpu_file,
              shapes_sheet=shapes_sheet, **options)
-    total = sum(t.last_row + 1 for s in p.sheets for t in s.tables)
+    # the writer reports sheet rows: tables side by side share theirs
+    total = sum(max([t.last_row + 1 for t in s.tables], default=0) for s in p.sheets)
     ctx = progress_factory(total, "writing") if progress_factory else nullcontext(None)
     with ctx as progress:
         path = write_xlsx(p, out, force=force, progress=progress)

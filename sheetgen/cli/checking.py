@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import re
@@ -60,14 +61,47 @@ def read(source: str, credentials: Path | None, sheet: str, block: bool, fmt: st
             from sheetgen.writers.google.sheets import read as read_sheet
 
             frame = read_sheet(source, credentials=credentials, sheet=sheet, block=block)
-    frame = whole_numbers(frame)
-    if fmt == "csv":
-        click.echo(neutralised(fifteen_digits(frame)).to_csv(), nl=False)
-    else:
-        click.echo(json.dumps(json_records(frame), allow_nan=False))
+    for piece in (csv_stream if fmt == "csv" else json_stream)(frame):
+        click.echo(piece, nl=False)
+    if fmt == "json":
+        click.echo()
 
 
-def _int_names() -> set[str]:
+#: Rows converted at a time by the streaming writers: the text of one chunk is alive at once.
+STREAM_ROWS = 5_000
+
+
+def _step(frame: Any) -> int:
+    """Rows a piece: a sheet's named values (one mixed column, a few dozen rows) in one,
+    since whole_numbers types that column from all its values."""
+    return max(len(frame), 1) if list(frame.columns) == ["value"] else STREAM_ROWS
+
+
+def csv_stream(frame: Any) -> Iterator[str]:
+    """`neutralised(fifteen_digits(whole_numbers(frame))).to_csv()` in pieces of STREAM_ROWS
+    rows."""
+    step = _step(frame)
+    for start in range(0, max(len(frame), 1), step):
+        chunk = whole_numbers(frame.iloc[start:start + step])
+        yield neutralised(fifteen_digits(chunk)).to_csv(header=start == 0)
+
+
+def json_stream(frame: Any) -> Iterator[str]:
+    """`json.dumps(json_records(whole_numbers(frame)))` in pieces of STREAM_ROWS rows."""
+    yield "["
+    sep = ""
+    step = _step(frame)
+    for start in range(0, len(frame), step):
+        rows = json_records(whole_numbers(frame.iloc[start:start + step]))
+        text = json.dumps(rows, allow_nan=False)[1:-1]
+        if text:
+            yield sep + text
+            sep = ", "
+    yield "]"
+
+
+@functools.cache
+def _int_names() -> frozenset[str]:
     """The quantities declared as whole numbers (fmt "int": m, k, n, layer, GPU count...)."""
     from sheetgen.assemble import all_sheet_specs
 
@@ -76,7 +110,7 @@ def _int_names() -> set[str]:
         items = [i for b in spec.blocks for i in b.items()]
         items += [c for t in spec.tables for c in t.all_columns()]
         names.update(i.name for i in items if i.fmt == "int")
-    return names
+    return frozenset(names)
 
 
 def _whole(value: Any) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -41,12 +42,49 @@ def user_errors() -> Iterator[None]:
 
 @contextmanager
 def progress_bar(total: int, label: str) -> Iterator[Callable[[int], None] | None]:
-    """A progress bar on a terminal for long jobs; silent when piped or small."""
-    if total < 5_000 or not sys.stderr.isatty():
+    """A progress bar on a terminal for long jobs; on a pipe (a log, CI), a line on stderr
+    at each tenth at most every PIPE_SECONDS, and one when the rows are done; silent for
+    small or quick jobs."""
+    if total < 5_000:
         yield None
+        return
+    if not sys.stderr.isatty():
+        report = _PipeProgress(total, label)
+        yield report
+        report.done()
         return
     with click.progressbar(length=total, label=label, file=sys.stderr) as bar:
         yield bar.update
+
+
+#: Least seconds between two progress lines on a pipe.
+PIPE_SECONDS = 5.0
+
+
+class _PipeProgress:
+    """Progress as plain lines, for a log rather than a terminal."""
+
+    def __init__(self, total: int, label: str) -> None:
+        self.total, self.label = total, label
+        self.count = 0
+        self.start = self.last = time.monotonic()
+        self.next_tenth = 1
+
+    def __call__(self, n: int) -> None:
+        self.count += n
+        tenth = self.count * 10 // self.total
+        now = time.monotonic()
+        if tenth >= self.next_tenth and now - self.last >= PIPE_SECONDS and tenth < 10:
+            self.next_tenth = tenth + 1
+            self.last = now
+            click.echo(f"{self.label}: {tenth * 10}% ({self.count:,} of {self.total:,} rows, "
+                       f"{now - self.start:.0f} s)", err=True)
+
+    def done(self) -> None:
+        took = time.monotonic() - self.start
+        if self.next_tenth > 1 or took >= PIPE_SECONDS:
+            click.echo(f"{self.label}: all {self.total:,} rows in {took:.0f} s; packaging "
+                       "the file", err=True)
 
 
 

@@ -55,10 +55,13 @@ from sheetgen.layout.styles import (
     highlight_style,
     number_style,
 )
-from sheetgen.writers.shared_rows import FastTable, skip
+from sheetgen.writers.shared_rows import Cursor, FastTable, skip
 from sheetgen.writers.xlsx_compat import plot_hidden_cells
 
 CONSTANT_MEMORY_ROWS = 5_000  # above this many table rows, stream rows to disk
+#: Points per chart series: each costs about 150 B of chart XML and a Python float while
+#: writing, so a 1M-row table charts its first rows and its chart's title says so.
+CHART_MAX_POINTS = 20_000
 Progress = Callable[[int], None]
 
 
@@ -167,7 +170,7 @@ _Writer = Callable[[Worksheet, int, int, Any, Any], None]  # (ws, row, col, form
 _Column = tuple[int, Any, Any, "list[str] | _Writer | None"]  # col, format, values, how
 
 
-def _table_columns(table: TablePlan, formats: _Formats) -> list[_Column]:
+def _table_columns(table: TablePlan, formats: _Formats, lazy: bool = False) -> list[_Column]:
     """Per column, bound once: (column, format, iterator over the row values, how to write).
 
     `how` is None for typed-in constants, the formula split where the row number goes for
@@ -176,7 +179,7 @@ def _table_columns(table: TablePlan, formats: _Formats) -> list[_Column]:
     """
     out: list[_Column] = []
     for c in table.columns:
-        values = c.values.tolist()
+        values = Cursor(c.values) if lazy else c.values.tolist()
         if c.is_input:
             how = _linked_writer(c, table.first_row, formats.get("linked", c.fmt)) \
                 if c.links else None
@@ -184,7 +187,7 @@ def _table_columns(table: TablePlan, formats: _Formats) -> list[_Column]:
         else:
             assert c.parts is not None
             how = c.parts if c.offsets is None else _shifted_writer(c)
-            out.append((c.col, _column_format(c, formats), map(_cached, values), how))
+            out.append((c.col, _column_format(c, formats), iter(values), how))
     return out
 
 
@@ -226,7 +229,7 @@ def _linked_writer(column: ColumnPlan, first_row: int, linked: Any) -> _Writer:
 
 def _shifted_writer(column: ColumnPlan) -> _Writer:
     def write(ws: Worksheet, row: int, col: int, fmt: Any, value: Any) -> None:
-        ws.write_formula(row, col, column.formula_at(row), fmt, value)
+        ws.write_formula(row, col, column.formula_at(row), fmt, _cached(value))
 
     return write
 
@@ -239,7 +242,7 @@ def _write_table_row(ws: Worksheet, row: int, columns: list[_Column]) -> None:
         if how is None:
             _write_constant(ws, row, col, next(values), fmt)
         elif isinstance(how, list):
-            write_formula(row, col, number.join(how), fmt, next(values))
+            write_formula(row, col, number.join(how), fmt, _cached(next(values)))
         else:
             how(ws, row, col, fmt, next(values))
 
@@ -251,11 +254,12 @@ def _write_sheet(ws: Worksheet, sheet: SheetPlan, formats: _Formats,
     by_row: dict[int, list[Cell]] = {}
     for cell in sheet.cells:
         by_row.setdefault(cell.row, []).append(cell)
-    tables = [(t.first_row, t.last_row, _table_columns(t, formats)) for t in sheet.tables]
+    groups = _fast_tables(ws, sheet, formats, set(by_row))
+    lazy = {i for _, group in groups for i in group}  # rows mostly written by FastTable
+    tables = [(t.first_row, t.last_row, _table_columns(t, formats, i in lazy))
+              for i, t in enumerate(sheet.tables)]
     last = max([*by_row, *(t.last_row for t in sheet.tables)], default=-1)
-    runs = {start: (stop, fast, group)
-            for fast, group in _fast_tables(ws, sheet, formats, set(by_row))
-            for start, stop in fast.runs}
+    runs = {start: (stop, fast, group) for fast, group in groups for start, stop in fast.runs}
     row = reported = 0
     while row <= last:
         if row in runs:  # a run of plain table rows: shared formulas, written directly
@@ -320,10 +324,13 @@ def _chart(wb: Workbook, ws: Worksheet, sheet: SheetPlan, chart: ChartPlan) -> N
     def rng(c: tuple[int, int, int]) -> list[Any]:
         return [sheet.name, c[1], c[0], c[2], c[0]]
 
+    shown = total = 0
     for s in chart.series:
-        opts: dict[str, Any] = {"name": s.name, "categories": rng(s.x), "values": rng(s.y),
-                                "categories_data": _cache(sheet, s.x),
-                                "values_data": _cache(sheet, s.y)}
+        sx, sy = _first_points(s.x), _first_points(s.y)
+        shown, total = max(shown, sx[2] - sx[1] + 1), max(total, s.x[2] - s.x[1] + 1)
+        opts: dict[str, Any] = {"name": s.name, "categories": rng(sx), "values": rng(sy),
+                                "categories_data": _cache(sheet, sx),
+                                "values_data": _cache(sheet, sy)}
         color = s.color or (palette.CEILING if s.line else palette.POINT)
         opts |= {"line": {"color": color, "width": 2.25} if s.line else {"none": True},
                  "marker": {"type": "none"} if s.marker == "none" else {
@@ -336,8 +343,10 @@ def _chart(wb: Workbook, ws: Worksheet, sheet: SheetPlan, chart: ChartPlan) -> N
                       for r in range(first, last + 1)]
             opts["data_labels"] = {"custom": custom, "position": "right", "font": {"size": 7}}
         ch.add_series(opts)
-    # a live title reads its cell (xlsxwriter caches the cell's value for the preview)
-    ch.set_title({"name": list(chart.title_cell) if chart.title_cell else chart.title})
+    if total > shown:  # a sample: the title says so (a title read from a cell cannot)
+        ch.set_title({"name": f"{chart.title} (the first {shown:,} of {total:,} rows)"})
+    else:  # a live title reads its cell (xlsxwriter caches the cell's value for the preview)
+        ch.set_title({"name": list(chart.title_cell) if chart.title_cell else chart.title})
     grid = {"visible": True, "line": {"color": palette.GRID}}
     for setter, title, bounds, log in ((ch.set_x_axis, chart.x_title, chart.x_range,
                                         chart.x_log),
@@ -353,6 +362,12 @@ def _chart(wb: Workbook, ws: Worksheet, sheet: SheetPlan, chart: ChartPlan) -> N
     ch.set_legend({"position": "bottom"})
     ch.set_size({"width": 64 * chart.width_cols, "height": 20 * chart.height_rows})
     ws.insert_chart(chart.row, chart.col, ch)
+
+
+def _first_points(c: tuple[int, int, int]) -> tuple[int, int, int]:
+    """A series range cut to its first CHART_MAX_POINTS rows."""
+    col, first, last = c
+    return col, first, min(last, first + CHART_MAX_POINTS - 1)
 
 
 def _page_setup(ws: Worksheet, sheet: SheetPlan) -> None:
