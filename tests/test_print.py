@@ -63,7 +63,7 @@ def word_heights(pdf: Path) -> list[list[tuple[str, float]]]:
 
 
 @pytest.fixture(scope="module")
-def rendered(tmp_path_factory) -> tuple[Path, list[str]]:
+def rendered(tmp_path_factory) -> tuple[Path, list[str], Path]:
     """The default workbook and the text of each page LibreOffice printed."""
     tmp = tmp_path_factory.mktemp("print")
     path, _ = build_workbook(tmp / "roofline.xlsx")

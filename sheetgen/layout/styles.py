@@ -23,6 +23,7 @@ from sheetgen.layout.palette import (
 )
 from sheetgen.layout.palette import FALSE_FILL as FALSE_FILL
 from sheetgen.layout.palette import FALSE_FONT as FALSE_FONT
+from sheetgen.model.vocabulary import COMPUTE_BOUND, MEMORY_BOUND
 
 #: A yes/no cell's number format: TRUE for 1, FALSE for 0, as General would show them. It must
 #: not be General. LibreOffice's xlsx import keeps a cached formula result only when it is a
@@ -201,7 +202,5 @@ def highlight_style(fill: str, font_color: str | None = None) -> CellStyle:
     return CellStyle(fill=fill, font_color=font_color)
 
 
-COMPUTE_BOUND = "compute-bound"
-MEMORY_BOUND = "memory-bound"
 #: regime -> (strong colour for marks and text, light colour for cell fills)
 REGIME_COLORS = {COMPUTE_BOUND: (COMPUTE, COMPUTE_FILL), MEMORY_BOUND: (MEMORY, MEMORY_FILL)}
