@@ -91,7 +91,7 @@ def test_libreoffice_prints_every_note_and_sentence_whole(libreoffice):
 
     inputs = flat("Inputs")
     # the ends of the longest notes, cut at the page edge before they wrapped
-    assert "the DTYPE_GAP marker when the GPU lacks it)." in inputs
+    assert "the DTYPE_GAP marker when the GPU lacks the dtype)." in inputs
     assert "decides the bound regime." in inputs
     par = flat("Parallelism")
     assert "8,071" in par and "16,143" in par  # rows/s, hand figures above
