@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import openpyxl
 import pytest
+from helpers import run
 
 from sheetgen.calibrate import fit
 from sheetgen.calibrate.data import Measurements, read_measurements
@@ -24,9 +25,6 @@ H100 = load_presets().get("H100 SXM")
 DEVICE = fit.Device("H100 SXM", 989.4e12, 3.35e12, 2, 132)
 
 
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["sheetgen", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=120, check=False)
 
 
 def _data(shapes: list[tuple[int, int, int]], seconds: np.ndarray | None = None,
@@ -160,7 +158,7 @@ def test_xlsx_with_title_batch_and_ms(tmp_path):
 def test_bad_measurements_one_line_exit_2(tmp_path, text, message):
     path = _csv(tmp_path, text)
     proc = run("calibrate", str(path), "--preset-out", str(tmp_path / "p.toml"))
-    assert proc.returncode == 2, proc.stdout
+    assert proc.exit_code == 2, proc.stdout
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
     assert message in proc.stderr
     assert not (tmp_path / "p.toml").exists()
@@ -176,7 +174,7 @@ def test_json_report_keys_and_cross_validation(tmp_path):
     preset = tmp_path / "h100.toml"
     proc = run("calibrate", str(first), "--gpu", "H100 SXM", "--json", "--preset-out",
                str(preset), "--name", "H100 fitted")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.exit_code == 0, proc.stderr
     fitted = json.loads(proc.stdout)
     for key in ("compute_efficiency", "memory_efficiency", "launch_overhead_s",
                 "median_abs_error_before", "median_abs_error_after", "p90_abs_error_after",

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from sheetgen.evaluate.values import ExcelError
+from sheetgen.core.excel import ExcelError, is_number
 from sheetgen.inputs.presets import MAX_OVERLAP_EXPONENT
 from sheetgen.model import factories as rf
 from sheetgen.model.vocabulary import (
@@ -78,11 +78,6 @@ T_TIME = Input("meas_time", "measured time", "s", fmt="time")
 _DIMS = ("meas_m", "meas_k", "meas_n", "meas_b", "meas_time")
 
 
-def _number(v: Any) -> bool:
-    return (not isinstance(v, bool) and isinstance(v, int | float | np.integer | np.floating)
-            and math.isfinite(float(v)))
-
-
 def _status(**a: Any) -> np.ndarray:
     cols = [np.asarray(a[d], dtype=object) for d in _DIMS]
     out = []
@@ -90,7 +85,7 @@ def _status(**a: Any) -> np.ndarray:
         m, k, n, b, t = row
         if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in (m, k, n, t)):
             out.append("")
-        elif all(_number(v) for v in row) and min(m, k, n, b) >= 1 and t > 0:
+        elif all(is_number(v) for v in row) and min(m, k, n, b) >= 1 and t > 0:
             out.append(OK)
         else:
             out.append(BAD_ROW)
@@ -226,7 +221,7 @@ def _log10_us(name: str, of: str, label: str) -> Quantity:
     """log10 of a time in µs where it is a positive number, else #N/A (chart data)."""
     def reference(**a: Any) -> np.ndarray:
         v = np.atleast_1d(np.asarray(a[of], dtype=object))
-        return np.asarray([np.log10(float(x) * _MICRO) if _number(x) and float(x) > 0
+        return np.asarray([np.log10(float(x) * _MICRO) if is_number(x) and float(x) > 0
                            else ExcelError(NA_CODE) for x in v], dtype=object)
 
     return Quantity(name, f"chart helper: log10 {label} (µs)", "",
