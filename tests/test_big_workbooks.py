@@ -4,12 +4,13 @@ Sizes are modest (CI budget); thresholds are monkeypatched so the big-file logic
 
 from __future__ import annotations
 
+import re
 import zipfile
 from pathlib import Path
 
 import pytest
 from hostile_files import bomb_sheet, padding, write_package
-from lo_helpers import mismatches, needs_libreoffice, read_values, recalc_with_libreoffice
+from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 
 import sheetgen.files.untrusted as untrusted
 from sheetgen.api import build_workbook
@@ -25,7 +26,7 @@ def shapes(n: int) -> list[tuple[int, int, int]]:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("big") / "big.xlsx"
-    build_workbook(out, shapes=shapes(600), spare_rows=0)
+    build_workbook(out, shapes=shapes(300), spare_rows=0)
     return out
 
 
@@ -43,7 +44,7 @@ def test_guard_accepts_a_big_sheetgen_workbook_and_refuses_a_bomb_of_its_size(
         untrusted.check_package(built, size // 4)  # a fixed budget (fill's) still refuses
     book = read_workbook(built)  # the declared dimensions cover the Matmul sheet
     matmul = next(s for s in book.sheets if s.name == "Matmul")
-    assert len(matmul.f_texts) > 600 * 10
+    assert len(matmul.f_texts) > 300 * 10
     # A bomb of the same uncompressed size declaring one cell is refused from the directory.
     bomb = write_package(tmp_path / "bomb.xlsx", {"Matmul": bomb_sheet(size)})
     assert unpacked_size(bomb) >= size and bomb.stat().st_size < size // 50
@@ -85,23 +86,59 @@ def test_declared_cells_reads_the_dimension_only(tmp_path):
 FAST_SHAPES = 150
 
 
-@pytest.fixture(scope="module")
-def fast_built(tmp_path_factory) -> tuple[Path, object]:
+def build_fast(out: Path) -> tuple[Path, object]:
     """A workbook whose Matmul and chart tables take the fast path (thresholds lowered)."""
     import sheetgen.writers.shared_rows as shared_rows
     import sheetgen.writers.xlsx as xlsx_writer
     from sheetgen.api import plan
 
-    mp = pytest.MonkeyPatch()
-    mp.setattr(xlsx_writer, "CONSTANT_MEMORY_ROWS", 40)
-    mp.setattr(shared_rows, "FAST_TABLE_ROWS", 40)
-    mp.setattr(shared_rows, "BLOCK_ROWS", 16)  # several blocks per run
-    try:
-        out = tmp_path_factory.mktemp("fast") / "fast.xlsx"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(xlsx_writer, "CONSTANT_MEMORY_ROWS", 40)
+        mp.setattr(shared_rows, "FAST_TABLE_ROWS", 40)
+        mp.setattr(shared_rows, "BLOCK_ROWS", 16)  # several blocks per run
         build_workbook(out, shapes=shapes(FAST_SHAPES), spare_rows=0)
-    finally:
-        mp.undo()
     return out, plan(shapes=shapes(FAST_SHAPES), spare_rows=0)
+
+
+@pytest.fixture(scope="module")
+def fast_built(tmp_path_factory) -> tuple[Path, object]:
+    return build_fast(tmp_path_factory.mktemp("fast") / "fast.xlsx")
+
+
+def test_a_row_holding_another_cell_is_written_plainly_between_two_runs(tmp_path,
+                                                                        monkeypatch):
+    """A note beside the table splits the shared range: that row's formulas are written by
+    xlsxwriter as plain formulas, the runs above and below each get their own masters."""
+    import openpyxl
+
+    import sheetgen.writers.shared_rows as shared_rows
+    import sheetgen.writers.xlsx as xlsx_writer
+    from sheetgen.api import plan
+    from sheetgen.layout.planner import Cell
+
+    monkeypatch.setattr(xlsx_writer, "CONSTANT_MEMORY_ROWS", 40)
+    monkeypatch.setattr(shared_rows, "FAST_TABLE_ROWS", 40)
+    p = plan(shapes=shapes(60), spare_rows=0)
+    t = p.table("matmul")
+    note_row = t.first_row + 30
+    p.sheet("Matmul").cells.append(Cell(note_row, 60, "note", "a note beside the table"))
+    out = xlsx_writer.write_xlsx(p, tmp_path / "split.xlsx")
+    xml = sheet_part(out, "Matmul")
+    e = next(c for c in t.columns if c.col == 4)
+    assert f':E{note_row}" si=' in xml  # a run ends just above the note's row
+    assert f'ref="E{note_row + 2}:E{t.last_row + 1}"' in xml
+    assert f'<c r="E{note_row + 1}" s="' in xml and "<f>" + e.formula_at(note_row)[1:] in xml
+    ws = openpyxl.load_workbook(out)["Matmul"]
+    for row in (note_row - 1, note_row, note_row + 1, t.last_row):
+        for c in t.columns:
+            got = ws.cell(row + 1, c.col + 1).value
+            want = c.values[row - t.first_row] if c.is_input else c.formula_at(row)
+            assert got == want, (c.name, row)
+    assert ws.cell(note_row + 1, 61).value == "a note beside the table"
+    from sheetgen.verify.check import check_workbook  # plain rows and two runs per column
+
+    report = check_workbook(out)
+    assert report.mismatches == [] and report.checked["Matmul"] > 15 * 60
 
 
 def sheet_part(path: Path, name: str) -> str:
@@ -162,7 +199,8 @@ def test_fast_reader_expands_shared_formulas_like_elementtree(fast_built):
     slow = RawSheet("Matmul")
     read_sheet_slow_for_tests(sheet_part(path, "Matmul").encode(), slow)
     assert isinstance(fast.f_rows, __import__("numpy").ndarray)  # the fast path was taken
-    a = sorted(zip(fast.f_rows.tolist(), fast.f_cols.tolist(), fast.f_texts, strict=True))
+    assert fast.shared and len(fast.f_texts) < FAST_SHAPES  # copies are kept as templates
+    a = sorted(fast.formula_texts())
     b = sorted(zip(slow.f_rows, slow.f_cols, slow.f_texts, strict=True))
     assert a == b and len(a) > 15 * FAST_SHAPES
 
@@ -178,26 +216,129 @@ def test_check_passes_on_the_fast_workbook(fast_built):
     assert "0 mismatches" in r.output
 
 
-@needs_libreoffice
-def test_libreoffice_recalculates_the_shared_formula_table_to_the_reference(fast_built,
-                                                                            tmp_path):
-    """Every cached value in the shared-formula cells is zeroed first, so the numbers
-    LibreOffice hands back are its own recalculation of the shared formulas."""
+@libreoffice_job("big-shared-formulas")
+def _blanked(tmp: Path) -> dict[str, Path]:
+    """The fast-path workbook with every cached value in its shared-formula cells zeroed."""
     import re
 
-    path, p = fast_built
-    blanked = tmp_path / "blanked.xlsx"
-    zeroed = 0
+    path, _ = build_fast(tmp / "fast.xlsx")
+    blanked = tmp / "blanked.xlsx"
     with zipfile.ZipFile(path) as src, zipfile.ZipFile(blanked, "w",
                                                        zipfile.ZIP_DEFLATED) as dst:
         for info in src.infolist():
             data = src.read(info)
             if info.filename.startswith("xl/worksheets/sheet"):
-                text, n = re.subn(r'( t="(?:str|e|b)")?>(<f t="shared"[^>]*(?:/>|>[^<]*</f>))'
-                                  r"<v>[^<]*</v>", r">\2<v>0</v>", data.decode())
+                text = re.sub(r'( t="(?:str|e|b)")?>(<f t="shared"[^>]*(?:/>|>[^<]*</f>))'
+                              r"<v>[^<]*</v>", r">\2<v>0</v>", data.decode())
                 data = text.encode()
-                zeroed += n
             dst.writestr(info, data)
+    return {"blanked": blanked}
+
+
+@needs_libreoffice
+def test_libreoffice_recalculates_the_shared_formula_table_to_the_reference(fast_built,
+                                                                            libreoffice):
+    """Every cached value in the shared-formula cells is zeroed first, so the numbers
+    LibreOffice hands back are its own recalculation of the shared formulas."""
+    _, p = fast_built
+    blanked = libreoffice.sources("big-shared-formulas")["blanked"]
+    with zipfile.ZipFile(blanked) as z:
+        zeroed = sum(len(re.findall(r'<f t="shared"[^>]*(?:/>|>[^<]*</f>)<v>0</v>',
+                                    z.read(n).decode())) for n in z.namelist()
+                     if n.startswith("xl/worksheets/sheet"))
     assert zeroed > 15 * FAST_SHAPES
-    out = recalc_with_libreoffice(blanked, tmp_path)
+    out = libreoffice.outputs("big-shared-formulas")["blanked"]
     assert mismatches(p, read_values(out)) == []
+
+
+# ---- streaming output: show, show --json, read --format csv/json -------------------------
+def _printing_peak(make_pieces) -> float:
+    """Peak bytes Python allocates while the pieces are made and dropped (as click.echo
+    does with each), the frame they come from already built."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        for _ in make_pieces():
+            pass
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.fixture(scope="module")
+def frames() -> dict[int, object]:
+    from sheetgen.api import analyze
+
+    return {n: analyze(shapes(n)) for n in (400, 1_600)}
+
+
+@pytest.mark.parametrize("kind", ["show", "show_json", "csv", "json"])
+def test_streamed_output_stays_bounded_as_rows_grow(kind, frames, monkeypatch):
+    """Four times the rows, about the same peak: one chunk's text is alive at a time."""
+    import sheetgen.cli.checking as checking
+    import sheetgen.cli.terminal as terminal
+
+    monkeypatch.setattr(terminal, "STREAM_ROWS", 100)
+    monkeypatch.setattr(checking, "STREAM_ROWS", 100)
+    peaks = []
+    for frame in frames.values():
+        make = {"show": lambda f=frame: terminal.show_table_stream(f),
+                "show_json": lambda f=frame: terminal.show_json_stream(f),
+                "csv": lambda f=frame: checking.csv_stream(f),
+                "json": lambda f=frame: checking.json_stream(f)}[kind]
+        peaks.append(_printing_peak(make))
+    # the whole text of 1,600 rows is about 1 MB; a chunk's some 60 KB
+    assert peaks[1] < 1.3 * peaks[0] + 100_000, peaks
+
+
+def test_streamed_output_is_the_same_text(monkeypatch):
+    import json
+
+    import sheetgen.cli.checking as checking
+    import sheetgen.cli.terminal as terminal
+    from sheetgen.api import analyze
+
+    frame = analyze(shapes(7))
+    whole_json = json.dumps(terminal.show_json(frame), indent=2)
+    whole_csv = checking.neutralised(checking.whole_numbers(frame)).to_csv()
+    whole_records = json.dumps(checking.json_records(checking.whole_numbers(frame)))
+    for n in (1, 3, 100):
+        monkeypatch.setattr(terminal, "STREAM_ROWS", n)
+        monkeypatch.setattr(checking, "STREAM_ROWS", n)
+        assert "".join(terminal.show_json_stream(frame)) == whole_json
+        assert json.loads(whole_json)["rows"][6]["m"] == shapes(7)[6][0]
+        assert "".join(checking.csv_stream(frame)) == whole_csv
+        assert "".join(checking.json_stream(frame)) == whole_records
+    assert len(terminal.show_table(frame)) == 2 + 7
+
+
+# ---- progress on a pipe, and the chart of a big table -------------------------------------
+def test_progress_on_a_pipe_is_a_line_per_tenth_at_a_modest_rate(capsys, monkeypatch):
+    import sheetgen.cli.common as common
+
+    monkeypatch.setattr(common, "PIPE_SECONDS", 0.0)
+    with common.progress_bar(100_000, "writing") as progress:
+        assert progress is not None
+        for _ in range(100):
+            progress(1_000)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("writing: 10% (10,000 of 100,000 rows")
+    assert len(lines) == 9 + 1 and lines[-1].startswith("writing: all 100,000 rows in ")
+    monkeypatch.setattr(common, "PIPE_SECONDS", 3600.0)  # a quick job says nothing
+    with common.progress_bar(100_000, "writing") as progress:
+        progress(100_000)
+    assert capsys.readouterr().err == ""
+
+
+def test_a_big_tables_chart_plots_its_first_rows_and_says_so(tmp_path, monkeypatch):
+    import sheetgen.writers.xlsx as xlsx_writer
+
+    monkeypatch.setattr(xlsx_writer, "CHART_MAX_POINTS", 50)
+    out = tmp_path / "c.xlsx"
+    build_workbook(out, shapes=shapes(80), spare_rows=0)
+    with zipfile.ZipFile(out) as zf:
+        charts = [zf.read(n).decode() for n in zf.namelist() if n.startswith("xl/charts/")]
+    roofline = next(c for c in charts if "(the first 50 of 80 rows)" in c)
+    assert roofline.count('<c:ptCount val="50"/>') >= 2
+    assert '<c:ptCount val="80"/>' not in roofline

@@ -202,6 +202,27 @@ def test_per_dtype_efficiency_and_overlap_load(tmp_path: Path):
     assert gpu.compute_efficiency("bf16") == 0.6 and gpu.overlap_exponent == 2.5
 
 
+@pytest.mark.parametrize(("typed", "preset"), [
+    ("A100 40 GB SXM", "A100 40GB SXM"),  # the README's spelling
+    ("a100-40gb-sxm", "A100 40GB SXM"), ("H100_SXM", "H100 SXM"), ("  mi300x ", "MI300X"),
+    ("MI300", "MI300X"),  # the start of exactly one name
+])
+def test_gpu_names_match_ignoring_case_spaces_and_hyphens(typed, preset):
+    assert builtin_presets().get(typed).name == preset
+
+
+@pytest.mark.parametrize(("typed", "candidates"), [
+    ("A100", ["A100 40GB SXM", "A100 40GB PCIe", "A100 80GB SXM"]),
+    ("a100 40gb", ["A100 40GB SXM", "A100 40GB PCIe"]),
+    ("H100", ["H100 SXM", "H100 PCIe"]),
+])
+def test_an_ambiguous_gpu_name_is_refused_naming_the_candidates(typed, candidates):
+    with pytest.raises(InputError, match="ambiguous") as info:
+        builtin_presets().get(typed)
+    for name in candidates:
+        assert repr(name) in str(info.value)
+
+
 GIB = 2**30
 
 

@@ -4,12 +4,13 @@ LibreOffice recalculating both sheets."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import openpyxl
 import pytest
 from click.testing import CliRunner
 from helpers import one_line_error, scalars
-from lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
+from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
@@ -117,28 +118,36 @@ VARIANTS = {
 }
 
 
-@needs_libreoffice
-def test_libreoffice_agrees_on_pipeline_and_parallelism(tmp_path):
-    plans, files = {}, []
-    for key, opts in VARIANTS.items():
-        plans[key] = plan_build(BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=1, **opts))
-        files.append(write_xlsx(plans[key], tmp_path / f"{key}.xlsx"))
+def _variant_plans() -> dict:
+    return {key: plan_build(BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=1, **opts))
+            for key, opts in VARIANTS.items()}
+
+
+@libreoffice_job("pipeline-parallel-variants")
+def _variants(tmp: Path) -> dict[str, Path]:
+    plans = _variant_plans()
+    files = {key: write_xlsx(p, tmp / f"{key}.xlsx") for key, p in plans.items()}
     # a user flips the dtype and the GPU count in the sheet
-    edited = tmp_path / "edited.xlsx"
-    wb = openpyxl.load_workbook(files[0])
+    edited = tmp / "edited.xlsx"
+    wb = openpyxl.load_workbook(files["default"])
     for name, value in (("DTYPE", "fp32"), ("PAR_GPUS", 4), ("MICRO_BATCHES", 16)):
         sheet, cell = plans["default"].defined_names[name].split("!")
         wb[sheet.strip("'")][cell.replace("$", "")] = value
     wb.save(edited)
-    files.append(edited)
-    out = recalc_many(files, tmp_path / "out")
+    return {**files, "edited": edited}
+
+
+@needs_libreoffice
+def test_libreoffice_agrees_on_pipeline_and_parallelism(libreoffice):
+    plans = _variant_plans()
+    out = libreoffice.outputs("pipeline-parallel-variants")
     for key in VARIANTS:
-        values = read_values(out[tmp_path / f"{key}.xlsx"])
+        values = read_values(out[key])
         assert mismatches(plans[key], values) == [], key
     cfg = BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=1, dtype="fp32", gpus=4,
                       micro_batches=16).resolved()
     expected = plan_workbook(sheet_specs(), input_values(cfg))
-    values = read_values(out[edited])
+    values = read_values(out["edited"])
     assert mismatches(expected, values) == []
     assert math.isclose(expected.model.scalars["pp_bubble"], 3 / 19)
     # the fp32 flip pushes the model out of the A100's memory, and LibreOffice says so

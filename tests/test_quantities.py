@@ -97,7 +97,7 @@ def test_weight_only_int4_moves_the_ridge_crossing():
 
 @pytest.mark.parametrize("bad", ["int3", "", "tf32"])
 def test_unknown_storage_dtype_is_one_error(bad):
-    with pytest.raises(sheetgen.errors.InputError, match="--weight-dtype"):
+    with pytest.raises(sheetgen.errors.InputError, match="weight_dtype"):
         sheetgen.analyze([(1, 1, 1)], weight_dtype=bad)
 
 

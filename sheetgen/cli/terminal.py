@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from sheetgen.layout.palette import rgb
 from sheetgen.layout.styles import REGIME_COLORS
 
 
-@cli.command()
+@cli.command(short_help="Print the Matmul table in the terminal.")
 @transformer_view("show")
 @shapes_options
 @gpu_option
@@ -53,10 +53,26 @@ def show(shapes: Path | None, shapes_sheet: str | None, gpu: str | None, dtype: 
         frame = analyze(shapes, gpu=gpu, dtype=dtype, gpu_file=gpu_file,
                         shapes_sheet=shapes_sheet, **_refined(options))
     if as_json:
-        click.echo(json.dumps(show_json(frame), indent=2))
+        for piece in show_json_stream(frame):
+            click.echo(piece, nl=False)
+        click.echo()
         return
-    for line in show_table(frame):
+    for line in show_table_stream(frame):
         click.echo(line)
+
+
+#: Rows turned into text at a time by the streaming printers: memory stays one chunk's.
+STREAM_ROWS = 2_000
+
+
+def _chunks(frame: Any) -> Iterator[list[dict[str, Any]]]:
+    """The frame's rows as records, STREAM_ROWS at a time, sliced from each column's array
+    (slicing the DataFrame itself would leave a reference behind per slice)."""
+    columns = {str(c): frame[c].to_numpy() for c in frame.columns}
+    for start in range(0, len(frame), STREAM_ROWS):
+        stop = start + STREAM_ROWS
+        lists = [v[start:stop].tolist() for v in columns.values()]
+        yield [dict(zip(columns, row, strict=True)) for row in zip(*lists, strict=True)]
 
 
 #: (header, column, formatter) of each `show` column; widths follow the widest cell
@@ -86,34 +102,65 @@ def _storage_note(g: dict[str, Any]) -> str:
 
 def show_table(frame: Any) -> list[str]:
     """The lines `sheetgen show` prints: a GPU header, then one aligned row per shape."""
+    return list(show_table_stream(frame))
+
+
+def _headers(frame: Any) -> list[str]:
+    unit = rate_unit(str(frame.attrs["gpu"]["dtype"]))  # FLOP/s, or OP/s for int8
+    per_byte = unit.removesuffix("/s") + "/B"
+    return [{"TFLOP/s": f"T{unit}", "FLOP/B": per_byte}.get(h, h) for h, _, _ in _SHOW_COLUMNS]
+
+
+def _gpu_line(frame: Any) -> str:
     g = frame.attrs["gpu"]
-    unit = rate_unit(str(g["dtype"]))  # FLOP/s, or OP/s for int8
+    unit = rate_unit(str(g["dtype"]))
     per_byte = unit.removesuffix("/s") + "/B"
     eff = ""
     if (g["compute_eff"], g["memory_eff"]) != (1.0, 1.0):
         eff = (f"; attainable {si(g['attainable_flops'], unit)}, "
                f"{si(g['attainable_bw'], 'B/s')}, ridge {g['attainable_ridge']:.4g} {per_byte}")
-    records = frame.to_dict("records")
-    table = [[fmt(row[col]) for _, col, fmt in _SHOW_COLUMNS] for row in records]
-    headers = [{"TFLOP/s": f"T{unit}", "FLOP/B": per_byte}.get(h, h) for h, _, _ in _SHOW_COLUMNS]
-    widths = [max([len(h), *(len(r[i]) for r in table)]) for i, h in enumerate(headers)]
-    lines = [
-        click.style(f"{g['gpu']}, {g['dtype']}", bold=True) + _storage_note(g)
-        + f": peak {si(g['peak_flops'], unit)}, HBM {si(g['hbm_bw'], 'B/s')}, "
-          f"ridge {g['ridge']:.4g} {per_byte}{eff}; refined: floor "
-          f"{seconds(g['launch_overhead'])}, {g['tile_m']:.0f}x{g['tile_n']:.0f} tiles on "
-          f"{g['sm_count']:.0f} SMs, waves {g['wave_quantization']}",
-        "  ".join(f"{h:>{w}}" for h, w in zip(headers, widths, strict=True)),
-    ]
-    for row, texts in zip(records, table, strict=True):
-        cells = []
-        for (_, col, _), text, width in zip(_SHOW_COLUMNS, texts, widths, strict=True):
-            text = f"{text:>{width}}"
-            if col == "regime":
-                text = click.style(text, fg=_REGIME_COLORS.get(row[col]))
-            cells.append(text)
-        lines.append("  ".join(cells))
-    return lines
+    return (click.style(f"{g['gpu']}, {g['dtype']}", bold=True) + _storage_note(g)
+            + f": peak {si(g['peak_flops'], unit)}, HBM {si(g['hbm_bw'], 'B/s')}, "
+              f"ridge {g['ridge']:.4g} {per_byte}{eff}; refined: floor "
+              f"{seconds(g['launch_overhead'])}, {g['tile_m']:.0f}x{g['tile_n']:.0f} tiles on "
+              f"{g['sm_count']:.0f} SMs, waves {g['wave_quantization']}")
+
+
+def show_table_stream(frame: Any) -> Iterator[str]:
+    """show's lines, made STREAM_ROWS rows at a time: a first pass keeps only each
+    column's widest text, so memory stays one chunk's whatever the rows."""
+    headers = _headers(frame)
+    widths = [len(h) for h in headers]
+    for chunk in _chunks(frame):
+        for i, (_, col, fmt) in enumerate(_SHOW_COLUMNS):
+            widths[i] = max(widths[i], max(len(fmt(row[col])) for row in chunk))
+    yield _gpu_line(frame)
+    yield "  ".join(f"{h:>{w}}" for h, w in zip(headers, widths, strict=True))
+    for chunk in _chunks(frame):
+        for row in chunk:
+            cells = []
+            for (_, col, fmt), width in zip(_SHOW_COLUMNS, widths, strict=True):
+                text = f"{fmt(row[col]):>{width}}"
+                if col == "regime":
+                    text = click.style(text, fg=_REGIME_COLORS.get(row[col]))
+                cells.append(text)
+            yield "  ".join(cells)
+
+
+def show_json_stream(frame: Any) -> Iterator[str]:
+    """`json.dumps(show_json(frame), indent=2)` in pieces, STREAM_ROWS rows at a time."""
+    gpu = json.dumps(show_json(frame.iloc[:0])["gpu"], indent=2).replace("\n", "\n  ")
+    if len(frame) == 0:
+        yield f'{{\n  "gpu": {gpu},\n  "rows": []\n}}'
+        return
+    yield f'{{\n  "gpu": {gpu},\n  "rows": ['
+    sep = ""
+    for chunk in _chunks(frame):
+        rows = _json_rows(chunk)
+        yield sep + ",".join("\n    " + json.dumps(r, indent=2).replace("\n", "\n    ")
+                             for r in rows)
+        sep = ","
+    yield "\n  ]\n}"
 
 
 def show_json(frame: Any) -> dict[str, Any]:
@@ -122,14 +169,21 @@ def show_json(frame: Any) -> dict[str, Any]:
     def plain(value: Any) -> Any:
         return value.item() if hasattr(value, "item") else value
 
-    rows = [{k: plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
-    for row in rows:
-        for dim in "mkn":
-            row[dim] = int(row[dim])
+    rows = _json_rows(frame.to_dict("records"))
     return {"gpu": {k: plain(v) for k, v in frame.attrs["gpu"].items()}, "rows": rows}
 
 
-@cli.command()
+def _json_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """show --json's row objects: plain Python numbers, m, k and n as integers."""
+    rows = [{k: v.item() if hasattr(v, "item") else v for k, v in row.items()}
+            for row in records]
+    for row in rows:
+        for dim in "mkn":
+            row[dim] = int(row[dim])
+    return rows
+
+
+@cli.command(short_help="Draw the roofline to PNG, SVG or PDF (matplotlib).")
 @transformer_view("plot")
 @click.argument("out", type=click.Path(path_type=Path))
 @shapes_options
@@ -169,7 +223,7 @@ def shapes_frame(shapes: Path | None, sheet: str | None) -> Any:
     return None if shapes is None else to_shapes(shapes, sheet)
 
 
-@cli.command()
+@cli.command(short_help="List the GPU presets and their figures.")
 @gpu_file_option
 @click.option("--sources", is_flag=True, help="Also list every figure's source.")
 @click.argument("names", nargs=-1, metavar="[GPU]...")

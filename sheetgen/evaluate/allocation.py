@@ -16,7 +16,7 @@ from sheetgen.errors import WorkbookError
 
 from .grouping import split_by
 from .limits import MAX_CELLS, MAX_COL, MAX_ROW, MAX_SPAN_CELLS
-from .reader import RawSheet
+from .reader import RawSheet, SharedRun
 from .refs import index_to_col, quote_sheet
 from .store import SheetStore
 from .values import BOOL, ERR, NUM, STR, ExcelError
@@ -86,6 +86,16 @@ def load_values(store: SheetStore, sh: Any) -> None:
             column.ensure_obj()[r] = v
 
 
+def load_shared(store: SheetStore, runs: list[SharedRun]) -> None:
+    """Keep each shared formula's template in its cells: one object for all of them,
+    written out only when EvaluatedWorkbook.formula asks for a cell's text."""
+    for run in runs:
+        column = store.cols[run.col]
+        if column.texts is None:
+            column.texts = np.full(column.hi - column.lo, None, dtype=object)
+        column.texts[run.rows - column.lo] = run.template
+
+
 def load_texts(store: SheetStore, f_rows: np.ndarray, f_cols: np.ndarray,
                f_texts: list[str]) -> None:  # fmt: skip
     """Keep each formula's text in its column (EvaluatedWorkbook.formula reads it back)."""
@@ -93,5 +103,6 @@ def load_texts(store: SheetStore, f_rows: np.ndarray, f_cols: np.ndarray,
     texts[:] = f_texts
     for c, idx in split_by(f_cols):
         column = store.cols[c]
-        column.texts = np.full(column.hi - column.lo, None, dtype=object)
+        if column.texts is None:
+            column.texts = np.full(column.hi - column.lo, None, dtype=object)
         column.texts[f_rows[idx] - column.lo] = texts[idx]

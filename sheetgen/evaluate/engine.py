@@ -17,7 +17,7 @@ import numpy as np
 
 from sheetgen.errors import WorkbookError
 
-from .allocation import allocate, check_budget, load_texts, load_values
+from .allocation import allocate, check_budget, load_shared, load_texts, load_values
 from .cellwise import CellWalk
 from .compiler import Compiler
 from .evaluator import Ctx, Rowwise, ev, implicit_intersection
@@ -51,15 +51,24 @@ class Engine:
         for sh in raw.sheets:
             f_rows = np.asarray(sh.f_rows, dtype=np.int64)
             f_cols = np.asarray(sh.f_cols, dtype=np.int64)
-            store, n_cells = allocate(sh, f_rows, f_cols)
+            all_rows = np.concatenate([f_rows, *(r.rows for r in sh.shared)])
+            all_cols = np.concatenate([f_cols, *(np.full(len(r.rows), r.col, np.int64)
+                                                 for r in sh.shared)])
+            store, n_cells = allocate(sh, all_rows, all_cols)
+            del all_rows, all_cols
             cells += n_cells
             spans += sum(c.hi - c.lo for c in store.cols.values())
             check_budget(cells, spans)
             self.book.add(store)
             load_values(store, sh)
             load_texts(store, f_rows, f_cols, sh.f_texts)
+            load_shared(store, sh.shared)
             self.groups.extend(group_formulas(sh.name, f_rows, f_cols, sh.f_texts, lenient))
-        self.n_formulas = sum(len(sh.f_texts) for sh in raw.sheets)
+            # a shared formula's cells are one group by construction: no keys to compute
+            self.groups.extend(Group(sh.name, r.col, r.rows, r.text_at(int(r.rows[0])),
+                                     origin=int(r.rows[0])) for r in sh.shared)
+        self.n_formulas = sum(len(sh.f_texts) + sum(len(r.rows) for r in sh.shared)
+                              for sh in raw.sheets)
 
     def compile(self) -> None:
         """Parse each group's formula once, resolve names, note what it reads."""

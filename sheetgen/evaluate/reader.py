@@ -11,22 +11,24 @@ verified, never assumed.
 
 from __future__ import annotations
 
+import codecs
 import html
 import os
 import re
 import zipfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from xml.etree import ElementTree as ET
 
 import numpy as np
 
+from sheetgen.core.excel import ERROR_CODES, ExcelError
 from sheetgen.errors import WorkbookError
-from sheetgen.files.untrusted import open_package
+from sheetgen.files.untrusted import open_package, read_part
 
 from .refs import a1, col_to_index
 from .shared import RowTemplate
-from .values import ERROR_CODES, ExcelError
 
 _NS_MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 _NS_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -50,6 +52,32 @@ class RawSheet:
     v_rows: list[int] = field(default_factory=list)
     v_cols: list[int] = field(default_factory=list)
     v_vals: list[Any] = field(default_factory=list)
+    #: shared formulas, kept as one template per run instead of a text per cell (a
+    #: 1M-row table would otherwise hold some 17M strings)
+    shared: list[SharedRun] = field(default_factory=list)
+
+    def formula_texts(self) -> list[tuple[int, int, str]]:
+        """(row, col, '=text') of every formula cell, shared copies written out."""
+        out = list(zip(np.asarray(self.f_rows).tolist(), np.asarray(self.f_cols).tolist(),
+                       self.f_texts, strict=True))
+        for run in self.shared:
+            rows = run.rows.tolist()
+            out += zip(rows, [run.col] * len(rows), ["=" + t for t in run.template.many(rows)],
+                       strict=True)
+        return out
+
+
+@dataclass
+class SharedRun:
+    """The cells of one shared formula: a column, its rows (sorted, 1-based; the first
+    is the master's) and the master's row template."""
+
+    col: int
+    rows: np.ndarray
+    template: RowTemplate
+
+    def text_at(self, row: int) -> str:
+        return "=" + self.template.at(row)
 
 
 @dataclass
@@ -138,37 +166,42 @@ def _xml_text(s: str) -> str:
     )  # fmt: skip
 
 
-def _read_sheet_fast(text: str, sheet: RawSheet, shared: list[str]) -> bool:
-    """Three C-level regex passes (formulas, numbers, other values); verified by counting.
+def _read_sheet_fast(slices: Iterable[str], sheet: RawSheet, shared: list[str]) -> bool:
+    """Three C-level regex passes (formulas, numbers, other values) over each slice of the
+    sheet XML (slices end at a ``</row>``, so no cell is cut); verified by counting.
 
     Returns False, leaving the sheet untouched, if any cell has a form the passes do not
-    cover (shared or array formulas, rich inline text, unusual attributes).
+    cover (array formulas, shared formulas other than copies down a column, rich inline
+    text, unusual attributes) or the part is truncated.
     """
-    n_shared = text.count('<f t="shared" ')
-    if text.count("<f ") != n_shared or "<f/>" in text \
-            or not text.rstrip().endswith("</worksheet>"):
-        return False  # array formulas, or a truncated part: let ElementTree judge
-    expected = text.count("<c ") + text.count("<c>")
     cols_of = _ColIndex()
     parts: dict[str, list[np.ndarray]] = {"fr": [], "fc": [], "nr": [], "nc": [], "nv": []}
     f_texts: list[str] = []
-    sharing = _SharedFormulas() if n_shared else None
-    found = 0
-    pos, size = 0, len(text)
-    while pos < size:  # in slices, so only one slice's match tuples are alive at a time
-        end = text.find("</row>", pos + _SLICE)
-        end = size if end < 0 else end + 6
-        formulas = _F_CELL.findall(text, pos, end)
-        values = _V_CELL.findall(text, pos, end)
+    sharing = _SharedFormulas()
+    found = expected = 0
+    tail = ""
+
+    def fail() -> bool:
+        sheet.v_rows, sheet.v_cols, sheet.v_vals = [], [], []
+        return False
+
+    for text in slices:  # only one slice's match tuples are alive at a time
+        if not expected and ":c" in text[:2000]:
+            return fail()  # prefixed namespaces (<x:c>): ElementTree reads those
+        if text.count("<f ") != text.count('<f t="shared" ') or "<f/>" in text:
+            return fail()  # array formulas and other forms: let ElementTree judge
+        expected += text.count("<c ") + text.count("<c>")
+        tail = text[-64:]
+        formulas = _F_CELL.findall(text)
+        values = _V_CELL.findall(text)
         found += len(formulas) + len(values)
-        if sharing is not None:
-            copies = _S_CELL.findall(text, pos, end)
+        if '<f t="shared" ' in text:
+            copies = _S_CELL.findall(text)
             found += len(copies)
-            if copies and not sharing.add(copies, cols_of, parts, f_texts):
-                sheet.v_rows, sheet.v_cols, sheet.v_vals = [], [], []
-                return False
+            if not sharing.add(copies, cols_of):
+                return fail()
             del copies
-        pos = end
+        del text
         if formulas:
             letters, rows_s, texts = zip(*formulas, strict=True)
             del formulas
@@ -190,7 +223,7 @@ def _read_sheet_fast(text: str, sheet: RawSheet, shared: list[str]) -> bool:
             try:
                 parts["nv"].append(np.fromiter(map(float, vals), np.float64, len(vals)))
             except ValueError:
-                return False
+                return fail()
         if len(numbers) == len(values):
             continue
         for letters, row_s, t, v, inline in values:
@@ -202,9 +235,10 @@ def _read_sheet_fast(text: str, sheet: RawSheet, shared: list[str]) -> bool:
                 sheet.v_vals.append(_unescape(inline))
             else:
                 sheet.v_vals.append(_typed(t, v, shared, f"{sheet.name}!{letters}{row_s}"))
-    if found != expected:
-        sheet.v_rows, sheet.v_cols, sheet.v_vals = [], [], []
-        return False
+    runs = sharing.runs()
+    if found != expected or not tail.rstrip().endswith("</worksheet>") or runs is None:
+        return fail()  # a cell form the passes missed, or a truncated part
+    sheet.shared = runs
 
     def cat(key: str, dtype: type) -> np.ndarray:
         return np.concatenate(parts[key]) if parts[key] else np.zeros(0, dtype)
@@ -218,45 +252,64 @@ def _read_sheet_fast(text: str, sheet: RawSheet, shared: list[str]) -> bool:
     return True
 
 
+def _slices(zf: zipfile.ZipFile, name: str) -> Iterator[str]:
+    """A worksheet part as text in slices of about _SLICE characters, each ending just
+    after a ``</row>`` (the last one at the part's end): the whole part is never in
+    memory, and no cell is cut."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    rest = ""
+    for block in read_part(zf, name, _SLICE):
+        text = rest + decoder.decode(block)
+        cut = text.rfind("</row>")
+        if cut < 0:
+            rest = text
+            continue
+        yield text[:cut + 6]
+        rest = text[cut + 6:]
+    rest += decoder.decode(b"", final=True)
+    if rest:
+        yield rest
+
+
 class _SharedFormulas:
-    """Shared formulas met so far in one sheet: each master's row template, by index."""
+    """Shared formulas met so far in one sheet: each master's template and its rows."""
 
     def __init__(self) -> None:
         self.masters: dict[str, tuple[int, int, RowTemplate]] = {}  # si -> col, row, template
+        self.rows: dict[str, list[np.ndarray]] = {}
 
-    def add(self, cells: list[tuple[str, str, str, str]], cols_of: _ColIndex,
-            parts: dict[str, list[np.ndarray]], f_texts: list[str]) -> bool:
-        """Expand one slice's shared cells into formula texts (appended like plain ones).
-        False when a copy is not below its master in the same column (Excel allows other
-        shapes; the ElementTree path handles them) or a master cannot be tokenized."""
+    def add(self, cells: list[tuple[str, str, str, str]], cols_of: _ColIndex) -> bool:
+        """Take one slice's shared cells. False when a copy is not below its master in the
+        same column (Excel allows other shapes; the ElementTree path handles them) or a
+        master cannot be tokenized."""
         by_si: dict[str, list[int]] = {}
-        rows_out: list[int] = []
-        cols_out: list[int] = []
         for letters, row_s, si, ftext in cells:
             col, row = cols_of[letters], int(row_s)
             if ftext:
+                if si in self.masters:
+                    return False  # one index, two masters
                 t = RowTemplate.of(_xml_text(ftext) if "&" in ftext else ftext, row)
                 if t is None:
                     return False
                 self.masters[si] = (col, row, t)
-            by_si.setdefault(si, []).append(len(rows_out))
-            rows_out.append(row)
-            cols_out.append(col)
-        texts: list[str] = [""] * len(rows_out)
-        for si, idx in by_si.items():
-            if si not in self.masters:
+            elif si not in self.masters or self.masters[si][0] != col \
+                    or row <= self.masters[si][1]:
                 return False
-            col, origin, t = self.masters[si]
-            rows = [rows_out[i] for i in idx]
-            if any(cols_out[i] != col for i in idx) or min(rows) < origin \
-                    or min(rows) + t.lowest_row() < 1:
-                return False
-            for i, text in zip(idx, t.many(rows), strict=True):
-                texts[i] = "=" + text
-        parts["fr"].append(np.array(rows_out, np.int64))
-        parts["fc"].append(np.array(cols_out, np.int64))
-        f_texts += texts
+            by_si.setdefault(si, []).append(row)
+        for si, rows in by_si.items():
+            self.rows.setdefault(si, []).append(np.array(rows, np.int64))
         return True
+
+    def runs(self) -> list[SharedRun] | None:
+        """One SharedRun per shared formula; None when a copy would reach above row 1."""
+        out = []
+        for si, chunks in self.rows.items():
+            col, origin, t = self.masters[si]
+            rows = np.sort(np.concatenate(chunks))
+            if int(rows[0]) != origin or origin + t.lowest_row() < 1:
+                return None
+            out.append(SharedRun(col, rows, t))
+        return out
 
 
 def _read_sheet_slow(data: bytes, sheet: RawSheet, shared: list[str]) -> None:
@@ -380,11 +433,8 @@ def _read_zip(zf: zipfile.ZipFile, path: str) -> RawWorkbook:
         if "worksheets/" not in target or target not in names:
             continue  # chartsheets, dialog sheets: no cells to evaluate
         sheet = RawSheet(name)
-        text = zf.read(target).decode("utf-8")
-        fast = ":c" not in text[:2000] and _read_sheet_fast(text, sheet, shared)
-        del text
-        if not fast:
-            _read_sheet_slow(zf.read(target), sheet, shared)
+        if not _read_sheet_fast(_slices(zf, target), sheet, shared):
+            _read_sheet_slow(b"".join(read_part(zf, target)), sheet, shared)
         sheets.append(sheet)
     global_names: dict[str, str] = {}
     local_names: dict[tuple[str, str], str] = {}

@@ -14,6 +14,7 @@ from sheetgen.errors import WorkbookError
 from .engine import Engine
 from .reader import RawSheet, RawWorkbook, read_workbook
 from .refs import a1, col_to_index, parse_a1, parse_range
+from .shared import RowTemplate
 from .store import SheetStore
 from .values import NUM, to_python
 
@@ -59,7 +60,10 @@ class EvaluatedWorkbook:
         column = store.cols.get(col)
         if column is None or column.texts is None or not column.holds(row):
             return None
-        return column.texts[row - column.lo]  # type: ignore[no-any-return]
+        text = column.texts[row - column.lo]
+        if isinstance(text, RowTemplate):  # a shared formula's copy (reader.SharedRun)
+            return "=" + text.at(row)
+        return text  # type: ignore[no-any-return]
 
     def formula_cells(self, sheet: str | None = None) -> Iterator[tuple[str, str]]:
         """(sheet, 'A1') of every formula cell, row by row within each sheet."""

@@ -171,8 +171,8 @@ PEAK_FLOPS = Quantity(
     "peak_flops", "Peak FLOP/s (dense)", "FLOP/s",
     "IF(ISNUMBER(" + _PEAK_LOOKUP + ")," + _PEAK_LOOKUP + ",{dtype_gap})",
     _peak, fmt="sci", defined_name="PEAK_FLOPS",
-    doc="Dense tensor peak of the GPU for the dtype (the DTYPE_GAP marker when the GPU "
-        "lacks it).",
+    doc="Dense peak of the GPU for the dtype: the tensor-core rate, except fp32's, which is "
+        "the CUDA-core FMA rate (the DTYPE_GAP marker when the GPU lacks the dtype).",
     gap_marker="dtype_gap",
 )
 #: What every time, rate and regime shows when the GPU lacks the dtype (the GPU dropdown
@@ -399,7 +399,7 @@ def sheet() -> SheetSpec:
                  "suggests what real kernels reach on the selected GPU."),
         ),
         blocks=(BLOCK,),
-        column_widths={0: 34.0, 1: 18.0, 2: 10.0, 3: 20.0, 4: 70.0},
+        column_widths={0: 34.0, 1: 18.0, 2: 10.0, 3: 20.0, 4: 60.0},
         format_switches=(INTEGER_RATES,),
     )
 

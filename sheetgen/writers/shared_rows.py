@@ -25,14 +25,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from itertools import islice
 from typing import Any
 
+import numpy as np
 from xlsxwriter.utility import xl_col_to_name
 from xlsxwriter.worksheet import Worksheet
 
+from sheetgen.core.excel import ExcelError
 from sheetgen.evaluate.shared import RowTemplate
-from sheetgen.evaluate.values import ExcelError
 from sheetgen.layout.planner import ColumnPlan, TablePlan
 
 #: Tables with more rows than this take the fast path (in constant_memory mode only).
@@ -51,7 +51,8 @@ def _escape(text: str) -> str:
 
 
 def _cached_xml(value: Any) -> tuple[str, str]:
-    """(type attribute, <v> text) of a formula's cached result, as xlsxwriter writes it."""
+    """(type attribute, <v> text) of a formula's cached result, as xlsxwriter writes it
+    (sheetgen.writers.xlsx._cached, then xlsxwriter's Worksheet._write_cell)."""
     if value is None:
         return "", ""
     if hasattr(value, "item"):
@@ -70,6 +71,28 @@ def _cached_xml(value: Any) -> tuple[str, str]:
     return (' t="e"', text) if text in _ERRORS else (' t="str"', _escape(text))
 
 
+def _cached_many(values: list[Any]) -> tuple[list[str], list[str]]:
+    """_cached_xml over a column's values: finite floats inline, the repeating rest
+    (texts such as "ok", error codes) memoised."""
+    types: list[str] = []
+    texts: list[str] = []
+    memo: dict[Any, tuple[str, str]] = {}
+    for v in values:
+        if isinstance(v, float) and v - v == 0.0:  # finite (numpy's float64 included)
+            types.append("")
+            texts.append(repr(float(v)))
+            continue
+        try:
+            t, x = memo[v]
+        except (KeyError, TypeError):
+            t, x = _cached_xml(v)
+            if type(v) is str:
+                memo[v] = (t, x)
+        types.append(t)
+        texts.append(x)
+    return types, texts
+
+
 class _Column:
     """One table column's writer for a run of rows."""
 
@@ -77,7 +100,7 @@ class _Column:
         self.plan = column
         self.letters = xl_col_to_name(column.col)
         self.style = f' s="{fmt._get_xf_index()}"' if fmt is not None else ""
-        self.values = column.values.tolist()
+        self.values = column.values  # sliced a block at a time: no list of all rows
         self.first_row = first_row
         self.template: RowTemplate | None = None
         if not column.is_input:
@@ -97,41 +120,56 @@ class _Column:
             for i in range(len(c.links or ())):
                 if c.link_at(i) is not None:
                     yield self.first_row + i
-            for i, v in enumerate(self.values):
+            if self.values.dtype.kind in "iuf":
+                return  # numbers (NaN: a blank cell)
+            for i, v in enumerate(self.values.tolist()):
                 if not (type(v) is float or type(v) is int or v is None):
                     yield self.first_row + i
 
-    def cells(self, start: int, stop: int, si: int) -> list[str]:
-        """The <c> elements of zero-based rows start..stop-1, all fast rows of one run
-        (si: the run's shared-formula index for this column, or -1 for plain formulas)."""
+    def cells(self, start: int, stop: int, si: int, run: tuple[int, int]) -> list[str]:
+        """The <c> elements of zero-based rows start..stop-1, a block of the run [run[0],
+        run[1]) of fast rows (si: the run's shared-formula index for this column, or -1 for
+        plain formulas); the run's first row holds the master."""
         head = f'<c r="{self.letters}'
         style = self.style
         i0 = start - self.first_row
-        vals = self.values[i0:i0 + stop - start]
+        vals = self.values[i0:i0 + stop - start].tolist()
         numbers = range(start + 1, stop + 1)
+        finite = self._all_finite(i0, stop - start)
         if self.plan.is_input:
+            if finite:  # the usual column of typed-in numbers: one C-level format a cell
+                return list(map(f'{head}{{}}"{style}><v>{{:.16G}}</v></c>'.format,
+                                numbers, vals))
             return [f'{head}{n}"{style}/>' if v is None or v != v
                     else f'{head}{n}"{style}><v>{v:.16G}</v></c>'
                     for n, v in zip(numbers, vals, strict=True)]
-        cached = [_cached_xml(v) if type(v) is not float or not math.isfinite(v)
-                  else ("", repr(v)) for v in vals]
         if si < 0 or self.template is None:
             texts = [_escape(self.plan.formula_at(n - 1)[1:]) for n in numbers]
-            return [f'{head}{n}"{style}{t}><f>{f}</f><v>{v}</v></c>'
-                    for n, f, (t, v) in zip(numbers, texts, cached, strict=True)]
-        dep = f'"{style}{{}}><f t="shared" si="{si}"/><v>{{}}</v></c>'
-        out = [head + str(n) + dep.format(t, v)
-               for n, (t, v) in zip(numbers, cached, strict=True)]
-        if start == self._run_start:
-            t, v = cached[0]
+            types, results = _cached_many(vals)
+            return list(map(f'{head}{{}}"{style}{{}}><f>{{}}</f><v>{{}}</v></c>'.format,
+                            numbers, types, texts, results))
+        if finite:
+            out = list(map(f'{head}{{}}"{style}><f t="shared" si="{si}"/><v>{{!r}}</v></c>'
+                           .format, numbers, vals))
+        else:
+            out = list(map(f'{head}{{}}"{style}{{}}><f t="shared" si="{si}"/><v>{{}}</v></c>'
+                           .format, numbers, *_cached_many(vals)))
+        if start == run[0]:
+            t, v = _cached_xml(vals[0])
             master = _escape(self.template.at(start + 1))
             out[0] = (f'{head}{start + 1}"{style}{t}><f t="shared" ref="{self.letters}'
-                      f'{start + 1}:{self.letters}{self._run_stop}" si="{si}">{master}</f>'
+                      f'{start + 1}:{self.letters}{run[1]}" si="{si}">{master}</f>'
                       f"<v>{v}</v></c>")
         return out
 
-    _run_start = -1
-    _run_stop = -1
+    def _all_finite(self, i0: int, n: int) -> bool:
+        """Whether values i0..i0+n-1 are all finite numbers (floats, or ints for inputs)."""
+        arr = self.plan.values[i0:i0 + n]
+        if arr.dtype.kind == "f":
+            return bool(np.isfinite(arr).all())
+        if arr.dtype.kind in "iu":
+            return self.plan.is_input  # a formula's cached int stays an int: not repr'd
+        return False
 
 
 class _NotFast(Exception):
@@ -190,11 +228,11 @@ class FastTable:
             shared = c.template is not None and stop - start > 1
             sis.append(self.next_si if shared else -1)
             self.next_si += shared
-            c._run_start, c._run_stop = start, stop
         write = ws.fh.write
         for lo in range(start, stop, BLOCK_ROWS):
             hi = min(lo + BLOCK_ROWS, stop)
-            blocks = [c.cells(lo, hi, si) for c, si in zip(columns, sis, strict=True)]
+            blocks = [c.cells(lo, hi, si, (start, stop))
+                      for c, si in zip(columns, sis, strict=True)]
             heads = [f'<row r="{n}">' for n in range(lo + 1, hi + 1)]
             tails = ["</row>"] * (hi - lo)
             write("".join(map("".join, zip(heads, *blocks, tails, strict=True))))
@@ -225,10 +263,32 @@ def _cut(run: tuple[int, int], cuts: set[int]) -> list[tuple[int, int]]:
     return out
 
 
-def skip(iterators: list[Iterator[Any]], n: int) -> None:
-    """Advance each iterator by n items (the rows a run wrote)."""
-    for it in iterators:
-        next(islice(it, n - 1, n), None)
+class Cursor:
+    """A column's values one row at a time for the rows xlsxwriter writes, skipping the
+    runs written here without making their Python objects."""
+
+    __slots__ = ("i", "values")
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = values
+        self.i = 0
+
+    def __iter__(self) -> Cursor:
+        return self
+
+    def __next__(self) -> Any:
+        v = self.values[self.i]
+        self.i += 1
+        return v.item() if hasattr(v, "item") else v
+
+    def skip(self, n: int) -> None:
+        self.i += n
 
 
-__all__ = ["BLOCK_ROWS", "FAST_TABLE_ROWS", "FastTable", "skip"]
+def skip(cursors: list[Cursor], n: int) -> None:
+    """Advance each cursor by n rows (the rows a run wrote)."""
+    for c in cursors:
+        c.skip(n)
+
+
+__all__ = ["BLOCK_ROWS", "FAST_TABLE_ROWS", "Cursor", "FastTable", "skip"]

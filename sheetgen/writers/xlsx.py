@@ -13,21 +13,21 @@ import contextlib
 import gc
 import math
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import xlsxwriter
 import xlsxwriter.exceptions
 from xlsxwriter.utility import quote_sheetname, xl_rowcol_to_cell
 from xlsxwriter.workbook import Workbook
 from xlsxwriter.worksheet import Worksheet
 
+from sheetgen.core.excel import ExcelError, is_number
 from sheetgen.errors import OutputError
-from sheetgen.evaluate.values import ExcelError
 from sheetgen.files.atomic import (
     atomic_write,
     check_destination,
@@ -38,6 +38,7 @@ from sheetgen.files.atomic import (
 )
 from sheetgen.layout import page as layout_rules
 from sheetgen.layout import palette
+from sheetgen.layout.charts import LABELLED_POINTS_MAX
 from sheetgen.layout.planner import (
     Cell,
     ChartPlan,
@@ -54,10 +55,13 @@ from sheetgen.layout.styles import (
     highlight_style,
     number_style,
 )
-from sheetgen.writers.shared_rows import FastTable, skip
+from sheetgen.writers.shared_rows import Cursor, FastTable, skip
+from sheetgen.writers.xlsx_compat import plot_hidden_cells
 
 CONSTANT_MEMORY_ROWS = 5_000  # above this many table rows, stream rows to disk
-LABELLED_POINTS_MAX = 500  # custom point labels beyond this bloat the chart XML
+#: Points per chart series: each costs about 150 B of chart XML and a Python float while
+#: writing, so a 1M-row table charts its first rows and its chart's title says so.
+CHART_MAX_POINTS = 20_000
 Progress = Callable[[int], None]
 
 
@@ -166,7 +170,7 @@ _Writer = Callable[[Worksheet, int, int, Any, Any], None]  # (ws, row, col, form
 _Column = tuple[int, Any, Any, "list[str] | _Writer | None"]  # col, format, values, how
 
 
-def _table_columns(table: TablePlan, formats: _Formats) -> list[_Column]:
+def _table_columns(table: TablePlan, formats: _Formats, lazy: bool = False) -> list[_Column]:
     """Per column, bound once: (column, format, iterator over the row values, how to write).
 
     `how` is None for typed-in constants, the formula split where the row number goes for
@@ -175,7 +179,7 @@ def _table_columns(table: TablePlan, formats: _Formats) -> list[_Column]:
     """
     out: list[_Column] = []
     for c in table.columns:
-        values = c.values.tolist()
+        values = Cursor(c.values) if lazy else c.values.tolist()
         if c.is_input:
             how = _linked_writer(c, table.first_row, formats.get("linked", c.fmt)) \
                 if c.links else None
@@ -183,7 +187,7 @@ def _table_columns(table: TablePlan, formats: _Formats) -> list[_Column]:
         else:
             assert c.parts is not None
             how = c.parts if c.offsets is None else _shifted_writer(c)
-            out.append((c.col, _column_format(c, formats), map(_cached, values), how))
+            out.append((c.col, _column_format(c, formats), iter(values), how))
     return out
 
 
@@ -225,7 +229,7 @@ def _linked_writer(column: ColumnPlan, first_row: int, linked: Any) -> _Writer:
 
 def _shifted_writer(column: ColumnPlan) -> _Writer:
     def write(ws: Worksheet, row: int, col: int, fmt: Any, value: Any) -> None:
-        ws.write_formula(row, col, column.formula_at(row), fmt, value)
+        ws.write_formula(row, col, column.formula_at(row), fmt, _cached(value))
 
     return write
 
@@ -238,7 +242,7 @@ def _write_table_row(ws: Worksheet, row: int, columns: list[_Column]) -> None:
         if how is None:
             _write_constant(ws, row, col, next(values), fmt)
         elif isinstance(how, list):
-            write_formula(row, col, number.join(how), fmt, next(values))
+            write_formula(row, col, number.join(how), fmt, _cached(next(values)))
         else:
             how(ws, row, col, fmt, next(values))
 
@@ -250,11 +254,12 @@ def _write_sheet(ws: Worksheet, sheet: SheetPlan, formats: _Formats,
     by_row: dict[int, list[Cell]] = {}
     for cell in sheet.cells:
         by_row.setdefault(cell.row, []).append(cell)
-    tables = [(t.first_row, t.last_row, _table_columns(t, formats)) for t in sheet.tables]
+    groups = _fast_tables(ws, sheet, formats, set(by_row))
+    lazy = {i for _, group in groups for i in group}  # rows mostly written by FastTable
+    tables = [(t.first_row, t.last_row, _table_columns(t, formats, i in lazy))
+              for i, t in enumerate(sheet.tables)]
     last = max([*by_row, *(t.last_row for t in sheet.tables)], default=-1)
-    runs = {start: (stop, fast, group)
-            for fast, group in _fast_tables(ws, sheet, formats, set(by_row))
-            for start, stop in fast.runs}
+    runs = {start: (stop, fast, group) for fast, group in groups for start, stop in fast.runs}
     row = reported = 0
     while row <= last:
         if row in runs:  # a run of plain table rows: shared formulas, written directly
@@ -304,25 +309,8 @@ def _cache(sheet: SheetPlan, c: tuple[int, int, int]) -> list[float | None]:
         for column in table.columns:
             if column.col == col and table.first_row <= first and last <= table.last_row:
                 vals = column.values[first - table.first_row:last - table.first_row + 1]
-                return [float(v) if _plottable(v) else None for v in vals]
+                return [float(v) if is_number(v) else None for v in vals]
     return [None] * (last - first + 1)
-
-
-def _plottable(v: Any) -> bool:
-    return isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool) \
-        and math.isfinite(float(v))
-
-
-def _plot_hidden_cells(ch: Any) -> None:
-    """Write <c:plotVisOnly val="0"/>: the chart's data sit in hidden columns. xlsxwriter's
-    show_hidden_data() omits the element instead (xlsxwriter chart.py _write_plot_vis_only),
-    and LibreOffice's importer reads an absent element as "visible cells only" unless the
-    file says it is from MS Office 2007 (oox/source/drawingml/chart/chartspacemodel.cxx,
-    mbPlotVisOnly(!bMSO2007Doc)): then it draws nothing from hidden columns."""
-    def write() -> None:
-        ch._xml_empty_tag("c:plotVisOnly", [("val", 0)])
-
-    ch._write_plot_vis_only = write
 
 
 def _chart(wb: Workbook, ws: Worksheet, sheet: SheetPlan, chart: ChartPlan) -> None:
@@ -331,15 +319,18 @@ def _chart(wb: Workbook, ws: Worksheet, sheet: SheetPlan, chart: ChartPlan) -> N
     The numeric caches are given, not read from the cells: xlsxwriter would type a range
     holding #N/A as text (a strRef x makes Excel number the points 1, 2, 3)."""
     ch = wb.add_chart({"type": "scatter", "subtype": "straight"})
-    _plot_hidden_cells(ch)
+    plot_hidden_cells(ch)
 
     def rng(c: tuple[int, int, int]) -> list[Any]:
         return [sheet.name, c[1], c[0], c[2], c[0]]
 
+    shown = total = 0
     for s in chart.series:
-        opts: dict[str, Any] = {"name": s.name, "categories": rng(s.x), "values": rng(s.y),
-                                "categories_data": _cache(sheet, s.x),
-                                "values_data": _cache(sheet, s.y)}
+        sx, sy = _first_points(s.x), _first_points(s.y)
+        shown, total = max(shown, sx[2] - sx[1] + 1), max(total, s.x[2] - s.x[1] + 1)
+        opts: dict[str, Any] = {"name": s.name, "categories": rng(sx), "values": rng(sy),
+                                "categories_data": _cache(sheet, sx),
+                                "values_data": _cache(sheet, sy)}
         color = s.color or (palette.CEILING if s.line else palette.POINT)
         opts |= {"line": {"color": color, "width": 2.25} if s.line else {"none": True},
                  "marker": {"type": "none"} if s.marker == "none" else {
@@ -352,8 +343,10 @@ def _chart(wb: Workbook, ws: Worksheet, sheet: SheetPlan, chart: ChartPlan) -> N
                       for r in range(first, last + 1)]
             opts["data_labels"] = {"custom": custom, "position": "right", "font": {"size": 7}}
         ch.add_series(opts)
-    # a live title reads its cell (xlsxwriter caches the cell's value for the preview)
-    ch.set_title({"name": list(chart.title_cell) if chart.title_cell else chart.title})
+    if total > shown:  # a sample: the title says so (a title read from a cell cannot)
+        ch.set_title({"name": f"{chart.title} (the first {shown:,} of {total:,} rows)"})
+    else:  # a live title reads its cell (xlsxwriter caches the cell's value for the preview)
+        ch.set_title({"name": list(chart.title_cell) if chart.title_cell else chart.title})
     grid = {"visible": True, "line": {"color": palette.GRID}}
     for setter, title, bounds, log in ((ch.set_x_axis, chart.x_title, chart.x_range,
                                         chart.x_log),
@@ -371,23 +364,57 @@ def _chart(wb: Workbook, ws: Worksheet, sheet: SheetPlan, chart: ChartPlan) -> N
     ws.insert_chart(chart.row, chart.col, ch)
 
 
+def _first_points(c: tuple[int, int, int]) -> tuple[int, int, int]:
+    """A series range cut to its first CHART_MAX_POINTS rows."""
+    col, first, last = c
+    return col, first, min(last, first + CHART_MAX_POINTS - 1)
+
+
 def _page_setup(ws: Worksheet, sheet: SheetPlan) -> None:
-    """Landscape, one page wide, header rows repeated, print area over the used range."""
+    """layout.page.print_setup, as xlsxwriter spells it."""
     setup = layout_rules.print_setup(sheet)
     ws.set_landscape()
-    ws.set_paper(9)  # A4; Letter users' printers scale the same one-page-wide layout
-    ws.fit_to_pages(1, 0)
+    ws.set_paper(9)  # A4; Letter users' printers scale the same layout
+    if setup.fit_width:
+        ws.fit_to_pages(1, 0)
+    else:
+        ws.set_print_scale(setup.scale)
+        ws.set_v_pagebreaks(list(setup.col_breaks))
+    ws.set_h_pagebreaks(list(setup.row_breaks))
     ws.print_area(0, 0, setup.last_row, setup.last_col)
     if setup.repeat_rows is not None:
         ws.repeat_rows(*setup.repeat_rows)
+    if setup.repeat_cols is not None:
+        ws.repeat_columns(*setup.repeat_cols)
     left, right, top, bottom = layout_rules.MARGINS
     ws.set_margins(left=left, right=right, top=top, bottom=bottom)
     ws.set_footer(f"&L{layout_rules.FOOTER_LEFT}&R{layout_rules.FOOTER_RIGHT}")
 
 
+#: Excel 365's dynamic-array functions, which xlsxwriter prefixes with _xlfn. (a superset:
+#: no word boundary, so anything that might be one takes the library's own path).
+_DYNAMIC = re.compile(r"(ANCHORARRAY|BYCOL|BYROW|CHOOSECOLS|CHOOSEROWS|DROP|EXPAND|FILTER|"
+                      r"HSTACK|LAMBDA|MAKEARRAY|MAP|RANDARRAY|REDUCE|SCAN|INGLE|SEQUENCE|SORT|"
+                      r"SWITCH|TAKE|TEXTSPLIT|TOCOL|TOROW|UNIQUE|VSTACK|WRAPCOLS|WRAPROWS|"
+                      r"XLOOKUP)\(")
+
+
+class _Worksheet(Worksheet):
+    """xlsxwriter's worksheet without its 29 regular-expression passes over every formula
+    (the _xlfn. prefixes of dynamic-array functions, which sheetgen never writes): on large
+    sheets they were most of the write time. A formula that might name one, or a workbook
+    that uses future functions, takes the library's own path."""
+
+    def _prepare_formula(self, formula: str, expand_future_functions: bool = False) -> str:
+        if self.use_future_functions or expand_future_functions or _DYNAMIC.search(formula):
+            return super()._prepare_formula(formula, expand_future_functions)
+        formula = formula.removeprefix("{").removeprefix("=")
+        return formula.removesuffix("}")
+
+
 def _write_worksheet(wb: Workbook, sheet: SheetPlan, formats: _Formats,
                      progress: Progress | None) -> None:
-    ws = wb.add_worksheet(sheet.name)
+    ws = wb.add_worksheet(sheet.name, worksheet_class=_Worksheet)
     for col, width in sheet.widths.items():
         ws.set_column(col, col, width)
     for col in sheet.hidden:
