@@ -69,8 +69,10 @@ def plan(*, gpu: str | None = None, dtype: str = DEFAULT_DTYPE, shapes: ShapesLi
     `options` are the other BuildConfig fields: layers, pipeline_shape, gpus, micro_batches,
     link_bw, link_latency, link_over ("gpu" or "host"), host_link_latency, tp_pairing
     ("narrow" or "wide"), tp_gather, whatif_shape, practice, practice_seed, launch_overhead,
-    tile, waves, compute_eff, memory_eff, link_eff. `chart_helpers`: the Google Sheets
-    variant, with LOG10 chart helper columns.
+    tile, waves, overlap, compute_eff, memory_eff, link_eff, activation_dtype, weight_dtype,
+    output_dtype (each operand's storage: "auto" or None follows `dtype`, fp8/int8 writing
+    bf16; else a storage dtype of sheetgen.inputs.precision, e.g. weight_dtype="int4").
+    `chart_helpers`: the Google Sheets variant, with LOG10 chart helper columns.
     """
     config = BuildConfig(gpu=gpu, dtype=dtype, shapes=to_shapes(shapes, shapes_sheet),
                          spare_rows=spare_rows, presets=load_presets(gpu_file), **options)
@@ -86,9 +88,9 @@ def analyze(shapes: ShapesLike = None, *, gpu: str | None = None,
     `shapes`: a CSV or xlsx path, a DataFrame with m/k/n columns, or (m, k, n) tuples;
     None for the built-in dozen. Times in seconds, rates in FLOP/s and B/s (SI).
     The refined time (columns tiles, waves, wave_efficiency, quantized_compute_time,
-    refined_time) uses `launch_overhead` (s), `tile` (m, n) and `waves` (wave quantization
-    on/off); None takes the GPU preset's. Other `options`: BuildConfig fields such as
-    compute_eff=0.8, memory_eff=0.9.
+    refined_time) uses `launch_overhead` (s), `tile` (m, n), `waves` (wave quantization
+    on/off) and `overlap` (the exponent p, 0 = hard max); None takes the GPU preset's.
+    Other `options`: BuildConfig fields such as compute_eff=0.8, memory_eff=0.9.
     """
     p = plan(gpu=gpu, dtype=dtype, shapes=shapes, spare_rows=0, gpu_file=gpu_file,
              shapes_sheet=shapes_sheet, **options)
@@ -114,6 +116,14 @@ FIGURES = {
     "tile_m": inputs.TILE_M.name,
     "tile_n": inputs.TILE_N.name,
     "wave_quantization": inputs.WAVE_QUANT.name,
+    "overlap_exponent": inputs.OVERLAP.name,
+    # each operand's storage after "auto", and its bytes per element (a, w, o)
+    "act_storage": inputs.ACT_STORAGE.name,
+    "weight_storage": inputs.WEIGHT_STORAGE.name,
+    "out_storage": inputs.OUT_STORAGE.name,
+    "act_bytes": inputs.ACT_BYTES.name,
+    "weight_bytes": inputs.WEIGHT_BYTES.name,
+    "out_bytes": inputs.OUT_BYTES.name,
 }
 
 

@@ -12,8 +12,10 @@ from dataclasses import dataclass, field, replace
 from sheetgen import __version__
 from sheetgen.core.defaults import DEFAULT_SPARE_ROWS
 from sheetgen.errors import InputError
+from sheetgen.inputs import precision
 from sheetgen.inputs.presets import (
     DEFAULT_DTYPE,
+    MAX_OVERLAP_EXPONENT,
     MAX_TILE,
     Presets,
     builtin_presets,
@@ -52,7 +54,7 @@ class BuildConfig:
     pipeline_shape: tuple[int, int, int] = (pipeline.DEFAULT_M, pipeline.DEFAULT_K,
                                             pipeline.DEFAULT_N)
     gpus: int = parallel.DEFAULT_GPUS
-    micro_batches: int = parallel.DEFAULT_MICRO_BATCHES
+    micro_batches: int | None = None  # None: auto, PP's best M
     link_bw: float | None = None  # per direction, B/s; None = the preset's
     link_latency: float | None = None  # s; None = the preset's
     link_over: str = "gpu"  # gpu: the GPU link (NVLink); host: the PCIe host link
@@ -69,9 +71,17 @@ class BuildConfig:
     launch_overhead: float | None = None  # s per matmul call; None = the preset's
     tile: tuple[int, int] | None = None  # (tile m, tile n); None = the preset's
     waves: bool | None = None  # wave quantization in the refined time; None = the preset's
+    overlap: float | None = None  # the refined time's overlap exponent; None = the preset's
     measured: measured_sheet.MeasuredInputs | None = None  # rows of the Measured sheet, if any
+    #: storage of A (activations), B (weights), C (outputs): "auto" (the compute dtype's,
+    #: fp8/int8 writing bf16) or a storage dtype (sheetgen.inputs.precision); None = auto
+    activation_dtype: str | None = None
+    weight_dtype: str | None = None
+    output_dtype: str | None = None
     #: the Transformer sheet's model and workload (--model / --model-config); None: no sheet
     transformer: transformer_sheet.TransformerInputs | None = None
+    #: PP and TP closer than this (|a - b| / the worse side) tie in every comparison row
+    tie_margin: float = parallel_inputs.DEFAULT_TIE_MARGIN
 
     def resolved(self) -> BuildConfig:
         """Validate everything up front, with errors naming the option."""
@@ -84,13 +94,18 @@ class BuildConfig:
         _whole("--spare-rows", self.spare_rows, 0)
         _whole("--layers", self.layers, 1, 100_000)
         _whole("--gpus", self.gpus, 1, 100_000)
-        _whole("--micro-batches", self.micro_batches, 1)
+        if self.micro_batches is not None:
+            _whole("--micro-batches", self.micro_batches, 1)
+        if isinstance(self.tie_margin, bool) or not isinstance(self.tie_margin, int | float) \
+                or not (math.isfinite(self.tie_margin) and 0 <= self.tie_margin <= 1):
+            raise InputError(f"--tie-margin must be a fraction from 0 to 1 (0.05 = 5 %), got "
+                             f"{self.tie_margin!r}")
         _whole("--practice", self.practice, 0, 100_000)
         whatif_shape = tuple(parse_dim(v, f"--whatif-shape {d}")
                              for v, d in zip(self.whatif_shape, "mkn", strict=True))
         m, k, n = (parse_dim(v, f"--pipeline-shape {d}")
                    for v, d in zip(self.pipeline_shape, "mkn", strict=True))
-        if self.micro_batches > m:
+        if self.micro_batches is not None and self.micro_batches > m:
             raise InputError(f"--micro-batches {self.micro_batches} is more than the "
                              f"pipeline's m = {m} rows")
         if self.link_bw is not None and not (math.isfinite(self.link_bw) and self.link_bw > 0):
@@ -122,13 +137,21 @@ class BuildConfig:
         waves = gpu.wave_quantization if self.waves is None else self.waves
         if not isinstance(waves, bool):
             raise InputError(f"--waves must be on or off (True or False), got {waves!r}")
+        overlap = gpu.overlap_exponent if self.overlap is None else self.overlap
+        if isinstance(overlap, bool) or not isinstance(overlap, int | float) or not (
+                overlap == 0 or 1 <= overlap <= MAX_OVERLAP_EXPONENT):
+            raise InputError(f"--overlap must be 0 (the hard max) or 1 to "
+                             f"{MAX_OVERLAP_EXPONENT:g}, got {overlap!r}")
+        storage = {field: precision.check_storage(getattr(self, field), option)
+                   for field, option, _ in precision.OPERANDS}
         shapes = list(self.shapes) if self.shapes is not None else default_shapes()
         self._check_rows(len(shapes))
         if self.transformer is not None:
             transformer_sheet.check_inputs(self.transformer, dtype)
         return replace(self, gpu=gpu.name, dtype=dtype, shapes=shapes, pipeline_shape=(m, k, n),
                        whatif_shape=whatif_shape, launch_overhead=float(launch),
-                       tile=(int(tile[0]), int(tile[1])), waves=waves)
+                       tile=(int(tile[0]), int(tile[1])), waves=waves, overlap=float(overlap),
+                       **storage)
 
     def _check_rows(self, n_shapes: int) -> None:
         """Refuse, before any work, a table that would run past the last row of a sheet."""
@@ -231,7 +254,10 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
         launch_overhead=gpu.launch_overhead if config.launch_overhead is None
         else config.launch_overhead,
         tile=(gpu.tile_m, gpu.tile_n) if not config.tile else config.tile,
-        waves=gpu.wave_quantization if config.waves is None else config.waves))
+        waves=gpu.wave_quantization if config.waves is None else config.waves,
+        overlap=gpu.overlap_exponent if config.overlap is None else config.overlap,
+        storage=(config.activation_dtype or precision.AUTO, config.weight_dtype or precision.AUTO,
+                 config.output_dtype or precision.AUTO)))
     values.update(compute_eff=float(config.compute_eff), memory_eff=float(config.memory_eff),
                   link_eff=float(config.link_eff))
     values["m"] = [s.m for s in shapes] + pad
@@ -245,7 +271,8 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
                                         if config.link_over == "host"
                                         else parallel_inputs.GPU_LINK,
                                         host_latency=config.host_link_latency,
-                                        pairing=config.tp_pairing, gather=config.tp_gather))
+                                        pairing=config.tp_pairing, gather=config.tp_gather,
+                                        tie_margin=float(config.tie_margin)))
     values.update(whatif.input_values(config.whatif_shape))
     if config.practice:
         values.update(practice_sheet.input_values(config.practice, config.practice_seed))

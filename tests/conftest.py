@@ -1,11 +1,18 @@
-"""Shared fixtures: workbook building, LibreOffice recalculation, and the loopback Sheets API
-emulator (see tests/sheets_emulator/)."""
+"""Shared fixtures: shapes files, the LibreOffice marker's rules, and the loopback Sheets API
+emulator (see tests/sheets_emulator/).
+
+Every test that starts LibreOffice carries the `libreoffice` marker (lo_helpers'
+`needs_libreoffice`): it is skipped when soffice is missing, and a test without the marker
+that tries to start LibreOffice fails at once, so `-m "not libreoffice"` really runs none.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from lo_helpers import LibreOfficeSession
 from sheets_emulator import (  # noqa: F401 - re-exported pytest fixtures
     gsheets_client,
     sa_key,
@@ -13,9 +20,58 @@ from sheets_emulator import (  # noqa: F401 - re-exported pytest fixtures
     sheets_emulator,
 )
 
+import sheetgen.verify.libreoffice
 from sheetgen.verify.libreoffice import soffice
 
-needs_libreoffice = pytest.mark.skipif(soffice() is None, reason="LibreOffice not installed")
+LIBREOFFICE_RUNS = pytest.StashKey[tuple[int, float]]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The `libreoffice` tests: skipped where LibreOffice is not installed, else kept on one
+    pytest-xdist worker (`--dist loadgroup`), where they share one LibreOffice run."""
+    missing = soffice() is None
+    skip = pytest.mark.skip(reason="LibreOffice (soffice) is not installed")
+    for item in items:
+        if item.get_closest_marker("libreoffice"):
+            item.add_marker(skip if missing else pytest.mark.xdist_group("libreoffice"))
+
+
+@pytest.fixture(scope="session")
+def libreoffice(request: pytest.FixtureRequest,
+                tmp_path_factory: pytest.TempPathFactory) -> Iterator[LibreOfficeSession]:
+    """The session's shared LibreOffice run (tests/lo_helpers.py): every registered job of the
+    selected test modules, converted on first use."""
+    modules = {item.module.__name__ for item in request.session.items
+               if item.get_closest_marker("libreoffice") and getattr(item, "module", None)}
+    session = LibreOfficeSession(tmp_path_factory.mktemp("libreoffice"), modules)
+    yield session
+    if session.starts:
+        request.config.stash[LIBREOFFICE_RUNS] = (session.starts, session.seconds)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say how many times LibreOffice started for the shared run, and for how long."""
+    runs = terminalreporter.config.stash.get(LIBREOFFICE_RUNS, None)
+    if runs:
+        terminalreporter.write_line(f"LibreOffice: {runs[0]} shared start(s), {runs[1]:.1f} s")
+
+
+@pytest.fixture(autouse=True)
+def _libreoffice_only_when_marked(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test without the `libreoffice` marker cannot find soffice: forgetting the marker
+    fails loudly instead of hiding a slow LibreOffice start among the quick tests."""
+    if request.node.get_closest_marker("libreoffice"):
+        yield
+        return
+
+    def unmarked() -> str:
+        raise AssertionError("this test starts LibreOffice: mark it @needs_libreoffice "
+                             "(tests/lo_helpers.py)")
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sheetgen.verify.libreoffice, "soffice", unmarked)
+        yield
 
 
 @pytest.fixture

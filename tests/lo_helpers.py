@@ -1,10 +1,30 @@
-"""Helpers for tests that let LibreOffice recalculate workbooks."""
+"""Tests that let LibreOffice open workbooks: one LibreOffice start for the whole session.
+
+Starting LibreOffice takes seconds, so the tests do not start it one by one. A test module
+registers what it needs converted with `@libreoffice_job(NAME, to=...)`: a function that
+writes its workbooks into a folder. The first test that asks the session's `libreoffice`
+fixture for a job's results (`libreoffice.outputs(NAME)`) makes the session build every job
+of the selected test modules and convert them all together, one soffice call per target
+format and profile; every later test reads its own results from the same run. A workbook
+that LibreOffice could not convert in the shared call is converted again alone, so one bad
+file fails only the tests that use it.
+
+Profiles: `recalc=True` (the default) is sheetgen's forced-recalculation profile
+(sheetgen.verify.libreoffice: every formula recomputed on load), which the cross-engine tests
+need; `recalc=False` is a fresh default profile, what a user gets on double-clicking a file
+(cached values shown, nothing recalculated).
+"""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -12,27 +32,146 @@ import openpyxl
 import pytest
 
 from sheetgen.layout.planner import WorkbookPlan
+from sheetgen.verify import libreoffice
 from sheetgen.verify.compare import expected_cells, values_match
-from sheetgen.verify.libreoffice import make_profile, soffice
 
-needs_libreoffice = pytest.mark.skipif(soffice() is None, reason="LibreOffice not installed")
+#: The one mark of a test that starts LibreOffice (the `libreoffice` marker): conftest skips
+#: these tests when soffice is missing, keeps them on one pytest-xdist worker (they share
+#: one LibreOffice run), and `-m "not libreoffice"` leaves them out.
+needs_libreoffice = pytest.mark.libreoffice
+
+#: builds a job's workbooks into the given (empty) folder; returns them by a key of its own
+Builder = Callable[[Path], dict[str, Path]]
 
 
-def recalc_many(files: list[Path], outdir: Path) -> dict[Path, Path]:
-    """Recalculate several workbooks in one LibreOffice start (it is the slow part)."""
-    outdir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="lo-test-") as prof:
-        profile = make_profile(Path(prof))
-        subprocess.run(
-            [soffice() or "soffice", f"-env:UserInstallation={profile.as_uri()}", "--headless",
-             "--norestore", "--convert-to", "xlsx", "--outdir", str(outdir),
-             *map(str, files)],
-            check=True, capture_output=True, timeout=600,
-        )
-    out = {f: outdir / f.name for f in files}
-    missing = [str(p) for p in out.values() if not p.exists()]
-    assert not missing, f"LibreOffice produced no output for {missing}"
-    return out
+@dataclass
+class Job:
+    """Workbooks one test module wants LibreOffice to open, and what to save them as."""
+
+    name: str
+    build: Builder
+    to: str
+    recalc: bool
+    module: str
+
+
+#: every registered job by name (registered when its test module is imported)
+JOBS: dict[str, Job] = {}
+
+
+def libreoffice_job(name: str, *, to: str = "xlsx", recalc: bool = True
+                    ) -> Callable[[Builder], Builder]:
+    """Register `build(folder) -> {key: workbook}` as the job `name`: LibreOffice opens each
+    workbook and saves it as `to` ("xlsx", "pdf"), with the forced-recalculation profile
+    unless `recalc=False`. Tests get the results from `libreoffice.outputs(name)`."""
+
+    def register(build: Builder) -> Builder:
+        if name in JOBS and JOBS[name].module != build.__module__:
+            raise ValueError(f"LibreOffice job {name!r} is registered twice")
+        JOBS[name] = Job(name, build, to, recalc, build.__module__)
+        return build
+
+    return register
+
+
+@dataclass
+class LibreOfficeSession:
+    """The session's LibreOffice run (conftest's `libreoffice` fixture)."""
+
+    root: Path
+    #: the test modules whose jobs the first run builds (those with selected tests)
+    modules: set[str]
+    done: dict[str, dict[str, Path]] = field(default_factory=dict)
+    built: dict[str, dict[str, Path]] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+    starts: int = 0
+    seconds: float = 0.0
+
+    def outputs(self, name: str) -> dict[str, Path]:
+        """The job's converted files, by the keys its builder gave; runs the shared
+        conversion on the first call."""
+        if name not in JOBS:
+            raise KeyError(f"no LibreOffice job {name!r} (register it with @libreoffice_job)")
+        if name not in self.done and name not in self.failed:
+            pending = [j for j in JOBS.values() if j.name not in self.done
+                       and j.name not in self.failed and (j.module in self.modules
+                                                         or j.name == name)]
+            self._run(pending)
+        if name in self.failed:
+            pytest.fail(f"LibreOffice job {name!r}: {self.failed[name]}", pytrace=False)
+        return self.done[name]
+
+    def sources(self, name: str) -> dict[str, Path]:
+        """The workbooks the job's builder wrote, as they were before LibreOffice (it
+        converts copies)."""
+        self.outputs(name)
+        return self.built[name]
+
+    def _run(self, jobs: list[Job]) -> None:
+        """Build every job, then one soffice call per (format, profile) for all of them."""
+        built = self.built
+        for job in jobs:
+            folder = self.root / "in" / _safe(job.name)
+            folder.mkdir(parents=True, exist_ok=True)
+            try:
+                built[job.name] = job.build(folder)
+            except Exception:  # reported to each test of the job, traceback and all
+                self.failed[job.name] = "building its workbooks failed:\n" + (
+                    traceback.format_exc())
+        groups: dict[tuple[str, bool], list[Job]] = {}
+        for job in jobs:
+            if job.name in built:
+                groups.setdefault((job.to, job.recalc), []).append(job)
+        for (to, recalc), members in groups.items():
+            staged = {(job.name, key): src for job in members
+                      for key, src in built[job.name].items()}
+            results, log = self._convert(staged, to, recalc)
+            for job in members:  # a file the shared call lost: once more, alone
+                for key, src in built[job.name].items():
+                    if (job.name, key) not in results:
+                        again, log = self._convert({(job.name, key): src}, to, recalc)
+                        results.update(again)
+            for job in members:
+                missing = [k for k in built[job.name] if (job.name, k) not in results]
+                if missing:
+                    self.failed[job.name] = (f"LibreOffice made no {to} of {missing}: "
+                                             f"{log[-600:]}")
+                else:
+                    self.done[job.name] = {k: results[(job.name, k)] for k in built[job.name]}
+
+    def _convert(self, files: dict[tuple[str, str], Path], to: str, recalc: bool
+                 ) -> tuple[dict[tuple[str, str], Path], str]:
+        """One soffice start converting every file; returns what it made and its output."""
+        self.starts += 1
+        run = self.root / f"run{self.starts}"
+        indir, outdir = run / "in", run / "out"
+        indir.mkdir(parents=True)
+        names = {}
+        for (job, key), src in files.items():
+            stem = f"{_safe(job)}--{_safe(key)}"
+            shutil.copy(src, indir / f"{stem}{src.suffix}")
+            names[(job, key)] = stem
+        binary = libreoffice.soffice() or "soffice"
+        with tempfile.TemporaryDirectory(prefix="lo-test-") as prof:
+            profile = (libreoffice.make_profile(Path(prof)) if recalc else Path(prof))
+            cmd = [binary, f"-env:UserInstallation={profile.as_uri()}", "--headless",
+                   "--norestore", "--nologo", "--convert-to", to, "--outdir", str(outdir),
+                   *sorted(str(p) for p in indir.iterdir())]
+            start = time.monotonic()
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, check=False,
+                                      timeout=120 + 60 * len(files))
+                log = f"exit {proc.returncode}: {proc.stdout}{proc.stderr}"
+            except subprocess.TimeoutExpired as exc:
+                log = f"timed out after {exc.timeout:.0f} s"
+            self.seconds += time.monotonic() - start
+        ext = to.split(":")[0]
+        made = {k: outdir / f"{stem}.{ext}" for k, stem in names.items()}
+        return {k: p for k, p in made.items() if p.exists() and p.stat().st_size > 0}, log
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^\w.-]+", "_", text)
 
 
 def read_values(path: Path) -> dict[str, Any]:
@@ -60,11 +199,24 @@ def mismatches(plan: WorkbookPlan, values: dict[str, Any], rtol: float = 1e-9) -
     return bad
 
 
-def copy_to(src: Path, dst: Path) -> Path:
-    shutil.copy(src, dst)
-    return dst
+def recalc_many(files: list[Path], outdir: Path) -> dict[Path, Path]:
+    """Recalculate several workbooks in a LibreOffice start of their own. Prefer a
+    `libreoffice_job`, which shares the session's one start."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="lo-test-") as prof:
+        profile = libreoffice.make_profile(Path(prof))
+        subprocess.run(
+            [libreoffice.soffice() or "soffice", f"-env:UserInstallation={profile.as_uri()}",
+             "--headless", "--norestore", "--convert-to", "xlsx", "--outdir", str(outdir),
+             *map(str, files)],
+            check=True, capture_output=True, timeout=600,
+        )
+    out = {f: outdir / f.name for f in files}
+    missing = [str(p) for p in out.values() if not p.exists()]
+    assert not missing, f"LibreOffice produced no output for {missing}"
+    return out
 
 
-def recalc_with_libreoffice(src: Path, workdir: Path, timeout: float = 300) -> Path:
+def recalc_with_libreoffice(src: Path, workdir: Path) -> Path:
     """One workbook through LibreOffice's forced recalculation; returns the new file."""
     return recalc_many([src], workdir / "lo-out")[src]

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from lo_helpers import needs_libreoffice
 
 from sheetgen.api import build_workbook, plan
 from sheetgen.core import time_cells as cell_units
 from sheetgen.core.time_cells import Ref, plan_conversion
 from sheetgen.verify.check import check_workbook, read_workbook
 from sheetgen.verify.libreoffice import recalculate
-from tests.lo_helpers import needs_libreoffice
 
 MEMORY_TIME_S = 33_570_816 / 1.555e12
 LAYER_S = 2 * 4096 * 8192 * 32768 / 312e12

@@ -8,14 +8,11 @@ import zipfile
 
 import openpyxl
 import pytest
-from click.testing import CliRunner
-from conftest import needs_libreoffice
-from lo_helpers import read_values, recalc_many
-from test_cli_build import one_line_error
+from helpers import one_line_error, run
+from lo_helpers import needs_libreoffice, read_values, recalc_many
 from xlsxwriter.utility import xl_rowcol_to_cell
 
 from sheetgen.assemble import BuildConfig, plan_build
-from sheetgen.cli import cli
 from sheetgen.evaluate import evaluate_workbook
 from sheetgen.inputs.shapes import Shape
 from sheetgen.verify.check import check_workbook, read_workbook
@@ -30,10 +27,6 @@ def built(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("check")
     plan = plan_build(BuildConfig(shapes=SHAPES, spare_rows=3, practice=3, layers=8))
     return plan, write_xlsx(plan, tmp / "built.xlsx")
-
-
-def run(*args: str):
-    return CliRunner().invoke(cli, list(args))
 
 
 @pytest.mark.parametrize("options", [{}, {"gpu": "H100 SXM", "dtype": "fp8", "gpus": 4},
@@ -182,7 +175,6 @@ def test_zip_without_workbook_part(tmp_path):
     one_line_error(run("check", str(odd)))
 
 
-@pytest.mark.libreoffice
 @needs_libreoffice
 def test_evaluator_agrees_with_libreoffice(built, tmp_path):
     plan, path = built

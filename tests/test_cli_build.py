@@ -7,17 +7,12 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from cli_helpers import one_line_error
 from click.testing import CliRunner
+from helpers import one_line_error, run
 
 import sheetgen
 import sheetgen.writers.xlsx
 from sheetgen.cli import cli
-
-
-def run(*args: str):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-
 
 
 def test_build_defaults(tmp_path: Path):

@@ -11,16 +11,12 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from helpers import run
 
 from sheetgen.cli import cli
 from sheetgen.verify.check import check_workbook
 
 PEAK, BW = 312e12, 1555e9
-
-
-def run(*args: str):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
 def test_show_efficiencies_scale_the_times(shapes_csv):

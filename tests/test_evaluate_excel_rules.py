@@ -16,7 +16,7 @@ from sheetgen.layout.styles import COMPUTE_BOUND
 from sheetgen.model.factories import _regime, at_most
 
 
-def run(formula: str, values: dict | None = None, at: tuple[int, int] = (0, 25)) -> object:
+def evaluated(formula: str, values: dict | None = None, at: tuple[int, int] = (0, 25)) -> object:
     return evaluate_cells({"S": {at: formula}}, {"S": dict(values or {})}).value(
         "S", _a1(*at))
 
@@ -40,14 +40,14 @@ def _a1(r: int, c: int) -> str:
     ("=0.1+0.2", 0.30000000000000004),      # full precision is kept, only shown as 0.3
 ])
 def test_numbers_near_the_last_bit(formula, expected):
-    assert run(formula) == expected
+    assert evaluated(formula) == expected
 
 
 def test_the_model_compares_as_the_sheet_does():
     """A regime and a fit check on the ridge to the last bit agree with the sheet's IF."""
     ridge, x = 0.3, 0.1 + 0.2  # x > ridge in binary, equal to 15 digits
     assert _regime(x - 1e-17, ridge) == COMPUTE_BOUND  # 0.29999999999999999 >= 0.3 in Excel
-    assert run("=IF(0.1+0.2-1E-17>=0.3,\"c\",\"m\")") == "c"
+    assert evaluated("=IF(0.1+0.2-1E-17>=0.3,\"c\",\"m\")") == "c"
     fit = at_most("fits", "v", "lim", "fits")
     assert fit.reference(v=1 + 4e-15, lim=1.0) is True
     assert bool(xn.le(1 + 4e-15, 1.0)) and not bool(xn.lt(1.0, 1 + 4e-15))
@@ -63,21 +63,21 @@ def test_the_model_compares_as_the_sheet_does():
     ('=1/30&""', "0.0333333333333333"),
 ])
 def test_number_to_text(formula, text):
-    assert run(formula) == text
+    assert evaluated(formula) == text
 
 
 def test_count_skips_errors():
     values = {(1, 6): 1.0, (2, 6): ExcelError("#N/A"), (3, 6): "x", (4, 6): 2.0}
-    assert run("=COUNT(G2:G5)", values) == 2.0
-    assert run("=COUNT(G2:G5,1/0,\"3\")", values) == 3.0  # a typed numeric text counts
+    assert evaluated("=COUNT(G2:G5)", values) == 2.0
+    assert evaluated("=COUNT(G2:G5,1/0,\"3\")", values) == 3.0  # a typed numeric text counts
 
 
 def test_whole_column_counts_every_row():
     values = {(0, 7): 1.0, (9, 7): "a", (19, 7): ""}  # H1, H10 and H20 (empty text)
-    assert run("=COUNTBLANK(H:H)", values) == 1_048_576 - 2
-    assert run('=COUNTIF(H:H,"")', values) == 1_048_576 - 2
-    assert run("=COUNTA(H:H)", values) == 3.0
-    assert run("=ROWS(H:H)", values) == 1_048_576.0
+    assert evaluated("=COUNTBLANK(H:H)", values) == 1_048_576 - 2
+    assert evaluated('=COUNTIF(H:H,"")', values) == 1_048_576 - 2
+    assert evaluated("=COUNTA(H:H)", values) == 3.0
+    assert evaluated("=ROWS(H:H)", values) == 1_048_576.0
 
 
 @pytest.mark.parametrize(("formula", "expected"), [
@@ -86,7 +86,7 @@ def test_whole_column_counts_every_row():
     ('="1,00"+0', ExcelError("#VALUE!")), ('="abc"+0', ExcelError("#VALUE!")),
 ])
 def test_text_read_as_a_number(formula, expected):
-    assert run(formula) == expected
+    assert evaluated(formula) == expected
 
 
 @pytest.mark.parametrize(("formula", "expected"), [
@@ -95,11 +95,11 @@ def test_text_read_as_a_number(formula, expected):
     ('="_x"<"a"', True),
 ])
 def test_text_ordering(formula, expected):
-    assert run(formula) == expected
+    assert evaluated(formula) == expected
 
 
 def test_index_zero_intersects_with_the_formula_row():
     values = {(r, 2): float(r + 1) for r in range(6)}  # C1:C6 = 1..6
-    assert run("=INDEX(C1:C6,0)", values, at=(3, 25)) == 4.0  # in row 4: C4
-    assert run("=INDEX(C1:C6,0,1)", values, at=(9, 25)) == ExcelError("#VALUE!")  # row 10
-    assert run("=C1:C6", values, at=(1, 25)) == 2.0
+    assert evaluated("=INDEX(C1:C6,0)", values, at=(3, 25)) == 4.0  # in row 4: C4
+    assert evaluated("=INDEX(C1:C6,0,1)", values, at=(9, 25)) == ExcelError("#VALUE!")  # row 10
+    assert evaluated("=C1:C6", values, at=(1, 25)) == 2.0

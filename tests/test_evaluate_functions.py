@@ -24,7 +24,7 @@ CELLS = {
 }
 
 
-def run(formula: str, extra: dict | None = None) -> object:
+def evaluated(formula: str, extra: dict | None = None) -> object:
     formulas = {(20, 5): formula}
     values = dict(CELLS)
     if extra:
@@ -112,7 +112,7 @@ CASES = [
 
 @pytest.mark.parametrize(("formula", "expected"), CASES)
 def test_function(formula, expected):
-    got = run(formula)
+    got = evaluated(formula)
     if isinstance(expected, float) and not isinstance(expected, bool):
         assert isinstance(got, float) and math.isclose(got, expected, rel_tol=1e-12), got
     else:

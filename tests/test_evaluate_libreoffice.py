@@ -7,7 +7,6 @@ recalculated (and that we ignored the cached values).
 from __future__ import annotations
 
 import openpyxl
-import pytest
 import xlsxwriter
 from evaluate_helpers import same
 from lo_helpers import needs_libreoffice, recalc_with_libreoffice
@@ -82,7 +81,6 @@ def build(path):
     wb.close()
 
 
-@pytest.mark.libreoffice
 @needs_libreoffice
 def test_values_match_libreoffice(tmp_path):
     src = tmp_path / "roofline.xlsx"
@@ -133,7 +131,6 @@ KNOWN_LO_DIFFERENCES = {
 }
 
 
-@pytest.mark.libreoffice
 @needs_libreoffice
 def test_semantic_cases_match_libreoffice(tmp_path):
     """Every single-formula case of the semantics tests, recalculated by LibreOffice too."""

@@ -19,7 +19,7 @@ import math
 import openpyxl
 import pytest
 from click.testing import CliRunner
-from conftest import needs_libreoffice
+from lo_helpers import needs_libreoffice
 from openpyxl.workbook.defined_name import DefinedName
 
 from sheetgen.cli import cli

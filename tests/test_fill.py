@@ -11,17 +11,14 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from cli_helpers import one_line_error
-from click.testing import CliRunner
-from conftest import needs_libreoffice
-from lo_helpers import mismatches, read_values, recalc_many
+from helpers import one_line_error, run
+from lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
 from openpyxl.chart import BarChart, Reference
 from openpyxl.styles import Font, PatternFill
 from openpyxl.workbook.defined_name import DefinedName
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, plan_build
-from sheetgen.cli import cli
 from sheetgen.errors import InputError, WorkbookError
 from sheetgen.inputs.shapes import Shape
 from sheetgen.writers.fill import fill_workbook
@@ -65,11 +62,6 @@ def make_theirs(path: Path, extra_sheets: tuple[str, ...] = ()) -> Path:
 
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def run(*args: str):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-
 
 
 def test_fill_links_and_preserves_their_workbook(tmp_path: Path):
@@ -186,7 +178,6 @@ def test_fill_api(tmp_path: Path):
         fill_workbook(broken)
 
 
-@pytest.mark.libreoffice
 @needs_libreoffice
 def test_libreoffice_recalculates_the_filled_workbook(tmp_path: Path):
     theirs = make_theirs(tmp_path / "plan.xlsx", extra_sheets=("Inputs",))

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from lo_helpers import needs_libreoffice, read_values, recalc_with_libreoffice
 
 from sheetgen.api import build_workbook
 from sheetgen.sheets import matmul
 from sheetgen.sheets.parallel import chart as parallel_chart
 from sheetgen.sheets.parallel import sheet as parallel
 from sheetgen.verify.check import check_workbook, read_workbook
-from tests.lo_helpers import needs_libreoffice, read_values, recalc_with_libreoffice
 
 MARKER = "n/a: no fp8 on this GPU"
 ERRORS = ("#VALUE!", "#N/A", "#DIV/0!", "#REF!", "#NAME?", "#NUM!", "Err:")
@@ -72,7 +72,7 @@ def test_libreoffice_recalculates_without_error_values(fp8_on_a100: Path, tmp_pa
     chart_data = {("Matmul", t.col + i) for t in (matmul.POINTS, matmul.CEILING)
                   for i, c in enumerate(t.all_columns()) if "NA()" in getattr(c, "template", "")}
     sweep = parallel.SWEEP  # the Parallelism sweep chart's latencies (its m is a number)
-    data_col = sweep.col + len(sweep.all_columns()) + 1 + parallel_chart.CHART_COLS + 1
+    data_col = parallel_chart.chart_col((sweep, parallel.TABLE)) + parallel_chart.CHART_COLS + 1
     lines = range(data_col + 1, data_col + 1 + len(parallel_chart.LINES))
     chart_data |= {("Parallelism", c) for c in lines}
     errors = [(sheet, cell, v) for sheet, cells in values.items() for cell, v in cells.items()

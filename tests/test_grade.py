@@ -9,18 +9,12 @@ import json
 
 import openpyxl
 import pytest
-from click.testing import CliRunner
-from test_cli_build import one_line_error
+from helpers import one_line_error, run
 
-from sheetgen.cli import cli
 from sheetgen.verify.grade import ALIASES, grade_workbook, normalise, recognise, regime_of
 
 SHAPES = [(1, 4096, 4096), (4096, 4096, 4096), (128, 4096, 4096), (300, 70, 5)]
 A100 = (312e12, 1555e9)  # bf16 peak FLOP/s, HBM B/s
-
-
-def run(*args: str):
-    return CliRunner().invoke(cli, list(args))
 
 
 def candidate(path, *, bytes_factor="2*", time_fn="MAX", time_scale="*1000",

@@ -13,20 +13,15 @@ import math
 
 import openpyxl
 import pytest
-from click.testing import CliRunner
+from helpers import run
 from openpyxl.workbook.defined_name import DefinedName
 
-from sheetgen.cli import cli
 from sheetgen.errors import WorkbookError
 from sheetgen.evaluate import NotEvaluated, evaluate_workbook
 from sheetgen.verify.grade import grade_workbook
 
 SHAPES = [(1, 4096, 4096), (4096, 4096, 4096), (128, 4096, 4096), (300, 70, 5)]
 BIG = 3  # the sheet row of the 4096^3 shape
-
-
-def run(*args: str):
-    return CliRunner().invoke(cli, list(args))
 
 
 def _name(wb: openpyxl.Workbook, name: str, target: str) -> None:

@@ -11,17 +11,14 @@ it does against Google.
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 import math
 from typing import Any
 
 import openpyxl
 import pytest
-from cli_helpers import one_line_error
-from click.testing import CliRunner
-from conftest import needs_libreoffice
-from lo_helpers import mismatches, read_values, recalc_many
+from helpers import one_line_error, run
+from lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
 from sheets_emulator import (
     FAST_RETRY,
     SA_EMAIL,
@@ -35,7 +32,6 @@ from xlsxwriter.utility import xl_col_to_name
 
 import sheetgen
 import sheetgen.writers.google.client
-from sheetgen.cli import cli
 from sheetgen.errors import SheetsError
 from sheetgen.layout import palette
 from sheetgen.layout.styles import NUMBER_FORMATS
@@ -261,9 +257,15 @@ def test_formats_validation_conditional_freeze_chart(shared, gsheets_client):
     assert shared.cell(KEY, "Matmul", "A5")["userEnteredFormat"]["textFormat"]["bold"]
     rules = [c["booleanRule"]["condition"]["values"][0]["userEnteredValue"]
              for c in mat.conditional_formats]
-    assert rules == ["compute-bound", "memory-bound"]
+    # the regimes, then the wave columns (N:Q) greyed out while wave quantization is off
+    assert rules == ["compute-bound", "memory-bound", *['=WAVE_QUANT="off"'] * 4]
+    dims = [c for c in mat.conditional_formats if "WAVE" in str(c)]
+    assert [xl_col_to_name(c["ranges"][0]["startColumnIndex"]) for c in dims] == list("NOPQ")
+    assert all("foregroundColorStyle" in c["booleanRule"]["format"]["textFormat"] for c in dims)
     assert mat.col_meta[0]["pixelSize"] == 70
     (chart,) = mat.charts
+    # Google's chart titles are text: the live title's value when pushed names GPU and dtype
+    assert chart["spec"]["title"] == "Roofline: A100 40GB SXM, bf16 (log10 axes)"
     basic = chart["spec"]["basicChart"]
     assert basic["chartType"] == "SCATTER"
     assert [a["title"] for a in basic["axis"]] == [
@@ -305,8 +307,8 @@ def test_chart_series_ridge_and_regimes(shared, gsheets_client):
     rgb = gsheets_requests.color_style
     assert styles == [("SOLID", None, rgb(palette.CEILING)["rgbColor"]),
                       (None, "DIAMOND", rgb(palette.RIDGE)["rgbColor"]),
-                      (None, "CIRCLE", rgb(palette.COMPUTE)["rgbColor"]),
-                      (None, "CIRCLE", rgb(palette.MEMORY)["rgbColor"])]
+                      (None, "SQUARE", rgb(palette.COMPUTE)["rgbColor"]),
+                      (None, "TRIANGLE", rgb(palette.MEMORY)["rgbColor"])]
     # every chart-data column (the #N/A points AH..AJ to the last log10 column) is hidden
     hidden = {i for i, m in mat.col_meta.items() if m.get("hiddenByUser")}
     assert hidden == set(range(matmul.POINTS_COL, _CH.LAST_COL + 1))
@@ -617,11 +619,6 @@ def cli_env(monkeypatch, shared, service_account_file):
     return shared
 
 
-def run(*args: str):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-
-
-
 def test_cli_push_read_check(cli_env, tmp_path):
     result = run("push", URL, "--spare-rows", "3")
     assert result.exit_code == 0, result.output
@@ -643,16 +640,20 @@ def test_cli_push_read_check(cli_env, tmp_path):
 def test_cli_check_reports_mismatch_exit_1(cli_env):
     assert run("push", KEY, "--spare-rows", "0").exit_code == 0
     cli_env.compute = lambda snap: {**engine_compute(snap), ("Matmul", "E6"): 1.0}
-    result = CliRunner().invoke(cli, ["check", KEY])
+    result = run("check", KEY)
     assert result.exit_code == 1
     assert "Matmul!E6  flops  got 1  expected 33554432" in result.output
 
 
-def test_cli_check_xlsx_dispatch(tmp_path):
+def test_cli_check_xlsx_dispatch(cli_env, tmp_path):
+    """`check` on an .xlsx path reads the file with the xlsx checker and never calls Google."""
     out = sheetgen.build(tmp_path / "r.xlsx", spare_rows=0)
     result = run("check", str(out))
-    if importlib.util.find_spec("sheetgen.verify.check") is None:  # the xlsx checker's branch
-        one_line_error(result, "needs sheetgen.verify.check")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"{out}: ") and "formula cells checked" in result.output
+    assert result.output.splitlines()[-1] == (
+        "ok: every formula cell agrees with the reference model")
+    assert cli_env.count() == 0  # no request reached the (emulated) Sheets API
 
 
 @pytest.mark.parametrize(("setup", "needles"), [
@@ -704,7 +705,6 @@ def _diff(a: Any, b: Any, path: str = "") -> list[str]:
     return [] if a == b else [f"{path}: {str(a)[:150]} != {str(b)[:150]}"]
 
 
-@pytest.mark.libreoffice
 @needs_libreoffice
 def test_pushed_plan_formulas_agree_with_libreoffice(tmp_path, monkeypatch):
     """An independent engine for the Google variant (LOG10 helpers included): its plan,

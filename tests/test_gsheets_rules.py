@@ -7,15 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from helpers import one_line_error, run
 from sheets_emulator import SA_EMAIL
 from test_gsheets_push import (  # noqa: F401 - fixtures, used by name (F811 below)
     KEY,
     SHAPES,
     big_client,
     cli_env,
-    one_line_error,
     push,
-    run,
     shared,
     writes,
 )

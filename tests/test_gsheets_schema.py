@@ -201,8 +201,8 @@ def test_the_emulator_refuses_what_the_schema_refuses(sheets_emulator, gsheets_c
     assert sheets_emulator.validated_bodies >= 1 and sheets_emulator.schema_errors == []
     real = gsheets_requests.cell_format
 
-    def deprecated(role: str, fmt: str = "general") -> dict[str, Any]:
-        out = real(role, fmt)
+    def deprecated(*args: Any) -> dict[str, Any]:
+        out = real(*args)
         if "backgroundColorStyle" in out:
             out["backgroundColor"] = out["backgroundColorStyle"]["rgbColor"]
         return out

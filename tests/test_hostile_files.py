@@ -14,8 +14,7 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from cli_helpers import one_line_error
-from click.testing import CliRunner
+from helpers import one_line_error, run
 from hostile_files import (
     bomb_sheet,
     corrupt_deflate,
@@ -29,18 +28,12 @@ from hostile_files import (
 )
 
 import sheetgen.files.untrusted as untrusted
-from sheetgen.cli import cli
 from sheetgen.errors import InputError, WorkbookError
 from sheetgen.evaluate import evaluate_cells, evaluate_workbook
 from sheetgen.evaluate.limits import MAX_FORMULA_CHARS, MAX_FUNCTION_NESTING
 from sheetgen.inputs.shapes import HEADER_SEARCH_ROWS, read_shape_table
 
 TESTS = Path(__file__).parent
-
-
-def run(*args: str):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-
 
 
 def every_path(tmp_path: Path, path: Path, *needles: str) -> None:

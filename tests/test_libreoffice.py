@@ -3,20 +3,20 @@ equal the reference model (relative 1e-9), and the tests prove a recalculation h
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import openpyxl
 import pytest
-from conftest import needs_libreoffice
-from lo_helpers import mismatches, read_values, recalc_many
+from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values, recalc_many
 
 import sheetgen.writers.xlsx
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
 from sheetgen.inputs.shapes import Shape
-from sheetgen.layout.planner import plan_workbook
+from sheetgen.layout.planner import WorkbookPlan, plan_workbook
 from sheetgen.writers.xlsx import write_xlsx
 
-pytestmark = [pytest.mark.libreoffice, needs_libreoffice]
+pytestmark = needs_libreoffice
 
 SHAPES = [Shape(1, 4096, 4096), Shape(512, 512, 512), Shape(4096, 4096, 4096),
           Shape(3, 5, 7), Shape(100_000, 20_000, 3)]
@@ -35,41 +35,48 @@ def _wrong(value):
     return -12345.0
 
 
-@pytest.fixture(scope="module")
-def recalculated(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("lo")
-    plans, files = {}, []
-    for key, (gpu, dtype) in VARIANTS.items():
-        plans[key] = plan_build(BuildConfig(gpu=gpu, dtype=dtype, shapes=SHAPES, spare_rows=5))
-        files.append(write_xlsx(plans[key], tmp / f"{key}.xlsx"))
-    # Same workbook with every cached value wrong: LibreOffice must still match the model.
-    mp = pytest.MonkeyPatch()
-    mp.setattr(sheetgen.writers.xlsx, "_cached", _wrong)
-    wrong = write_xlsx(plans["a100_bf16"], tmp / "wrong_cache.xlsx")
-    mp.undo()
-    files.append(wrong)
-    before = read_values(wrong)
-    # A user's edits: flip the GPU and dtype dropdowns, type a new shape and a bad one into
-    # the spare rows.
+@functools.cache
+def plans() -> dict[str, WorkbookPlan]:
+    return {key: plan_build(BuildConfig(gpu=gpu, dtype=dtype, shapes=SHAPES, spare_rows=5))
+            for key, (gpu, dtype) in VARIANTS.items()}
+
+
+@libreoffice_job("libreoffice-variants")
+def variants(tmp: Path) -> dict[str, Path]:
+    """The four variants; one with every cached value wrong (LibreOffice must still match
+    the model); one with a user's edits: the GPU and dtype dropdowns flipped, a new shape
+    and a bad one typed into the spare rows."""
+    files = {key: write_xlsx(p, tmp / f"{key}.xlsx") for key, p in plans().items()}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sheetgen.writers.xlsx, "_cached", _wrong)
+        files["wrong_cache"] = write_xlsx(plans()["a100_bf16"], tmp / "wrong_cache.xlsx")
     edited = tmp / "edited.xlsx"
-    wb = openpyxl.load_workbook(files[0])
-    names = plans["a100_bf16"].defined_names
+    wb = openpyxl.load_workbook(files["a100_bf16"])
+    names = plans()["a100_bf16"].defined_names
     for name, value in (("GPU_NAME", "H100 SXM"), ("DTYPE", "fp16")):
         sheet, cell = names[name].split("!")
         wb[sheet.strip("'")][cell.replace("$", "")] = value
     ws = wb["Matmul"]
-    first_spare = plans["a100_bf16"].table("matmul").first_row + len(SHAPES) + 1  # 1-based
+    first_spare = plans()["a100_bf16"].table("matmul").first_row + len(SHAPES) + 1  # 1-based
     for col, value in zip("ABC", (2048, 1024, 4096), strict=True):
         ws[f"{col}{first_spare}"] = value
     for col, value in zip("ABC", (-5, 1024, 7.5), strict=True):
         ws[f"{col}{first_spare + 1}"] = value
     ws[f"A{first_spare + 2}"] = 64  # partly filled: stays blank
     wb.save(edited)
-    files.append(edited)
-    out = recalc_many(files, tmp / "out")
-    values = {p.stem: read_values(q) for p, q in out.items()}
-    values["wrong_cache_before"] = before
-    return plans, values
+    files["edited"] = edited
+    files["distinct"] = write_xlsx(plan_build(BuildConfig(shapes=SHAPES[:1], spare_rows=0)),
+                                   tmp / "a.xlsx")
+    return files
+
+
+@pytest.fixture(scope="module")
+def recalculated(libreoffice):
+    values = {key: read_values(path)
+              for key, path in libreoffice.outputs("libreoffice-variants").items()}
+    values["wrong_cache_before"] = read_values(
+        libreoffice.sources("libreoffice-variants")["wrong_cache"])
+    return plans(), values
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
@@ -113,9 +120,80 @@ def test_default_build_has_both_regimes(recalculated):
     assert {"compute-bound", "memory-bound"} <= regimes
 
 
-def test_recalculated_file_path_is_distinct(tmp_path: Path):
-    """Guards the helper itself: LibreOffice writes beside, never over, the source."""
-    src = write_xlsx(plan_build(BuildConfig(shapes=SHAPES[:1], spare_rows=0)),
-                     tmp_path / "a.xlsx")
-    out = recalc_many([src], tmp_path / "out")[src]
-    assert out != src and out.exists() and src.exists()
+def test_the_shared_run_writes_beside_never_over_the_source(libreoffice):
+    """Guards the helper itself: LibreOffice writes a new file of its own; the source
+    stays as the builder wrote it."""
+    out = libreoffice.outputs("libreoffice-variants")["distinct"]
+    src = libreoffice.sources("libreoffice-variants")["distinct"]
+    assert out.exists() and src.exists() and out.resolve() != src.resolve()
+    assert openpyxl.load_workbook(src, data_only=True)["Inputs"]["B13"].value == 312e12
+    assert openpyxl.load_workbook(out).sheetnames == openpyxl.load_workbook(src).sheetnames
+
+
+# Per-operand storage (issue #19 §3): weight-only int4 (W4A16), fp8 compute writing bf16,
+# raw int8 -> int32, and the A/B/C dropdowns flipped by hand after the build.
+STORAGE_VARIANTS = {
+    "a100_w4a16": ("A100 40GB SXM", "bf16", {"weight_dtype": "int4"}),
+    "h100_fp8_bf16_out": ("H100 SXM", "fp8", {}),  # auto: fp8 A and B, bf16 C
+    "h100_int8_int32_out": ("H100 SXM", "int8", {"output_dtype": "int32"}),
+    "b200_nvfp4_weights": ("B200", "fp8", {"weight_dtype": "nvfp4"}),
+}
+STORAGE_SHAPES = [Shape(1, 8192, 8192), Shape(4096, 4096, 4096), Shape(3, 5, 7)]
+
+
+@pytest.fixture(scope="module")
+def storage_recalculated(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("lo_storage")
+    plans, files = {}, []
+    for key, (gpu, dtype, storage) in STORAGE_VARIANTS.items():
+        plans[key] = plan_build(BuildConfig(gpu=gpu, dtype=dtype, shapes=STORAGE_SHAPES,
+                                            spare_rows=2, **storage))
+        files.append(write_xlsx(plans[key], tmp / f"{key}.xlsx"))
+    # Flip the dropdowns of a default (bf16, all auto) build: fp8 compute on an H100, A in
+    # fp8, B in int4, C in fp32.
+    flipped = tmp / "flipped.xlsx"
+    base = plan_build(BuildConfig(gpu="A100 40GB SXM", dtype="bf16", shapes=STORAGE_SHAPES,
+                                  spare_rows=2))
+    wb = openpyxl.load_workbook(write_xlsx(base, tmp / "base.xlsx"))
+    for name, value in (("GPU_NAME", "H100 SXM"), ("DTYPE", "fp8"), ("ACT_DTYPE", "fp8"),
+                        ("WEIGHT_DTYPE", "int4"), ("OUT_DTYPE", "fp32")):
+        sheet, cell = base.defined_names[name].split("!")
+        wb[sheet.strip("'")][cell.replace("$", "")] = value
+    wb.save(flipped)
+    files.append(flipped)
+    out = recalc_many(files, tmp / "out")
+    return plans, {p.stem: read_values(q) for p, q in out.items()}
+
+
+@pytest.mark.parametrize("variant", list(STORAGE_VARIANTS))
+def test_operand_storage_matches_the_model(storage_recalculated, variant):
+    plans, values = storage_recalculated
+    assert mismatches(plans[variant], values[variant]) == []
+
+
+def _bytes_column(plan, values):
+    t = plan.table("matmul")
+    col = t.column("bytes_moved").col
+    return [values["Matmul"][(t.first_row + i, col)] for i in range(len(STORAGE_SHAPES))]
+
+
+def test_operand_storage_hand_figures_in_libreoffice(storage_recalculated):
+    plans, values = storage_recalculated
+    # W4A16 1×8192×8192: 2·8192 + 0.5·8192² + 2·8192
+    assert _bytes_column(plans["a100_w4a16"], values["a100_w4a16"])[0] == 33_587_200
+    # fp8 compute writing bf16, 4096³: 1·4096² + 1·4096² + 2·4096²
+    fp8 = plans["h100_fp8_bf16_out"]
+    assert _bytes_column(fp8, values["h100_fp8_bf16_out"])[1] == 67_108_864
+    # int8 A and B, int32 C: 3·5 + 5·7 + 4·3·7
+    i8 = plans["h100_int8_int32_out"]
+    assert _bytes_column(i8, values["h100_int8_int32_out"])[2] == 15 + 35 + 84
+
+
+def test_flipped_operand_dropdowns_recompute(storage_recalculated):
+    _, values = storage_recalculated
+    expected = plan_build(BuildConfig(gpu="H100 SXM", dtype="fp8", shapes=STORAGE_SHAPES,
+                                      spare_rows=2, activation_dtype="fp8",
+                                      weight_dtype="int4", output_dtype="fp32"))
+    assert mismatches(expected, values["flipped"]) == []
+    # 1×8192×8192: 1·8192 + 0.5·8192² + 4·8192
+    assert _bytes_column(expected, values["flipped"])[0] == 8192 + 0.5 * 8192**2 + 4 * 8192

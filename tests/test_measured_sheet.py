@@ -10,8 +10,7 @@ from pathlib import Path
 import numpy as np
 import openpyxl
 import pytest
-from conftest import needs_libreoffice
-from lo_helpers import mismatches, read_values, recalc_many
+from lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
 
 import sheetgen.writers.xlsx
 from sheetgen.assemble import BuildConfig, plan_build
@@ -66,7 +65,6 @@ def test_sheet_matches_the_fit_without_the_sheet(calibration):
     assert p.model.scalars["cal_floor"] == cal.params.launch_overhead != cal.gpu.launch_overhead
 
 
-@pytest.mark.libreoffice
 @needs_libreoffice
 def test_libreoffice_recalculates_the_measured_sheet_to_the_model(calibration):
     tmp, cal = calibration
@@ -77,13 +75,15 @@ def test_libreoffice_recalculates_the_measured_sheet_to_the_model(calibration):
                else -12345.0)
     wrong = write_xlsx(plans["on"], tmp / "wrong.xlsx")
     mp.undo()
-    # a user's edit on the Measured sheet: waves off, another floor, a new measured time
+    # a user's edit on the Measured sheet: waves off, another floor, overlap exponent 1.5,
+    # a new measured time
     edited = tmp / "edited.xlsx"
     wb = openpyxl.load_workbook(files[1])
     ws = wb["Measured"]
     block = {ws.cell(r, 1).value: r for r in range(1, 30)}
     ws.cell(block[measured.CAL_WAVES.label], 2).value = "off"
     ws.cell(block[measured.CAL_FLOOR.label], 2).value = 3  # the sheet's times are µs
+    ws.cell(block[measured.CAL_OVERLAP.label], 2).value = 1.5
     first = measured.TABLE.first_row + 1
     ws.cell(first, 5).value = 400
     wb.save(edited)
@@ -95,7 +95,8 @@ def test_libreoffice_recalculates_the_measured_sheet_to_the_model(calibration):
     data = cal.data
     data.measured = data.measured.copy()
     data.measured[0] = 4e-4
-    params = fit.Params(**{**cal.params.__dict__, "waves": False, "launch_overhead": 3e-6})
+    params = fit.Params(**{**cal.params.__dict__, "waves": False, "launch_overhead": 3e-6,
+                           "overlap": 1.5})
     expect = fit.predict(device_for(cal.gpu, cal.dtype), params, data)
     col = measured.TABLE.col + [c.name for c in measured.TABLE.all_columns()].index(
         measured.CAL_TIME.name)
@@ -136,3 +137,23 @@ def test_build_measured_adds_the_sheet(tmp_path):
                            str(bad)], capture_output=True, text=True, check=False, timeout=300)
     assert proc.returncode == 2 and "no time column" in proc.stderr
     assert not (tmp_path / "c.xlsx").exists()
+
+
+def test_fitted_overlap_reaches_the_sheet_and_the_preset(calibration, tmp_path):
+    """The fitted overlap exponent is an input cell of the Measured sheet, the refined column
+    follows it, and --preset-out writes it (loaded back, --no-fit reproduces the fit)."""
+    _tmp, cal = calibration
+    forced = fit.fit(device_for(cal.gpu, cal.dtype), cal.data, overlap=True)
+    assert forced.overlap >= 1
+    inputs = measured.MeasuredInputs(**{**measured_inputs(cal).__dict__,
+                                        "overlap": forced.overlap})
+    p = plan_build(BuildConfig(gpu="H100 SXM", dtype="bf16", spare_rows=0, measured=inputs))
+    assert p.model.scalars["cal_overlap"] == forced.overlap
+    params = fit.Params(**{**cal.params.__dict__, "overlap": forced.overlap})
+    np.testing.assert_allclose(
+        np.asarray(p.model.columns[measured.CAL_TIME.name], float),
+        fit.predict(device_for(cal.gpu, cal.dtype), params, cal.data), rtol=1e-12)
+    preset = tmp_path / "fitted.toml"
+    cal.write_preset(preset, name="fitted")
+    text = preset.read_text()
+    assert f"overlap_exponent = {float(f'{cal.params.overlap:.6g}')!r}" in text

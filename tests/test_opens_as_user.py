@@ -19,7 +19,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 from click.testing import CliRunner
-from conftest import needs_libreoffice
+from lo_helpers import needs_libreoffice
 
 from sheetgen.cli import cli
 from sheetgen.layout.styles import BOOLEAN_CODE

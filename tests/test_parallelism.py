@@ -12,8 +12,8 @@ import math
 import openpyxl
 import pytest
 from click.testing import CliRunner
-from conftest import needs_libreoffice
-from lo_helpers import mismatches, read_values, recalc_many
+from helpers import scalars
+from lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
@@ -99,12 +99,21 @@ def hand_pp(m, k, n, layers, g, micro, bw=NVLINK, lat=NVLINK_LAT):
             "bubble": (stages - 1) / (micro + stages - 1)}
 
 
+MAX_M = 512  # the issue's candidates: M = 1 ... min(m, 512)
+
+
+def hand_best(m, k, n, layers, g, bw=NVLINK, lat=NVLINK_LAT):
+    """Brute force over every candidate M (ties to the smaller): (best M, its PP figures)."""
+    best = None
+    for micro in range(1, min(m, MAX_M) + 1):
+        p = hand_pp(m, k, n, layers, g, micro, bw, lat)
+        if best is None or p["latency"] < best[1]["latency"]:
+            best = (micro, p)
+    return best
+
+
 def hand_single(m, k, n, layers):
     return sum(roof(m, *widths(i, k, n)) for i in range(1, layers + 1))
-
-
-def scalars(**options):
-    return sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, **options).model.scalars
 
 
 def close(got, want, rel=1e-6):
@@ -113,8 +122,8 @@ def close(got, want, rel=1e-6):
 
 def test_reference_figures_for_the_defaults():
     """The issue's independent figures: TP 262.15 ms (8.41 ms of it 36 all-reduces of
-    67.1 MB), PP 285.6 ms with 8 micro-batches, decode m = 8: TP 12.82 ms vs 24.9 ms."""
-    s = scalars()
+    67.1 MB), PP 285.6 ms with 8 micro-batches (typed), decode m = 8: TP 12.82 ms vs 24.9 ms."""
+    s = scalars(micro_batches=8)
     assert s["tp_ar_count"] == 36 and s["allreduce_bytes"] == 2 * 4096 * 8192  # 67.1 MB
     assert s["allreduce_time"] == pytest.approx(67_108_864 / 300e9 + 10e-6, rel=1e-12)
     assert s["tp_comm"] == pytest.approx(8.41e-3, abs=0.005e-3)
@@ -125,7 +134,10 @@ def test_reference_figures_for_the_defaults():
     assert s["pp_latency_one"] == pytest.approx(508.4e-3, abs=0.05e-3)  # M buys 508 -> 286
     assert s["pp_tput_stream"] == pytest.approx(16_143, abs=0.5)  # the same at M = 1 and 8
     assert s["pp_tput_stream_one"] == pytest.approx(16_143, abs=0.5)
-    assert s["b_latm"] == "tensor" and s["b_stream"] == "pipeline"
+    assert s["b_latm"] == "tensor"  # 8.2 % at the typed M = 8
+    assert s["b_stream"] == "tie"  # PP's 3.3 % is inside the 5 % tie margin
+    assert s["pp_best_m"] == 19 and s["pp_latency_best"] == pytest.approx(267.66e-3, abs=5e-6)
+    assert s["b_latb"] == "tie"  # at its best M PP is 2.1 % behind: a tie
     decode = scalars(pipeline_shape=(8, 8192, 32768), micro_batches=1)
     assert decode["tp_latency"] == pytest.approx(12.82e-3, abs=0.005e-3)
     assert decode["single_latency"] == pytest.approx(24.9e-3, abs=0.05e-3)
@@ -203,7 +215,8 @@ def test_final_output_and_gather_choice():
 
 
 def test_hop_slower_than_stage_sets_the_pace():
-    slow = scalars(link_bw=1e6, gpus=4)  # a 1 MB/s link: every hop dwarfs every stage
+    # a 1 MB/s link: every hop dwarfs every stage
+    slow = scalars(link_bw=1e6, gpus=4, micro_batches=8)
     assert slow["pp_pace_by"] == "a link hop"
     rows = 512
     hop = B * rows * 32768 / 1e6 + 5e-6  # boundaries after layers 18, 36, 54 (type 2: m×n)
@@ -212,11 +225,19 @@ def test_hop_slower_than_stage_sets_the_pace():
     assert scalars()["pp_pace_by"] == "a stage"
 
 
-def _hand_sweep_row(m, micro, bw, lat):
+def _hand_sweep_row(m, bw, lat):
+    """A sweep row by hand: PP at its own best M (brute force), TP, one GPU."""
     k, n, layers, g = 8192, 32768, 72, 2
-    p = hand_pp(m, k, n, layers, g, min(micro, m), bw, lat)
+    micro, p = hand_best(m, k, n, layers, g, bw, lat)
     t = hand_tp(m, k, n, layers, g, bw, lat)
-    return p, t, hand_single(m, k, n, layers)
+    p["stream_one"] = hand_pp(m, k, n, layers, g, 1, bw, lat)["stream_one"]
+    return p | {"micro": micro}, t, hand_single(m, k, n, layers)
+
+
+def hand_verdict(p, t, margin=0.05):
+    """|a - b| / the worse side under the margin is a tie (lower is better)."""
+    return "pipeline" if p <= t * (1 - margin) else "tensor" if t <= p * (1 - margin) \
+        else "tie"
 
 
 @pytest.mark.parametrize(("link", "bw", "lat"), [("gpu", NVLINK, NVLINK_LAT),
@@ -226,24 +247,28 @@ def test_sweep_by_hand_and_where_the_verdict_flips(link, bw, lat):
     cols = plan.model.columns
     ms = [1, 8, 64, 512, 1024, 2048, 4096, 16384]
     assert list(cols["sw_m"]) == ms
+    verdicts = []
     for i, m in enumerate(ms):
-        p, t, single = _hand_sweep_row(m, 8, bw, lat)
+        p, t, single = _hand_sweep_row(m, bw, lat)
+        assert cols["sw_micro"][i] == p["micro"], m
+        verdicts.append(hand_verdict(p["latency"], t["latency"]))
         assert close(cols["sw_p_latency"][i], p["latency"]), m
         assert close(cols["sw_t_latency"][i], t["latency"]), m
         assert close(cols["sw_s_latency"][i], single), m
         assert close(cols["sw_p_stream"][i], p["stream_one"]), m
         assert close(cols["sw_p_flushed"][i], p["flushed"]), m
         assert close(cols["sw_t_tput"][i], m / t["latency"]), m
-    assert set(cols["sw_b_stream"]) == {"pipeline"}  # PP's stream rate wins at every m
-    if link == "gpu":
-        assert set(cols["sw_b_latency"]) == {"tensor"}  # TP wins latency at every m
-    else:  # over PCIe the latency verdict flips between m = 1024 and 2048
-        assert list(cols["sw_b_latency"]) == ["tensor"] * 5 + ["pipeline"] * 3
+    assert list(cols["sw_b_latency"]) == verdicts
+    if link == "gpu":  # TP wins small batches; from m = 4096 PP at its best M ties
+        assert verdicts == ["tensor"] * 6 + ["tie"] * 2
+        assert list(cols["sw_micro"]) == [1, 1, 1, 2, 5, 10, 19, 77]
+    else:  # over PCIe PP wins from m = 1024 (at M = 5)
+        assert verdicts == ["tensor"] * 4 + ["pipeline"] * 4
 
 
 def test_sweep_row_at_the_input_m_is_the_comparison():
     for opts in ({}, {"gpus": 3, "layers": 7, "pipeline_shape": (1000, 8190, 4100),
-                      "micro_batches": 3, "tp_gather": True}, {"link_over": "host"}):
+                      "tp_gather": True}, {"link_over": "host"}):
         plan = sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, **opts)
         s, cols = plan.model.scalars, plan.model.columns
         i = 6  # the "× 1 input m" row
@@ -254,16 +279,25 @@ def test_sweep_row_at_the_input_m_is_the_comparison():
 
 
 def test_verdict_reads_the_numbers():
-    s = scalars()
+    s = scalars(micro_batches=8)
     tp_ms, pp_ms = 262.1465, 285.567  # the hand figures above
     assert s["verdict_latency"].startswith(
         f"Latency: tensor parallel finishes one batch {round(100 * (1 - tp_ms / pp_ms), 1)} % "
-        "sooner (tensor 262 ms, pipeline 286 ms with 8 micro-batches; 508 ms without")
-    assert "pipeline parallel sustains 3.3 % more (pipeline 16143 vs tensor 15625 rows/s)" \
-        in s["verdict_throughput"]
+        "sooner (tensor 262 ms, pipeline 286 ms with 8 micro-batches as typed; at its best "
+        "M = 19 pipeline takes 268 ms, a tie: tensor parallel finishes 2.1 % sooner, inside "
+        "the 5 % tie margin; 508 ms without")
+    assert "a tie: pipeline parallel sustains 3.3 % more, inside the 5 % tie margin (pipeline "\
+        "16143 vs tensor 15625 rows/s" in s["verdict_throughput"]
     assert "36 all-reduces of 67.1 MB (8.41 ms" in s["verdict_comm"]
     assert "from 508 to 286 ms" in s["verdict_micro"]
     assert "both fit" in s["verdict_memory"]
+    auto = scalars()
+    assert auto["verdict_latency"].startswith(
+        "Latency: a tie: tensor parallel finishes one batch 2.1 % sooner, inside the 5 % tie "
+        "margin (tensor 262 ms, pipeline 268 ms with 19 micro-batches, its best M; 508 ms")
+    strict = scalars(tie_margin=0.0)
+    assert strict["verdict_latency"].startswith(
+        "Latency: tensor parallel finishes one batch 2.1 % sooner")
     pcie = scalars(link_bw=31.5e9)
     assert pcie["verdict_latency"].startswith("Latency: pipeline parallel finishes one batch")
 
@@ -285,6 +319,8 @@ VARIANTS = {
     "host_link": {"link_over": "host"},
     "k_wider_g3_uneven": {"pipeline_shape": (1000, 8190, 4100), "gpus": 3, "layers": 9,
                           "micro_batches": 3, "tp_gather": True},
+    "auto_host_wide": {"pipeline_shape": (3000, 4096, 1024), "gpus": 4, "layers": 8,
+                       "link_over": "host", "tie_margin": 0.02},
     "wide_g8_decode": {"pipeline_shape": (8, 4096, 16384), "gpus": 8, "layers": 10,
                        "micro_batches": 1, "tp_pairing": "wide"},
     "g1": {"gpus": 1, "layers": 3, "micro_batches": 2},
@@ -295,7 +331,6 @@ def _cell(plan, name):
     return next(c for s in plan.sheets for c in s.cells if c.name == name)
 
 
-@pytest.mark.libreoffice
 @needs_libreoffice
 def test_libreoffice_recalculates_every_new_cell_and_the_verdict(tmp_path):
     plans = {key: plan_build(BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=1, **opts))

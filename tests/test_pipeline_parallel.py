@@ -8,9 +8,8 @@ import math
 import openpyxl
 import pytest
 from click.testing import CliRunner
-from conftest import needs_libreoffice
-from lo_helpers import mismatches, read_values, recalc_many
-from test_cli_build import one_line_error
+from helpers import one_line_error, scalars
+from lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
@@ -20,10 +19,6 @@ from sheetgen.layout.planner import plan_workbook
 from sheetgen.writers.xlsx import write_xlsx
 
 M, K, N, L = 4096, 8192, 32768, 72
-
-
-def scalars(**options):
-    return sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, **options).model.scalars
 
 
 def test_default_totals_by_hand():
@@ -74,10 +69,13 @@ def test_api_frames():
     assert list(layers.layer_type) == [1, 2, 1, 2]
     assert list(layers.in_shape[:2]) == [f"{M}x{N}", f"{M}x{K}"]
     assert totals.loc["pipe_fits", "value"] in (True, False)
-    comp = sheetgen.parallelism(gpus=2)
+    comp = sheetgen.parallelism(gpus=2, micro_batches=8)
     assert set(comp.columns) == {"unit", "single", "pipeline", "tensor", "better"}
     assert comp.loc["bubble fraction", "pipeline"] == pytest.approx(1 / 9)
     assert comp.loc["latency, one batch, M micro-batches", "better"] == "tensor"
+    auto = sheetgen.parallelism(gpus=2, micro_batches=None)  # auto: M = 19
+    assert auto.loc["bubble fraction", "pipeline"] == pytest.approx(1 / 20)
+    assert auto.loc["latency, one batch, M micro-batches", "better"] == "tie"
 
 
 @pytest.mark.parametrize(("args", "needles"), [
@@ -113,7 +111,6 @@ VARIANTS = {
 }
 
 
-@pytest.mark.libreoffice
 @needs_libreoffice
 def test_libreoffice_agrees_on_pipeline_and_parallelism(tmp_path):
     plans, files = {}, []

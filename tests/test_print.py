@@ -14,14 +14,14 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from fill_helpers import filled_workbook
+from lo_helpers import needs_libreoffice
 
 from sheetgen.api import build_workbook, plan
 from sheetgen.layout.page import LINE_POINTS, main_table, row_heights, span_width
 from sheetgen.layout.styles import NUMBER_FORMATS
 from sheetgen.layout.text_fit import TEXT_WIDTH, wrapped_lines
 from sheetgen.verify.libreoffice import recalculate
-from tests.fill_helpers import filled_workbook
-from tests.lo_helpers import needs_libreoffice
 
 pypdf = pytest.importorskip("pypdf")
 MAX_PAGES = 20
@@ -183,3 +183,152 @@ def test_every_gpu_source_prints_whole(rendered):
     for c in cells:  # a source longer than its merged cell gets the rows' lines to show it
         lines = wrapped_lines(str(c.value), span_width(p, c), TEXT_WIDTH)
         assert lines == 1 or heights[c.row] >= lines * LINE_POINTS, (c.value, lines)
+
+
+def _look(cell) -> tuple:
+    """What a person sees of a cell's style, as openpyxl reads it back from the file."""
+    font, fill, al = cell.font, cell.fill, cell.alignment
+    colour = (fill.fgColor.rgb or "")[-6:] if fill.fill_type == "solid" else None
+    return (font.name, float(font.sz or 11), bool(font.b), bool(font.i),
+            (font.color.rgb or "")[-6:] if font.color is not None and font.color.type == "rgb"
+            else None, colour, cell.number_format, bool(al.wrap_text), al.horizontal,
+            int(al.indent or 0), bool(cell.border.bottom.style))
+
+
+def test_the_built_and_the_filled_workbook_style_every_cell_alike(tmp_path: Path):
+    """One styling decision (styles.cell_style), translated by each writer: every text,
+    block and formula cell of the built workbook looks the same in the filled one, whose
+    titles were in the application's default serif when openpyxl left the font unnamed;
+    Google gets the same bold, fill and number format."""
+    from sheetgen.layout.styles import FONT_NAME
+    from sheetgen.writers.google.requests import requests_for
+
+    built, _ = build_workbook(tmp_path / "b.xlsx", spare_rows=0)
+    filled = filled_workbook(tmp_path, (8, 4096, 4096))
+    b, f = openpyxl.load_workbook(built), openpyxl.load_workbook(filled)
+    p = plan(spare_rows=0)
+    google = {}
+    for body in requests_for(plan(spare_rows=0, chart_helpers=True)):
+        for r in body:
+            if "updateCells" in r and r["updateCells"]["start"]["rowIndex"] == 0:
+                sid = r["updateCells"]["start"]["sheetId"]
+                for i, row in enumerate(r["updateCells"]["rows"]):
+                    for j, v in enumerate(row.get("values", [])):
+                        google[(sid, i, j)] = v.get("userEnteredFormat", {})
+    sids = sorted({k[0] for k in google})
+    compared = 0
+    for sheet in ("Inputs", "Matmul", "What-if", "GPU Specs"):
+        sid = sids[[s.name for s in p.sheets].index(sheet)]
+        for c in p.sheet(sheet).cells:
+            if c.col > 0 and c.span > 1:
+                continue
+            got_b = _look(b[sheet].cell(c.row + 1, c.col + 1))
+            assert got_b[0] == FONT_NAME, (sheet, c)
+            assert _look(f[sheet].cell(c.row + 1, c.col + 1)) == got_b, (sheet, c)
+            g = google.get((sid, c.row, c.col))
+            if g is None:  # not on Google's variant of the sheet
+                continue
+            assert bool(g.get("textFormat", {}).get("bold")) == got_b[2], (sheet, c)
+            assert ("backgroundColorStyle" in g) == (got_b[5] is not None), (sheet, c)
+            nf = g.get("numberFormat", {}).get("pattern", "General")
+            assert nf == got_b[6] or (got_b[6] == "General" and nf == "General"), (sheet, c)
+            compared += 1
+    assert compared > 150
+
+
+def _visible_formats(path: Path) -> dict[str, set[str]]:
+    """sheet -> the number formats of the cells a person reads (filled, in columns and rows
+    not hidden), and of the conditional formats laid over them."""
+    from openpyxl.utils import get_column_letter
+
+    wb = openpyxl.load_workbook(path)
+    out: dict[str, set[str]] = {}
+    for ws in wb:
+        hidden = {k for k, d in ws.column_dimensions.items() if d.hidden}
+        formats = set()
+        for row in ws.iter_rows():
+            for cell in row:
+                if cell.value is None or get_column_letter(cell.column) in hidden:
+                    continue
+                formats.add(cell.number_format)
+        for rules in ws.conditional_formatting:
+            for rule in rules.rules:
+                if rule.dxf is not None and rule.dxf.numFmt is not None:
+                    formats.add(rule.dxf.numFmt.formatCode)
+        out[ws.title] = formats
+    return out
+
+
+def _e_notation(code: str) -> bool:
+    """Whether a number-format code shows a number in E-notation (quoted text aside)."""
+    return bool(re.search(r"E[+-]", re.sub(r'"[^"]*"', "", code), re.IGNORECASE))
+
+
+def test_no_e_notation_in_any_number_format_a_person_reads(tmp_path: Path):
+    """FLOPs read 33.554 MFLOP, not 33.55E+6 FLOP: every format of every cell a person
+    reads (and of the int8 switch's rules) in the default and the int8 build is free of
+    E-notation. The test's own detector is checked on the formats it replaced."""
+    assert _e_notation('[>=1000000000]#,##0.00,,," GFLOP";##0.00E+0" FLOP"')
+    assert _e_notation("0.000E+00") and not _e_notation('#,##0.0,," MFLOP/s"')
+    for name, kwargs in (("d.xlsx", {}), ("i.xlsx", {"dtype": "int8"})):
+        path, _ = build_workbook(tmp_path / name, spare_rows=2, **kwargs)
+        formats = _visible_formats(path)
+        assert len(formats) >= 6
+        bad = {s: sorted(f for f in fs if _e_notation(f)) for s, fs in formats.items()}
+        assert not any(bad.values()), bad
+    # 1×4096×4096 is 2·4096·4096 = 33,554,432 FLOP: in MFLOP with three decimals
+    assert NUMBER_FORMATS["flop"].endswith('#,##0.000,," MFLOP"')
+
+
+def test_the_roofline_title_is_live_and_names_the_gpu_and_dtype(tmp_path: Path):
+    """The chart's title reads a cell whose formula joins the Inputs sheet's GPU and dtype
+    (xlsx and fill); its cached text is the build's: "Roofline: A100 40GB SXM, bf16"."""
+    import zipfile
+
+    from xlsxwriter.utility import xl_cell_to_rowcol
+
+    built, _ = build_workbook(tmp_path / "t.xlsx", spare_rows=1)
+    filled = filled_workbook(tmp_path, (8, 4096, 4096))
+    for path in (built, filled):
+        with zipfile.ZipFile(path) as z:
+            xml = next(z.read(n).decode() for n in z.namelist()
+                       if n.startswith("xl/charts/chart") and b"Roofline" in z.read(n))
+        xml = re.sub(r"<(/?)c:", r"<\1", xml)  # xlsxwriter prefixes the chart namespace
+        m = re.search(r"<title><tx><strRef><f>(.+?)</f>.*?<v>(.+?)</v>", xml)
+        assert m, path.name
+        sheet, _, cell = m.group(1).rpartition("!")
+        assert sheet.strip("'") == "Matmul" and m.group(2) == "Roofline: A100 40GB SXM, bf16"
+        row, col = xl_cell_to_rowcol(cell.replace("$", ""))
+        formula = openpyxl.load_workbook(path)["Matmul"].cell(row + 1, col + 1).value
+        assert "GPU_NAME" in formula and "DTYPE" in formula, formula
+
+
+def test_wave_columns_grey_out_while_wave_quantization_is_off(tmp_path: Path):
+    """With waves off the refined time ignores tiles, waves, wave efficiency and the
+    quantized compute time: a conditional format on the live WAVE_QUANT switch greys exactly
+    those columns' rows (built and filled), so 3,529.08 µs refined beside 3,530.96 µs
+    quantized (8192³) does not read as a contradiction."""
+    from sheetgen.layout.palette import DIM_FONT
+
+    p = plan(spare_rows=1)
+    t = p.sheet("Matmul").table("matmul")
+    wave_cols = {t.column(n).col for n in ("tiles", "waves", "wave_efficiency",
+                                           "quantized_compute_time")}
+    built, _ = build_workbook(tmp_path / "w.xlsx", spare_rows=1)
+    filled = filled_workbook(tmp_path, (8, 4096, 4096))
+    for path in (built, filled):
+        ws = openpyxl.load_workbook(path)["Matmul"]
+        header = {ws.cell(5, c).value: c - 1 for c in range(1, ws.max_column + 1)}
+        dimmed = set()
+        for rules in ws.conditional_formatting:
+            for rule in rules.rules:
+                if rule.formula == ['WAVE_QUANT="off"']:
+                    assert rule.dxf.font.color.rgb[-6:] == DIM_FONT.lstrip("#")
+                    (rng,) = str(rules.sqref).split()
+                    first = rng.split(":")[0]
+                    assert first[-1] == "6"  # the first data row, below the header
+                    dimmed.add(openpyxl.utils.column_index_from_string(
+                        first.rstrip("0123456789")) - 1)
+        assert dimmed == {header[h] for h in ("tiles", "waves", "wave efficiency (fraction)",
+                                              "quantized compute time (µs)")}
+        assert dimmed == wave_cols

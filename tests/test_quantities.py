@@ -41,11 +41,64 @@ def test_hand_computed_gemv_is_memory_bound():
     assert row.peak_fraction == pytest.approx((flops / (nbytes / A100_BW)) / A100_PEAK)
 
 
-@pytest.mark.parametrize(("dtype", "nbytes"), [("fp32", 4), ("tf32", 4), ("fp16", 2),
-                                               ("int8", 1)])
-def test_dtype_bytes_scale_traffic(dtype, nbytes):
+@pytest.mark.parametrize(("dtype", "a", "w", "o"), [
+    ("fp32", 4, 4, 4), ("tf32", 4, 4, 4), ("fp16", 2, 2, 2),
+    ("int8", 1, 1, 2),  # W8A8: the dequantizing epilogue writes bf16
+])
+def test_dtype_bytes_scale_traffic(dtype, a, w, o):
     row = sheetgen.analyze([(10, 20, 30)], dtype=dtype).iloc[0]
-    assert row.bytes_moved == nbytes * (10 * 20 + 20 * 30 + 10 * 30)
+    assert row.bytes_moved == a * 10 * 20 + w * 20 * 30 + o * 10 * 30
+
+
+def test_w4a16_gemv_hand_figure():
+    # int4 weights, bf16 activations and outputs: 2·8192 + 0.5·8192² + 2·8192
+    row = sheetgen.analyze([(1, 8192, 8192)], weight_dtype="int4").iloc[0]
+    assert row.bytes_moved == 33_587_200
+    assert row.intensity == pytest.approx(2 * 8192**2 / 33_587_200)  # 3.996 FLOP/B
+    assert row.memory_time == pytest.approx(33_587_200 / A100_BW)
+    assert row.regime == "memory-bound"
+
+
+def test_fp8_compute_writes_bf16_by_default():
+    # fp8 A and B, bf16 C: 1·4096² + 1·4096² + 2·4096²
+    auto = sheetgen.analyze([(4096, 4096, 4096)], gpu="H100 SXM", dtype="fp8").iloc[0]
+    assert auto.bytes_moved == 67_108_864
+    assert auto.intensity == 2 * 4096**3 / 67_108_864 == 2048.0
+    raw = sheetgen.analyze([(4096, 4096, 4096)], gpu="H100 SXM", dtype="fp8",
+                           output_dtype="fp8").iloc[0]
+    assert raw.bytes_moved == 3 * 4096**2
+
+
+def test_operand_choices_each_set_their_own_term():
+    m, k, n = 3, 5, 7
+    row = sheetgen.analyze([(m, k, n)], activation_dtype="fp32", weight_dtype="nvfp4",
+                           output_dtype="int32").iloc[0]
+    assert row.bytes_moved == 4 * m * k + 0.5625 * k * n + 4 * m * n == 163.6875
+    p = sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, dtype="int8", output_dtype="int32",
+                      weight_dtype="fp4")
+    s = p.model.scalars
+    assert (s["act_storage"], s["weight_storage"], s["out_storage"]) == ("int8", "fp4", "int32")
+    assert (s["act_elem_bytes"], s["weight_elem_bytes"], s["out_elem_bytes"]) == (1, 0.5, 4)
+
+
+def test_weight_only_int4_moves_the_ridge_crossing():
+    # Decode (m small) is memory-bound; with int4 weights the weight term shrinks 4x, so the
+    # What-if crossover m* (intensity = ridge) falls. Hand: m* = R·w·k·n / (2kn − R(a·k + o·n))
+    k = n = 8192
+    ridge = A100_PEAK / A100_BW
+    # R = 200.64: bf16 weights 200.64·2·8192²/(2·8192² − 200.64·4·8192) = 210.98 rows;
+    # int4 weights a quarter of that, 52.74 (the weight term is the numerator)
+    for w, opts, hand in ((2, {}, 210.98), (0.5, {"weight_dtype": "int4"}, 52.74)):
+        p = sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, whatif_shape=(1, k, n), **opts)
+        expect = ridge * w * k * n / (2 * k * n - ridge * (2 * k + 2 * n))
+        assert expect == pytest.approx(hand, abs=0.005)
+        assert p.model.scalars["cross_m"] == pytest.approx(expect, rel=1e-12)
+
+
+@pytest.mark.parametrize("bad", ["int3", "", "tf32"])
+def test_unknown_storage_dtype_is_one_error(bad):
+    with pytest.raises(sheetgen.errors.InputError, match="--weight-dtype"):
+        sheetgen.analyze([(1, 1, 1)], weight_dtype=bad)
 
 
 def test_ridge_is_peak_over_bandwidth():
@@ -66,12 +119,12 @@ def test_regime_flips_exactly_at_the_ridge():
        st.sampled_from(["fp32", "bf16", "int8"]))
 def test_reference_equals_direct_arithmetic(shapes, dtype):
     gpu = sheetgen.load_presets().get("A100 40GB SXM")
-    b = {"fp32": 4, "bf16": 2, "int8": 1}[dtype]
+    a, w, o = {"fp32": (4, 4, 4), "bf16": (2, 2, 2), "int8": (1, 1, 2)}[dtype]
     peak, bw = gpu.peak(dtype), gpu.hbm_bandwidth
     df = sheetgen.analyze(shapes, dtype=dtype)
     for (m, k, n), row in zip(shapes, df.itertuples(), strict=True):
         flops = 2 * m * k * n  # exact integers
-        nbytes = b * (m * k + k * n + m * n)
+        nbytes = a * m * k + w * k * n + o * m * n
         # spreadsheets hold doubles: exact below 2**53, within one rounding above it
         assert math.isclose(row.flops, flops, rel_tol=2**-52)
         assert row.bytes_moved == nbytes

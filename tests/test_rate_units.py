@@ -14,13 +14,13 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from fill_helpers import filled_workbook
+from lo_helpers import needs_libreoffice
 
 from sheetgen.api import build_workbook, plan
 from sheetgen.layout.styles import NUMBER_FORMATS
 from sheetgen.verify.libreoffice import recalculate
 from sheetgen.writers.google.requests import requests_for
-from tests.fill_helpers import filled_workbook
-from tests.lo_helpers import needs_libreoffice
 
 pypdf = pytest.importorskip("pypdf")
 RATE, OPS = NUMBER_FORMATS["rate"], NUMBER_FORMATS["rate_ops"]

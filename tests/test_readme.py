@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -105,25 +106,70 @@ def test_readme_lists_what_it_skips():
         assert any(re.search(pattern, line) for line in lines), pattern
 
 
-def test_every_readme_and_docs_shell_example_runs(tmp_path: Path):
+def examples() -> list[tuple[str, str]]:
+    """(page, command) for every shell example, README first, then DOCS in order."""
+    return [(page.name, line) for page in pages()
+            for line in shell_lines(page.read_text("utf-8"))]
+
+
+def example_id(index: int, page: str, line: str) -> str:
+    """A test id that names the example: page, position and the command's start."""
+    command = line.split("\n")[0].split(" #")[0]
+    words = re.sub(r"\s+", "_", re.sub(r"[^\w.\- ]+", "", command).strip())[:48]
+    return f"{page.removesuffix('.md')}-{index:02d}-{words}"
+
+
+EXAMPLES = examples()
+
+
+@dataclass
+class Ran:
+    """One example's run: its exit status and the end of what it printed on stderr."""
+
+    returncode: int
+    stderr: str
+
+
+@pytest.fixture(scope="module")
+def ran_examples(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[int, Ran]]:
+    """Every runnable example, run once in order in one fresh copy of the repository (an
+    example may use a file an earlier one made); each test below asserts on its own."""
     if shutil.which("sheetgen") is None:
         pytest.skip("the sheetgen command is not installed")
-    clone(tmp_path)
+    where = tmp_path_factory.mktemp("clone")
+    clone(where)
     env = dict(os.environ, NO_COLOR="1")
-    failures = []
-    for line in all_shell_lines():
+    results = {}
+    for index, (_, line) in enumerate(EXAMPLES):
         if skipped(line):
             continue
-        proc = subprocess.run(["bash", "-c", f"set -o pipefail; {line}"], cwd=tmp_path, env=env,
+        proc = subprocess.run(["bash", "-c", f"set -o pipefail; {line}"], cwd=where, env=env,
                               capture_output=True, text=True, timeout=300, check=False)
-        if proc.returncode != 0:
-            failures.append(f"{line}\n  exit {proc.returncode}: {proc.stderr.strip()[-500:]}")
-    assert not failures, "\n".join(failures)
-    # what the examples say they make, they made
-    for name in ("roofline.xlsx", "h100.xlsx", "mine.xlsx", "roofline.png", "matmul.csv",
-                 "plan.sheetgen.xlsx"):
-        assert (tmp_path / name).stat().st_size > 0, name
-    assert (tmp_path / "matmul.csv").read_text("utf-8").startswith("row,m,k,n,")
+        results[index] = Ran(proc.returncode, proc.stderr.strip()[-500:])
+    return where, results
+
+
+@pytest.mark.xdist_group("readme")
+@pytest.mark.parametrize(("index", "page", "line"),
+                         [(i, page, line) for i, (page, line) in enumerate(EXAMPLES)],
+                         ids=[example_id(i, page, line) for i, (page, line) in enumerate(EXAMPLES)])
+def test_example_runs_as_written(ran_examples: tuple[Path, dict[int, Ran]], index: int,
+                                 page: str, line: str):
+    why = skipped(line)
+    if why:
+        pytest.skip(why)
+    ran = ran_examples[1][index]
+    assert ran.returncode == 0, f"{page}: {line}\n  exit {ran.returncode}: {ran.stderr}"
+
+
+@pytest.mark.xdist_group("readme")
+@pytest.mark.parametrize("name", ["roofline.xlsx", "h100.xlsx", "mine.xlsx", "roofline.png",
+                                  "matmul.csv", "plan.sheetgen.xlsx"])
+def test_the_examples_make_what_they_say(ran_examples: tuple[Path, dict[int, Ran]], name: str):
+    where = ran_examples[0]
+    assert (where / name).exists() and (where / name).stat().st_size > 0, name
+    if name == "matmul.csv":
+        assert (where / name).read_text("utf-8").startswith("row,m,k,n,")
 
 
 def test_the_required_preset_fields_are_documented_and_the_minimal_file_loads():

@@ -11,8 +11,7 @@ import math
 import openpyxl
 import pytest
 from click.testing import CliRunner
-from conftest import needs_libreoffice
-from lo_helpers import mismatches, read_values, recalc_many
+from lo_helpers import expected_cells, mismatches, needs_libreoffice, read_values, recalc_many
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, plan_build
@@ -115,29 +114,31 @@ def refined_books(tmp_path_factory):
                                        waves=True, launch_overhead=4e-6)),
         "mi300x": plan_build(BuildConfig(gpu="MI300X", dtype="fp8", shapes=shapes,
                                          spare_rows=0, tile=(256, 64), waves=False)),
+        "overlap": plan_build(BuildConfig(gpu="H100 SXM", shapes=shapes, spare_rows=0,
+                                          launch_overhead=5e-6, overlap=2.0)),
     }
     files = {k: write_xlsx(p, tmp / f"{k}.xlsx") for k, p in plans.items()}
     # The user switches waves off, picks 64x256 tiles, a 10 µs floor (the Inputs cell holds
-    # µs) and the H100 SXM.
+    # µs), the H100 SXM, fp8 and an overlap exponent of 1.5.
     edited = tmp / "edited.xlsx"
     wb = openpyxl.load_workbook(files["a100"])
     names = plans["a100"].defined_names
     for name, value in (("WAVE_QUANT", "off"), ("TILE_M", 64), ("TILE_N", 256),
-                        ("LAUNCH_OVERHEAD", 10), ("GPU_NAME", "H100 SXM")):  # µs
+                        ("LAUNCH_OVERHEAD", 10), ("GPU_NAME", "H100 SXM"),  # µs
+                        ("DTYPE", "fp8"), ("OVERLAP", 1.5)):
         sheet, cell = names[name].split("!")
         wb[sheet.strip("'")][cell.replace("$", "")] = value
     wb.save(edited)
-    plans["edited"] = plan_build(BuildConfig(gpu="H100 SXM", shapes=shapes, spare_rows=3,
-                                             waves=False, launch_overhead=1e-5,
-                                             tile=(64, 256)))
+    plans["edited"] = plan_build(BuildConfig(gpu="H100 SXM", dtype="fp8", shapes=shapes,
+                                             spare_rows=3, waves=False, launch_overhead=1e-5,
+                                             tile=(64, 256), overlap=1.5))
     files["edited"] = edited
     out = recalc_many(list(files.values()), tmp / "lo")
     return plans, {k: read_values(out[f]) for k, f in files.items()}
 
 
-@pytest.mark.libreoffice
 @needs_libreoffice
-@pytest.mark.parametrize("key", ["a100", "mi300x", "edited"])
+@pytest.mark.parametrize("key", ["a100", "mi300x", "overlap", "edited"])
 def test_libreoffice_recalculates_the_refined_cells(refined_books, key):
     plans, values = refined_books
     assert mismatches(plans[key], values[key]) == []
@@ -146,10 +147,35 @@ def test_libreoffice_recalculates_the_refined_cells(refined_books, key):
     col = {c.name: c for c in t.columns}
     got = values[key]["Matmul"]
     tiles = got[(t.first_row, col["tiles"].col)]
-    tile_m, tile_n = {"a100": (128, 128), "mi300x": (256, 64), "edited": (64, 256)}[key]
+    tile_m, tile_n = {"a100": (128, 128), "mi300x": (256, 64), "overlap": (128, 128),
+                      "edited": (64, 256)}[key]
     assert tiles == math.ceil(1024 / tile_m) * math.ceil(1024 / tile_n)
     refined = got[(t.first_row, col["refined_time"].col)]
     assert refined == pytest.approx(col["refined_time"].values[0], rel=1e-9)
+
+
+@pytest.mark.libreoffice
+@needs_libreoffice
+def test_libreoffice_smooth_max_and_per_dtype_efficiency_by_hand(refined_books):
+    """H100 SXM bf16 4096³ with p = 2 and a 5 µs floor: compute 2·4096³ / 989.4e12 =
+    138.91 µs, memory 3·4096²·2 B / 3.35e12 = 30.05 µs, refined 5 + √(138.91² + 30.05²) =
+    147.12 µs. The suggested compute efficiency follows the dtype dropdown: 0.803 for bf16,
+    the FP8 MAMF's 0.709 once the user picks fp8 (0.511 on MI300X fp8, which has no fp8
+    figure of its own)."""
+    plans, values = refined_books
+    t = plans["overlap"].table(matmul.TABLE.name)
+    col = {c.name: c for c in t.columns}
+    compute, memory = 2 * 4096**3 / 989.4e12, 3 * 4096**2 * 2 / 3.35e12
+    hand = 5e-6 + math.hypot(compute, memory)
+    assert hand == pytest.approx(147.12e-6, rel=1e-4)
+    got = values["overlap"]["Matmul"][(t.first_row + 1, col["refined_time"].col)]
+    assert got == pytest.approx(hand * 1e6, rel=1e-9)  # the Matmul sheet's times are µs
+    for key, eff in (("overlap", 0.803), ("edited", 0.709), ("mi300x", 0.511),
+                     ("a100", 0.869)):
+        assert plans[key].model.scalars["suggest_compute_eff"] == eff, key
+    # in the workbook the user switched to fp8, LibreOffice's suggestion cell reads 0.709
+    cell = next(e for e in expected_cells(plans["edited"]) if e.name == "suggest_compute_eff")
+    assert values["edited"][cell.sheet][(cell.row, cell.col)] == pytest.approx(0.709)
 
 
 def test_check_passes_and_catches_a_wrong_refined_formula(tmp_path):

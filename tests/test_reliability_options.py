@@ -14,7 +14,8 @@ import openpyxl
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from test_reliability_writes import one_line_error, plan_workbook
+from helpers import one_line_error, run
+from test_reliability_writes import plan_workbook
 
 import sheetgen.writers.xlsx
 from sheetgen.assemble import XLSX_MAX_ROWS, BuildConfig
@@ -25,16 +26,6 @@ from sheetgen.inputs.shapes import Shape
 
 A100_BF16_PEAK = 312e12  # NVIDIA A100 datasheet: 312 TFLOP/s dense bf16
 A100_HBM = 1.555e12  # NVIDIA A100 40GB SXM datasheet: 1,555 GB/s
-
-
-def run(*args: str):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-
-
-def error(result, *needles: str) -> str:
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output
-    return one_line_error(result.output, *needles)
 
 
 def builtin_block(name: str = "A100 40GB SXM") -> str:
@@ -59,7 +50,7 @@ def builtin_block(name: str = "A100 40GB SXM") -> str:
 ])
 def test_bad_prefix_is_one_error_line(tmp_path: Path, prefix: str, needles: list[str]):
     theirs = plan_workbook(tmp_path / "plan.xlsx")
-    error(run("fill", str(theirs), "--prefix", prefix), *needles)
+    one_line_error(run("fill", str(theirs), "--prefix", prefix), *needles)
     assert sorted(os.listdir(tmp_path)) == ["plan.xlsx"]
 
 
@@ -75,7 +66,7 @@ def test_longest_allowed_prefix_gives_31_character_sheet_names(tmp_path: Path):
 
 def test_spare_rows_past_the_xlsx_row_limit_is_refused_up_front(tmp_path: Path):
     out = tmp_path / "o.xlsx"
-    line = error(run("build", str(out), "--spare-rows", "2000000"),
+    line = one_line_error(run("build", str(out), "--spare-rows", "2000000"),
                  "--spare-rows 2,000,000", "1,048,576", "Matmul")
     assert "2,000,017 rows" in line  # 12 default shapes + 2,000,000 + the 5 rows above
     assert not out.exists()
@@ -106,7 +97,7 @@ def built(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize("rtol", ["-1", "nan", "inf", "1", "-0.5"])
 def test_bad_rtol_is_one_error_line(built: Path, rtol: str):
-    error(run("check", str(built), "--rtol", rtol), "--rtol", "from 0")
+    one_line_error(run("check", str(built), "--rtol", rtol), "--rtol", "from 0")
 
 
 def test_rtol_zero_and_small_are_accepted(built: Path):
@@ -122,8 +113,8 @@ def test_empty_gpu_is_refused(tmp_path: Path, command: list[str]):
     plan_workbook(tmp_path / "plan.xlsx")
     plan_workbook(tmp_path / "hand.xlsx")
     args = [a.format(d=tmp_path) for a in command]
-    error(run(*args, "--gpu", ""), "--gpu", "empty")
-    error(run(*args, "--gpu", "  "), "--gpu", "empty")
+    one_line_error(run(*args, "--gpu", ""), "--gpu", "empty")
+    one_line_error(run(*args, "--gpu", "  "), "--gpu", "empty")
 
 
 # --- presets --------------------------------------------------------------------------------
@@ -133,7 +124,7 @@ def test_duplicate_preset_in_one_file_is_an_error(tmp_path: Path, second: str):
     block = builtin_block().replace('name = "A100 40GB SXM"', 'name = "My GPU"')
     path = tmp_path / "mine.toml"
     path.write_text(block + "\n" + block.replace('name = "My GPU"', f'name = "{second}"'))
-    error(run("gpus", "--gpu-file", str(path)), "mine.toml", "defined twice")
+    one_line_error(run("gpus", "--gpu-file", str(path)), "mine.toml", "defined twice")
 
 
 def test_shadowing_a_builtin_is_announced_once_and_marked(tmp_path: Path):
@@ -167,14 +158,14 @@ class _ReadOnly:
 def test_read_only_file_system_is_named_as_such(tmp_path: Path, monkeypatch):
     monkeypatch.setattr(os, "access", lambda p, mode, **k: not mode & os.W_OK)
     monkeypatch.setattr(os, "statvfs", lambda p: _ReadOnly())
-    error(run("build", str(tmp_path / "o.xlsx")), "read-only file system")
+    one_line_error(run("build", str(tmp_path / "o.xlsx")), "read-only file system")
     theirs = plan_workbook(tmp_path / "plan.xlsx")
-    error(run("fill", str(theirs), "--in-place"), "read-only file system")
+    one_line_error(run("fill", str(theirs), "--in-place"), "read-only file system")
 
 
 def test_permission_denied_stays_permission_denied(tmp_path: Path, monkeypatch):
     monkeypatch.setattr(os, "access", lambda p, mode, **k: not mode & os.W_OK)
-    error(run("build", str(tmp_path / "o.xlsx")), "permission denied")
+    one_line_error(run("build", str(tmp_path / "o.xlsx")), "permission denied")
 
 
 def test_real_read_only_mount(tmp_path: Path):
@@ -183,7 +174,7 @@ def test_real_read_only_mount(tmp_path: Path):
     with tmpfs(tmp_path / "ro") as ro:
         if subprocess.run(["mount", "-o", "remount,ro", str(ro)]).returncode != 0:
             pytest.skip("cannot remount read-only")
-        error(run("build", str(ro / "o.xlsx")), "read-only file system")
+        one_line_error(run("build", str(ro / "o.xlsx")), "read-only file system")
 
 
 # --- interrupts (the real signals are in test_reliability_writes) ---------------------------

@@ -21,27 +21,14 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from click.testing import CliRunner
+from helpers import one_line_error, run
 
 import sheetgen.writers.fill
 import sheetgen.writers.xlsx
-from sheetgen.cli import cli
 from sheetgen.files.atomic import STALE_AFTER_S, TEMP_MARK, QuietFile, TargetExists, atomic_write
 
 FAULTS = Path(__file__).with_name("faults.py")
 BIG_ROWS = 5_501  # above xlsx.CONSTANT_MEMORY_ROWS: xlsxwriter streams rows to scratch files
-
-
-def run(*args: str):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-
-
-def one_line_error(output: str, *needles: str) -> str:
-    lines = [ln for ln in output.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("Error: "), output
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
-    return lines[0]
 
 
 def shapes_file(folder: Path, rows: int) -> Path:

@@ -16,10 +16,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from lo_helpers import needs_libreoffice
 
 from sheetgen.api import build_workbook
 from sheetgen.verify.libreoffice import recalculate
-from tests.lo_helpers import needs_libreoffice
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "docs" / "render.py"

@@ -162,7 +162,6 @@ def test_shapes_sheet_choice_and_errors(tmp_path: Path):
         read_shapes(none)
 
 
-
 def test_deep_header_in_an_auto_detected_workbook_says_where_to_look(tmp_path: Path):
     """A header below the search window of every sheet: the message says how far each sheet
     was searched and names the sheet (quoted for the shell) that has one further down; named

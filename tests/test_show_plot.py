@@ -8,15 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from helpers import run
 
 import sheetgen
-from sheetgen.cli import cli
 from sheetgen.errors import SheetgenError
-
-
-def run(*args: str, color: bool = False):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False, color=color)
 
 
 def test_show_json_is_the_reference_model(shapes_csv):

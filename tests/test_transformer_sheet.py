@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import one_line_error
 from click.testing import CliRunner
+from helpers import one_line_error
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
@@ -177,8 +177,40 @@ def test_push_to_google_holds_the_sheet(sheets_emulator, gsheets_client) -> None
     key = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_xfmr"
     sheets_emulator.create_spreadsheet(key, shared_with=[SA_EMAIL])
     result = sheetgen.push(key, client=gsheets_client, gpu="H100 SXM", spare_rows=0,
-                           transformer=TransformerInputs(load_bundled("llama-3.1-8b")))
+                           transformer=TransformerInputs(load_bundled("mixtral-8x7b"), tp=2))
     assert "Transformer" in result.sheets
     cells = dict(sheets_emulator.snapshot(key).sheets["Transformer"])
     formulas = [v["formulaValue"] for v in cells.values() if "formulaValue" in v]
     assert any("INDEX(" in f for f in formulas) and len(formulas) > 200
+    # check and read find the tab's structure in its column A (no document properties there)
+    from test_gsheets_push import engine_compute
+
+    sheets_emulator.compute = engine_compute
+    report = sheetgen.check_spreadsheet(key, client=gsheets_client)
+    assert report.ok and report.checked["Transformer"] > 200, report.mismatches[:3]
+    block = sheetgen.read(key, client=gsheets_client, sheet="Transformer", block=True)
+    assert block.loc["kv_bytes_per_token", "value"] == 131_072  # Mixtral: 2·32·8·128·2 B
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_workloads_agree_with_the_reference(seed: int) -> None:
+    """Seeded random models, workloads and dtypes: the sheet's cells equal the pure model."""
+    import random
+
+    rng = random.Random(seed)
+    name = rng.choice(["llama-3.1-8b", "mixtral-8x7b", "opt-13b", "qwen2.5-7b"])
+    model = load_bundled(name) if seed % 4 else from_dict(QWEN_MOE)
+    ti = TransformerInputs(model, batch=rng.choice([1, 3, 64, 512]),
+                           prompt_tokens=rng.choice([1, 17, 2048, 32768]),
+                           generate=rng.choice([1, 2, 500]), tp=rng.choice([1, 2, 3, 8, 64]),
+                           weight_dtype=rng.choice([None, "int8", "fp32"]),
+                           kv_dtype=rng.choice([None, "fp8"]),
+                           allreduce=rng.choice(["auto", "ring", "one-shot", "two-shot"]),
+                           reserve=rng.choice([0.0, 0.1]))
+    gpu = rng.choice(["H100 SXM", "A100 80GB SXM", "MI300X"])
+    p = _plan(gpu, "bf16", ti)
+    est = _reference(p, ti, "bf16")
+    for key in ("ttft", "tpot", "ttft_bound", "tpot_bound", "weights_bytes", "memory_per_gpu",
+                "max_batch", "critical_batch", "kv_bytes"):
+        assert p.model.scalars[key] == pytest.approx(est.summary[key], rel=1e-12), key
+    assert p.model.scalars["fits"] == est.summary["fits"]

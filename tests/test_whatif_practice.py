@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import openpyxl
 import pytest
-from conftest import needs_libreoffice
+from helpers import scalars
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lo_helpers import mismatches, read_values, recalc_many
+from lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
@@ -18,24 +18,25 @@ from sheetgen.sheets.practice import random_shapes
 from sheetgen.writers.xlsx import write_xlsx
 
 
-def scalars(**options):
-    return sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, **options).model.scalars
-
-
-def compute_bound(m: int, k: int, n: int, b: int, ridge: float) -> bool:
-    return 2 * m * k * n / (b * (m * k + k * n + m * n)) >= ridge
+def compute_bound(m: int, k: int, n: int, abytes: tuple[float, float, float],
+                  ridge: float) -> bool:
+    a, w, o = abytes
+    return 2 * m * k * n / (a * m * k + w * k * n + o * m * n) >= ridge
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(1, 20_000), st.integers(1, 20_000), st.sampled_from(["bf16", "fp32", "int8"]))
-def test_crossover_matches_brute_force(k, n, dtype):
-    s = scalars(whatif_shape=(1, k, n), dtype=dtype)
-    b, ridge = s["dtype_bytes_sel"], s["attainable_ridge"]
-    found = next((m for m in range(1, 200_001) if compute_bound(m, k, n, b, ridge)), None)
+@given(st.integers(1, 20_000), st.integers(1, 20_000), st.sampled_from(["bf16", "fp32", "int8"]),
+       st.sampled_from([{}, {"weight_dtype": "int4"}, {"output_dtype": "fp32"},
+                        {"activation_dtype": "fp8", "weight_dtype": "nvfp4"}]))
+def test_crossover_matches_brute_force(k, n, dtype, storage):
+    s = scalars(whatif_shape=(1, k, n), dtype=dtype, **storage)
+    ab = (s["act_elem_bytes"], s["weight_elem_bytes"], s["out_elem_bytes"])
+    ridge = s["attainable_ridge"]
+    found = next((m for m in range(1, 200_001) if compute_bound(m, k, n, ab, ridge)), None)
     if s["cross_m"] == "never":
         assert found is None
-        # and the limit for m -> infinity really is below the ridge
-        assert 2 * k * n / (b * (k + n)) <= ridge
+        # and the limit for m -> infinity, 2kn / (a·k + o·n), really is below the ridge
+        assert 2 * k * n / (ab[0] * k + ab[2] * n) <= ridge
     elif found is None:
         assert s["cross_m_whole"] > 200_000  # beyond the search, still finite
     else:
@@ -103,7 +104,6 @@ def test_practice_feedback_and_reveal():
     assert list(shown.column("ans_regime").values) == list(regime)
 
 
-@pytest.mark.libreoffice
 @needs_libreoffice
 def test_libreoffice_agrees_on_whatif_and_practice(tmp_path):
     plan = plan_build(BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=0, practice=6,

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from fill_helpers import filled_workbook
+from lo_helpers import needs_libreoffice
 
 from sheetgen.api import build_workbook, plan
 from sheetgen.layout.page import LINE_POINTS, row_heights
 from sheetgen.sheets.parallel import sheet as parallel
 from sheetgen.verify.libreoffice import recalculate
 from sheetgen.writers.google.requests import requests_for
-from tests.fill_helpers import filled_workbook
-from tests.lo_helpers import needs_libreoffice
 
 pypdf = pytest.importorskip("pypdf")
 

@@ -28,6 +28,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from sheetgen.calibrate.data import Measurements
+from sheetgen.model import factories as rf
 from sheetgen.model import refined
 from sheetgen.sheets import matmul
 
@@ -49,8 +50,10 @@ class Device:
     name: str
     peak: float  # FLOP/s
     bandwidth: float  # B/s
-    dtype_bytes: int
+    dtype_bytes: float
     sm_count: int
+    #: (a, w, o): bytes per element of A, B and C as stored; None: all dtype_bytes
+    operand_bytes: tuple[float, float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,9 @@ def predict(device: Device, params: Params, data: Measurements) -> np.ndarray:
     """Predicted seconds per row: the refined time of b matmuls of m×k×n."""
     m, k, n, b = data.m, data.k, data.n, data.b
     flops = b * matmul.FLOPS.reference(m=m, k=k, n=n)
-    moved = b * matmul.BYTES.reference(m=m, k=k, n=n, dtype_bytes_sel=device.dtype_bytes)
+    a, w, o = device.operand_bytes or (device.dtype_bytes,) * 3
+    moved = b * matmul.BYTES.reference(m=m, k=k, n=n, **dict(zip(
+        (rf.ACT_BYTES, rf.WEIGHT_BYTES, rf.OUT_BYTES), (a, w, o), strict=True)))
     compute = matmul.COMPUTE_TIME.reference(
         flops=flops, attainable_flops=device.peak * params.compute_efficiency)
     memory = matmul.MEMORY_TIME.reference(

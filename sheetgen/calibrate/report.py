@@ -14,6 +14,7 @@ import numpy as np
 from sheetgen.calibrate import fit
 from sheetgen.calibrate.data import Measurements, read_measurements
 from sheetgen.core.units import seconds
+from sheetgen.inputs import precision
 from sheetgen.inputs import presets as hardware
 from sheetgen.inputs.preset_toml import write_preset
 from sheetgen.inputs.presets import DTYPE_BYTES, GPU
@@ -34,9 +35,10 @@ FASTER_UNKNOWN = FASTER_ON_GPU + " " + FASTER_ON_CPU
 
 
 def device_for(gpu: GPU, dtype: str) -> fit.Device:
-    """The model's figures for a preset: spec peak and bandwidth, the dtype's element size."""
+    """The model's figures for a preset: spec peak and bandwidth, the dtype's element size
+    and each operand's "auto" storage (fp8 measured by `measure` writes bf16, as auto does)."""
     return fit.Device(gpu.name, gpu.peak(dtype), gpu.hbm_bandwidth, DTYPE_BYTES[dtype],
-                      gpu.sm_count)
+                      gpu.sm_count, precision.resolve(dtype).bytes())
 
 
 def preset_params(gpu: GPU, dtype: str) -> fit.Params:
@@ -206,7 +208,7 @@ def measured_inputs(cal: Calibration) -> MeasuredInputs:
         b=[int(v) for v in d.b], seconds=[float(v) for v in d.measured],
         compute_efficiency=p.compute_efficiency, memory_efficiency=p.memory_efficiency,
         launch_overhead=p.launch_overhead, waves=p.waves, tile_m=p.tile_m, tile_n=p.tile_n,
-        sm_count=device_for(cal.gpu, cal.dtype).sm_count, source=d.origin)
+        sm_count=device_for(cal.gpu, cal.dtype).sm_count, source=d.origin, overlap=p.overlap)
 
 
 def calibrate_file(path: str | Path, *, gpu: str | None = None,

@@ -22,6 +22,7 @@ from sheetgen.cli.common import (
     credentials_option,
     gpu_file_option,
     nonblank,
+    storage_options,
     user_errors,
 )
 from sheetgen.inputs.presets import DTYPES
@@ -205,9 +206,12 @@ def _json_value(value: Any) -> Any:
                    "as 'Time (ms)', else seconds).")
 @gpu_file_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@storage_options(grading=True)
 def check(target: str, credentials: Path | None, rtol: float | None, gpu: str | None,
           dtype: str | None, peak: str | None, bw: str | None, sheet: str | None,
-          time_unit: str | None, gpu_file: Path | None, as_json: bool) -> None:
+          time_unit: str | None, gpu_file: Path | None, as_json: bool,
+          activation_dtype: str | None = None, weight_dtype: str | None = None,
+          output_dtype: str | None = None) -> None:
     """Check every formula cell against the reference model of the sheet's own inputs, or
     grade a hand-made roofline sheet.
 
@@ -231,10 +235,13 @@ def check(target: str, credentials: Path | None, rtol: float | None, gpu: str | 
     from sheetgen.verify.check import is_workbook_path
 
     grading = {"--gpu": gpu, "--dtype": dtype, "--peak": peak, "--bw": bw, "--sheet": sheet,
-               "--time-unit": time_unit, "--gpu-file": gpu_file}
+               "--time-unit": time_unit, "--gpu-file": gpu_file,
+               "--activation-dtype": activation_dtype, "--weight-dtype": weight_dtype,
+               "--output-dtype": output_dtype}
     if is_workbook_path(target):
         _check_file(target, rtol, as_json, GradeOptions(gpu, dtype, peak, bw, sheet,
-                                                        time_unit, gpu_file))
+                                                        time_unit, gpu_file, activation_dtype,
+                                                        weight_dtype, output_dtype))
         return
     _refuse_grading_options(grading, "a Google spreadsheet")
     from sheetgen.writers.google.sheets import check_spreadsheet
@@ -268,6 +275,9 @@ class GradeOptions:
     sheet: str | None = None
     time_unit: str | None = None
     gpu_file: Path | None = None
+    activation_dtype: str | None = None
+    weight_dtype: str | None = None
+    output_dtype: str | None = None
 
 
 def _refuse_grading_options(options: dict[str, Any], what: str) -> None:
@@ -320,6 +330,8 @@ def _grade_file(path: str, rtol: float | None, as_json: bool, o: GradeOptions) -
     with user_errors(), _evaluation_progress() as progress:
         report = grade_workbook(path, gpu=o.gpu, dtype=o.dtype, peak=o.peak, bw=o.bw,
                                 sheet=o.sheet, time_unit=o.time_unit, gpu_file=o.gpu_file,
+                                activation_dtype=o.activation_dtype,
+                                weight_dtype=o.weight_dtype, output_dtype=o.output_dtype,
                                 rtol=DEFAULT_GRADE_RTOL if rtol is None else rtol,
                                 progress=progress)
     if as_json:

@@ -23,6 +23,7 @@ from sheetgen import __version__
 from sheetgen.console import INTERRUPTED_EXIT
 from sheetgen.core import defaults
 from sheetgen.errors import SheetgenError
+from sheetgen.inputs import precision
 from sheetgen.inputs.presets import DTYPES
 
 
@@ -207,6 +208,23 @@ def nonblank(ctx: click.Context, param: click.Parameter, value: str | None) -> s
     return value
 
 
+class MicroBatches(click.ParamType):
+    """`auto` (None: PP's best M) or a whole number of micro-batches."""
+
+    name = "auto|N"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> int | None:
+        if value is None or isinstance(value, int):
+            return value
+        text = str(value).strip().lower()
+        if text == "auto":
+            return None
+        try:
+            return int(text)
+        except ValueError:
+            self.fail(f"{value!r} is neither auto nor a whole number", param, ctx)
+
+
 _MODEL_OPTIONS = [
     click.option("--layers", type=int, default=defaults.DEFAULT_LAYERS, show_default=True,
                  help="Layers in the Pipeline sheet (alternating types 1 and 2)."),
@@ -216,8 +234,9 @@ _MODEL_OPTIONS = [
                  help="The pipeline's m, k, n (type 1: [m×n]·[n×k]; type 2: [m×k]·[k×n])."),
     click.option("--gpus", type=int, default=defaults.DEFAULT_GPUS, show_default=True,
                  help="GPU count G for the Parallelism sheet."),
-    click.option("--micro-batches", type=int, default=defaults.DEFAULT_MICRO_BATCHES,
-                 show_default=True, help="Pipeline micro-batches M."),
+    click.option("--micro-batches", type=MicroBatches(), default="auto",
+                 show_default=True, help="Pipeline micro-batches M: auto (the M with the least "
+                 "one-batch latency) or a whole number."),
     click.option("--link-bw", type=float,
                  help="GPU link bandwidth per direction, B/s (default: the GPU preset's)."),
     click.option("--link-latency", type=float,
@@ -232,6 +251,9 @@ _MODEL_OPTIONS = [
                  "activation m·min(k,n) (Megatron-LM) or, forced, the wider one."),
     click.option("--tp-gather/--no-tp-gather", default=False, show_default=True,
                  help="All-gather a sharded tensor-parallel final output."),
+    click.option("--tie-margin", type=float, default=defaults.DEFAULT_TIE_MARGIN,
+                 show_default=True, help="PP and TP closer than this fraction (|a - b| / the "
+                 "worse side) tie."),
     click.option("--whatif-shape", type=int, nargs=3, metavar="M K N",
                  default=defaults.DEFAULT_WHATIF_SHAPE, show_default=True,
                  help="Base shape of the What-if sheet."),
@@ -241,6 +263,26 @@ _MODEL_OPTIONS = [
                  show_default=True,
                  help="Seed of the practice shapes."),
 ]
+
+
+def storage_options(command: Callable[..., Any] | None = None, *, grading: bool = False
+                    ) -> Any:
+    """--activation-dtype, --weight-dtype, --output-dtype: each operand's storage precision
+    (the Inputs sheet's ACT_DTYPE, WEIGHT_DTYPE, OUT_DTYPE; sheetgen.inputs.precision).
+    `grading=True` (as `storage_options(grading=True)`): check's wording, no default."""
+
+    def decorate(cmd: Callable[..., Any]) -> Callable[..., Any]:
+        for field, flag, what in reversed(precision.OPERANDS):
+            cmd = click.option(
+                flag, field, type=click.Choice(precision.CHOICES, case_sensitive=False),
+                default=None if grading else precision.AUTO, show_default=not grading,
+                help=("Grading: " if grading else "")
+                + f"storage of {what}: auto = the --dtype's (fp8 and int8 write bf16 outputs; "
+                  "tf32 stores fp32), or int4/fp4 (0.5 B), nvfp4 (0.5625 B, block scales "
+                  "counted), int32 (raw cuBLASLt int8 output), ...")(cmd)
+        return cmd
+
+    return decorate(command) if command is not None else decorate
 
 
 def efficiency_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -264,11 +306,15 @@ _REFINED_OPTIONS = [
     click.option("--waves/--no-waves", default=None,
                  help="Wave quantization in the refined time: a partial last wave costs a "
                       "whole one (default: the preset's, off)."),
+    click.option("--overlap", type=float, metavar="P",
+                 help="Overlap exponent of the refined time, (compute^P + memory^P)^(1/P): "
+                      "0 = the hard max, 1 = the sum (default: the preset's, 0)."),
 ]
 
 
 def refined_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """--launch-overhead, --tile and --waves: the refined time beside the pure roofline."""
+    """--launch-overhead, --tile, --waves and --overlap: the refined time beside the pure
+    roofline."""
     for option in reversed(_REFINED_OPTIONS):
         command = option(command)
     return command
@@ -279,7 +325,7 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
     shared by every command that plans a workbook; they arrive as keyword arguments."""
     for option in reversed([*_MODEL_OPTIONS, *_REFINED_OPTIONS]):
         command = option(command)
-    return efficiency_options(command)
+    return storage_options(efficiency_options(command))
 
 
 #: --gpu and --dtype of every command that models one GPU (grading and calibrate word theirs).

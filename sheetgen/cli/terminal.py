@@ -17,6 +17,7 @@ from sheetgen.cli.common import (
     gpu_option,
     refined_options,
     shapes_options,
+    storage_options,
     user_errors,
 )
 from sheetgen.cli.transformer import transformer_view
@@ -34,6 +35,7 @@ from sheetgen.layout.styles import REGIME_COLORS
 @gpu_file_option
 @efficiency_options
 @refined_options
+@storage_options
 @click.option("--json", "as_json", is_flag=True,
               help="Print JSON (SI numbers) for scripts instead of the table.")
 def show(shapes: Path | None, shapes_sheet: str | None, gpu: str | None, dtype: str,
@@ -111,6 +113,7 @@ def _gpu_line(frame: Any) -> str:
         eff = (f"; attainable {si(g['attainable_flops'], unit)}, "
                f"{si(g['attainable_bw'], 'B/s')}, ridge {g['attainable_ridge']:.4g} {per_byte}")
     return (click.style(f"{g['gpu']}, {g['dtype']}", bold=True)
+            + f" (A {g['act_storage']}, B {g['weight_storage']}, C {g['out_storage']} stored)"
             + f": peak {si(g['peak_flops'], unit)}, HBM {si(g['hbm_bw'], 'B/s')}, "
               f"ridge {g['ridge']:.4g} {per_byte}{eff}; refined: floor "
               f"{seconds(g['launch_overhead'])}, {g['tile_m']:.0f}x{g['tile_n']:.0f} tiles on "
@@ -183,6 +186,7 @@ def _json_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 @gpu_file_option
 @efficiency_options
 @refined_options
+@storage_options
 @click.option("--force", is_flag=True, help="Overwrite OUT if it exists.")
 def plot(out: Path, shapes: Path | None, shapes_sheet: str | None, gpu: str | None,
          dtype: str, gpu_file: Path | None, force: bool, **options: Any) -> None:

@@ -59,12 +59,6 @@ _OPTIONS = [
     click.option("--generate", "xf_generate", type=int,
                  help="Generated tokens per sequence [128]."),
     click.option("--tp", "xf_tp", type=int, help="Tensor-parallel GPUs for the model [1]."),
-    click.option("--weight-dtype", "xf_weight_dtype",
-                 help="Weights' storage dtype [the compute --dtype]."),
-    click.option("--activation-dtype", "xf_activation_dtype",
-                 help="Matmul inputs' dtype [--dtype]."),
-    click.option("--output-dtype", "xf_output_dtype",
-                 help="Matmul outputs and all-reduces [--dtype; bf16 for fp8/int8]."),
     click.option("--kv-dtype", "xf_kv_dtype", help="KV-cache dtype [--dtype]."),
     click.option("--embedding-dtype", "xf_embedding_dtype",
                  help="Embedding table and lm_head [the weight dtype]."),
@@ -79,8 +73,14 @@ _KEYS = ("model", "model_config", "batch", "prompt_tokens", "generate", "tp", "w
          "allreduce")
 
 
+#: Workbook-wide options (sheetgen.cli.common's --activation-dtype, --weight-dtype,
+#: --output-dtype, every sheet's operand storage) the Transformer sheet reads too; "auto"
+#: leaves the sheet's own default.
+_SHARED = ("weight_dtype", "activation_dtype", "output_dtype")
+
+
 def _pull(kw: dict[str, Any]) -> dict[str, Any]:
-    got = {k: kw.pop("xf_" + k) for k in _KEYS}
+    got = {k: kw.pop("xf_" + k) if k not in _SHARED else None for k in _KEYS}
     if got["model"] and got["model_config"]:
         raise UserError("give --model or --model-config, not both")
     if not (got["model"] or got["model_config"]):
@@ -88,6 +88,8 @@ def _pull(kw: dict[str, Any]) -> dict[str, Any]:
         if extra:
             raise UserError(f"--{extra[0].replace('_', '-')} needs --model or --model-config")
         return {}
+    for k in _SHARED:
+        got[k] = None if kw.get(k) in (None, "auto") else kw[k]
     return got
 
 
@@ -142,7 +144,7 @@ def transformer_view(kind: str) -> Callable[[Callable[..., Any]], Callable[..., 
                 frame = transformer(config, gpu=kw.get("gpu"), gpu_file=kw.get("gpu_file"),
                                     dtype=kw.get("dtype", "bf16"), **api_options(got), **opts)
                 if kind == "plot":
-                    from sheetgen.plot import check_plot_path, plot_roofline
+                    from sheetgen.writers.plot import check_plot_path, plot_roofline
 
                     out = kw["out"]
                     check_plot_path(out, kw.get("force", False))

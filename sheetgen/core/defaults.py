@@ -10,7 +10,8 @@ DEFAULT_LAYERS = 72
 #: the pipeline's m, k, n: an 8192-wide model with a 4x inner layer and 4096 tokens
 DEFAULT_M, DEFAULT_K, DEFAULT_N = 4096, 8192, 32768
 DEFAULT_GPUS = 2
-DEFAULT_MICRO_BATCHES = 8
+DEFAULT_MICRO_BATCHES = "auto"  # PP's best M; a whole number overrides it
+DEFAULT_TIE_MARGIN = 0.05  # PP and TP closer than 5 % tie (the roofline's own error)
 DEFAULT_PRACTICE_SEED = 2026
 #: What-if base shape: memory-bound on an A100 in bf16, a few doublings from the ridge
 DEFAULT_WHATIF_SHAPE = (128, 4096, 4096)

@@ -45,6 +45,8 @@ class ChartPlan:
     height_rows: int = 22
     x_log: bool = True  # base-10 log axes (linear where the data are log10 already)
     y_log: bool = True
+    #: (sheet, row, col) of a cell holding the live title; `title` is its value at build time
+    title_cell: tuple[str, int, int] | None = None
 
 
 def _number(x: Any) -> bool:
@@ -87,9 +89,11 @@ def _bounds(axis: Axis, values: list[float], log10: bool) -> tuple[float, float]
 
 
 def plan_chart(chart: Chart, where: Callable[[str], Columns],
-               values: Callable[[str], list[Any]]) -> ChartPlan:
+               values: Callable[[str], list[Any]],
+               title: tuple[str, tuple[str, int, int]] | None = None) -> ChartPlan:
     """`where(name)`: a column's cells; `values(name)`: its build-time values, as the cells
-    hold them (for tight bounds)."""
+    hold them (for tight bounds); `title`: the live title's build-time text and its cell
+    (a chart of log10 data says so after it)."""
     series = []
     for s in chart.series:
         x, y = where(s.x), where(s.y)
@@ -99,8 +103,11 @@ def plan_chart(chart: Chart, where: Callable[[str], Columns],
                                  line=s.line, color=s.color, marker=s.marker,
                                  marker_size=s.marker_size))
     points = _points(chart, values)
+    text, cell = (chart.title, None) if title is None else title
+    if title is not None and chart.log10_data:
+        text += " (log10 axes)"
     return ChartPlan(
-        title=chart.title, row=chart.row, col=chart.col, series=tuple(series),
+        title=text, title_cell=cell, row=chart.row, col=chart.col, series=tuple(series),
         x_title=chart.x.title, y_title=chart.y.title,
         x_range=_bounds(chart.x, [p[0] for p in points], chart.log10_data),
         y_range=_bounds(chart.y, [p[1] for p in points], chart.log10_data),

@@ -25,6 +25,7 @@ HEADER_FILL = "#DDEBF7"
 DERIVED_FILL = "#F2F2F2"  # grey: a formula
 NOTE_FONT = "#595959"
 LINK_FONT = "#00803C"  # green text: a value read live from another sheet (modelling convention)
+DIM_FONT = "#A6A6A6"  # a figure that is off (waves with wave quantization off): greyed out
 FALSE_FILL = "#FFC7CE"  # a check that fails (FALSE, "does not fit", an n/a marker)
 FALSE_FONT = "#9C0006"
 

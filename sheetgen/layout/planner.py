@@ -19,12 +19,14 @@ from sheetgen.layout import text_fit
 from sheetgen.layout.charts import ChartPlan, plan_chart
 from sheetgen.layout.rules import (
     ConditionalPlan,
+    DimRulePlan,
     FormatRulePlan,
     ValidationPlan,
     block_slots,
     block_width,
     has_suggestions,
     plan_conditionals,
+    plan_dimmed,
     plan_switch,
     plan_validations,
 )
@@ -131,6 +133,7 @@ class SheetPlan:
     validations: list[ValidationPlan] = field(default_factory=list)
     conditionals: list[ConditionalPlan] = field(default_factory=list)
     format_rules: list[FormatRulePlan] = field(default_factory=list)
+    dim_rules: list[DimRulePlan] = field(default_factory=list)
     charts: list[ChartPlan] = field(default_factory=list)
     widths: dict[int, float] = field(default_factory=dict)
     freeze: tuple[int, int] | None = None
@@ -377,9 +380,14 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
         text_fit.fit_row_notes(sp)
         plan_validations(sp, spec, layout)
         plan_conditionals(sp, spec, layout)
+        plan_dimmed(sp, spec, layout)
         for chart in spec.charts:
+            title = None
+            if chart.title_from is not None:
+                w = layout.where[chart.title_from]
+                title = (str(shown.scalars[chart.title_from]), (w.sheet, w.row, w.col))
             sp.charts.append(plan_chart(chart, layout.columns,
-                                        lambda n: list(shown.columns[n])))
+                                        lambda n: list(shown.columns[n]), title))
         sp.hidden = sorted({layout.where[name].col for name in spec.hidden_columns}
                            | {c for first, last in spec.hidden_spans
                               for c in range(first, last + 1)})

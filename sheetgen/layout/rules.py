@@ -152,6 +152,25 @@ def plan_conditionals(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
                                                        FALSE_FONT))
 
 
+@dataclass(frozen=True)
+class DimRulePlan:
+    """Grey out one column range while `condition` (formula text without '=') is true."""
+
+    first_row: int
+    col: int
+    last_row: int
+    condition: str
+
+
+def plan_dimmed(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
+    for dim in spec.dimmed:
+        condition = layout.condition(dim.condition, spec.name)
+        for name in dim.columns:
+            w = layout.where[name]
+            if w.last_row >= w.row:
+                sp.dim_rules.append(DimRulePlan(w.row, w.col, w.last_row, condition))
+
+
 def plan_switch(plans: list[SheetPlan], switch: FormatSwitch, registry: Registry,
                  layout: _Layout, model: ModelResult) -> None:
     """The build's own format for every cell the switch covers (what engines without

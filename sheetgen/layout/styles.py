@@ -5,12 +5,14 @@ Definitions refer to a format by key (``"sci"``, ``"time"``...) so a display cho
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from dataclasses import dataclass, replace
 
 from sheetgen.layout.palette import (
     COMPUTE,
     COMPUTE_FILL,
     DERIVED_FILL,
+    DIM_FONT,
     HEADER_FILL,
     INPUT_FILL,
     INPUT_FONT,
@@ -38,7 +40,9 @@ BOOLEAN_CODE = '"TRUE";"TRUE";"FALSE"'
 NUMBER_FORMATS: dict[str, str] = {
     "general": "General",
     "int": "#,##0",
-    "sci": "0.000E+00",
+    # no E-notation anywhere a person reads: a unitless wide-ranging number in plain digits
+    # (0.201, 20,064.309), thousands separated
+    "sci": "#,##0.0##",
     "ratio": "0.00",
     "fraction": "0.00",
     "pct": "0.0%",
@@ -49,23 +53,25 @@ NUMBER_FORMATS: dict[str, str] = {
     "status": "@",  # a status text: "ok", else highlighted
     # Readable units on exact SI values (what check, read and the API see). A format can only
     # divide by powers of 1000 (each trailing comma) and hold two conditions, so each picks
-    # the larger of two prefixes. Times cannot be scaled up to ms or µs by a format, so time
-    # cells hold ms or µs themselves (sheetgen.core.time_cells), under a header naming the unit.
+    # one of three prefixes (T, G, M) and never falls back to E-notation. Times cannot be
+    # scaled up to ms or µs by a format, so time cells hold ms or µs themselves
+    # (sheetgen.core.time_cells), under a header naming the unit.
     # Conditions are plain numbers (Excel reads no 1E+9 there). Rendered identically by
     # LibreOffice (tests/test_print.py) and passed to Google Sheets as patterns.
-    "time": '##0.00E+0" s"',  # a time held in seconds (a sheet whose time unit is "s")
+    "time": '[>=1]#,##0.000" s";#,##0.000000" s"',  # a time held in seconds (µs visible)
     "time_ms": "#,##0.000",  # 262.147 (ms): three decimals keep 5 µs visible (0.005)
     "time_us": "#,##0.00",  # 21.59 (µs)
     "bytes": '[>=1000000000]#,##0.00,,," GB";[>=1000000]#,##0.00,," MB";#,##0" B"',
     "bandwidth": '[>=1000000000000]#,##0.000,,,," TB/s";[>=1000000000]#,##0.0,,," GB/s";'
                  '#,##0" B/s"',
     "rate": '[>=1000000000000]#,##0.0,,,," TFLOP/s";[>=1000000000]#,##0.0,,," GFLOP/s";'
-            '##0.00E+0" FLOP/s"',
+            '#,##0.0,," MFLOP/s"',
     # int8 peaks count integer operations (sheetgen.core.units.rate_unit)
     "rate_ops": '[>=1000000000000]#,##0.0,,,," TOP/s";[>=1000000000]#,##0.0,,," GOP/s";'
-                '##0.00E+0" OP/s"',
+                '#,##0.0,," MOP/s"',
+    # the smallest shapes' FLOPs in MFLOP with three decimals (64³: 0.524 MFLOP)
     "flop": '[>=1000000000000]#,##0.00,,,," TFLOP";[>=1000000000]#,##0.00,,," GFLOP";'
-            '##0.00E+0" FLOP"',  # below a GFLOP in engineering notation: fits the column
+            '#,##0.000,," MFLOP"',
 }
 
 #: unit -> the number format that shows it readably (the format names the unit itself)
@@ -106,26 +112,90 @@ def shows_unit(fmt: str) -> bool:
     return fmt in UNIT_FORMATS.values()
 
 
-#: Cell roles; writers translate these into their own style objects.
-STYLES: dict[str, dict[str, Any]] = {
-    "title": {"bold": True, "font_size": 14},
-    "subtitle": {"bold": True, "font_size": 11},
-    "note": {"italic": True, "font_color": NOTE_FONT, "valign": "top"},
+#: The workbook's one typeface, named on every cell: a writer that leaves the font unnamed
+#: gets its application's default (openpyxl's cells then render in a serif in LibreOffice).
+FONT_NAME = "Calibri"
+FONT_SIZE = 11.0
+
+
+@dataclass(frozen=True)
+class CellStyle:
+    """How one cell looks, decided once here; the xlsx, fill and Google Sheets writers only
+    translate it into their own style objects (as pandas' io/excel stylers convert one
+    neutral style dict per engine), so the three cannot drift apart.
+
+    Colours are palette hex strings; None means "the application's default"."""
+
+    number_format: str | None = None  # an Excel number-format code; None: leave General
+    font_name: str | None = None
+    font_size: float | None = None
+    bold: bool = False
+    italic: bool = False
+    font_color: str | None = None
+    fill: str | None = None  # solid background
+    wrap: bool = False
+    align: str | None = None  # "left" | "center" | "right"; None: by the value's type
+    valign: str | None = None  # "top"; None: the bottom, every application's default
+    indent: int = 0  # steps (an indent needs align="left" in xlsx; set together here)
+    border: str | None = None  # "box" (four thin sides) | "bottom" (one thin side)
+    border_color: str | None = None  # None: black
+
+
+_BODY = CellStyle(font_name=FONT_NAME, font_size=FONT_SIZE)
+#: Cell roles. Labels, units and notes sit at the top of their row, level with a wrapped
+#: value beside them.
+ROLE_STYLES: dict[str, CellStyle] = {
+    "title": replace(_BODY, bold=True, font_size=14.0),
+    "subtitle": replace(_BODY, bold=True),
+    "note": replace(_BODY, italic=True, font_color=NOTE_FONT, valign="top"),
     # a block row's note: inset one step from the number left of it
-    "row_note": {"italic": True, "font_color": NOTE_FONT, "valign": "top", "align": "left",
-                 "indent": 1},
+    "row_note": replace(_BODY, italic=True, font_color=NOTE_FONT, valign="top", align="left",
+                        indent=1),
     # inset one indent step: LibreOffice fills a column edge to edge with a header that
     # just fits ("fraction of peak" ran into "tiles"); the step wraps it and keeps a gap
-    "header": {"bold": True, "bg_color": HEADER_FILL, "bottom": 1, "text_wrap": True,
-               "valign": "top", "align": "left", "indent": 1},
-    # labels, units and notes sit at the top of their row, level with a wrapped value beside
-    "label": {"valign": "top"},
-    "input": {"bg_color": INPUT_FILL, "font_color": INPUT_FONT, "border": 1,
-              "border_color": "#BFBFBF", "valign": "top"},
-    "derived": {"bg_color": DERIVED_FILL, "valign": "top"},
-    "linked": {"bg_color": DERIVED_FILL, "font_color": LINK_FONT, "valign": "top"},
-    "unit": {"font_color": NOTE_FONT, "valign": "top"},
+    "header": replace(_BODY, bold=True, fill=HEADER_FILL, border="bottom", wrap=True,
+                      valign="top", align="left", indent=1),
+    "label": replace(_BODY, valign="top"),
+    "input": replace(_BODY, fill=INPUT_FILL, font_color=INPUT_FONT, border="box",
+                     border_color="#BFBFBF", valign="top"),
+    "derived": replace(_BODY, fill=DERIVED_FILL, valign="top"),
+    # an input cell that reads the user's own sheet (fill's links): a formula, in green
+    "linked": replace(_BODY, fill=DERIVED_FILL, font_color=LINK_FONT, valign="top"),
+    "unit": replace(_BODY, font_color=NOTE_FONT, valign="top"),
 }
+#: cells whose value is a number format's business even when it is "general"
+_VALUE_ROLES = ("input", "derived", "linked")
+
+
+@functools.cache
+def cell_style(role: str, fmt: str = "general", wrap: bool = False) -> CellStyle:
+    """The one style of a cell with `role` (a Cell's role or a column's style; "formula"
+    is "derived"), number format key `fmt` and wrapped text or not."""
+    role = "derived" if role == "formula" else role
+    style = ROLE_STYLES.get(role, _BODY)
+    if fmt not in ("general", "text") or role in _VALUE_ROLES:
+        style = replace(style, number_format=NUMBER_FORMATS.get(fmt, "General"))
+    if role in ("derived", "linked") and fmt in INDENTED_FORMATS:
+        style = replace(style, align="left", indent=1)  # a word never touches a number
+    if wrap:
+        style = replace(style, wrap=True, valign="top", align=style.align or "left")
+    return style
+
+
+def number_style(fmt: str) -> CellStyle:
+    """A conditional rule's style that sets only a number format (the int8 switch)."""
+    return CellStyle(number_format=NUMBER_FORMATS.get(fmt, "General"))
+
+
+def dim_style() -> CellStyle:
+    """A conditional rule's style for a figure that is switched off: grey text."""
+    return CellStyle(font_color=DIM_FONT)
+
+
+def highlight_style(fill: str, font_color: str | None = None) -> CellStyle:
+    """A conditional rule's style: a fill and maybe a font colour, nothing else."""
+    return CellStyle(fill=fill, font_color=font_color)
+
 
 COMPUTE_BOUND = "compute-bound"
 MEMORY_BOUND = "memory-bound"

@@ -27,16 +27,26 @@ def flops(name: str, rows: str, inner: str, cols: str, label: str = "FLOPs") -> 
     )
 
 
+#: The named cells (Inputs sheet) holding bytes per element of each operand's storage:
+#: A (rows×inner, activations), B (inner×cols, weights), C (rows×cols, outputs).
+#: sheetgen.inputs.precision says how "auto" picks them from the compute dtype.
+ACT_BYTES, WEIGHT_BYTES, OUT_BYTES = "act_elem_bytes", "weight_elem_bytes", "out_elem_bytes"
+
+
 def bytes_moved(name: str, rows: str, inner: str, cols: str,
                 label: str = "bytes moved") -> Quantity:
-    """Read A (rows×inner) and B (inner×cols) once, write C (rows×cols) once."""
+    """a·rows·inner + w·inner·cols + o·rows·cols: read A and B once, write C once, each in
+    its own storage precision (a, w, o bytes per element). The one bytes formula: every
+    sheet's roofline, and the sweeps' one-cell times, derive from it."""
+    a, w, o = ACT_BYTES, WEIGHT_BYTES, OUT_BYTES
     return Quantity(
         name, label, "B",
-        f"{{dtype_bytes_sel}}*({{{rows}}}*{{{inner}}}+{{{inner}}}*{{{cols}}}"
-        f"+{{{rows}}}*{{{cols}}})",
-        lambda **a: a["dtype_bytes_sel"] * (a[rows] * a[inner] + a[inner] * a[cols]
-                                            + a[rows] * a[cols]),
-        fmt="sci", doc="Read both operands once and write the result once: minimum traffic.",
+        f"{{{a}}}*{{{rows}}}*{{{inner}}}+{{{w}}}*{{{inner}}}*{{{cols}}}"
+        f"+{{{o}}}*{{{rows}}}*{{{cols}}}",
+        lambda **k: (k[a] * k[rows] * k[inner] + k[w] * k[inner] * k[cols]
+                     + k[o] * k[rows] * k[cols]),
+        fmt="sci", doc="Read both operands once and write the result once, each in its own "
+                       "precision: minimum traffic.",
     )
 
 
@@ -163,10 +173,12 @@ def at_most(name: str, value: str, limit: str, label: str, doc: str = "") -> Qua
                     lambda **a: xn.as_bool(xn.le(a[value], a[limit])), fmt="bool", doc=doc)
 
 
-def elements_bytes(name: str, a: str, b: str, label: str, doc: str = "") -> Quantity:
-    """Bytes of an a×b tensor of the selected dtype."""
-    return Quantity(name, label, "B", f"{{dtype_bytes_sel}}*{{{a}}}*{{{b}}}",
-                    lambda **k: k["dtype_bytes_sel"] * k[a] * k[b], fmt="sci", doc=doc)
+def elements_bytes(name: str, a: str, b: str, label: str, doc: str = "", *,
+                   per: str = "dtype_bytes_sel") -> Quantity:
+    """Bytes of an a×b tensor, `per` bytes per element: the compute dtype's by default;
+    ACT_BYTES, WEIGHT_BYTES or OUT_BYTES for a tensor stored as that operand is."""
+    return Quantity(name, label, "B", f"{{{per}}}*{{{a}}}*{{{b}}}",
+                    lambda **k: k[per] * k[a] * k[b], fmt="sci", doc=doc)
 
 
 def plus(name: str, terms: tuple[str, ...], label: str, unit: str, fmt: str = "sci",
@@ -289,10 +301,11 @@ def matmul_roofline(prefix: str, rows: str, inner: str, cols: str, *, what: str 
     )
 
 
-# The refined time: a launch floor plus tile and wave quantization (sheetgen.model.refined holds the
-# Python reference). The inputs come from the Inputs sheet: tile_m, tile_n, sm_count,
-# launch_overhead and the wave_quant switch ("on"/"off"); the Measured sheet passes its own
-# (fitted) input names through RefinedInputs.
+# The refined time: a launch floor, tile and wave quantization and the overlap of compute and
+# memory time (sheetgen.model.refined holds the Python reference). The inputs come from the
+# Inputs sheet: tile_m, tile_n, sm_count, launch_overhead, the wave_quant switch ("on"/"off")
+# and the overlap exponent; the Measured sheet passes its own (fitted) input names through
+# RefinedInputs.
 
 
 @dataclass(frozen=True)
@@ -304,6 +317,7 @@ class RefinedInputs:
     sm_count: str = "sm_count"
     launch_overhead: str = "launch_overhead"
     wave_quant: str = "wave_quant"
+    overlap: str = "overlap"
 
 
 INPUTS = RefinedInputs()
@@ -354,19 +368,23 @@ def quantized_compute_time(name: str, compute: str, wave_eff: str,
 
 def refined_time(name: str, compute: str, quantized: str, memory: str,
                  label: str = "refined time", *, inputs: RefinedInputs = INPUTS) -> Quantity:
-    """floor + max(quantized compute time when waves are on, else compute time; memory)."""
-    floor, switch = inputs.launch_overhead, inputs.wave_quant
+    """floor + max(c, memory)·overlap, c = the quantized compute time when waves are on, else
+    the compute time; overlap = (1 + (min/max)^p)^(1/p) for p ≥ 1, 1 (the hard max) below."""
+    floor, switch, p = inputs.launch_overhead, inputs.wave_quant, inputs.overlap
 
     def reference(**a: Any) -> Any:
         chosen = refined.chosen_compute_time(a[compute], a[quantized], a[switch])
-        return refined.refined_time(a[floor], chosen, a[memory])
+        return refined.refined_time(a[floor], chosen, a[memory], a[p])
 
+    chosen = f'IF({{{switch}}}="on",{{{quantized}}},{{{compute}}})'
+    slower, faster = f"MAX({chosen},{{{memory}}})", f"MIN({chosen},{{{memory}}})"
     return Quantity(
         name, label, "s",
-        f'{{{floor}}}+MAX(IF({{{switch}}}="on",{{{quantized}}},{{{compute}}}),'
-        f"{{{memory}}})",
+        f"{{{floor}}}+{slower}*IF({{{p}}}>={refined.MIN_OVERLAP_EXPONENT:g},"
+        f"(1+({faster}/{slower})^{{{p}}})^(1/{{{p}}}),1)",
         reference, fmt="time",
-        doc="Launch floor + the slower of compute (quantized when waves are on) and memory.")
+        doc="Launch floor + the p-norm of compute (quantized when waves are on) and memory "
+            "time: the slower of the two when the overlap exponent p is 0.")
 
 
 @dataclass(frozen=True)

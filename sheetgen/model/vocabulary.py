@@ -246,6 +246,9 @@ class Chart:
     log10_data: bool = False
     width_cols: int = 12  # the area it covers, for the print range (default-width columns)
     height_rows: int = 22
+    #: a text quantity whose live value is the title (xlsx and fill read it from its cell;
+    #: Google Sheets, whose chart titles are plain text, gets its value at push time)
+    title_from: str | None = None
 
 
 @dataclass(frozen=True)
@@ -260,6 +263,15 @@ class FormatSwitch:
     condition: str
     holds: Callable[..., bool]  # the condition in Python, arguments by placeholder name
     formats: dict[str, str]  # format key -> the key shown while the condition holds
+
+
+@dataclass(frozen=True)
+class Dimmed:
+    """Table columns greyed out while `condition` (a template, no '=') holds: the wave
+    columns while wave quantization is off, so an unused figure does not read as a result."""
+
+    columns: Sequence[str]
+    condition: str
 
 
 @dataclass(frozen=True)
@@ -281,3 +293,5 @@ class SheetSpec:
     time_unit: str = "s"
     #: column index ranges (first, last) hidden as a whole: chart data the chart still plots
     hidden_spans: Sequence[tuple[int, int]] = ()
+    #: columns greyed out while a live condition holds (a conditional format)
+    dimmed: Sequence[Dimmed] = ()

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from sheetgen.core.units import rate_unit
+from sheetgen.inputs import precision
 from sheetgen.inputs.presets import DTYPE_BYTES, DTYPES, Presets
 from sheetgen.model.vocabulary import Input, SheetSpec, Span, Table, Text
 
@@ -27,16 +28,35 @@ DTYPE_TABLE = Table(
     inputs=(
         Input("dtype_name", "dtype", fmt="text"),
         Input("dtype_bytes", "bytes per element", "B", fmt="int"),
+        # what "auto" stores each operand in for this compute dtype (sheetgen.inputs.precision)
+        Input("dtype_auto_act", "auto: A stored as", fmt="text"),
+        Input("dtype_auto_weight", "auto: B stored as", fmt="text"),
+        Input("dtype_auto_out", "auto: C stored as", fmt="text"),
     ),
     columns=(),
     range_names={"dtype_name": "DTYPE_LIST", "dtype_bytes": "DTYPE_BYTES_LIST"},
 )
+#: Storage precisions an operand can be kept in, beside the compute dtypes.
+STORAGE_TABLE = Table(
+    name="storage",
+    header_row=DTYPE_TABLE.header_row,
+    col=len(DTYPE_TABLE.inputs) + 1,
+    inputs=(
+        Input("storage_name", "storage", fmt="text"),
+        Input("storage_bytes", "bytes per element", "B", fmt="general"),
+        Input("storage_note", "counts", fmt="text"),
+    ),
+    columns=(),
+    range_names={"storage_name": "STORAGE_LIST", "storage_bytes": "STORAGE_BYTES_LIST"},
+)
 
 PEAK_COLUMNS = tuple(f"peak_{d}" for d in DTYPES)
+#: per-dtype measured matmul efficiencies (blank: the dtype uses the GPU's one efficiency)
+EFF_COLUMNS = tuple(f"eff_{d}" for d in DTYPES)
 
 GPU_TABLE = Table(
     name="gpus",
-    header_row=DTYPE_TABLE.header_row + len(DTYPES) + 3,
+    header_row=DTYPE_TABLE.header_row + max(len(DTYPES), len(precision.STORAGE_DTYPES)) + 3,
     col=0,
     inputs=(
         Input("spec_name", "GPU", fmt="text"),
@@ -47,6 +67,8 @@ GPU_TABLE = Table(
         Input("spec_link_latency", "GPU link latency", "s", fmt="sci"),
         Input("spec_host_bw", "host link (PCIe) bandwidth per direction", "B/s", fmt="sci"),
         Input("spec_meas_compute", "measured matmul efficiency", "fraction", fmt="fraction"),
+        *(Input(f"eff_{d}", f"{d} matmul efficiency (blank: the one above)", "fraction",
+                fmt="fraction") for d in DTYPES),
         Input("spec_meas_memory", "measured memory efficiency", "fraction", fmt="fraction"),
         Input("spec_meas_link", "measured link efficiency", "fraction", fmt="fraction"),
         Input("spec_sms", "SMs (AMD: CUs)", fmt="int"),
@@ -54,9 +76,11 @@ GPU_TABLE = Table(
         Input("spec_tile_m", "tile m", "rows", fmt="int"),
         Input("spec_tile_n", "tile n", "cols", fmt="int"),
         Input("spec_waves", "wave quantization", "on/off", fmt="text"),
+        Input("spec_overlap", "overlap exponent p (0: hard max)", "exponent", fmt="ratio"),
     ),
     columns=(),
-    spans=(Span("spec_peaks", PEAK_COLUMNS[0], PEAK_COLUMNS[-1], "PEAK_TABLE"),),
+    spans=(Span("spec_peaks", PEAK_COLUMNS[0], PEAK_COLUMNS[-1], "PEAK_TABLE"),
+           Span("spec_effs", EFF_COLUMNS[0], EFF_COLUMNS[-1], "EFF_TABLE")),
     range_names={"spec_name": "GPU_LIST"},
 )
 
@@ -74,6 +98,7 @@ _GPU_FIELDS = {
     "spec_launch": "launch_overhead",
     "spec_tile_m": "tile_m",
     "spec_tile_n": "tile_n",
+    "spec_overlap": "overlap_exponent",
 }
 ON, OFF = "on", "off"  # how the wave-quantization switch reads in a cell
 
@@ -91,11 +116,13 @@ def sheet(presets: Presets | None = None) -> SheetSpec:
             Text(1, 0, "Dense peaks in FLOP/s (OP/s for int8), bandwidths in bytes/s per "
                  "direction, memory in decimal bytes. 'n/a' marks a dtype the GPU lacks. "
                  "Yellow cells are inputs: edit a figure and every sheet follows."),
-            Text(DTYPE_TABLE.header_row - 1, 0, "Data types", "subtitle"),
+            Text(DTYPE_TABLE.header_row - 1, 0, "Data types (compute)", "subtitle"),
+            Text(STORAGE_TABLE.header_row - 1, STORAGE_TABLE.col,
+                 "Storage per operand (bytes moved = a·m·k + w·k·n + o·m·n)", "subtitle"),
             Text(GPU_TABLE.header_row - 1, 0, "GPUs", "subtitle"),
             *(source_texts(presets, n_cols) if presets is not None else ()),
         ),
-        tables=(DTYPE_TABLE, GPU_TABLE),
+        tables=(DTYPE_TABLE, STORAGE_TABLE, GPU_TABLE),
         column_widths=widths,
         freeze=None,
     )
@@ -104,7 +131,8 @@ def sheet(presets: Presets | None = None) -> SheetSpec:
 #: the figure each preset source key documents, as the GPU table's headers name it
 _FIGURE_LABELS = {attr: next(i.label for i in GPU_TABLE.inputs if i.name == col)
                   for col, attr in _GPU_FIELDS.items()} | {
-    "peak_flops": "dense peaks", "wave_quantization": "wave quantization"}
+    "peak_flops": "dense peaks", "wave_quantization": "wave quantization",
+    "measured_compute_efficiency_by_dtype": "matmul efficiency by dtype"}
 FIGURE_SPAN = 3  # columns B..D: the longest figure label on one line
 SOURCES_TITLE = "Sources"
 
@@ -135,10 +163,17 @@ def input_values(presets: Presets) -> dict[str, list[Any]]:
     values: dict[str, list[Any]] = {
         "dtype_name": list(DTYPES),
         "dtype_bytes": [DTYPE_BYTES[d] for d in DTYPES],
+        "dtype_auto_act": [precision.AUTO_STORAGE[d].activation for d in DTYPES],
+        "dtype_auto_weight": [precision.AUTO_STORAGE[d].weight for d in DTYPES],
+        "dtype_auto_out": [precision.AUTO_STORAGE[d].output for d in DTYPES],
+        "storage_name": list(precision.STORAGE_DTYPES),
+        "storage_bytes": [precision.STORAGE_BYTES[d] for d in precision.STORAGE_DTYPES],
+        "storage_note": [precision.STORAGE_NOTES.get(d, "") for d in precision.STORAGE_DTYPES],
         "spec_name": [g.name for g in presets.gpus],
     }
     for d in DTYPES:
         values[f"peak_{d}"] = [g.peak_flops.get(d, MISSING) for g in presets.gpus]
+        values[f"eff_{d}"] = [g.compute_efficiency_by_dtype.get(d) for g in presets.gpus]
     for col, attr in _GPU_FIELDS.items():
         values[col] = [getattr(g, attr) for g in presets.gpus]
     values["spec_waves"] = [switch(g.wave_quantization) for g in presets.gpus]

@@ -9,7 +9,9 @@ from typing import Any
 import numpy as np
 
 from sheetgen.core.units import INTEGER_DTYPES
-from sheetgen.inputs.presets import MAX_TILE
+from sheetgen.inputs import precision
+from sheetgen.inputs.presets import MAX_OVERLAP_EXPONENT, MAX_TILE
+from sheetgen.model import factories
 from sheetgen.model.vocabulary import (
     Block,
     BlockRow,
@@ -35,6 +37,64 @@ DTYPE = Input(
     doc="Sets bytes per element and which peak applies.",
 )
 
+
+def _storage_input(name: str, label: str, defined: str, operand: str) -> Input:
+    return Input(
+        name, label, fmt="text", defined_name=defined,
+        validation=Validation("choices", choices=precision.CHOICES,
+                              message="auto, or a storage dtype (GPU Specs sheet)"),
+        doc=f"Storage of {operand}; auto: the compute dtype's (fp8 and int8 write bf16).",
+    )
+
+
+ACT_DTYPE = _storage_input("activation_dtype", "Activations (A) stored as", "ACT_DTYPE",
+                           "A, the m×k activations")
+WEIGHT_DTYPE = _storage_input("weight_dtype", "Weights (B) stored as", "WEIGHT_DTYPE",
+                              "B, the k×n weights")
+OUT_DTYPE = _storage_input("output_dtype", "Outputs (C) stored as", "OUT_DTYPE",
+                           "C, the m×n outputs")
+
+
+def _storage_used(name: str, choice: str, auto_column: str, label: str, defined: str,
+                  attr: str) -> Quantity:
+    """The storage an operand uses: its choice, or the compute dtype's "auto" storage (the
+    GPU Specs sheet's dtype table says which)."""
+
+    def reference(**a: Any) -> str:
+        chosen = a[choice]
+        if str(chosen).strip().lower() != precision.AUTO:
+            return chosen
+        i = match(a["dtype_name"], a["dtype"])
+        return "" if i is None else np.asarray(a[auto_column], dtype=object).ravel()[i]
+
+    return Quantity(
+        name, label, "",
+        f'IF({{{choice}}}="{precision.AUTO}",INDEX({{{auto_column}[]}},'
+        f"MATCH({{dtype}},{{dtype_name[]}},0)),{{{choice}}})",
+        reference, fmt="text", defined_name=defined,
+        doc=f"What {attr} is stored in, after auto.")
+
+
+def _storage_bytes(name: str, used: str, label: str, defined: str, attr: str) -> Quantity:
+    return Quantity(
+        name, label, "B", f"INDEX({{storage_bytes[]}},MATCH({{{used}}},{{storage_name[]}},0))",
+        lambda **a: lookup(a["storage_bytes"], a["storage_name"], a[used]),
+        fmt="general", defined_name=defined,
+        doc=f"Bytes per element of {attr} in every bytes-moved formula.")
+
+
+ACT_STORAGE = _storage_used("act_storage", "activation_dtype", "dtype_auto_act",
+                            "A stored as (after auto)", "ACT_STORAGE", "A")
+WEIGHT_STORAGE = _storage_used("weight_storage", "weight_dtype", "dtype_auto_weight",
+                               "B stored as (after auto)", "WEIGHT_STORAGE", "B")
+OUT_STORAGE = _storage_used("out_storage", "output_dtype", "dtype_auto_out",
+                            "C stored as (after auto)", "OUT_STORAGE", "C")
+ACT_BYTES = _storage_bytes(factories.ACT_BYTES, "act_storage", "A bytes per element (a)",
+                           "ACT_BYTES", "A")
+WEIGHT_BYTES = _storage_bytes(factories.WEIGHT_BYTES, "weight_storage",
+                              "B bytes per element (w)", "WEIGHT_BYTES", "B")
+OUT_BYTES = _storage_bytes(factories.OUT_BYTES, "out_storage", "C bytes per element (o)",
+                           "OUT_BYTES", "C")
 
 EFF_MIN = 0.0001  # the smallest efficiency the sheet's validation (and the CLI) accepts
 
@@ -67,6 +127,14 @@ TILE_M = Input("tile_m", "Tile m", "rows", fmt="int", defined_name="TILE_M",
                validation=_TILE_RULE, doc="Rows of C one thread block computes.")
 TILE_N = Input("tile_n", "Tile n", "cols", fmt="int", defined_name="TILE_N",
                validation=_TILE_RULE, doc="Columns of C one thread block computes.")
+OVERLAP = Input(
+    "overlap", "Overlap exponent", "exponent", fmt="ratio", defined_name="OVERLAP",
+    validation=Validation("decimal_range", minimum=0.0, maximum=MAX_OVERLAP_EXPONENT,
+                          message="0 = the hard max; 1 = compute and memory times add; "
+                                  f"up to {MAX_OVERLAP_EXPONENT:g}"),
+    doc="p of the refined time's (compute^p + memory^p)^(1/p); 0 = max(compute, memory), "
+        "the roofline's perfect overlap.",
+)
 WAVE_QUANT = Input(
     "wave_quant", "Wave quantization", "on/off", fmt="text", defined_name="WAVE_QUANT",
     validation=Validation("choices", choices=(ON, OFF), message="on or off"),
@@ -117,10 +185,11 @@ DTYPE_GAP = Quantity(
 )
 HBM_BW = _gpu_lookup("hbm_bw", "HBM bandwidth", "B/s", "spec_hbm_bw", "HBM_BW")
 DTYPE_BYTES = Quantity(
-    "dtype_bytes_sel", "Bytes per element", "B",
+    "dtype_bytes_sel", "Bytes per element (compute dtype)", "B",
     "INDEX({dtype_bytes[]},MATCH({dtype},{dtype_name[]},0))",
     lambda dtype, dtype_bytes, dtype_name: lookup(dtype_bytes, dtype_name, dtype),
     fmt="int", defined_name="DTYPE_BYTES",
+    doc="The compute dtype's own size; bytes moved use each operand's storage (a, w, o).",
 )
 VRAM_BYTES = _gpu_lookup("vram_bytes", "GPU memory", "B", "spec_memory", "VRAM_BYTES",
                          doc="Advertised capacity, decimal bytes.")
@@ -152,8 +221,29 @@ LINK_LATENCY = _gpu_lookup("link_latency", "GPU link latency", "s", "spec_link_l
                            "LINK_LATENCY")
 HOST_BW = _gpu_lookup("host_bw", "Host link (PCIe) bandwidth per direction", "B/s",
                       "spec_host_bw", "HOST_BW")
-SUGGEST_COMPUTE = _gpu_lookup("suggest_compute_eff", "measured compute efficiency",
-                              "fraction", "spec_meas_compute", None, fmt="fraction")
+_EFF_LOOKUP = ("INDEX({spec_effs[]},MATCH({gpu_name},{spec_name[]},0),"
+               "MATCH({dtype},{dtype_name[]},0))")
+
+
+def _suggest_compute(gpu_name: Any, dtype: Any, spec_name: Any, dtype_name: Any,
+                     spec_effs: Any, spec_meas_compute: Any) -> float:
+    """The GPU's efficiency for the dtype where the preset gives one, else its one figure."""
+    row, col = match(spec_name, gpu_name), match(dtype_name, dtype)
+    if row is not None and col is not None:
+        value = number(np.asarray(spec_effs, dtype=object).reshape(
+            len(np.asarray(spec_name, dtype=object).ravel()), -1)[row][col])
+        if value == value:  # not a blank (NaN)
+            return value
+    return lookup(spec_meas_compute, spec_name, gpu_name)
+
+
+SUGGEST_COMPUTE = Quantity(
+    "suggest_compute_eff", "measured compute efficiency", "fraction",
+    f"IF(ISNUMBER({_EFF_LOOKUP}),{_EFF_LOOKUP},"
+    "INDEX({spec_meas_compute[]},MATCH({gpu_name},{spec_name[]},0)))",
+    _suggest_compute, fmt="fraction",
+    doc="The selected GPU's measured efficiency for the selected dtype (GPU Specs' per-dtype "
+        "column), else its one measured matmul efficiency: changing the dtype changes it.")
 SUGGEST_MEMORY = _gpu_lookup("suggest_memory_eff", "measured memory efficiency",
                              "fraction", "spec_meas_memory", None, fmt="fraction")
 SUGGEST_LINK = _gpu_lookup("suggest_link_eff", "measured link efficiency",
@@ -166,6 +256,8 @@ SUGGEST_LAUNCH = _gpu_lookup("suggest_launch_overhead", "preset launch overhead"
                              "spec_launch", None)
 SUGGEST_TILE_M = _gpu_lookup("suggest_tile_m", "preset tile m", "rows", "spec_tile_m", None,
                              fmt="int")
+SUGGEST_OVERLAP = _gpu_lookup("suggest_overlap", "preset overlap exponent", "exponent",
+                              "spec_overlap", None, fmt="ratio")
 SUGGEST_TILE_N = _gpu_lookup("suggest_tile_n", "preset tile n", "cols", "spec_tile_n", None,
                              fmt="int")
 
@@ -223,10 +315,17 @@ BLOCK = Block(
         "Refined time (beside the pure roofline; suggested = the GPU preset's)",
         *(BlockRow(i.label, [i], i.unit, f"{i.defined_name}. {i.doc}", sug)
           for i, sug in ((LAUNCH_OVERHEAD, SUGGEST_LAUNCH), (TILE_M, SUGGEST_TILE_M),
-                         (TILE_N, SUGGEST_TILE_N), (WAVE_QUANT, SUGGEST_WAVES))),
+                         (TILE_N, SUGGEST_TILE_N), (WAVE_QUANT, SUGGEST_WAVES),
+                         (OVERLAP, SUGGEST_OVERLAP))),
         BlockRow(SM_COUNT.label, [SM_COUNT], SM_COUNT.unit,
                  f"{SM_COUNT.defined_name}. {SM_COUNT.doc}"),
         BlockRow(DTYPE_GAP.label, [DTYPE_GAP], note=f"{DTYPE_GAP.defined_name}. {DTYPE_GAP.doc}"),
+        "Storage per operand (bytes moved = a·m·k + w·k·n + o·m·n)",
+        *(BlockRow(i.label, [i], note=f"{i.defined_name}. {i.doc}")
+          for i in (ACT_DTYPE, WEIGHT_DTYPE, OUT_DTYPE)),
+        *(BlockRow(q.label, [q], q.unit, f"{q.defined_name}. {q.doc}")
+          for q in (ACT_STORAGE, WEIGHT_STORAGE, OUT_STORAGE, ACT_BYTES, WEIGHT_BYTES,
+                    OUT_BYTES)),
     ),
 )
 
@@ -249,7 +348,12 @@ def sheet() -> SheetSpec:
 
 
 def input_values(gpu: str, dtype: str, *, launch_overhead: float = 0.0,
-                 tile: tuple[int, int] = (128, 128), waves: bool = False) -> dict[str, Any]:
+                 tile: tuple[int, int] = (128, 128), waves: bool = False,
+                 overlap: float = 0.0,
+                 storage: tuple[str, str, str] = (precision.AUTO,) * 3) -> dict[str, Any]:
+    """`storage`: the A, B, C storage choices ("auto" or a storage dtype)."""
     return {"gpu_name": gpu, "dtype": dtype, "compute_eff": 1.0, "memory_eff": 1.0,
             "link_eff": 1.0, "launch_overhead": launch_overhead, "tile_m": tile[0],
-            "tile_n": tile[1], "wave_quant": ON if waves else OFF}
+            "tile_n": tile[1], "wave_quant": ON if waves else OFF, "overlap": overlap,
+            "activation_dtype": storage[0], "weight_dtype": storage[1],
+            "output_dtype": storage[2]}

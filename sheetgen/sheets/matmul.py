@@ -17,7 +17,10 @@ from sheetgen.model.vocabulary import (
     LINK_NUMBER,
     NA_CODE,
     Axis,
+    Block,
+    BlockRow,
     Chart,
+    Dimmed,
     Input,
     Quantity,
     Series,
@@ -231,25 +234,39 @@ ROOF_DECADES = [-3, -2, -1, 0, 1, 2, 3]
 def roofline_chart() -> Chart:
     """The log-log roofline: the ceiling a line, one marker series per regime (the legend
     reads without point labels, which LibreOffice does not render), the ridge a diamond; axes
-    fixed to the decades around the points and the ridge."""
-    def regime(name: str, y: str, color: str) -> Series:
-        return Series(name, PLOT_X.name, y, color=color, labels="shape_label")
+    fixed to the decades around the points and the ridge. The regimes differ in shape as well
+    as hue (squares on the flat roof, triangles on the slope), so they stay apart on the red
+    ceiling and in grey print."""
+    def regime(name: str, y: str, color: str, marker: str) -> Series:
+        return Series(name, PLOT_X.name, y, color=color, labels="shape_label", marker=marker,
+                      marker_size=8)
 
     return Chart(
         title="Roofline", row=TABLE.first_row + 1, col=CHART_COL,
         series=(Series("roofline ceiling", "roof_x", ROOF_PLOT.name, line=True, marker="none",
                        fits_axes=False),
-                regime(factories.COMPUTE_BOUND, PLOT_COMPUTE.name, palette.COMPUTE),
-                regime(factories.MEMORY_BOUND, PLOT_MEMORY.name, palette.MEMORY),
+                regime(factories.COMPUTE_BOUND, PLOT_COMPUTE.name, palette.COMPUTE, "square"),
+                regime(factories.MEMORY_BOUND, PLOT_MEMORY.name, palette.MEMORY, "triangle"),
                 Series(RIDGE_NAME, "roof_x", ROOF_PLOT.name, marker="diamond", marker_size=10,
                        color=palette.RIDGE, row=ROOF_DECADES.index(0))),
         x=Axis("arithmetic intensity (FLOP/B)", tight=True),
         y=Axis("attained TFLOP/s (TOP/s for int8)", tight=True),
-        width_cols=CHART_COLS, height_rows=CHART_ROWS,
+        width_cols=CHART_COLS, height_rows=CHART_ROWS, title_from=CHART_TITLE.name,
     )
 
 
 RIDGE_NAME = "ridge point"
+#: With wave quantization off the refined time ignores the wave columns: grey them out, so
+#: a refined time below the "quantized compute time" does not read as a contradiction.
+WAVES_OFF = Dimmed(("tiles", "waves", "wave_efficiency", "quantized_compute_time"),
+                   '{wave_quant}="off"')
+#: The chart's title, live: it names the GPU and dtype the Inputs sheet has chosen now. In
+#: the hidden chart-data columns, above the chart points' subtitle.
+CHART_TITLE = Quantity("chart_title", "chart title", "",
+                       '"Roofline: "&{gpu_name}&", "&{dtype}',
+                       lambda gpu_name, dtype: f"Roofline: {gpu_name}, {dtype}", fmt="text")
+TITLE_BLOCK = Block(row=0, col=POINTS_COL, header=("Chart title (live)",),
+                    rows=(BlockRow("title", [CHART_TITLE]),))
 
 
 def sheet() -> SheetSpec:
@@ -273,6 +290,8 @@ def sheet() -> SheetSpec:
             Text(TABLE.header_row - 1, CEILING_COL, "Roofline ceiling (chart data)",
                  "subtitle"),
         ),
+        blocks=(TITLE_BLOCK,),
+        dimmed=(WAVES_OFF,),
         tables=(TABLE, POINTS, CEILING),
         charts=(roofline_chart(),),
         column_widths=widths,

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from sheetgen.inputs.presets import MAX_OVERLAP_EXPONENT
 from sheetgen.model import factories as rf
 from sheetgen.model.vocabulary import (
     Axis,
@@ -51,6 +52,11 @@ CAL_FLOOR = Input("cal_floor", "fitted launch floor", "s", fmt="time",
                                         message="Seconds, 0 or more"))
 CAL_WAVES = Input("cal_waves", "wave quantization", "on/off", fmt="text",
                   validation=Validation("choices", choices=(ON, OFF), message="on or off"))
+CAL_OVERLAP = Input("cal_overlap", "overlap exponent p", "exponent", fmt="ratio",
+                    validation=Validation("decimal_range", minimum=0,
+                                          maximum=MAX_OVERLAP_EXPONENT,
+                                          message="0 = the hard max; 1 = the sum; up to "
+                                                  f"{MAX_OVERLAP_EXPONENT:g}"))
 CAL_TILE_M = Input("cal_tile_m", "tile rows", "rows", fmt="int", validation=_WHOLE)
 CAL_TILE_N = Input("cal_tile_n", "tile columns", "cols", fmt="int", validation=_WHOLE)
 CAL_SMS = Input("cal_sms", "SMs (CUs, CPU threads)", "SMs", fmt="int", validation=_WHOLE)
@@ -115,7 +121,8 @@ CAL_COMPUTE = rf.ratio("meas_cal_compute", "meas_flops", "cal_flops", "fitted co
 CAL_MEMORY = rf.ratio("meas_cal_memory", "meas_bytes", "cal_bw", "fitted memory time", "s",
                       fmt="time")
 FITTED = rf.RefinedInputs(tile_m="cal_tile_m", tile_n="cal_tile_n", sm_count="cal_sms",
-                          launch_overhead="cal_floor", wave_quant="cal_waves")
+                          launch_overhead="cal_floor", wave_quant="cal_waves",
+                          overlap="cal_overlap")
 REFINED = rf.refined_roofline("meas_", "meas_m", "meas_n", "meas_cal_compute",
                               "meas_cal_memory", what="fitted", inputs=FITTED, batch="meas_b")
 CAL_TIME = REFINED.time
@@ -144,6 +151,8 @@ BLOCK = Block(row=4, col=0, header=("Fitted model", "Value", "Unit", "Notes"), r
     BlockRow(CAL_CE.label, [CAL_CE], "fraction", "of the selected GPU's peak (Inputs)"),
     BlockRow(CAL_ME.label, [CAL_ME], "fraction", "of the selected GPU's HBM bandwidth"),
     BlockRow(CAL_FLOOR.label, [CAL_FLOOR], "s", "fixed cost per call: launch and latency"),
+    BlockRow(CAL_OVERLAP.label, [CAL_OVERLAP], "",
+             "(compute^p + memory^p)^(1/p): 0 = hard max, 1 = the sum"),
     BlockRow(CAL_WAVES.label, [CAL_WAVES], "", "used only when it lowered held-out error"),
     BlockRow(CAL_TILE_M.label, [CAL_TILE_M], "rows", "thread-block tile of the wave model"),
     BlockRow(CAL_TILE_N.label, [CAL_TILE_N], "cols", ""),
@@ -181,6 +190,7 @@ class MeasuredInputs:
     tile_n: int = 128
     sm_count: int = 1
     source: str = ""
+    overlap: float = 0.0
 
 
 def _decades(values: Sequence[float]) -> list[float]:
@@ -194,6 +204,7 @@ def input_values(data: MeasuredInputs) -> dict[str, Any]:
     return {
         "cal_compute_eff": data.compute_efficiency, "cal_memory_eff": data.memory_efficiency,
         "cal_floor": data.launch_overhead, "cal_waves": ON if data.waves else OFF,
+        "cal_overlap": data.overlap,
         "cal_tile_m": data.tile_m, "cal_tile_n": data.tile_n, "cal_sms": data.sm_count,
         "meas_m": list(data.m), "meas_k": list(data.k), "meas_n": list(data.n),
         "meas_b": list(data.b), "meas_time": list(data.seconds),
@@ -212,8 +223,9 @@ def sheet(source: str = "") -> SheetSpec:
             Text(1, 0, f"{note} Error = (predicted − measured) / measured. The roofline "
                  "columns follow the Inputs sheet; the refined columns use the fitted values "
                  "below (edit them to try others)."),
-            Text(2, 0, "refined time = launch floor + max(compute time / wave efficiency, "
-                 "memory time); tiles = b·⌈m/Tm⌉·⌈n/Tn⌉, waves = ⌈tiles/SMs⌉."),
+            Text(2, 0, "refined time = launch floor + (c^p + memory time^p)^(1/p), c = compute "
+                 "time (/ wave efficiency when waves are on), p = 0: max(c, memory time); "
+                 "tiles = b·⌈m/Tm⌉·⌈n/Tn⌉, waves = ⌈tiles/SMs⌉."),
             Text(TABLE.header_row - 1, 0, "Measurements", "subtitle"),
         ),
         blocks=(BLOCK,),

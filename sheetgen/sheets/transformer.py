@@ -731,7 +731,7 @@ def drills() -> list[BlockRow | str]:
 OP_HEADER = ("operation", "m", "k", "n", "count", "kernels", "FLOPs", "bytes moved",
              "FLOP/B", "regime", "compute", "memory", "bound time", "realistic", "unit",
              "note")
-CHART_COL = 6
+CHART_COL = 9  # right of the blocks' notes, which overflow a few columns
 
 
 def _rows(items: list[Quantity] | tuple[Input, ...]) -> list[BlockRow]:
@@ -907,3 +907,19 @@ def op_records(cfg: ModelConfig, scalars: dict[str, Any]) -> list[dict[str, Any]
                 "shape_label": f"{phase} {row.label.split(' (')[0]}",
                 "refined_time": scalars[row.real]})
     return out
+
+
+def structure_from_labels(labels: list[str]) -> ModelConfig:
+    """The structure a Transformer tab was built for, from its column-A texts (its title and
+    operation labels): where a workbook has no document properties to keep it (a Google
+    spreadsheet). The numbers are placeholders; the checker reads them from the cells."""
+    import json
+
+    texts = [str(x) for x in labels]
+    title = next((x for x in texts if x.startswith("Transformer: ")), "")
+    name = title.removeprefix("Transformer: ").split(" on the roofline")[0]
+    moe = any(x.startswith("MoE router") for x in texts)
+    gated = any("gate+up" in x for x in texts)
+    shared = any(x.startswith("shared expert") for x in texts)
+    return ModelConfig.from_json(json.dumps({"name": name, "gated": gated, "moe": moe,
+                                             "shared": shared}))

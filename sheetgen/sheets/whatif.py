@@ -101,36 +101,43 @@ TABLE = Table(
 )
 
 
-def _denominator(name: str, a: str, b: str, label: str) -> Quantity:
-    """2ab − b·R·(a+b'): positive when growing the free dimension can reach the ridge."""
+_A, _W, _O = rf.ACT_BYTES, rf.WEIGHT_BYTES, rf.OUT_BYTES  # a, w, o: bytes per element
+
+
+def _denominator(name: str, x: str, y: str, bx: str, by: str, label: str) -> Quantity:
+    """2xy − R(bx·x + by·y): positive when growing the free dimension can reach the ridge.
+
+    intensity = 2mkn / (a·mk + w·kn + o·mn); for m free (x, y = k, n) the terms in m are
+    a·k + o·n, for n free (x, y = m, k) they are o·m + w·k."""
     return Quantity(
         name,
         label,
         "",
-        f"2*{{{a}}}*{{{b}}}-{{dtype_bytes_sel}}*{{attainable_ridge}}*({{{a}}}+{{{b}}})",
-        lambda **k: 2 * k[a] * k[b] - k["dtype_bytes_sel"] * k["attainable_ridge"] * (k[a] + k[b]),
+        f"2*{{{x}}}*{{{y}}}-{{attainable_ridge}}*({{{bx}}}*{{{x}}}+{{{by}}}*{{{y}}})",
+        lambda **k: 2 * k[x] * k[y] - k["attainable_ridge"] * (k[bx] * k[x] + k[by] * k[y]),
         fmt="int",  # 30,267,090 for 4096 × 4096 bf16 on an A100, not 3.027E+07
     )
 
 
-def _crossover(name: str, a: str, b: str, den: str, label: str) -> Quantity:
-    """b·R·a·b / denominator, or "never": the free dimension where intensity meets the ridge."""
+def _crossover(name: str, x: str, y: str, b_fixed: str, den: str, label: str) -> Quantity:
+    """R·b·x·y / denominator, or "never": the free dimension where intensity meets the ridge
+    (b: bytes per element of the operand that does not grow with it)."""
 
     def reference(**k: Any) -> Any:
         if k[den] <= 0:
             return NEVER
-        return k["dtype_bytes_sel"] * k["attainable_ridge"] * k[a] * k[b] / k[den]
+        return k["attainable_ridge"] * k[b_fixed] * k[x] * k[y] / k[den]
 
     return Quantity(
         name,
         label,
         "",
-        f"IF({{{den}}}>0,{{dtype_bytes_sel}}*{{attainable_ridge}}*{{{a}}}*"
-        f'{{{b}}}/{{{den}}},"{NEVER}")',
+        f"IF({{{den}}}>0,{{attainable_ridge}}*{{{b_fixed}}}*{{{x}}}*"
+        f'{{{y}}}/{{{den}}},"{NEVER}")',
         reference,
         fmt="ratio",
-        doc="intensity(m) = 2mkn / (b(mk+kn+mn)) rises with m towards 2kn/(b(k+n)); it "
-        "reaches the ridge R only if that limit exceeds R.",
+        doc="intensity(m) = 2mkn / (a·mk + w·kn + o·mn) rises with m towards "
+        "2kn/(a·k + o·n); it reaches the ridge R only if that limit exceeds R.",
     )
 
 
@@ -149,14 +156,16 @@ def _smallest(name: str, crossover: str, label: str) -> Quantity:
     )
 
 
-DEN_M = _denominator("cross_m_den", "whatif_k", "whatif_n", "denominator 2kn − bR(k+n)")
+DEN_M = _denominator("cross_m_den", "whatif_k", "whatif_n", _A, _O,
+                     "denominator 2kn − R(a·k + o·n)")
 CROSS_M = _crossover(
-    "cross_m", "whatif_k", "whatif_n", "cross_m_den", "m* (m where intensity = ridge)"
+    "cross_m", "whatif_k", "whatif_n", _W, "cross_m_den", "m* (m where intensity = ridge)"
 )
 SMALLEST_M = _smallest("cross_m_whole", "cross_m", "smallest whole m that is compute-bound")
-DEN_N = _denominator("cross_n_den", "whatif_m", "whatif_k", "denominator 2mk − bR(m+k)")
+DEN_N = _denominator("cross_n_den", "whatif_m", "whatif_k", _O, _W,
+                     "denominator 2mk − R(o·m + w·k)")
 CROSS_N = _crossover(
-    "cross_n", "whatif_m", "whatif_k", "cross_n_den", "n* (n where intensity = ridge)"
+    "cross_n", "whatif_m", "whatif_k", _A, "cross_n_den", "n* (n where intensity = ridge)"
 )
 SMALLEST_N = _smallest("cross_n_whole", "cross_n", "smallest whole n that is compute-bound")
 
@@ -172,10 +181,10 @@ CROSSOVER = Block(
     header=("Crossover to compute-bound", "Value", "Unit", "Notes"),
     rows=(
         BlockRow(DEN_M.label, [DEN_M], "", "for the base k and n"),
-        BlockRow(CROSS_M.label, [CROSS_M], "rows", "b·R·k·n / (2kn − bR(k+n)), or never"),
+        BlockRow(CROSS_M.label, [CROSS_M], "rows", "R·w·k·n / (2kn − R(a·k + o·n)), or never"),
         BlockRow(SMALLEST_M.label, [SMALLEST_M], "rows"),
         BlockRow(DEN_N.label, [DEN_N], "", "for the base m and k"),
-        BlockRow(CROSS_N.label, [CROSS_N], "cols", "b·R·m·k / (2mk − bR(m+k)), or never"),
+        BlockRow(CROSS_N.label, [CROSS_N], "cols", "R·a·m·k / (2mk − R(o·m + w·k)), or never"),
         BlockRow(SMALLEST_N.label, [SMALLEST_N], "cols"),
     ),
 )
@@ -194,7 +203,9 @@ def sheet() -> SheetSpec:
                 "dimension doubles; memory-bound ones follow the bytes, which barely move "
                 "when the small dimension grows.",
             ),
-            Text(2, 0, "R is the attainable ridge (Inputs sheet), b the bytes per element."),
+            Text(2, 0, "R is the attainable ridge (Inputs sheet); a, w, o the bytes per element "
+                 "of A (m×k), B (k×n) and C (m×n) as stored (Inputs: ACT_BYTES, WEIGHT_BYTES, "
+                 "OUT_BYTES)."),
             Text(TABLE.header_row - 1, 0, "Halve and double", "subtitle"),
             Text(CROSSOVER.row - 1, 0, "When does it turn compute-bound?", "subtitle"),
         ),

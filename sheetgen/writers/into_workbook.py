@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from openpyxl.chart import Reference, ScatterChart, Series
-from openpyxl.formatting.rule import CellIsRule, Rule
+from openpyxl.formatting.rule import CellIsRule, FormulaRule, Rule
 from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
 from openpyxl.styles.differential import DifferentialStyle
 from openpyxl.styles.numbers import NumberFormat
@@ -26,12 +26,18 @@ from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.page import PageMargins
 from openpyxl.worksheet.worksheet import Worksheet
-from xlsxwriter.utility import xl_rowcol_to_cell
+from xlsxwriter.utility import quote_sheetname, xl_rowcol_to_cell
 
 from sheetgen.layout import page as layout_rules
 from sheetgen.layout import palette
 from sheetgen.layout.planner import Cell, ChartPlan, SheetPlan, ValidationPlan, WorkbookPlan
-from sheetgen.layout.styles import INDENTED_FORMATS, NUMBER_FORMATS, STYLES
+from sheetgen.layout.styles import (
+    CellStyle,
+    cell_style,
+    dim_style,
+    highlight_style,
+    number_style,
+)
 
 Progress = Callable[[int], None]
 
@@ -71,42 +77,50 @@ def _color(hex_color: str) -> str:
     return hex_color.lstrip("#").upper()
 
 
+def openpyxl_style(style: CellStyle) -> dict[str, Any]:
+    """A neutral CellStyle as openpyxl cell attributes (font, fill, border, alignment,
+    number_format): the only styling decision made here is how to spell it."""
+    out: dict[str, Any] = {}
+    font: dict[str, Any] = {}
+    if style.font_name is not None:
+        font["name"] = style.font_name
+    if style.font_size is not None:
+        font["size"] = style.font_size
+    if style.bold:
+        font["bold"] = True
+    if style.italic:
+        font["italic"] = True
+    if style.font_color is not None:
+        font["color"] = _color(style.font_color)
+    if font:
+        out["font"] = Font(**font)
+    if style.fill is not None:
+        out["fill"] = PatternFill("solid", start_color=_color(style.fill),
+                                  end_color=_color(style.fill))
+    side = Side("thin", color=_color(style.border_color) if style.border_color else None)
+    if style.border == "box":
+        out["border"] = Border(left=side, right=side, top=side, bottom=side)
+    elif style.border == "bottom":
+        out["border"] = Border(bottom=side)
+    if style.wrap or style.align or style.valign or style.indent:
+        out["alignment"] = Alignment(wrap_text=style.wrap or None, horizontal=style.align,
+                                     vertical=style.valign, indent=style.indent)
+    if style.number_format is not None:
+        out["number_format"] = style.number_format
+    return out
+
+
 class _Styles:
-    """openpyxl style pieces by (role, number format), translated from STYLES once each."""
+    """openpyxl style pieces by neutral style, translated once each."""
 
     def __init__(self) -> None:
-        self.cache: dict[tuple[str, str], dict[str, Any]] = {}
+        self.cache: dict[CellStyle, dict[str, Any]] = {}
 
-    def get(self, role: str, fmt: str = "general") -> dict[str, Any]:
-        key = (role, fmt)
-        if key in self.cache:
-            return self.cache[key]
-        props = STYLES.get(role, {})
-        out: dict[str, Any] = {}
-        font = {k: v for k, v in (("bold", props.get("bold")), ("italic", props.get("italic")),
-                                  ("size", props.get("font_size"))) if v}
-        if "font_color" in props:
-            font["color"] = _color(props["font_color"])
-        if font:
-            out["font"] = Font(**font)
-        if "bg_color" in props:
-            out["fill"] = PatternFill("solid", start_color=_color(props["bg_color"]))
-        if props.get("border"):
-            side = Side("thin", color=_color(props.get("border_color", "#000000")))
-            out["border"] = Border(left=side, right=side, top=side, bottom=side)
-        elif props.get("bottom"):
-            out["border"] = Border(bottom=Side("thin"))
-        indent = props.get("indent", 0)
-        if role in ("derived", "linked") and fmt in INDENTED_FORMATS:
-            indent = 1
-        if props.get("text_wrap") or props.get("valign") or indent:
-            out["alignment"] = Alignment(wrap_text=bool(props.get("text_wrap")),
-                                         vertical=props.get("valign"), indent=indent,
-                                         horizontal="left" if indent else None)
-        if fmt not in ("general", "text") or role in ("input", "formula", "derived", "linked"):
-            out["number_format"] = NUMBER_FORMATS.get(fmt, "General")
-        self.cache[key] = out
-        return out
+    def get(self, role: str, fmt: str = "general", wrap: bool = False) -> dict[str, Any]:
+        style = cell_style(role, fmt, wrap)
+        if style not in self.cache:
+            self.cache[style] = openpyxl_style(style)
+        return self.cache[style]
 
 
 def _put(ws: Worksheet, row: int, col: int, value: Any, style: dict[str, Any],
@@ -149,15 +163,12 @@ def _write_cell(ws: Worksheet, cell: Cell, styles: _Styles) -> None:
         ws.merge_cells(start_row=cell.row + 1, start_column=cell.col + 1, end_row=cell.row + 1,
                        end_column=cell.col + cell.span)
     if cell.role == "formula":
-        _put(ws, cell.row, cell.col, cell.formula, styles.get("derived", cell.fmt), True)
+        _put(ws, cell.row, cell.col, cell.formula, styles.get("formula", cell.fmt, cell.wrap),
+             True)
     elif cell.role == "input":
-        _put(ws, cell.row, cell.col, cell.value, styles.get("input", cell.fmt))
+        _put(ws, cell.row, cell.col, cell.value, styles.get("input", cell.fmt, cell.wrap))
     else:
-        _put(ws, cell.row, cell.col, str(cell.value), styles.get(cell.role))
-    if cell.wrap:
-        ws.cell(cell.row + 1, cell.col + 1).alignment = Alignment(
-            wrap_text=True, vertical="top", indent=int(cell.role == "formula"),
-            horizontal="left")
+        _put(ws, cell.row, cell.col, str(cell.value), styles.get(cell.role, wrap=cell.wrap))
 
 
 def _validation(ws: Worksheet, v: ValidationPlan) -> None:
@@ -192,7 +203,7 @@ def _chart(ws: Worksheet, chart: ChartPlan) -> None:
     from openpyxl.chart.shapes import GraphicalProperties
 
     ch = ScatterChart()
-    ch.title = chart.title
+    ch.title = _title(chart)
     ch.style = 13
     ch.scatterStyle = "lineMarker"
     ch.visible_cells_only = False  # <c:plotVisOnly val="0"/>: its data are in hidden columns
@@ -228,6 +239,21 @@ def _chart(ws: Worksheet, chart: ChartPlan) -> None:
     ch.width = chart.width_cols * 64 / 37.8  # cm at 96 dpi, the built workbook's size
     ch.height = chart.height_rows * 20 / 37.8
     ws.add_chart(ch, xl_rowcol_to_cell(chart.row, chart.col))
+
+
+def _title(chart: ChartPlan) -> Any:
+    """The chart's title: a live one reads its cell, with the build's text as the cache
+    (openpyxl writes no formula results; a reader shows the cache until it recalculates)."""
+    if chart.title_cell is None:
+        return chart.title
+    from openpyxl.chart.data_source import StrData, StrRef, StrVal
+    from openpyxl.chart.text import Text
+    from openpyxl.chart.title import Title
+
+    sheet, row, col = chart.title_cell
+    ref = f"{quote_sheetname(sheet)}!{xl_rowcol_to_cell(row, col, True, True)}"
+    cache = StrData(ptCount=1, pt=[StrVal(idx=0, v=chart.title)])
+    return Title(tx=Text(strRef=StrRef(f=ref, strCache=cache)), overlay=False)
 
 
 def _number_format_rule(condition: str, code: str) -> Rule:
@@ -270,16 +296,20 @@ def write_into(plan: WorkbookPlan, wb: Workbook, *, progress: Progress | None = 
         for v in sheet.validations:
             _validation(ws, v)
         for c in sheet.conditionals:
-            fill = PatternFill("solid", start_color=_color(c.color), end_color=_color(c.color))
+            look = openpyxl_style(highlight_style(c.color, c.font))
             ws.conditional_formatting.add(
                 f"{xl_rowcol_to_cell(c.first_row, c.col)}:{xl_rowcol_to_cell(c.last_row, c.col)}",
                 CellIsRule(operator="notEqual" if c.negate else "equal", formula=[c.literal],
-                           fill=fill,
-                           font=Font(color=_color(c.font)) if c.font else None))
+                           fill=look["fill"], font=look.get("font")))
         for r in sheet.format_rules:
             ws.conditional_formatting.add(
                 f"{xl_rowcol_to_cell(r.first_row, r.col)}:{xl_rowcol_to_cell(r.last_row, r.col)}",
-                _number_format_rule(r.condition, NUMBER_FORMATS[r.fmt]))
+                _number_format_rule(r.condition, number_style(r.fmt).number_format or "General"))
+        for d in sheet.dim_rules:
+            look = openpyxl_style(dim_style())
+            ws.conditional_formatting.add(
+                f"{xl_rowcol_to_cell(d.first_row, d.col)}:{xl_rowcol_to_cell(d.last_row, d.col)}",
+                FormulaRule(formula=[d.condition], font=look["font"]))
         for chart in sheet.charts:
             _chart(ws, chart)
     for name, ref in plan.defined_names.items():

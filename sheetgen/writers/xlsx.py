@@ -47,7 +47,13 @@ from sheetgen.layout.planner import (
     ValidationPlan,
     WorkbookPlan,
 )
-from sheetgen.layout.styles import INDENTED_FORMATS, NUMBER_FORMATS, STYLES
+from sheetgen.layout.styles import (
+    CellStyle,
+    cell_style,
+    dim_style,
+    highlight_style,
+    number_style,
+)
 from sheetgen.writers.shared_rows import Cursor, FastTable, skip
 
 CONSTANT_MEMORY_ROWS = 5_000  # above this many table rows, stream rows to disk
@@ -65,29 +71,57 @@ def check_output_path(path: str | os.PathLike[str], force: bool) -> Path:
     return out
 
 
+def xlsx_format(style: CellStyle) -> dict[str, Any]:
+    """A neutral CellStyle as xlsxwriter format properties (the only styling decision made
+    here is how to spell it)."""
+    props: dict[str, Any] = {}
+    if style.number_format is not None:
+        props["num_format"] = style.number_format
+    if style.font_name is not None:
+        props["font_name"] = style.font_name
+    if style.font_size is not None:
+        props["font_size"] = style.font_size
+    if style.bold:
+        props["bold"] = True
+    if style.italic:
+        props["italic"] = True
+    if style.font_color is not None:
+        props["font_color"] = style.font_color
+    if style.fill is not None:
+        props["bg_color"] = style.fill  # xlsxwriter: a solid fill's colour
+    if style.wrap:
+        props["text_wrap"] = True
+    if style.align is not None:
+        props["align"] = style.align
+    if style.valign is not None:
+        props["valign"] = style.valign
+    if style.indent:
+        props["indent"] = style.indent
+    if style.border == "box":
+        props["border"] = 1
+        if style.border_color is not None:
+            props["border_color"] = style.border_color
+    elif style.border == "bottom":
+        props["bottom"] = 1
+        if style.border_color is not None:
+            props["bottom_color"] = style.border_color
+    return props
+
+
 class _Formats:
-    """xlsxwriter Format objects by (role, number format), made once each."""
+    """xlsxwriter Format objects by neutral style, made once each."""
 
     def __init__(self, wb: Workbook) -> None:
         self.wb = wb
-        self.cache: dict[tuple[str, str, bool], Any] = {}
+        self.cache: dict[CellStyle, Any] = {}
 
     def get(self, role: str, fmt: str = "general", wrap: bool = False) -> Any:
-        key = (role, fmt, wrap)
-        if key not in self.cache:
-            props = dict(STYLES.get(role, {}))
-            if wrap:
-                props |= {"text_wrap": True, "valign": "top"}
-            if role == "derived" and fmt in INDENTED_FORMATS:
-                props |= {"align": "left", "indent": 1}  # an indent needs an alignment
-            if fmt not in ("general", "text") or role in ("input", "formula", "derived"):
-                props["num_format"] = NUMBER_FORMATS.get(fmt, "General")
-            self.cache[key] = self.wb.add_format(props)
-        return self.cache[key]
+        return self.of(cell_style(role, fmt, wrap))
 
-    def rule(self, fmt: str) -> Any:
-        """A conditional format's style that sets only the number format."""
-        return self.get("rule", fmt)
+    def of(self, style: CellStyle) -> Any:
+        if style not in self.cache:
+            self.cache[style] = self.wb.add_format(xlsx_format(style))
+        return self.cache[style]
 
 
 def _cached(value: Any) -> Any:
@@ -119,8 +153,8 @@ def _write_constant(ws: Worksheet, row: int, col: int, value: Any, fmt: Any) -> 
 
 
 def _write_cell(ws: Worksheet, cell: Cell, formats: _Formats) -> None:
-    role = {"formula": "derived"}.get(cell.role, cell.role)
-    fmt = formats.get(role, cell.fmt if role in ("derived", "input") else "general", cell.wrap)
+    value_cell = cell.role in ("formula", "input")
+    fmt = formats.get(cell.role, cell.fmt if value_cell else "general", cell.wrap)
     if cell.span > 1:  # a merged range; its value goes in the first cell
         ws.merge_range(cell.row, cell.col, cell.row, cell.col + cell.span - 1, "", fmt)
     if cell.role == "formula":
@@ -146,7 +180,8 @@ def _table_columns(table: TablePlan, formats: _Formats, lazy: bool = False) -> l
     for c in table.columns:
         values = Cursor(c.values) if lazy else c.values.tolist()
         if c.is_input:
-            how = _linked_writer(c, table.first_row) if c.links else None
+            how = _linked_writer(c, table.first_row, formats.get("linked", c.fmt)) \
+                if c.links else None
             out.append((c.col, _column_format(c, formats), iter(values), how))
         else:
             assert c.parts is not None
@@ -178,13 +213,15 @@ def _fast_tables(ws: Worksheet, sheet: SheetPlan, formats: _Formats,
     return out
 
 
-def _linked_writer(column: ColumnPlan, first_row: int) -> _Writer:
+def _linked_writer(column: ColumnPlan, first_row: int, linked: Any) -> _Writer:
+    """Rows that read the user's cells are formulas in the "linked" style; the rest stay
+    typed-in inputs."""
     def write(ws: Worksheet, row: int, col: int, fmt: Any, value: Any) -> None:
         link = column.link_at(row - first_row)
         if link is None:
             _write_constant(ws, row, col, value, fmt)
         else:
-            ws.write_formula(row, col, link, fmt, _cached(value))
+            ws.write_formula(row, col, link, linked, _cached(value))
 
     return write
 
@@ -322,10 +359,10 @@ def _chart(wb: Workbook, ws: Worksheet, sheet: SheetPlan, chart: ChartPlan) -> N
                       for r in range(first, last + 1)]
             opts["data_labels"] = {"custom": custom, "position": "right", "font": {"size": 7}}
         ch.add_series(opts)
-    title = chart.title
-    if total > shown:
-        title += f" (the first {shown:,} of {total:,} rows)"
-    ch.set_title({"name": title})
+    if total > shown:  # a sample: the title says so (in place of a live title)
+        ch.set_title({"name": f"{chart.title} (the first {shown:,} of {total:,} rows)"})
+    else:  # a live title reads its cell (xlsxwriter caches the cell's value for the preview)
+        ch.set_title({"name": list(chart.title_cell) if chart.title_cell else chart.title})
     grid = {"visible": True, "line": {"color": palette.GRID}}
     for setter, title, bounds, log in ((ch.set_x_axis, chart.x_title, chart.x_range,
                                         chart.x_log),
@@ -378,14 +415,17 @@ def _write_worksheet(wb: Workbook, sheet: SheetPlan, formats: _Formats,
     for v in sheet.validations:
         _validation(ws, v)
     for c in sheet.conditionals:
-        style = {"bg_color": c.color} | ({"font_color": c.font} if c.font else {})
         ws.conditional_format(c.first_row, c.col, c.last_row, c.col, {
             "type": "cell", "criteria": "!=" if c.negate else "==", "value": c.literal,
-            "format": wb.add_format(style)})
+            "format": formats.of(highlight_style(c.color, c.font))})
     for r in sheet.format_rules:  # Excel and LibreOffice both apply a rule's number format
         ws.conditional_format(r.first_row, r.col, r.last_row, r.col, {
             "type": "formula", "criteria": "=" + r.condition,
-            "format": formats.rule(r.fmt)})
+            "format": formats.of(number_style(r.fmt))})
+    for d in sheet.dim_rules:
+        ws.conditional_format(d.first_row, d.col, d.last_row, d.col, {
+            "type": "formula", "criteria": "=" + d.condition,
+            "format": formats.of(dim_style())})
     for chart in sheet.charts:
         _chart(wb, ws, sheet, chart)
 

@@ -3,7 +3,8 @@
 Log-log, since m spans four decades and latency three: the shape of each curve reads at
 once (flat while the weights dominate, then linear in m once compute does), and so does
 where tensor and pipeline parallel cross (over the host link TP wins small batches and PP
-large ones; over NVLink TP wins at every m). The chart sits right of the sweep table, its
+large ones; over NVLink TP wins small batches and the two tie at large ones). The chart
+sits right of the sweep table, its
 data right of the chart in hidden columns (plotted all the same, as the Matmul chart's):
 m and the three latencies (ms, the sheet's time unit), #N/A where a sweep row is blank or
 bad, never "" (Excel's XY chart would number a text x 1, 2, 3; charts skip #N/A).
@@ -33,7 +34,7 @@ _FACTOR = time_cells.TIME_FACTORS[TIME_UNIT]
 _TO_UNIT = "".join(time_cells.power_of_ten(_FACTOR))
 
 CHART_COLS, CHART_ROWS = 12, 28
-SINGLE, PIPELINE, TENSOR = "one GPU", "pipeline parallel, M' micro-batches", "tensor parallel"
+SINGLE, PIPELINE, TENSOR = "one GPU", "pipeline parallel, its best M", "tensor parallel"
 
 PLOT_M = matmul.plot_value("plot_sw_m", "chart x: m (rows)", "", "sw_m", fmt="int")
 PLOT_SINGLE = matmul.plot_value("plot_sw_single", "chart y: one GPU latency", "s",
@@ -85,19 +86,33 @@ def _chart(sweep: Table, col: int, x: str, ys: tuple[str, ...], log10: bool) -> 
         log10_data=log10, width_cols=CHART_COLS, height_rows=CHART_ROWS)
 
 
-def with_chart(spec: SheetSpec, sweep: Table, google: bool = False) -> SheetSpec:
-    """`spec` with the sweep's chart right of the sweep table and its data right of the
-    chart, hidden; `google`: plus the LOG10 helpers the Google chart plots instead."""
-    chart_col = sweep.col + len(sweep.all_columns()) + 1
-    data_col = chart_col + CHART_COLS + 1
+def chart_col(tables: tuple[Table, ...]) -> int:
+    """One blank column right of the widest of `tables` (the sweep and the per-layer table,
+    which the chart's rows reach down into)."""
+    return max(t.col + len(t.all_columns()) for t in tables) + 1
+
+
+def right_edge(tables: tuple[Table, ...]) -> int:
+    """The last column the chart's data uses, in either variant (with its LOG10 helpers)."""
+    data_col = chart_col(tables) + CHART_COLS + 1
+    return data_col + len(LINES) + 1 + len(LOGS)
+
+
+def with_chart(spec: SheetSpec, sweep: Table, google: bool = False,
+               clear_of: tuple[Table, ...] = ()) -> SheetSpec:
+    """`spec` with the sweep's chart right of the sweep table (and of `clear_of`) and its
+    data right of the chart, hidden; `google`: plus the LOG10 helpers the Google chart plots
+    instead."""
+    col = chart_col((sweep, *clear_of))
+    data_col = col + CHART_COLS + 1
     data = _data(sweep, data_col, (PLOT_M, *(q for _, q, _, _ in LINES)), "sweep_chart")
     tables: tuple[Table, ...] = (data,)
-    chart = _chart(sweep, chart_col, PLOT_M.name, tuple(q.name for _, q, _, _ in LINES), False)
+    chart = _chart(sweep, col, PLOT_M.name, tuple(q.name for _, q, _, _ in LINES), False)
     last = data_col + len(data.columns) - 1
     if google:  # one domain (log m) then one column per series: the API's contiguous rule
         logs = _data(sweep, last + 1, (LOG_M, *LOGS), "sweep_chart_log")
         tables += (logs,)
-        chart = _chart(sweep, chart_col, LOG_M.name, tuple(q.name for q in LOGS), True)
+        chart = _chart(sweep, col, LOG_M.name, tuple(q.name for q in LOGS), True)
         last += len(logs.columns)
     widths = {c: 14.0 for c in range(data_col, last + 1)}
     return replace(

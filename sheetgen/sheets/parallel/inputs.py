@@ -1,6 +1,8 @@
-"""The Parallelism sheet's inputs, the link they select, and the two collective/hop costs.
+"""The Parallelism sheet's inputs, the link they select, the verdicts' tie margin, and the
+collective/hop costs.
 
-Every cost on the sheet that crosses a link is one of three factories here, so the ring
+Every cost on the sheet that crosses a link is one of three factories here, all built on one
+transfer time (`over_link`: bytes / (link bw · eff) + steps · latency), so the ring
 all-reduce (Patarasuk & Yuan), the all-gather and the point-to-point hop are each written once:
 
     ring all-reduce  2(G-1)/G · bytes / (link bw · eff) + 2(G-1) · latency
@@ -18,12 +20,21 @@ from typing import Any
 
 import numpy as np
 
-from sheetgen.core.defaults import DEFAULT_GPUS, DEFAULT_MICRO_BATCHES
+from sheetgen.core import excel as xn
+from sheetgen.core.defaults import DEFAULT_GPUS, DEFAULT_TIE_MARGIN
 from sheetgen.model import factories as rf
 from sheetgen.model.vocabulary import Input, Quantity, Validation
 
 DEFAULT_GPUS = DEFAULT_GPUS  # in sheetgen.core.defaults, so the CLI's --help needs no NumPy
-DEFAULT_MICRO_BATCHES = DEFAULT_MICRO_BATCHES
+#: The micro-batch count's default: the M that minimises one batch's PP latency (pp.BEST_M).
+AUTO = "auto"
+#: Candidates for the best M: 1 ... min(m, MAX_MICRO) (the helper table's rows).
+MAX_MICRO = 512
+#: Two sides closer than this (|a - b| / the worse side) tie: the roofline's own error on
+#: measured matmuls is around 5 % at best, so a smaller lead is no verdict.
+DEFAULT_TIE_MARGIN = DEFAULT_TIE_MARGIN
+#: The element size pipeline hops and all-reduces carry (one name: the output dtype's).
+LINK_DTYPE_BYTES = "dtype_bytes_sel"
 DEFAULT_HOST_LATENCY = 10e-6  # PCIe peer-to-peer small-message latency, order of 10 µs
 GPU_LINK, HOST_LINK = "GPU link", "host link"
 NARROW, WIDE = "narrow", "wide"
@@ -37,7 +48,13 @@ _POSITIVE = Validation("decimal_range", minimum=0, maximum=1e18,
 GPUS = Input("par_gpus", "GPUs (G)", "", fmt="int", defined_name="PAR_GPUS", validation=_COUNT,
              doc="Pipeline stages, or tensor-parallel ways.")
 MICRO = Input("micro_batches", "micro-batches (M)", "", fmt="int", defined_name="MICRO_BATCHES",
-              validation=_COUNT, doc="The pipeline splits the m rows into M micro-batches.")
+              validation=Validation("whole_min", minimum=1, maximum=1_000_000,
+                                    message="A whole number, 1 or more; delete it for auto"),
+              doc=f"{AUTO} (or blank): PP's best M, below; a whole number overrides it.")
+TIE_IN = Input("tie_margin", "tie margin", "", fmt="pct", defined_name="TIE_MARGIN",
+               validation=Validation("decimal_range", minimum=0, maximum=1,
+                                     message="A fraction from 0 to 1 (5 % = 0.05)"),
+               doc="Closer than this (|a - b| / the worse side), PP and TP tie.")
 LINK_CHOICE = Input(
     "par_link", "GPU-to-GPU traffic goes over", "", fmt="text", defined_name="PAR_LINK",
     validation=Validation("choices", choices=(GPU_LINK, HOST_LINK),
@@ -94,8 +111,22 @@ STAGE_LAYERS = rf.ceil_div("stage_layers", "n_layers", "par_gpus", "layers per s
                            doc="ceil(L/G); the last stage may hold fewer.")
 STAGES = rf.ceil_div("stages_used", "n_layers", "stage_layers", "stages used",
                      doc="Fewer than G when G > L.")
-MB_ROWS = rf.ceil_div("mb_rows", "pipe_m", "micro_batches", "rows per micro-batch",
-                      doc="ceil(m/M)")
+MB_ROWS = rf.ceil_div("mb_rows", "pipe_m", "pp_m", "rows per micro-batch", doc="ceil(m/M)")
+
+
+def over_link(nbytes: str, steps: str = "1", *, bw: str = "par_link_bw",
+              latency: str = "par_link_latency", eff: str = "link_eff") -> str:
+    """The template of one transfer: `nbytes` (a template) over the link used, plus `steps`
+    latencies. Every link cost is written with it (the link's names default to this sheet's;
+    the Transformer sheet passes its own)."""
+    return (f"{nbytes}/({{{bw}}}*{{{eff}}})"
+            + (f"+{{{latency}}}" if steps == "1" else f"+{steps}*{{{latency}}}"))
+
+
+def link_seconds(a: dict[str, Any], nbytes: Any, steps: Any = 1, *, bw: str = "par_link_bw",
+                 latency: str = "par_link_latency", eff: str = "link_eff") -> Any:
+    """`over_link` in Python."""
+    return nbytes / (a[bw] * a[eff]) + steps * a[latency]
 
 
 def ring_allreduce(name: str, nbytes: str, label: str, *, gpus: str = "par_gpus",
@@ -107,16 +138,15 @@ def ring_allreduce(name: str, nbytes: str, label: str, *, gpus: str = "par_gpus"
 
     def reference(**a: Any) -> Any:
         g = a[gpus]
-        t = (2 * (g - 1) / g * a[nbytes] / (a[bw] * a[eff])
-             + 2 * (g - 1) * a[latency])
+        t = link_seconds(a, 2 * (g - 1) / g * a[nbytes], 2 * (g - 1), bw=bw, latency=latency,
+                         eff=eff)
         return np.where(g > 1, t, 0.0) * 1.0 if np.ndim(t) else (t if g > 1 else 0.0)
 
-    return Quantity(
-        name, label, "s",
-        f"IF({{{gpus}}}>1,2*({{{gpus}}}-1)/{{{gpus}}}*{{{nbytes}}}/({{{bw}}}"
-        f"*{{{eff}}})+2*({{{gpus}}}-1)*{{{latency}}},0)",
-        reference, fmt="time",
-        doc="2(G-1)/G · bytes / (bw · eff) + 2(G-1) · latency (ring, Patarasuk & Yuan).")
+    body = over_link(f"2*({{{gpus}}}-1)/{{{gpus}}}*{{{nbytes}}}", f"2*({{{gpus}}}-1)", bw=bw,
+                     latency=latency, eff=eff)
+    return Quantity(name, label, "s", f"IF({{{gpus}}}>1,{body},0)", reference, fmt="time",
+                    doc="2(G-1)/G · bytes / (bw · eff) + 2(G-1) · latency (ring, Patarasuk & "
+                        "Yuan).")
 
 
 def all_gather(name: str, nbytes: str, label: str) -> Quantity:
@@ -124,36 +154,72 @@ def all_gather(name: str, nbytes: str, label: str) -> Quantity:
 
     def reference(**a: Any) -> Any:
         g = a["par_gpus"]
-        t = ((g - 1) / g * a[nbytes] / (a["par_link_bw"] * a["link_eff"])
-             + (g - 1) * a["par_link_latency"])
+        t = link_seconds(a, (g - 1) / g * a[nbytes], g - 1)
         return np.where((g > 1) & (np.asarray(a[nbytes]) > 0), t, 0.0) * 1.0
 
-    return Quantity(
-        name, label, "s",
-        f"IF(AND({{par_gpus}}>1,{{{nbytes}}}>0),({{par_gpus}}-1)/{{par_gpus}}*{{{nbytes}}}/({{par_link_bw}}"
-        f"*{{link_eff}})+({{par_gpus}}-1)*{{par_link_latency}},0)",
-        reference, fmt="time",
-        doc="(G-1)/G · bytes / (bw · eff) + (G-1) · latency; 0 for nothing to gather.")
+    body = over_link(f"({{par_gpus}}-1)/{{par_gpus}}*{{{nbytes}}}", "({par_gpus}-1)")
+    return Quantity(name, label, "s", f"IF(AND({{par_gpus}}>1,{{{nbytes}}}>0),{body},0)",
+                    reference, fmt="time",
+                    doc="(G-1)/G · bytes / (bw · eff) + (G-1) · latency; 0 for nothing to "
+                        "gather.")
 
 
 def hop(name: str, nbytes: str, when: str, label: str) -> Quantity:
     """A point-to-point send of `nbytes` where `when` is true (else 0)."""
 
     def reference(**a: Any) -> Any:
-        t = a[nbytes] / (a["par_link_bw"] * a["link_eff"]) + a["par_link_latency"]
+        t = link_seconds(a, a[nbytes])
         return np.where(np.asarray(a[when], dtype=bool), t, 0.0) * 1.0
 
+    return Quantity(name, label, "s", f"IF({{{when}}},{over_link(f'{{{nbytes}}}')},0)",
+                    reference, fmt="time", doc="bytes / (link bw · eff) + latency")
+
+
+def hop_of_rows(name: str, rows: str, width: str, when: str, label: str) -> Quantity:
+    """A point-to-point send of a rows × width activation where `when` is true (else 0)."""
+
+    def reference(**a: Any) -> Any:
+        t = link_seconds(a, a[LINK_DTYPE_BYTES] * np.asarray(a[rows], dtype=float) * a[width])
+        return np.where(np.asarray(a[when], dtype=bool), t, 0.0) * 1.0
+
+    nbytes = f"{{{LINK_DTYPE_BYTES}}}*{{{rows}}}*{{{width}}}"
+    return Quantity(name, label, "s", f"IF({{{when}}},{over_link(nbytes)},0)", reference,
+                    fmt="time", doc="rows × width × element bytes / (link bw · eff) + latency")
+
+
+def better(name: str, pp: str, tp: str, *, lower_is_better: bool = True) -> Quantity:
+    """Which of pipeline and tensor parallelism wins a row: a side wins when it leads by the
+    tie margin or more, measured as |a - b| / the worse side; closer is a tie. (A margin of
+    0 still ties values equal to 1e-9, where engines round differently.)"""
+    margin = f"MAX({{tie_margin}},{rf.TIE_RTOL:.0E})"
+    lt, factor = ("<=", f"(1-{margin})") if lower_is_better else (">=", f"(1+{margin})")
+
+    def reference(**k: Any) -> Any:
+        a, b = k[pp], k[tp]
+        t = max(float(k["tie_margin"]), rf.TIE_RTOL)
+        scale = 1 - t if lower_is_better else 1 + t
+        cmp = xn.le if lower_is_better else xn.ge
+        if np.ndim(a) or np.ndim(b):  # a table column (the sweep)
+            return np.where(cmp(a, b * scale), "pipeline",
+                            np.where(cmp(b, a * scale), "tensor", "tie")).astype(object)
+        return "pipeline" if bool(cmp(a, b * scale)) else "tensor" \
+            if bool(cmp(b, a * scale)) else "tie"
+
     return Quantity(
-        name, label, "s",
-        f"IF({{{when}}},{{{nbytes}}}/({{par_link_bw}}*{{link_eff}})+{{par_link_latency}},0)",
-        reference, fmt="time", doc="bytes / (link bw · eff) + latency")
+        name, "better", "",
+        f'IF({{{pp}}}{lt}{{{tp}}}*{factor},"pipeline",'
+        f'IF({{{tp}}}{lt}{{{pp}}}*{factor},"tensor","tie"))',
+        reference, fmt="text",
+        doc="A lead under the tie margin (|a - b| / the worse side) is a tie.")
 
 
-def input_values(gpus: int, micro_batches: int, link_bw: float | None,
+def input_values(gpus: int, micro_batches: int | None, link_bw: float | None,
                  link_latency: float | None, *, link: str = GPU_LINK,
                  host_latency: float = DEFAULT_HOST_LATENCY, pairing: str = NARROW,
-                 gather: bool = False) -> dict[str, Any]:
-    return {"par_gpus": gpus, "micro_batches": micro_batches, "link_bw_override": link_bw,
-            "link_latency_override": link_latency, "par_link": link,
-            "host_link_latency": host_latency, "tp_pairing": pairing,
-            "tp_gather": "yes" if gather else "no"}
+                 gather: bool = False, tie_margin: float = DEFAULT_TIE_MARGIN
+                 ) -> dict[str, Any]:
+    """`micro_batches` None: auto (the best M)."""
+    return {"par_gpus": gpus, "micro_batches": AUTO if micro_batches is None else micro_batches,
+            "link_bw_override": link_bw, "link_latency_override": link_latency,
+            "par_link": link, "host_link_latency": host_latency, "tp_pairing": pairing,
+            "tp_gather": "yes" if gather else "no", "tie_margin": tie_margin}

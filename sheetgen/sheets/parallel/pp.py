@@ -8,17 +8,30 @@ chain of servers in series; M identical micro-batches through servers of times t
 
 (a flow shop: the first micro-batch crosses every server, the rest follow at the pace of the
 slowest, which may be a hop). A stream of batches leaves one micro-batch per max t_i.
+
+The chain has only two layer types, so that latency is written once, in closed form
+(`flow_shop`): each type's per-layer time at ceil(m/M) rows, times how many of each type
+stages 1, 2 and the last hold (the per-layer table counts them). The comparison, the helper
+table that finds the best M, and every sweep row use it.
+
+The best M (`auto`): the M in 1 ... min(m, 512) that minimises one batch's latency L(M),
+ties to the smallest. L(M) = stages(ceil(m/M)) + hops(ceil(m/M)) + (M - 1) · pace(ceil(m/M))
+has no closed-form minimiser (the roofline is piecewise linear in the rows and ceil steps),
+so a helper table evaluates it at every candidate and MIN/MATCH picks the first minimum.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from sheetgen.model import factories as rf
-from sheetgen.model.vocabulary import Input, Quantity
-from sheetgen.sheets.parallel.inputs import hop
+from sheetgen.model.vocabulary import Input, Quantity, Table
+from sheetgen.sheets.parallel.inputs import MAX_MICRO, hop, hop_of_rows
+
+MAX_MICRO = MAX_MICRO
 
 # Per-layer columns (same rows as the Pipeline sheet's; same-row references reach across).
 PAR_LAYER = Input("par_layer", "layer", fmt="int", helper=True)
@@ -69,35 +82,27 @@ STAGE_MAX = rf.largest("pp_stage_max", "stage_time_mb", "slowest stage per micro
                        fmt="time")
 HOP_MAX = rf.largest("pp_hop_max", "hop_time_mb", "slowest hop per micro-batch", "s",
                      fmt="time")
-PACE = rf.larger("pp_pace", "pp_stage_max", "pp_hop_max", "PP pace: slowest stage or hop",
-                 doc="A hop slower than every stage sets the pace of the pipeline.")
 PACE_BY = Quantity("pp_pace_by", "what sets PP's pace", "",
                    'IF({pp_hop_max}>{pp_stage_max},"a link hop","a stage")',
                    lambda pp_hop_max, pp_stage_max:
                        "a link hop" if pp_hop_max > pp_stage_max else "a stage", fmt="text")
 COMPUTE = Quantity("pp_compute", "PP compute time per GPU", "s",
-                   "{micro_batches}*{pp_stage_max}",
-                   lambda micro_batches, pp_stage_max: micro_batches * pp_stage_max,
+                   "{pp_m}*{pp_stage_max}",
+                   lambda pp_m, pp_stage_max: pp_m * pp_stage_max,
                    fmt="time", doc="The busiest GPU: M micro-batches of its stage.")
 VOLUME = rf.total("pp_volume", "boundary_bytes", "PP link bytes per batch", "B")
 COMM = Quantity("pp_comm", "PP link time per batch", "s",
-                "{micro_batches}*SUM({hop_time_mb[]})",
-                lambda micro_batches, hop_time_mb: micro_batches * float(np.sum(hop_time_mb)),
+                "{pp_m}*SUM({hop_time_mb[]})",
+                lambda pp_m, hop_time_mb: pp_m * float(np.sum(hop_time_mb)),
                 fmt="time", doc="Every micro-batch crosses every boundary.")
 LAT_ONE = Quantity("pp_latency_one", "PP latency, one batch (M = 1)", "s",
                    "SUM({layer_time[]})+SUM({hop_time_full[]})",
                    lambda layer_time, hop_time_full: float(np.sum(layer_time))
                    + float(np.sum(hop_time_full)), fmt="time",
                    doc="Stages run one after another: all layers plus every hop.")
-LAT_M = Quantity(
-    "pp_latency_m", "PP latency with M micro-batches", "s",
-    "SUM({mb_time[]})+SUM({hop_time_mb[]})+({micro_batches}-1)*{pp_pace}",
-    lambda mb_time, hop_time_mb, micro_batches, pp_pace:
-        float(np.sum(mb_time)) + float(np.sum(hop_time_mb)) + (micro_batches - 1) * pp_pace,
-    fmt="time", doc="Σ stage and hop times of one micro-batch + (M - 1) × the pace.")
 STREAM = Quantity("pp_tput_stream", "PP throughput, stream of batches", "rows/s",
-                  "{pipe_m}/({micro_batches}*{pp_pace})",
-                  lambda pipe_m, micro_batches, pp_pace: pipe_m / (micro_batches * pp_pace),
+                  "{pipe_m}/({pp_m}*{pp_pace})",
+                  lambda pipe_m, pp_m, pp_pace: pipe_m / (pp_m * pp_pace),
                   fmt="sci", doc="A full pipeline finishes a micro-batch every pace time.")
 
 
@@ -112,14 +117,14 @@ STREAM_ONE = Quantity("pp_tput_stream_one", "PP stream throughput at M = 1", "ro
 FLUSHED = rf.ratio("pp_tput_flushed", "pipe_m", "pp_latency_m",
                    "PP throughput, one batch at a time", "rows/s", fmt="sci")
 BUBBLE = Quantity("pp_bubble", "PP bubble fraction (GPipe)", "",
-                  "({stages_used}-1)/({micro_batches}+{stages_used}-1)",
-                  lambda stages_used, micro_batches: (stages_used - 1)
-                  / (micro_batches + stages_used - 1), fmt="pct",
+                  "({stages_used}-1)/({pp_m}+{stages_used}-1)",
+                  lambda stages_used, pp_m: (stages_used - 1)
+                  / (pp_m + stages_used - 1), fmt="pct",
                   doc="(G-1)/(M+G-1): equal stages, hops hidden.")
 IDLE = Quantity("pp_idle", "PP idle share of GPU time", "",
-                "1-{micro_batches}*SUM({mb_time[]})/({par_gpus}*{pp_latency_m})",
-                lambda micro_batches, mb_time, par_gpus, pp_latency_m:
-                    1 - micro_batches * float(np.sum(mb_time)) / (par_gpus * pp_latency_m),
+                "1-{pp_m}*SUM({mb_time[]})/({par_gpus}*{pp_latency_m})",
+                lambda pp_m, mb_time, par_gpus, pp_latency_m:
+                    1 - pp_m * float(np.sum(mb_time)) / (par_gpus * pp_latency_m),
                 fmt="pct", doc="1 - busy GPU-seconds / (G × latency): bubble, hops, unequal "
                                "stages and unused GPUs.")
 I1 = rf.first_of("pp_i1", "mb_intensity", "PP layer-1 intensity", "FLOP/B")
@@ -164,3 +169,195 @@ N_T1 = _count("pp_n_t1", "type-1 layers", "({layer_type[]}=1)*1",
               lambda layer_type: float(np.sum(np.asarray(layer_type) == 1)))
 N_T2 = Quantity("pp_n_t2", "type-2 layers", "", "{n_layers}-{pp_n_t1}",
                 lambda n_layers, pp_n_t1: n_layers - pp_n_t1, fmt="int")
+
+
+HAS_H1 = Quantity("sw_has_h1", "a hop after type 1", "", "{pp_hops_t1}>0",
+                  lambda pp_hops_t1: pp_hops_t1 > 0, fmt="flag")
+HAS_H2 = Quantity("sw_has_h2", "a hop after type 2", "", "{pp_hops_t2}>0",
+                  lambda pp_hops_t2: pp_hops_t2 > 0, fmt="flag")
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool) \
+        and not np.isnan(v)
+
+
+def _numeric(v: Any) -> tuple[Any, Any]:
+    """(values as floats with NaN for "", which rows are numbers), for a guarded column."""
+    if not np.ndim(v):
+        return float(v), True
+    arr = np.asarray(v, dtype=object)
+    ok = np.array([_is_num(x) for x in arr], dtype=bool)
+    return np.where(ok, arr, np.nan).astype(float), ok
+
+
+def _blank_unless(ok: Any, values: Any) -> np.ndarray:
+    """`values` where `ok`, "" elsewhere, as an object column (numbers stay numbers)."""
+    out = np.broadcast_to(np.asarray(values, dtype=float), np.shape(ok)).astype(object)
+    out[~np.asarray(ok, dtype=bool)] = ""
+    return out
+
+
+def _guarded(q: Quantity, rows: str) -> Quantity:
+    """`q` blank ("") where `rows` is no number (a candidate M past min(m, 512))."""
+
+    def reference(**a: Any) -> Any:
+        ok = _numeric(a[rows])[1]
+        nums = {k: _numeric(v)[0] if isinstance(v, np.ndarray) and v.dtype == object else v
+                for k, v in a.items()}
+        with np.errstate(invalid="ignore"):
+            out = q.reference(**nums)
+        return _blank_unless(ok, out)
+
+    return Quantity(q.name, q.label, q.unit, f'IF(ISNUMBER({{{rows}}}),{q.template},"")',
+                    reference, q.fmt, doc=q.doc)
+
+
+@dataclass(frozen=True)
+class FlowShop:
+    """PP's latency in closed form at `rows` per micro-batch and `micro` micro-batches."""
+
+    t1: Quantity
+    t2: Quantity
+    h1: Quantity
+    h2: Quantity
+    pace: Quantity
+    latency: Quantity
+
+    def columns(self) -> tuple[Quantity, ...]:
+        return (self.t1, self.t2, self.h1, self.h2, self.pace, self.latency)
+
+
+def _stage(which: str, t1: str, t2: str) -> str:
+    return f"{{pp_s{which}_t1}}*{{{t1}}}+{{pp_s{which}_t2}}*{{{t2}}}"
+
+
+def flow_shop(prefix: str, rows: str, micro: str, *, pace: str | None = None,
+              latency: str | None = None, what: str = "PP", guard: bool = False) -> FlowShop:
+    """The one definition of PP's pace and latency: `prefix` names the parts (per-layer
+    times t1, t2 of each type and the hops after each), `rows` the rows per micro-batch,
+    `micro` the micro-batch count. Pace = the slowest of stage 1, stage 2, the last stage
+    and the hops; latency = Σ layers + Σ hops of one micro-batch + (M - 1) · pace.
+    `guard`: blank where `rows` is blank (the best-M helper table)."""
+    t1n, t2n, h1n, h2n = (prefix + x for x in ("t1", "t2", "h1", "h2"))
+    pace_n, lat_n = pace or prefix + "pace", latency or prefix + "latency"
+    t1 = rf.time_of(t1n, rows, "pipe_n", "pipe_k", f"{what}: type-1 layer per micro-batch")
+    t2 = rf.time_of(t2n, rows, "pipe_k", "pipe_n", f"{what}: type-2 layer per micro-batch")
+    h1 = hop_of_rows(h1n, rows, "pipe_k", "sw_has_h1", f"{what}: hop after type 1 (m×k)")
+    h2 = hop_of_rows(h2n, rows, "pipe_n", "sw_has_h2", f"{what}: hop after type 2 (m×n)")
+
+    def pace_ref(**a: Any) -> Any:
+        stages = [a[f"pp_s{w}_t1"] * a[t1n] + a[f"pp_s{w}_t2"] * a[t2n]
+                  for w in ("1", "2", "last")]
+        return np.maximum.reduce([*stages, a[h1n] * 1.0, a[h2n] * 1.0])
+
+    pace_q = Quantity(pace_n, f"{what}: pace (slowest stage or hop)", "s",
+                      f"MAX({_stage('1', t1n, t2n)},{_stage('2', t1n, t2n)},"
+                      f"{_stage('last', t1n, t2n)},{{{h1n}}},{{{h2n}}})", pace_ref, fmt="time",
+                      doc="A micro-batch leaves every pace; a hop slower than every stage "
+                          "sets it.")
+
+    def lat_ref(**a: Any) -> Any:
+        return (a["pp_n_t1"] * a[t1n] + a["pp_n_t2"] * a[t2n] + a["pp_hops_t1"] * a[h1n]
+                + a["pp_hops_t2"] * a[h2n] + (a[micro] - 1) * a[pace_n])
+
+    lat_q = Quantity(lat_n, f"{what} latency, one batch", "s",
+                     f"{{pp_n_t1}}*{{{t1n}}}+{{pp_n_t2}}*{{{t2n}}}+{{pp_hops_t1}}*{{{h1n}}}"
+                     f"+{{pp_hops_t2}}*{{{h2n}}}+({{{micro}}}-1)*{{{pace_n}}}", lat_ref,
+                     fmt="time", doc="Σ layer and hop times of one micro-batch + (M - 1) × "
+                                     "the pace (flow shop).")
+    parts = FlowShop(t1, t2, h1, h2, pace_q, lat_q)
+    if guard:
+        parts = FlowShop(*(_guarded(q, rows) for q in parts.columns()))
+    return parts
+
+
+# The comparison's PP at M used (typed, or the best).
+PP_FLOW = flow_shop("pp_", "mb_rows", "pp_m", pace="pp_pace", latency="pp_latency_m")
+PACE, LAT_M = PP_FLOW.pace, PP_FLOW.latency
+
+# The best M: a helper table over the candidates, for the comparison's m and each sweep row.
+CAND_M = Input("cand_m", "candidate M", fmt="int", helper=True)
+#: Each candidate's latency is ranked × (1 + TIE_NUDGE · M): exact ties (G = 1, M dividing
+#: m) then go to the smaller M in every engine, whatever its last-digit rounding.
+TIE_NUDGE = 1e-12
+
+
+def _case_rows(name: str, m_expr: str, m_ref: Any, label: str) -> Quantity:
+    """ceil(m / M) for candidate M, blank past min(m, MAX_MICRO) or where m is no number."""
+
+    def reference(**a: Any) -> Any:
+        m = m_ref(a)
+        cand = np.asarray(a["cand_m"], dtype=float)
+        if not _is_num(m):
+            return np.full(len(cand), "", dtype=object)
+        return _blank_unless(cand <= min(m, MAX_MICRO), np.ceil(m / cand))
+
+    return Quantity(name, label, "",
+                    f'IF(ISNUMBER({m_expr}),IF({{cand_m}}<=MIN({m_expr},{MAX_MICRO}),'
+                    f'ROUNDUP({m_expr}/{{cand_m}},0),""),"")', reference, fmt="int")
+
+
+def _rank(name: str, latency: str, label: str) -> Quantity:
+    def reference(**a: Any) -> Any:
+        vals, ok = _numeric(a[latency])
+        cand = np.asarray(a["cand_m"], dtype=float)
+        return _blank_unless(ok, vals * (1 + TIE_NUDGE * cand))
+
+    return Quantity(name, label, "s",
+                    f'IF(ISNUMBER({{{latency}}}),{{{latency}}}*(1+{TIE_NUDGE:.0E}*{{cand_m}}),"")',
+                    reference, fmt="time",
+                    doc="Latency × (1 + 1E-12 · M): exact ties go to the smaller M.")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One m whose best M the helper table finds: its columns and their names."""
+
+    rows: Quantity
+    flow: FlowShop
+    rank: Quantity
+
+    def columns(self) -> tuple[Quantity, ...]:
+        return (self.rows, *self.flow.columns(), self.rank)
+
+
+def case(prefix: str, m_expr: str, m_ref: Any, what: str) -> Case:
+    rows = _case_rows(prefix + "rows", m_expr, m_ref, f"{what}: rows per micro-batch")
+    flow = flow_shop(prefix, rows.name, "cand_m", what=what, guard=True)
+    return Case(rows, flow, _rank(prefix + "rank", flow.latency.name, f"{what}: ranking"))
+
+
+def best_of(rank: str) -> str:
+    """The template of the first candidate M with the least ranked latency (1 if none)."""
+    return f"IF(COUNT({{{rank}[]}})=0,1,MATCH(MIN({{{rank}[]}}),{{{rank}[]}},0))"
+
+
+def best_value(ranks: Any) -> float:
+    vals, ok = _numeric(ranks)
+    return float(np.nanargmin(vals) + 1) if ok.any() else 1.0
+
+
+MAIN_CASE = case("pc_", "{pipe_m}", lambda a: a["pipe_m"], "input m")
+BEST_M = Quantity("pp_best_m", "PP's best M (least one-batch latency)", "",
+                  best_of(MAIN_CASE.rank.name),
+                  lambda **a: best_value(a[MAIN_CASE.rank.name]), fmt="int",
+                  doc=f"M in 1 ... min(m, {MAX_MICRO}) with the least latency; ties: the "
+                      "smaller.")
+M_USED = Quantity("pp_m", "micro-batches M used", "",
+                  "IF(ISNUMBER({micro_batches}),{micro_batches},{pp_best_m})",
+                  lambda micro_batches, pp_best_m: micro_batches if _is_num(micro_batches)
+                  else pp_best_m, fmt="int", doc="The typed M, or the best M (auto).")
+BEST_ROWS = rf.ceil_div("pp_best_rows", "pipe_m", "pp_best_m", "rows per micro-batch at best M")
+BEST_FLOW = flow_shop("pb_", "pp_best_rows", "pp_best_m", pace="pp_pace_best",
+                      latency="pp_latency_best", what="PP at its best M")
+BEST_SCALARS = (BEST_M, M_USED, BEST_ROWS, *BEST_FLOW.columns())
+
+
+def candidates_table(header_row: int, col: int, cases: tuple[Case, ...]) -> Table:
+    return Table(name="pp_best_m", header_row=header_row, col=col, inputs=(CAND_M,),
+                 columns=tuple(q for c in cases for q in c.columns()))
+
+
+def candidate_values() -> dict[str, Any]:
+    return {"cand_m": list(range(1, MAX_MICRO + 1))}

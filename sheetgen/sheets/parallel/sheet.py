@@ -17,7 +17,6 @@ from sheetgen.sheets.parallel import chart as parallel_chart
 from sheetgen.sheets.parallel import pp, sweep, tp
 from sheetgen.sheets.parallel.inputs import (
     DEFAULT_GPUS,
-    DEFAULT_MICRO_BATCHES,
     EFF_LINK_BW,
     EFF_LINK_LAT,
     GATHER,
@@ -31,13 +30,15 @@ from sheetgen.sheets.parallel.inputs import (
     PAIRING,
     STAGE_LAYERS,
     STAGES,
+    TIE_IN,
     TIME_UNIT,
+    better,
 )
 from sheetgen.sheets.parallel.inputs import input_values as _link_inputs
 from sheetgen.sheets.parallel.text import Num, Ref, When, ms, sentence, winner
 
 SHEET = "Parallelism"
-__all__ = ["DEFAULT_GPUS", "DEFAULT_MICRO_BATCHES", "SHEET", "input_values", "sheet"]
+__all__ = ["DEFAULT_GPUS", "SHEET", "input_values", "sheet"]
 
 
 def _flag(name: str, label: str, num: str, den: str, uneven: str) -> Quantity:
@@ -49,7 +50,7 @@ FLAG_SPLIT = _flag("flag_split", "TP split width over G", "tp_split_cols", "par_
                    "uneven: shards hold ceil(w/G), the rest idle")
 FLAG_L = _flag("flag_l", "layers split over G", "n_layers", "par_gpus",
                "uneven: stages hold ceil(L/G), the last fewer")
-FLAG_M = _flag("flag_m", "m split over M", "pipe_m", "micro_batches",
+FLAG_M = _flag("flag_m", "m split over M", "pipe_m", "pp_m",
                "uneven: micro-batches of ceil(m/M) rows")
 
 # The single-GPU column and the better markers.
@@ -74,6 +75,10 @@ S_TPUT_M = rf.same_as("single_tput_m", "single_tput", "throughput with M micro-b
 S_IDLE = Quantity("single_idle", "idle share", "", "0", lambda: 0.0, fmt="pct")
 T_LATM = rf.same_as("tp_latency_m", "tp_latency", "TP latency with M micro-batches", "s",
                     fmt="time")
+S_LATB = rf.same_as("single_latency_b", "pipe_predicted", "latency, PP at its best M", "s",
+                     fmt="time")
+T_LATB = rf.same_as("tp_latency_b", "tp_latency", "TP latency, PP at its best M", "s",
+                    fmt="time")
 T_TPUT_F = rf.same_as("tp_tput_flushed", "tp_tput", "TP throughput, one at a time", "rows/s")
 T_TPUT_M = rf.same_as("tp_tput_m", "tp_tput", "TP throughput with M micro-batches", "rows/s")
 S_I1 = rf.first_of("single_i1", "layer_intensity", "layer-1 intensity", "FLOP/B")
@@ -86,14 +91,16 @@ def _row(label: str, unit: str, s: Quantity | None, p: Quantity, t: Quantity | N
 
 
 def _lower(name: str, p: Quantity, t: Quantity) -> Quantity:
-    return rf.better(name, p.name, t.name)
+    return better(name, p.name, t.name)
 
 
 def _higher(name: str, p: Quantity, t: Quantity) -> Quantity:
-    return rf.better(name, p.name, t.name, lower_is_better=False)
+    return better(name, p.name, t.name, lower_is_better=False)
 
 
 B_LATM = _lower("b_latm", pp.LAT_M, tp.LATENCY)
+B_LATB = _lower("b_latb", pp.BEST_FLOW.latency, tp.LATENCY)
+B_MEM = _lower("b_mem", pp.MEM, tp.MEM)
 B_STREAM = _higher("b_stream", pp.STREAM_ONE, tp.TPUT)
 B_FLUSHED = _higher("b_flushed", pp.FLUSHED, T_TPUT_F)
 B_FITS = rf.better_fit("b_fits", "pp_fits", "tp_fits")
@@ -104,7 +111,7 @@ COMPARISON_ROWS = (
          _lower("b_weights", pp.WEIGHTS, tp.WEIGHTS)),
     _row("activations (live)", "B", S_ACTS, pp.ACTS, tp.ACTS, _lower("b_acts", pp.ACTS, tp.ACTS),
          "PP at micro-batch rows; TP holds replicated inputs and full partial sums"),
-    _row("total", "B", S_MEM, pp.MEM, tp.MEM, _lower("b_mem", pp.MEM, tp.MEM)),
+    _row("total", "B", S_MEM, pp.MEM, tp.MEM, B_MEM),
     _row("fits on each GPU", "", S_FITS, pp.FITS, tp.FITS, B_FITS),
     _row("largest input + output + weight", "B", S_WS, pp.WS, tp.WS,
          _lower("b_ws", pp.WS, tp.WS), "one layer's working set per GPU"),
@@ -126,7 +133,9 @@ COMPARISON_ROWS = (
     _row("latency, one batch, no micro-batching", "s", S_LAT1, pp.LAT_ONE, tp.LATENCY,
          _lower("b_lat1", pp.LAT_ONE, tp.LATENCY), "PP adds hops; it cannot cut this"),
     _row("latency, one batch, M micro-batches", "s", S_LATM, pp.LAT_M, T_LATM, B_LATM,
-         "TP and one GPU run the batch whole"),
+         "M as used (typed, or the best); TP and one GPU run the batch whole"),
+    _row("latency, one batch, PP at its best M", "s", S_LATB, pp.BEST_FLOW.latency, T_LATB,
+         B_LATB, "PP at the M with the least latency (the helper table)"),
     _row("throughput, stream of batches", "rows/s", S_TPUT, pp.STREAM_ONE, tp.TPUT, B_STREAM,
          "steady state, PP at its best M = 1; TP without overlap: m / latency"),
     _row("...stream with M micro-batches", "rows/s", S_TPUT_M, pp.STREAM, T_TPUT_M,
@@ -159,33 +168,56 @@ def _gb(name: str) -> Num:
     return Num(f"{{{name}}}/1E+09", lambda a: a[name] / 1e9)
 
 
+MARGIN = Num("100*{tie_margin}", lambda a: 100 * a["tie_margin"], 2)
+
+
+def lead(better_: str, p: str, t: str, *, lower: bool, verb: str, word: str) -> When:
+    """Who leads a comparison row and by how much (|a - b| / the worse side, in %); under
+    the tie margin, "a tie" and still by how much, so a near-tie reads as one."""
+    def side(name: str, first: str, second: str) -> tuple[str | Num, ...]:
+        pct = _pct_sooner(second, first) if lower else _pct_more(first, second)
+        return (f"{name} parallel {verb} ", pct, f" % {word}")
+
+    pp_side, tp_side = side("pipeline", p, t), side("tensor", t, p)
+    op = "<" if lower else ">"
+    pp_ahead = When(f"{{{p}}}{op}{{{t}}}",
+                    (lambda a: a[p] < a[t]) if lower else (lambda a: a[p] > a[t]),
+                    pp_side, tp_side)
+    return winner(better_, pp_side, tp_side,
+                  ("a tie: ", pp_ahead, ", inside the ", MARGIN, " % tie margin"))
+
+
+def _typed_m_clause() -> When:
+    """With a typed M that is not the best: what the best M would give."""
+    return When("AND(ISNUMBER({micro_batches}),{pp_m}<>{pp_best_m})",
+                lambda a: isinstance(a["micro_batches"], int | float)
+                and a["pp_m"] != a["pp_best_m"],
+                ("; at its best M = ", _rate("pp_best_m"), " pipeline takes ",
+                 ms("pp_latency_best"), " ms, ",
+                 lead("b_latb", "pp_latency_best", "tp_latency", lower=True,
+                      verb="finishes", word="sooner")))
+
+
 V_LATENCY = sentence("verdict_latency", "latency", (
     "Latency: ",
-    winner("b_latm",
-           ("pipeline parallel finishes one batch ", _pct_sooner("tp_latency", "pp_latency_m"),
-            " % sooner"),
-           ("tensor parallel finishes one batch ", _pct_sooner("pp_latency_m", "tp_latency"),
-            " % sooner"),
-           ("the two tie",)),
+    lead("b_latm", "pp_latency_m", "tp_latency", lower=True, verb="finishes one batch",
+         word="sooner"),
     " (tensor ", ms("tp_latency"), " ms, pipeline ", ms("pp_latency_m"), " ms with ",
-    _rate("micro_batches"),
-    " micro-batches; ", ms("pp_latency_one"), " ms without micro-batching, ",
+    _rate("pp_m"),
+    When("ISNUMBER({micro_batches})", lambda a: isinstance(a["micro_batches"], int | float),
+         (" micro-batches as typed",), (" micro-batches, its best M",)),
+    _typed_m_clause(),
+    "; ", ms("pp_latency_one"), " ms without micro-batching, ",
     ms("single_latency"), " ms on one GPU).",
 ))
 V_THROUGHPUT = sentence("verdict_throughput", "throughput", (
     "Throughput: for a stream of batches ",
-    winner("b_stream",
-           ("pipeline parallel sustains ", _pct_more("pp_tput_stream_one", "tp_tput"),
-            " % more"),
-           ("tensor parallel sustains ", _pct_more("tp_tput", "pp_tput_stream_one"),
-            " % more"),
-           ("the two tie",)),
+    lead("b_stream", "pp_tput_stream_one", "tp_tput", lower=False, verb="sustains",
+         word="more"),
     " (pipeline ", _rate("pp_tput_stream_one"), " vs tensor ", _rate("tp_tput"),
-    " rows/s); one batch at a time, ",
-    winner("b_flushed",
-           ("pipeline parallel does ", _pct_more("pp_tput_flushed", "tp_tput"), " % more"),
-           ("tensor parallel does ", _pct_more("tp_tput", "pp_tput_flushed"), " % more"),
-           ("the two tie",)),
+    " rows/s; TP's edge is lost to its all-reduces, ", ms("tp_comm"), " ms per batch that "
+    "nothing overlaps with compute); one batch at a time, ",
+    lead("b_flushed", "pp_tput_flushed", "tp_tput", lower=False, verb="does", word="more"),
     " (pipeline ", _rate("pp_tput_flushed"), " vs tensor ", _rate("tp_tput"), " rows/s).",
 ))
 _FIT_WORDS = {"both": "both fit", "pipeline": "only pipeline parallel fits",
@@ -198,6 +230,7 @@ V_MEMORY = sentence("verdict_memory", "memory", (
              (_FIT_WORDS["pipeline"],), (
                  When('{b_fits}="tensor"', lambda a: a["b_fits"] == "tensor",
                       (_FIT_WORDS["tensor"],), (_FIT_WORDS["neither"],)),)),)),
+    "; ", lead("b_mem", "pp_mem", "tp_mem", lower=True, verb="needs", word="less"),
     "): PP holds 1/G of the layers, TP 1/G of every weight but whole activations.",
 ))
 V_COMM = sentence("verdict_comm", "communication", (
@@ -216,14 +249,15 @@ V_COMM = sentence("verdict_comm", "communication", (
         ("Communication: none on one GPU.",)),
 ))
 V_MICRO = sentence("verdict_micro", "micro-batching", (
-    "Micro-batching: ", _rate("micro_batches"),
-    " micro-batches cut pipeline parallel's "
-    "one-batch latency from ", ms("pp_latency_one"), " to ", ms("pp_latency_m"),
-    " ms (bubble ", Num("100*{pp_bubble}", lambda a: 100 * a["pp_bubble"], 2),
+    "Micro-batching: ", _rate("pp_m"),
+    " micro-batches cut pipeline parallel's one-batch latency from ", ms("pp_latency_one"),
+    " to ", ms("pp_latency_m"), " ms (bubble ",
+    Num("100*{pp_bubble}", lambda a: 100 * a["pp_bubble"], 2),
     " %), but not its stream rate (", _rate("pp_tput_stream_one"), " rows/s at M = 1, ",
-    _rate("pp_tput_stream"), " at M = ", _rate("micro_batches"),
-    "): each micro-batch re-reads "
-    "the weights.",
+    _rate("pp_tput_stream"), " at M = ", _rate("pp_m"),
+    "): back-to-back batches already keep every stage busy at M = 1, so micro-batches "
+    "only add per-micro-batch costs (weight re-reads where a layer is memory-bound, hop "
+    "latencies).",
 ))
 VERDICT = (V_LATENCY, V_THROUGHPUT, V_MEMORY, V_COMM, V_MICRO)
 
@@ -255,11 +289,13 @@ INPUT_BLOCK = Block(
     row=4, col=0, header=("Parallelism input", "Value", "Unit", "Notes"),
     rows=(
         *(BlockRow(i.label, [i], i.unit, i.doc) for i in (
-            GPUS, MICRO, LINK_CHOICE, HOST_LAT_IN, LINK_BW_IN, LINK_LAT_IN, PAIRING, GATHER)),
+            GPUS, MICRO, LINK_CHOICE, HOST_LAT_IN, LINK_BW_IN, LINK_LAT_IN, PAIRING, GATHER,
+            TIE_IN)),
         "Derived",
         BlockRow(EFF_LINK_BW.label, [EFF_LINK_BW], "B/s", "times LINK_EFF (Inputs sheet)"),
         BlockRow(EFF_LINK_LAT.label, [EFF_LINK_LAT], "s"),
-        *(BlockRow(q.label, [q], "", q.doc) for q in (STAGE_LAYERS, STAGES, MB_ROWS)),
+        *(BlockRow(q.label, [q], "", q.doc) for q in (pp.BEST_M, pp.M_USED, STAGE_LAYERS,
+                                                      STAGES, MB_ROWS)),
     ),
 )
 #: The side blocks start right of the comparison's note column, so the input block's notes
@@ -273,7 +309,18 @@ COUNT_BLOCK = Block(
           *(BlockRow(f"PP stage {w}", [pp.STAGE_COUNTS[2 * i], pp.STAGE_COUNTS[2 * i + 1]])
             for i, w in enumerate(("1", "2", "last"))),
           BlockRow("PP hops after", [pp.HOPS_T1, pp.HOPS_T2]),
-          BlockRow("...any", [sweep.HAS_H1, sweep.HAS_H2])),
+          BlockRow("...any", [pp.HAS_H1, pp.HAS_H2])),
+)
+_F, _B = pp.PP_FLOW, pp.BEST_FLOW
+FLOW_BLOCK = Block(
+    row=COUNT_BLOCK.row + len(COUNT_BLOCK.rows) + 2, col=SIDE_COL,
+    header=("PP per micro-batch", "M used", "best M"),
+    rows=(BlockRow("rows per micro-batch", [None, pp.BEST_ROWS]),
+          BlockRow("type-1 layer", [_F.t1, _B.t1], "s"),
+          BlockRow("type-2 layer", [_F.t2, _B.t2], "s"),
+          BlockRow("hop after type 1", [_F.h1, _B.h1], "s"),
+          BlockRow("hop after type 2", [_F.h2, _B.h2], "s"),
+          BlockRow("pace", [None, _B.pace], "s")),
 )
 _PAIR_ROW = INPUT_BLOCK.row + len(INPUT_BLOCK.rows) + 2
 PAIRING_BLOCK = Block(
@@ -310,6 +357,9 @@ _LASTING_ROW = VERDICT_BLOCK.row + len(VERDICT_BLOCK.rows) + 3
 SWEEP = sweep.table(_LASTING_ROW + len(LASTING) + 3)
 TABLE = Table(name="parallel_layers", header_row=SWEEP.first_row + len(sweep.DEFAULT_ROWS) + 3,
               col=0, inputs=(pp.PAR_LAYER,), columns=(*pp.COLUMNS, *tp.COLUMNS))
+#: The best-M helper table: right of the sweep chart's (hidden) data, both variants' widths.
+BEST_COL = parallel_chart.right_edge((SWEEP, TABLE)) + 2
+BEST = pp.candidates_table(TABLE.header_row, BEST_COL, (pp.MAIN_CASE, *sweep.CASES))
 
 
 def sheet(google: bool = False) -> SheetSpec:
@@ -317,6 +367,7 @@ def sheet(google: bool = False) -> SheetSpec:
     widths = {0: 40.0, 1: 16.0, 2: 16.0, 3: 16.0, 4: 12.0, 5: 22.0, 6: 40.0, SIDE_COL: 26.0}
     last = max(len(t.all_columns()) for t in (TABLE, SWEEP))
     widths |= {i: 13.0 for i in range(7, last) if i != SIDE_COL}
+    widths |= {i: 13.0 for i in range(BEST_COL, BEST_COL + len(BEST.all_columns()))}
     texts = [
         Text(0, 0, "The pipeline on G GPUs: pipeline vs tensor parallelism", "title"),
         Text(1, 0, "PP (GPipe): G stages of ceil(L/G) layers, M micro-batches. TP "
@@ -329,25 +380,33 @@ def sheet(google: bool = False) -> SheetSpec:
         Text(_LASTING_ROW - 1, 0, "What stays true whatever the numbers", "subtitle"),
         *(Text(_LASTING_ROW + i, 0, t, span=PROSE_COLS) for i, t in enumerate(LASTING)),
         Text(SWEEP.header_row - 2, 0, "Batch-size sweep", "subtitle"),
-        Text(SWEEP.header_row - 1, 0, "Each row is the whole model at its m; PP uses "
-             "M' = min(M, m) micro-batches. Type an m, or blank it and give a multiple of the "
-             "input m. Switch the link to the host link to see the latency verdict flip.",
+        Text(SWEEP.header_row - 1, 0, "Each row is the whole model at its m; PP uses the "
+             "row's own best M. Type an m, or blank it and give a multiple of the input m. "
+             "Switch the link to the host link to see the latency verdict flip.",
              span=PROSE_COLS),
         Text(TABLE.header_row - 1, 0, "Per layer", "subtitle"),
+        Text(BEST.header_row - 2, BEST_COL, "PP's best micro-batch count: one batch's latency "
+             f"at every candidate M = 1 ... min(m, {pp.MAX_MICRO}), for the input m and each "
+             "sweep row", "subtitle"),
+        Text(BEST.header_row - 1, BEST_COL, "MIN/MATCH on the ranking column picks the first "
+             "least latency (ties to the smaller M); blank past min(m, 512).")
     ]
     return parallel_chart.with_chart(SheetSpec(
         name=SHEET,
         time_unit=TIME_UNIT,
         texts=tuple(texts),
-        blocks=(INPUT_BLOCK, FLAG_BLOCK, COUNT_BLOCK, PAIRING_BLOCK, COMPARISON, VERDICT_BLOCK),
-        tables=(TABLE, SWEEP),
+        blocks=(INPUT_BLOCK, FLAG_BLOCK, COUNT_BLOCK, FLOW_BLOCK, PAIRING_BLOCK, COMPARISON,
+                VERDICT_BLOCK),
+        tables=(TABLE, SWEEP, BEST),
         column_widths=widths,
         freeze=None,
         regime_columns=("mb_regime", "tp_regime"),
-    ), SWEEP, google)
+    ), SWEEP, google, clear_of=(TABLE,))
 
 
-def input_values(layers: int, gpus: int, micro_batches: int, link_bw: float | None,
+def input_values(layers: int, gpus: int, micro_batches: int | None, link_bw: float | None,
                  link_latency: float | None, **link: Any) -> dict[str, Any]:
+    """`micro_batches` None: auto, the best M."""
     return {**_link_inputs(gpus, micro_batches, link_bw, link_latency, **link),
-            "par_layer": list(range(1, layers + 1)), **sweep.input_values()}
+            "par_layer": list(range(1, layers + 1)), **sweep.input_values(),
+            **pp.candidate_values()}

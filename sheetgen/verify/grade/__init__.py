@@ -39,11 +39,14 @@ def grade_workbook(path: str | os.PathLike[str], *, gpu: str | None = None,
                    sheet: str | None = None, time_unit: str | None = None,
                    rtol: float = DEFAULT_GRADE_RTOL,
                    gpu_file: str | os.PathLike[str] | None = None,
-                   progress: Callable[[int, int], None] | None = None) -> GradeReport:
+                   progress: Callable[[int, int], None] | None = None,
+                   activation_dtype: str | None = None, weight_dtype: str | None = None,
+                   output_dtype: str | None = None) -> GradeReport:
     """Grade a hand-made roofline sheet against the reference model (see the module doc).
 
     `peak`/`bw`: a number (FLOP/s, B/s) or a cell such as `B2` (on the graded sheet) or
     `Inputs!B2`; `time_unit` (s, ms, us, ns) overrides the units in the time headers.
+    `activation_dtype`, `weight_dtype`, `output_dtype`: each operand's storage (None: auto).
     """
     rtol = validate_rtol(rtol)
     p = Path(path)
@@ -111,7 +114,8 @@ def grade_workbook(path: str | os.PathLike[str], *, gpu: str | None = None,
                                                    MEGA)
     bw_value = None if bw is None else _figure(ev, name, bw, "--bw", "bw", "B/s", MEGA)
     ref, figures = reference(shapes, gpu=gpu, dtype=dtype, peak=peak_value, bw=bw_value,
-                             gpu_file=gpu_file)
+                             gpu_file=gpu_file,
+                             storage=(activation_dtype, weight_dtype, output_dtype))
     report = GradeReport(str(p), name, header_row, rows, figures, columns, unrecognised,
                          skipped)
     for col in columns:

@@ -26,12 +26,14 @@ from .table import _number
 
 def reference(shapes: Sequence[Shape], *, gpu: str | None, dtype: str,
               peak: float | None = None, bw: float | None = None,
-              gpu_file: str | os.PathLike[str] | None = None
+              gpu_file: str | os.PathLike[str] | None = None,
+              storage: Sequence[str | None] = (None, None, None)
               ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The reference model's table for the shapes, and the GPU figures it used.
 
     peak/bw (FLOP/s, B/s) replace the preset's figures through a synthetic preset, so the
-    numbers still go through the one model every other command uses."""
+    numbers still go through the one model every other command uses. `storage`: the A, B,
+    C storage choices (None or "auto": the dtype's, fp8/int8 writing bf16)."""
     presets = load_presets(gpu_file)
     base = presets.get(gpu or presets.default)
     if peak is not None or bw is not None:
@@ -44,8 +46,10 @@ def reference(shapes: Sequence[Shape], *, gpu: str | None, dtype: str,
             hbm_bandwidth=bw if bw is not None else base.hbm_bandwidth,
             sources={"peak_flops": "--peak", "hbm_bandwidth": "--bw"})
         presets = Presets(gpus=(base,), default=base.name)
+    a, w, o = storage
     p = plan_build(BuildConfig(gpu=base.name, dtype=dtype, shapes=list(shapes), spare_rows=0,
-                               presets=presets))
+                               presets=presets, activation_dtype=a, weight_dtype=w,
+                               output_dtype=o))
     return table_frame(p, matmul.TABLE.name), gpu_figures(p)
 
 
@@ -108,6 +112,10 @@ def _hint(quantity: str, unit: str | None, got: np.ndarray, expected: np.ndarray
             if len(g) and bool(_same(g, candidate, 1e-6).all()) and not bool(
                     _same(e, candidate, 1e-6).all()):
                 return text
+    if quantity in ("bytes_moved", "intensity", "memory_time"):
+        uniform = _uniform_hint(quantity, g, e, ref, bad, dtype)
+        if uniform:
+            return uniform
     c = _constant_ratio(g, e)
     if c is None:
         return None
@@ -143,6 +151,24 @@ def _hint(quantity: str, unit: str | None, got: np.ndarray, expected: np.ndarray
     if quantity == "peak_fraction" and _near(c, 100.0):
         return "a percentage where a fraction is expected? put '%' in the header"
     return f"got/expected = {c:.6g} on every failing row"
+
+
+def _uniform_hint(quantity: str, got: np.ndarray, expected: np.ndarray, ref: pd.DataFrame,
+                  bad: np.ndarray, dtype: str) -> str | None:
+    """The sheet stores every operand in the compute dtype where the model stores each in
+    its own precision (fp8 and int8 compute write bf16 outputs by default)."""
+    m, k, n = (ref[d].to_numpy(float)[bad] for d in "mkn")
+    db = DTYPE_BYTES[dtype]
+    uniform = db * (m * k + k * n + m * n)
+    scale = {"bytes_moved": uniform, "intensity": ref["flops"].to_numpy(float)[bad] / uniform,
+             "memory_time": uniform / (ref["bytes_moved"].to_numpy(float)[bad]
+                                       / ref["memory_time"].to_numpy(float)[bad])}[quantity]
+    if not len(got) or not bool(_same(got, scale, 1e-6).all()) or bool(
+            _same(expected, scale, 1e-6).all()):
+        return None
+    return (f"every operand at {db} B ({dtype}); the model reads A and B and writes C each in "
+            "its own storage (fp8 and int8 GEMMs write bf16 outputs): give --activation-dtype, "
+            "--weight-dtype, --output-dtype if your sheet means otherwise")
 
 
 def _regime_hint(raw: list[Any], ref: pd.DataFrame, bad: np.ndarray,

@@ -27,7 +27,14 @@ from xlsxwriter.utility import xl_cell_to_rowcol, xl_rowcol_to_cell
 
 from sheetgen.layout import page, palette
 from sheetgen.layout.planner import Cell, ChartPlan, SheetPlan, TablePlan, WorkbookPlan
-from sheetgen.layout.styles import BOOLEAN_CODE, NUMBER_FORMATS, STYLES
+from sheetgen.layout.styles import (
+    BOOLEAN_CODE,
+    FONT_SIZE,
+    CellStyle,
+    cell_style,
+    dim_style,
+    highlight_style,
+)
 
 #: Upper bound on one batchUpdate body (Google advises ~2 MB); larger pushes are chunked.
 MAX_BODY_BYTES = 2_000_000
@@ -144,42 +151,54 @@ def number_format(code: str) -> dict[str, str] | None:
     return {"type": "NUMBER", "pattern": code}
 
 
-def cell_format(role: str, fmt: str = "general") -> dict[str, Any]:
-    """The CellFormat for a style role and number format, as the xlsx writer's _Formats."""
-    props = STYLES.get(role, {})
+#: CellStyle's alignments as the Sheets API spells them. Left is not sent: the cells styled
+#: left hold text, which Sheets aligns left already (and a 10,000-row push stays one body).
+_HORIZONTAL = {"center": "CENTER", "right": "RIGHT"}
+
+
+def sheets_format(style: CellStyle) -> dict[str, Any]:
+    """A neutral CellStyle as a Sheets CellFormat: the only styling decision made here is how
+    to spell it, and what Sheets does by itself is not sent. The typeface is left to Google
+    (its default, which it renders on every platform); sizes other than the body's are
+    sent."""
     out: dict[str, Any] = {}
     text: dict[str, Any] = {}
-    if props.get("bold"):
+    if style.bold:
         text["bold"] = True
-    if props.get("italic"):
+    if style.italic:
         text["italic"] = True
-    if "font_size" in props:
-        text["fontSize"] = props["font_size"]
-    if "font_color" in props:
-        text["foregroundColorStyle"] = color_style(props["font_color"])
+    if style.font_size is not None and style.font_size != FONT_SIZE:
+        text["fontSize"] = style.font_size
+    if style.font_color is not None:
+        text["foregroundColorStyle"] = color_style(style.font_color)
     if text:
         out["textFormat"] = text
-    if "bg_color" in props:
-        out["backgroundColorStyle"] = color_style(props["bg_color"])
-    if props.get("text_wrap"):
+    if style.fill is not None:
+        out["backgroundColorStyle"] = color_style(style.fill)
+    if style.wrap:
         out["wrapStrategy"] = "WRAP"
-    if props.get("valign") == "top":
+    if style.align in _HORIZONTAL:
+        out["horizontalAlignment"] = _HORIZONTAL[style.align]
+    if style.valign == "top":
         out["verticalAlignment"] = "TOP"
-    borders: dict[str, Any] = {}
-    if props.get("border"):
-        side: dict[str, Any] = {"style": "SOLID"}
-        if "border_color" in props:
-            side["colorStyle"] = color_style(props["border_color"])
-        borders = {k: side for k in ("top", "bottom", "left", "right")}
-    if props.get("bottom"):
-        borders["bottom"] = {"style": "SOLID"}
-    if borders:
-        out["borders"] = borders
-    if fmt not in ("general", "text") or role in ("input", "formula", "derived"):
-        nf = number_format(NUMBER_FORMATS.get(fmt, "General"))
+    # no indent: Sheets has none, and pads every cell, so a word never touches a number
+    side: dict[str, Any] = {"style": "SOLID"}
+    if style.border_color is not None:
+        side["colorStyle"] = color_style(style.border_color)
+    if style.border == "box":
+        out["borders"] = {k: side for k in ("top", "bottom", "left", "right")}
+    elif style.border == "bottom":
+        out["borders"] = {"bottom": side}
+    if style.number_format is not None:
+        nf = number_format(style.number_format)
         if nf:
             out["numberFormat"] = nf
     return out
+
+
+def cell_format(role: str, fmt: str = "general", wrap: bool = False) -> dict[str, Any]:
+    """The CellFormat of a cell role and number format (styles.cell_style, translated)."""
+    return sheets_format(cell_style(role, fmt, wrap))
 
 
 # --------------------------------------------------------------------------- values
@@ -204,13 +223,11 @@ def typed_value(value: Any) -> dict[str, Any] | None:
 def _cell_data(cell: Cell) -> dict[str, Any]:
     if cell.role == "formula":
         uev: dict[str, Any] | None = {"formulaValue": cell.formula}
-        fmt = cell_format("derived", cell.fmt)
+        fmt = cell_format("formula", cell.fmt, cell.wrap)
     elif cell.role == "input":
-        uev, fmt = typed_value(cell.value), cell_format("input", cell.fmt)
+        uev, fmt = typed_value(cell.value), cell_format("input", cell.fmt, cell.wrap)
     else:
-        uev, fmt = {"stringValue": str(cell.value)}, cell_format(cell.role)
-    if cell.wrap:
-        fmt = fmt | {"wrapStrategy": "WRAP", "verticalAlignment": "TOP"}
+        uev, fmt = {"stringValue": str(cell.value)}, cell_format(cell.role, "general", cell.wrap)
     out: dict[str, Any] = {}
     if uev is not None:
         out["userEnteredValue"] = uev
@@ -422,15 +439,19 @@ def _conditional_requests(sid: int, sheet: SheetPlan) -> list[Request]:
         return {"type": "TEXT_EQ", "values": [{"userEnteredValue": c.equals}]}
 
     def style(c: Any) -> dict[str, Any]:
-        out: dict[str, Any] = {"backgroundColorStyle": color_style(c.color)}
-        if c.font:
-            out["textFormat"] = {"foregroundColorStyle": color_style(c.font)}
-        return out
+        return sheets_format(highlight_style(c.color, c.font))
 
-    return [{"addConditionalFormatRule": {"index": i, "rule": {
+    out = [{"addConditionalFormatRule": {"index": i, "rule": {
         "ranges": [_grid(sid, c.first_row, c.last_row + 1, c.col, c.col + 1)],
         "booleanRule": {"condition": condition(c), "format": style(c)}}}}
         for i, c in enumerate(sheet.conditionals)]
+    dim = sheets_format(dim_style())
+    return out + [{"addConditionalFormatRule": {"index": len(out) + i, "rule": {
+        "ranges": [_grid(sid, d.first_row, d.last_row + 1, d.col, d.col + 1)],
+        "booleanRule": {"condition": {"type": "CUSTOM_FORMULA",
+                                      "values": [{"userEnteredValue": "=" + d.condition}]},
+                        "format": dim}}}}
+        for i, d in enumerate(sheet.dim_rules)]
 
 
 def _axis(position: str, title: str, bounds: tuple[float, float] | None) -> dict[str, Any]:

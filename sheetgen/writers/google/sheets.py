@@ -248,21 +248,45 @@ def push(spreadsheet: str, *, client: gspread.Client | None = None,
 # --------------------------------------------------------------------------- read back
 
 
-def _layout(practice: bool = False) -> WorkbookPlan:
+def _layout(practice: bool = False, model: Any = None) -> WorkbookPlan:
     """Where things are: positions do not depend on the inputs, only row counts do.
 
-    `practice`: the spreadsheet has a Practice tab (pushed with `--practice N`).
+    `practice`: the spreadsheet has a Practice tab (pushed with `--practice N`); `model`: the
+    structure of its Transformer tab (`_transformer`), if it has one.
     """
     from sheetgen.assemble import BuildConfig, plan_build
 
-    return plan_build(BuildConfig(practice=1 if practice else 0), chart_helpers=True)
+    return plan_build(BuildConfig(practice=1 if practice else 0,
+                                  transformer=_transformer_inputs(model)), chart_helpers=True)
 
 
-def _specs(practice: bool) -> list[Any]:
+def _specs(practice: bool, model: Any = None) -> list[Any]:
     from sheetgen.assemble import BuildConfig
 
-    return sheet_specs(BuildConfig(practice=1 if practice else 0, presets=None),  # type: ignore[arg-type]
+    return sheet_specs(BuildConfig(practice=1 if practice else 0, presets=None,  # type: ignore[arg-type]
+                                   transformer=_transformer_inputs(model)),
                        chart_helpers=True)
+
+
+def _transformer_inputs(model: Any) -> Any:
+    if model is None:
+        return None
+    from sheetgen.sheets.transformer import TransformerInputs
+
+    return TransformerInputs(model)
+
+
+def _transformer(sh: gspread.Spreadsheet, state: SpreadsheetState) -> Any:
+    """The structure of the spreadsheet's Transformer tab (None without one), read from its
+    column A: a spreadsheet keeps no document properties."""
+    from sheetgen.sheets import transformer as transformer_sheet
+
+    if state.sheet_id(transformer_sheet.SHEET) is None:
+        return None
+    grid = _grid_values(sh, [transformer_sheet.SHEET], "UNFORMATTED_VALUE")
+    column = [_at(grid[transformer_sheet.SHEET], r, 0)
+              for r in range(len(grid[transformer_sheet.SHEET]))]
+    return transformer_sheet.structure_from_labels(column)
 
 
 def _grid_values(sh: gspread.Spreadsheet, titles: Sequence[str], render: str
@@ -320,12 +344,21 @@ def read(spreadsheet: str, *, client: gspread.Client | None = None,
     """
     layout = _layout()
     names = [s.name for s in layout.sheets]
+    wants_model = sheet.lower() == "transformer"
     match = next((n for n in names if n.lower() == sheet.lower()), None)
-    if match is None:
+    if match is None and not wants_model:
         raise SheetsError(f"sheetgen writes no sheet {sheet!r}; choose one of {', '.join(names)}")
     gc, sh, key = _open(spreadsheet, client, credentials)
     with _api_errors(gc, key):
-        _need_tabs(fetch_state(sh), [match], key)
+        state = fetch_state(sh)
+        if wants_model:
+            model = _transformer(sh, state)
+            if model is None:
+                raise SheetsError(f"Spreadsheet {key} has no tab 'Transformer'; push with "
+                                  "--model or --model-config first.")
+            layout = _layout(model=model)
+            match = "Transformer"
+        _need_tabs(state, [match], key)
         grid = _grid_values(sh, [match], "UNFORMATTED_VALUE")[match]
     sp = layout.sheet(match)
     if block or not sp.tables:
@@ -361,16 +394,16 @@ def _table_end(sheet: SheetPlan, table: TablePlan, grid_rows: int) -> int:
 def plan_from_cells(value_at: Callable[[str, int, int], Any],
                     formula_at: Callable[[str, int, int], str | None],
                     grid_rows: Mapping[str, int], metadata: Mapping[str, str] | None = None,
-                    *, practice: bool = False) -> WorkbookPlan:
+                    *, practice: bool = False, model: Any = None) -> WorkbookPlan:
     """Re-plan the workbook from a spreadsheet's own inputs (so edits are modelled).
 
     `value_at(sheet, row, col)`: the value of an input cell ("" or None when blank);
     `formula_at`: the formula text of a cell, or None; `grid_rows`: rows present per sheet.
     A table's rows are those of the pushed layout that still hold a formula (tables with
     formula columns) or any input value (input-only tables), from its first row down.
-    `practice`: include the Practice sheet.
+    `practice`: include the Practice sheet; `model`: the Transformer tab's structure.
     """
-    layout = _layout(practice)
+    layout = _layout(practice, model)
     values: dict[str, Any] = {}
     for sp in layout.sheets:
         for c in sp.cells:
@@ -393,7 +426,7 @@ def plan_from_cells(value_at: Callable[[str, int, int], Any],
                 if c.is_input:
                     values[c.name] = [_blank_to_none(value_at(sp.name, t.first_row + i, c.col))
                                       for i in range(n)]
-    specs = _specs(practice)
+    specs = _specs(practice, model)
     registry_inputs = {i.name for s in specs for i in _inputs_of(s)}
     missing = registry_inputs - set(values)
     if missing:  # pragma: no cover - the layout plan places every input
@@ -419,7 +452,8 @@ def check_spreadsheet(spreadsheet: str, *, client: gspread.Client | None = None,
     with _api_errors(gc, key):
         state = fetch_state(sh)
         practice = state.sheet_id(practice_sheet.SHEET) is not None
-        titles = [s.name for s in _layout(practice).sheets]
+        model = _transformer(sh, state)
+        titles = [s.name for s in _layout(practice, model).sheets]
         _need_tabs(state, titles, key)
         values = _grid_values(sh, titles, "UNFORMATTED_VALUE")
         formulas = _grid_values(sh, titles, "FORMULA")
@@ -430,7 +464,7 @@ def check_spreadsheet(spreadsheet: str, *, client: gspread.Client | None = None,
 
     rows = {t: max(len(values[t]), len(formulas[t])) for t in titles}
     p = plan_from_cells(lambda s, r, c: _at(values[s], r, c), formula_at, rows,
-                        practice=practice)
+                        practice=practice, model=model)
     report = CheckReport(spreadsheet, shape_rows=int(p.model.ok["matmul"].sum()))
     for e in expected_cells(p):
         report.checked[e.sheet] = report.checked.get(e.sheet, 0) + 1
