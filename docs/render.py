@@ -34,8 +34,9 @@ DOCS = Path(__file__).resolve().parent
 #: sheet name -> picture written beside this script
 PICTURES = {"Matmul": DOCS / "matmul.png", "Parallelism": DOCS / "parallelism.png"}
 SWEEP_PICTURE = DOCS / "parallelism_sweep.png"
-#: the sweep's columns pictured: m, × input m, row, m (rows), M', the three latencies, better
-SWEEP_COLUMNS = "I"
+#: the sweep's columns pictured: #, m, × input m, row, m (rows), best M, one GPU, PP, its cut,
+#: TP, better
+SWEEP_COLUMNS = "K"
 WIDTH = 1800  # px at most: reads well in a README at full width, well under 400 KB as PNG
 DPI = 200  # rasterise above WIDTH's need, then scale down (sharper text than a direct render)
 MARGIN = 16  # px of white kept around the used area
@@ -62,12 +63,12 @@ def parallelism_area(workbook: Path) -> str:
 
     ws = openpyxl.load_workbook(workbook, read_only=True)["Parallelism"]
     last_row, last_col = 0, 1
-    for row in ws.iter_rows():
+    for r, row in enumerate(ws.iter_rows(), start=1):  # a row may open with an EmptyCell
         if str(row[0].value or "").startswith("Batch-size sweep"):
             break
         filled = [cell.column for cell in row if cell.value not in (None, "")]
         if filled:
-            last_row, last_col = row[0].row, max(last_col, *filled)
+            last_row, last_col = r, max(last_col, *filled)
     return f"$A$1:${xl_col_to_name(last_col - 1)}${last_row}"
 
 
@@ -78,14 +79,14 @@ def sweep_areas(workbook: Path) -> str:
 
     ws = openpyxl.load_workbook(workbook, read_only=True)["Parallelism"]
     top = last = None
-    for row in ws.iter_rows(max_col=9):
+    for r, row in enumerate(ws.iter_rows(max_col=9), start=1):
         text = str(row[0].value or "")
         if text.startswith("Batch-size sweep"):
-            top = row[0].row
+            top = r
         elif top and text.startswith("Per layer"):
             break
         elif top and any(cell.value not in (None, "") for cell in row):
-            last = row[0].row
+            last = r
     with zipfile.ZipFile(workbook) as z:
         parts = {name: z.read(name) for name in z.namelist()}
     sheet = sheet_part(parts, "Parallelism")

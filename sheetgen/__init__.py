@@ -73,6 +73,10 @@ def __getattr__(name: str) -> Any:
         raise ImportError(f"sheetgen.{name} needs {exc.name}, which is not installed: "
                           f"pip install sheetgen (only sheetgen.measure works without it)"
                           ) from None
+    if callable(value) and not isinstance(value, type):
+        from sheetgen.errors import api_words
+
+        value = api_words(value)  # its errors name `force=True`, not the CLI's --force
     globals()[name] = value
     return value
 

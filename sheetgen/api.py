@@ -66,10 +66,12 @@ def plan(*, gpu: str | None = None, dtype: str = DEFAULT_DTYPE, shapes: ShapesLi
          **options: Any) -> WorkbookPlan:
     """The planned workbook (cells, formulas and reference values), without writing it.
 
-    `options` are the other BuildConfig fields: layers, pipeline_shape, gpus, micro_batches,
-    link_bw, link_latency, link_over ("gpu" or "host"), host_link_latency, tp_pairing
-    ("narrow" or "wide"), tp_gather, whatif_shape, practice, practice_seed, launch_overhead,
-    tile, waves, overlap, compute_eff, memory_eff, link_eff, activation_dtype, weight_dtype,
+    `options` are the other BuildConfig fields: layers, pipeline_shape, gpus, micro_batches
+    (None: auto, PP's best M), link_bw, link_latency, link_over ("gpu" or "host"),
+    host_link_latency, tp_pairing ("narrow" or "wide"), tp_gather, tie_margin (0.05: PP and
+    TP within 5 % tie), tp_overlap (share of TP's all-reduce hidden behind compute),
+    whatif_shape, practice, practice_seed, launch_overhead, tile, waves, overlap,
+    compute_eff, memory_eff, link_eff, activation_dtype, weight_dtype,
     output_dtype (each operand's storage: "auto" or None follows `dtype`, fp8/int8 writing
     bf16; else a storage dtype of sheetgen.inputs.precision, e.g. weight_dtype="int4").
     `chart_helpers`: the Google Sheets variant, with LOG10 chart helper columns.
@@ -223,23 +225,26 @@ def transformer(config: Any, *, gpu: str | None = None,
 
     `config`: a bundled model name (as `--model`), a path to a Hugging Face config.json
     (as `--model-config`), or a dict of its fields. `tp`: the tensor-parallel degree (the
-    Parallelism sheet's `gpus` is separate). Dtypes default to `dtype` (outputs of fp8/int8
-    compute in bf16; embeddings in the weight dtype). Columns: phase, op, m, k, n, count,
-    flops, bytes_moved, intensity, regime, time (the bound), realistic_time. attrs["gpu"]:
-    the GPU figures; attrs["summary"]: ttft, tpot, ttft_bound, tpot_bound, tokens_per_s
-    (whole batch), weights_bytes (one GPU's), kv_bytes_per_token (all layers), kv_bytes,
-    memory_per_gpu, fits, max_batch, critical_batch, in SI. `options`: other BuildConfig
-    fields (compute_eff, memory_eff, launch_overhead, ...).
+    Parallelism sheet's `gpus` is separate). `weight_dtype`, `activation_dtype`,
+    `output_dtype`: every sheet's operand storage (as `plan`; None follows `dtype`);
+    `kv_dtype` and `embedding_dtype` (None: the activations' and the weights' storage).
+    Columns: phase, op, m, k, n, count, flops, bytes_moved, intensity, regime, time (the
+    bound), realistic_time. attrs["gpu"]: the GPU figures; attrs["summary"]: ttft, tpot,
+    ttft_bound, tpot_bound, tokens_per_s (whole batch), weights_bytes (one GPU's),
+    kv_bytes_per_token (all layers), kv_bytes, memory_per_gpu, fits, max_batch,
+    critical_batch, in SI. `options`: other BuildConfig fields (compute_eff, launch_overhead,
+    ...).
     """
     from sheetgen.inputs.model_config import resolve
     from sheetgen.sheets import transformer as xf
 
     ti = xf.TransformerInputs(resolve(config), batch=batch, prompt_tokens=prompt_tokens,
-                              generate=generate, tp=tp, weight_dtype=weight_dtype,
-                              activation_dtype=activation_dtype, output_dtype=output_dtype,
-                              kv_dtype=kv_dtype, embedding_dtype=embedding_dtype,
-                              reserve=reserve, allreduce=allreduce)
-    p = plan(gpu=gpu, dtype=dtype, spare_rows=0, gpu_file=gpu_file, transformer=ti, **options)
+                              generate=generate, tp=tp, kv_dtype=kv_dtype,
+                              embedding_dtype=embedding_dtype, reserve=reserve,
+                              allreduce=allreduce)
+    p = plan(gpu=gpu, dtype=dtype, spare_rows=0, gpu_file=gpu_file, transformer=ti,
+             weight_dtype=weight_dtype, activation_dtype=activation_dtype,
+             output_dtype=output_dtype, **options)
     frame = pd.DataFrame(xf.op_records(ti.model, p.model.scalars))
     frame.attrs["gpu"] = gpu_figures(p)
     frame.attrs["summary"] = {k: p.model.scalars[k] for k in TRANSFORMER_SUMMARY}

@@ -13,6 +13,7 @@ from sheetgen import __version__
 from sheetgen.core.defaults import DEFAULT_SPARE_ROWS
 from sheetgen.errors import InputError
 from sheetgen.inputs import precision
+from sheetgen.inputs.model_config import ModelConfig
 from sheetgen.inputs.presets import (
     DEFAULT_DTYPE,
     MAX_OVERLAP_EXPONENT,
@@ -41,9 +42,28 @@ SHEET_NAME_MAX = 31
 SHEET_NAME_FORBIDDEN = "[]:*?/\\"
 
 
+@dataclass(frozen=True)
+class SheetLayout:
+    """Which sheets a workbook has, in which variant: everything that decides where cells go
+    apart from table row counts, and no input value. A read-back (`check`, Google's `read`)
+    builds one from a workbook's properties or tabs; a build takes it from `BuildConfig`.
+    """
+
+    practice: bool = False  # the Practice sheet is present
+    measured: bool = False  # the Measured sheet is present
+    measured_source: str = ""  # the Measured sheet's note names it (text, not an input)
+    #: GPU Specs lists these presets' sources below its table (text, not inputs); None omits it
+    presets: Presets | None = None
+    prefix: str = ""  # before each sheet name (`fill`, beside a user's own sheets)
+    chart_helpers: bool = False  # Google's variant: LOG10 helper columns for its charts
+    #: the Transformer sheet, laid out for this model's structure; None: no such sheet
+    model: ModelConfig | None = None
+
+
 @dataclass
 class BuildConfig:
-    """Everything a build depends on. Defaults give the README's workbook."""
+    """The user's choices: every input value of a build (and so, through `layout`, which
+    sheets it has). Defaults give the README's workbook."""
 
     gpu: str | None = None
     dtype: str = DEFAULT_DTYPE
@@ -78,10 +98,16 @@ class BuildConfig:
     activation_dtype: str | None = None
     weight_dtype: str | None = None
     output_dtype: str | None = None
+    #: the fit's capacity: "GiB" (the card's bytes less memory_reserve) or "GB" (advertised
+    #: decimal bytes, nothing reserved: the interview's arithmetic)
+    capacity_as: str = inputs.GIB
+    memory_reserve: float | None = None  # bytes kept from the fit; None = inputs.DEFAULT_RESERVE
     #: the Transformer sheet's model and workload (--model / --model-config); None: no sheet
     transformer: transformer_sheet.TransformerInputs | None = None
     #: PP and TP closer than this (|a - b| / the worse side) tie in every comparison row
     tie_margin: float = parallel_inputs.DEFAULT_TIE_MARGIN
+    #: share of TP's all-reduce time hidden behind compute (0: none, the default)
+    tp_overlap: float = 0.0
 
     def resolved(self) -> BuildConfig:
         """Validate everything up front, with errors naming the option."""
@@ -100,6 +126,10 @@ class BuildConfig:
                 or not (math.isfinite(self.tie_margin) and 0 <= self.tie_margin <= 1):
             raise InputError(f"--tie-margin must be a fraction from 0 to 1 (0.05 = 5 %), got "
                              f"{self.tie_margin!r}")
+        if isinstance(self.tp_overlap, bool) or not isinstance(self.tp_overlap, int | float) \
+                or not (math.isfinite(self.tp_overlap) and 0 <= self.tp_overlap <= 1):
+            raise InputError(f"--tp-overlap must be a fraction from 0 to 1, got "
+                             f"{self.tp_overlap!r}")
         _whole("--practice", self.practice, 0, 100_000)
         whatif_shape = tuple(parse_dim(v, f"--whatif-shape {d}")
                              for v, d in zip(self.whatif_shape, "mkn", strict=True))
@@ -144,14 +174,29 @@ class BuildConfig:
                              f"{MAX_OVERLAP_EXPONENT:g}, got {overlap!r}")
         storage = {field: precision.check_storage(getattr(self, field), option)
                    for field, option, _ in precision.OPERANDS}
+        capacity_as = {c.lower(): c for c in (inputs.GIB, inputs.GB)}.get(
+            str(self.capacity_as).strip().lower())
+        if capacity_as is None:
+            raise InputError(f"--capacity-as must be GiB or GB, got {self.capacity_as!r}")
+        reserve = inputs.DEFAULT_RESERVE if self.memory_reserve is None else self.memory_reserve
+        if isinstance(reserve, bool) or not isinstance(reserve, int | float) \
+                or not (math.isfinite(reserve) and 0 <= reserve <= 1e15):
+            raise InputError(f"--memory-reserve must be 0 or more bytes, got {reserve!r}")
         shapes = list(self.shapes) if self.shapes is not None else default_shapes()
         self._check_rows(len(shapes))
         if self.transformer is not None:
-            transformer_sheet.check_inputs(self.transformer, dtype)
+            transformer_sheet.check_inputs(self.transformer)
         return replace(self, gpu=gpu.name, dtype=dtype, shapes=shapes, pipeline_shape=(m, k, n),
                        whatif_shape=whatif_shape, launch_overhead=float(launch),
                        tile=(int(tile[0]), int(tile[1])), waves=waves, overlap=float(overlap),
-                       **storage)
+                       **storage, capacity_as=capacity_as, memory_reserve=float(reserve))
+
+    def layout(self, prefix: str = "", *, chart_helpers: bool = False) -> SheetLayout:
+        """The sheets this build writes and their variant (see `SheetLayout`)."""
+        return SheetLayout(practice=bool(self.practice), measured=self.measured is not None,
+                           measured_source=self.measured.source if self.measured else "",
+                           presets=self.presets, prefix=prefix, chart_helpers=chart_helpers,
+                           model=self.transformer.model if self.transformer else None)
 
     def _check_rows(self, n_shapes: int) -> None:
         """Refuse, before any work, a table that would run past the last row of a sheet."""
@@ -162,7 +207,7 @@ class BuildConfig:
             parallel.TABLE.name: (self.layers, f"--layers {self.layers:,}"),
             practice_sheet.TABLE.name: (self.practice, f"--practice {self.practice:,}"),
         }
-        for spec in sheet_specs(self):
+        for spec in sheet_specs(self.layout()):
             for table in spec.tables:
                 rows, what = why.get(table.name, (0, ""))
                 needed = table.first_row + rows
@@ -196,7 +241,7 @@ def check_prefix(prefix: str) -> str:
 
 def all_sheet_specs() -> list[SheetSpec]:
     """Every sheet sheetgen can write (the optional Practice sheet included)."""
-    return sheet_specs(BuildConfig(practice=1, presets=builtin_presets()))
+    return sheet_specs(SheetLayout(practice=True, presets=builtin_presets()))
 
 
 def _fraction(option: str, value: object) -> None:
@@ -218,25 +263,24 @@ def _whole(option: str, value: object, low: int, high: int | None = None) -> Non
         raise InputError(f"{option} must be a whole number {span}, got {value!r}")
 
 
-def sheet_specs(config: BuildConfig | None = None, prefix: str = "", *,
-                chart_helpers: bool = False) -> list[SheetSpec]:
-    """The sheets in workbook order: inputs first, presets last.
+def sheet_specs(layout: SheetLayout | None = None) -> list[SheetSpec]:
+    """The sheets in workbook order: inputs first, presets last (default: the default build's
+    sheets, GPU Specs without its sources list).
 
-    `prefix` goes before each name (to sit beside a user's own sheets of the same names).
-    `chart_helpers`: the Matmul and Parallelism sheets with their LOG10 chart helper columns
-    (Google Sheets, whose charts have no log axis); every other cell is the same.
+    `layout.prefix` goes before each name (to sit beside a user's own sheets of the same
+    names); `layout.chart_helpers`: the Matmul and Parallelism sheets with their LOG10 chart
+    helper columns (Google Sheets, whose charts have no log axis); every other cell is the same.
     """
-    optional = [practice_sheet.sheet()] if config is not None and config.practice else []
-    if config is not None and config.measured is not None:
-        optional.append(measured_sheet.sheet(config.measured.source))
-    mat = chart_helpers_sheet() if chart_helpers else matmul.sheet()
-    if config is not None and config.transformer is not None:
-        optional.insert(0, transformer_sheet.sheet(config.transformer.model,
-                                                   google=chart_helpers))
-    sheets = [inputs.sheet(), mat, pipeline.sheet(), parallel.sheet(google=chart_helpers),
-              whatif.sheet(),
-              *optional, gpu_specs.sheet(config.presets if config is not None else None)]
-    return [replace(s, name=prefix + s.name) for s in sheets] if prefix else sheets
+    lay = layout or SheetLayout()
+    optional = [practice_sheet.sheet()] if lay.practice else []
+    if lay.measured:
+        optional.append(measured_sheet.sheet(lay.measured_source, google=lay.chart_helpers))
+    if lay.model is not None:
+        optional.insert(0, transformer_sheet.sheet(lay.model, google=lay.chart_helpers))
+    mat = chart_helpers_sheet() if lay.chart_helpers else matmul.sheet()
+    sheets = [inputs.sheet(), mat, pipeline.sheet(), parallel.sheet(google=lay.chart_helpers),
+              whatif.sheet(), *optional, gpu_specs.sheet(lay.presets)]
+    return [replace(s, name=lay.prefix + s.name) for s in sheets] if lay.prefix else sheets
 
 
 def chart_helpers_sheet() -> SheetSpec:
@@ -257,7 +301,10 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
         waves=gpu.wave_quantization if config.waves is None else config.waves,
         overlap=gpu.overlap_exponent if config.overlap is None else config.overlap,
         storage=(config.activation_dtype or precision.AUTO, config.weight_dtype or precision.AUTO,
-                 config.output_dtype or precision.AUTO)))
+                 config.output_dtype or precision.AUTO),
+        capacity_as=config.capacity_as,
+        reserve=inputs.DEFAULT_RESERVE if config.memory_reserve is None
+        else config.memory_reserve))
     values.update(compute_eff=float(config.compute_eff), memory_eff=float(config.memory_eff),
                   link_eff=float(config.link_eff))
     values["m"] = [s.m for s in shapes] + pad
@@ -272,14 +319,15 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
                                         else parallel_inputs.GPU_LINK,
                                         host_latency=config.host_link_latency,
                                         pairing=config.tp_pairing, gather=config.tp_gather,
-                                        tie_margin=float(config.tie_margin)))
+                                        tie_margin=float(config.tie_margin),
+                                        tp_overlap=float(config.tp_overlap)))
     values.update(whatif.input_values(config.whatif_shape))
     if config.practice:
         values.update(practice_sheet.input_values(config.practice, config.practice_seed))
     if config.measured is not None:
         values.update(measured_sheet.input_values(config.measured))
     if config.transformer is not None:
-        values.update(transformer_sheet.input_values(config.transformer, config.dtype))
+        values.update(transformer_sheet.input_values(config.transformer))
     return values
 
 
@@ -302,5 +350,5 @@ def plan_build(config: BuildConfig | None = None, *, prefix: str = "",
     }
     if cfg.transformer is not None:
         metadata["sheetgen.model"] = cfg.transformer.model.to_json()
-    return plan_workbook(sheet_specs(cfg, prefix, chart_helpers=chart_helpers),
+    return plan_workbook(sheet_specs(cfg.layout(prefix, chart_helpers=chart_helpers)),
                          input_values(cfg), metadata, links)

@@ -3,18 +3,17 @@
 Why a module of its own: the script runs `from <module> import main` before main() starts,
 and importing `sheetgen.cli` takes most of the start-up (click and every command module), so
 a Ctrl-C during that import used to print Python's traceback. This module imports only `sys`
-and `signal` from the standard library; main() imports the CLI inside the same guard that catches
-the interrupt, and the CLI itself turns a later Ctrl-C into `Error: interrupted`, exit 130
-(sheetgen/cli/common.py). What is left uncovered is the interpreter's own start-up, before
-any sheetgen code runs.
+and sheetgen.errors (standard library only); main() imports the CLI inside the same guard
+that catches the interrupt, and the CLI itself turns a later Ctrl-C into `Error: interrupted`,
+exit 130 (sheetgen/cli/common.py). What is left uncovered is the interpreter's own start-up,
+before any sheetgen code runs. This is the one entry point (`python -m sheetgen` calls it too).
 """
 
 from __future__ import annotations
 
-import signal
 import sys
 
-INTERRUPTED_EXIT = 128 + signal.SIGINT  # 130: what shells report for a Ctrl-C'd command
+from sheetgen.errors import INTERRUPTED_EXIT
 
 
 def main() -> None:

@@ -84,7 +84,7 @@ def main() -> None:
     if os.environ.get("SHEETGEN_FAULTS_REPORT"):
         atexit.register(lambda: print(f"written={_state['written']}", file=sys.stderr))
     sys.argv = ["sheetgen", *sys.argv[2:]]
-    from sheetgen.cli import main as cli_main
+    from sheetgen.console import main as cli_main
 
     cli_main()
 

@@ -3,6 +3,7 @@ error must look like, and the reference model's scalars."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 from pathlib import Path
@@ -14,11 +15,13 @@ import sheetgen
 from sheetgen.cli import cli
 
 
-def run(*args: str, color: bool = False) -> Result:
-    """`sheetgen ARGS` in process (no interpreter start-up: most CLI tests need no real
-    process). An unexpected exception propagates with its traceback rather than becoming a
-    non-zero exit code a test could mistake for a handled error."""
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False, color=color)
+def run(*args: str, color: bool = False, cwd: Path | None = None) -> Result:
+    """`sheetgen ARGS` in process, in folder `cwd` if given (no interpreter start-up: most
+    CLI tests need no real process). The result has exit_code, output, stdout and stderr.
+    An unexpected exception propagates with its traceback rather than becoming a non-zero
+    exit code a test could mistake for a handled error."""
+    with contextlib.chdir(cwd) if cwd is not None else contextlib.nullcontext():
+        return CliRunner().invoke(cli, list(args), catch_exceptions=False, color=color)
 
 
 def sheetgen_process(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,

@@ -199,9 +199,10 @@ def mismatches(plan: WorkbookPlan, values: dict[str, Any], rtol: float = 1e-9) -
     return bad
 
 
+
 def recalc_many(files: list[Path], outdir: Path) -> dict[Path, Path]:
-    """Recalculate several workbooks in a LibreOffice start of their own. Prefer a
-    `libreoffice_job`, which shares the session's one start."""
+    """Recalculate workbooks in a LibreOffice start of their own (seconds each time): kept for
+    tests written before the shared run; a new test registers a `libreoffice_job` instead."""
     outdir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="lo-test-") as prof:
         profile = libreoffice.make_profile(Path(prof))
@@ -218,5 +219,5 @@ def recalc_many(files: list[Path], outdir: Path) -> dict[Path, Path]:
 
 
 def recalc_with_libreoffice(src: Path, workdir: Path) -> Path:
-    """One workbook through LibreOffice's forced recalculation; returns the new file."""
+    """One workbook through a LibreOffice start of its own (see recalc_many)."""
     return recalc_many([src], workdir / "lo-out")[src]

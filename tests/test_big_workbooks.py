@@ -4,12 +4,13 @@ Sizes are modest (CI budget); thresholds are monkeypatched so the big-file logic
 
 from __future__ import annotations
 
+import re
 import zipfile
 from pathlib import Path
 
 import pytest
 from hostile_files import bomb_sheet, padding, write_package
-from lo_helpers import mismatches, needs_libreoffice, read_values, recalc_with_libreoffice
+from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 
 import sheetgen.files.untrusted as untrusted
 from sheetgen.api import build_workbook
@@ -85,23 +86,23 @@ def test_declared_cells_reads_the_dimension_only(tmp_path):
 FAST_SHAPES = 150
 
 
-@pytest.fixture(scope="module")
-def fast_built(tmp_path_factory) -> tuple[Path, object]:
+def build_fast(out: Path) -> tuple[Path, object]:
     """A workbook whose Matmul and chart tables take the fast path (thresholds lowered)."""
     import sheetgen.writers.shared_rows as shared_rows
     import sheetgen.writers.xlsx as xlsx_writer
     from sheetgen.api import plan
 
-    mp = pytest.MonkeyPatch()
-    mp.setattr(xlsx_writer, "CONSTANT_MEMORY_ROWS", 40)
-    mp.setattr(shared_rows, "FAST_TABLE_ROWS", 40)
-    mp.setattr(shared_rows, "BLOCK_ROWS", 16)  # several blocks per run
-    try:
-        out = tmp_path_factory.mktemp("fast") / "fast.xlsx"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(xlsx_writer, "CONSTANT_MEMORY_ROWS", 40)
+        mp.setattr(shared_rows, "FAST_TABLE_ROWS", 40)
+        mp.setattr(shared_rows, "BLOCK_ROWS", 16)  # several blocks per run
         build_workbook(out, shapes=shapes(FAST_SHAPES), spare_rows=0)
-    finally:
-        mp.undo()
     return out, plan(shapes=shapes(FAST_SHAPES), spare_rows=0)
+
+
+@pytest.fixture(scope="module")
+def fast_built(tmp_path_factory) -> tuple[Path, object]:
+    return build_fast(tmp_path_factory.mktemp("fast") / "fast.xlsx")
 
 
 def test_a_row_holding_another_cell_is_written_plainly_between_two_runs(tmp_path,
@@ -215,28 +216,38 @@ def test_check_passes_on_the_fast_workbook(fast_built):
     assert "0 mismatches" in r.output
 
 
-@needs_libreoffice
-def test_libreoffice_recalculates_the_shared_formula_table_to_the_reference(fast_built,
-                                                                            tmp_path):
-    """Every cached value in the shared-formula cells is zeroed first, so the numbers
-    LibreOffice hands back are its own recalculation of the shared formulas."""
+@libreoffice_job("big-shared-formulas")
+def _blanked(tmp: Path) -> dict[str, Path]:
+    """The fast-path workbook with every cached value in its shared-formula cells zeroed."""
     import re
 
-    path, p = fast_built
-    blanked = tmp_path / "blanked.xlsx"
-    zeroed = 0
+    path, _ = build_fast(tmp / "fast.xlsx")
+    blanked = tmp / "blanked.xlsx"
     with zipfile.ZipFile(path) as src, zipfile.ZipFile(blanked, "w",
                                                        zipfile.ZIP_DEFLATED) as dst:
         for info in src.infolist():
             data = src.read(info)
             if info.filename.startswith("xl/worksheets/sheet"):
-                text, n = re.subn(r'( t="(?:str|e|b)")?>(<f t="shared"[^>]*(?:/>|>[^<]*</f>))'
-                                  r"<v>[^<]*</v>", r">\2<v>0</v>", data.decode())
+                text = re.sub(r'( t="(?:str|e|b)")?>(<f t="shared"[^>]*(?:/>|>[^<]*</f>))'
+                              r"<v>[^<]*</v>", r">\2<v>0</v>", data.decode())
                 data = text.encode()
-                zeroed += n
             dst.writestr(info, data)
+    return {"blanked": blanked}
+
+
+@needs_libreoffice
+def test_libreoffice_recalculates_the_shared_formula_table_to_the_reference(fast_built,
+                                                                            libreoffice):
+    """Every cached value in the shared-formula cells is zeroed first, so the numbers
+    LibreOffice hands back are its own recalculation of the shared formulas."""
+    _, p = fast_built
+    blanked = libreoffice.sources("big-shared-formulas")["blanked"]
+    with zipfile.ZipFile(blanked) as z:
+        zeroed = sum(len(re.findall(r'<f t="shared"[^>]*(?:/>|>[^<]*</f>)<v>0</v>',
+                                    z.read(n).decode())) for n in z.namelist()
+                     if n.startswith("xl/worksheets/sheet"))
     assert zeroed > 15 * FAST_SHAPES
-    out = recalc_with_libreoffice(blanked, tmp_path)
+    out = libreoffice.outputs("big-shared-formulas")["blanked"]
     assert mismatches(p, read_values(out)) == []
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import openpyxl
 import pytest
+from helpers import run
 
 from sheetgen.calibrate import fit
 from sheetgen.calibrate.data import Measurements, read_measurements
@@ -24,9 +25,6 @@ H100 = load_presets().get("H100 SXM")
 DEVICE = fit.Device("H100 SXM", 989.4e12, 3.35e12, 2, 132)
 
 
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["sheetgen", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=120, check=False)
 
 
 def _data(shapes: list[tuple[int, int, int]], seconds: np.ndarray | None = None,
@@ -153,14 +151,14 @@ def test_xlsx_with_title_batch_and_ms(tmp_path):
     ("m,k,n,time_s\n1,2,3,fast\n", "t.csv row 2, column time_s: 'fast' is not a number"),
     ("m,k,n,time_s\n1,2,3,\n", "t.csv row 2, column time_s: blank (expected a positive time)"),
     ("m,k,n,time_s\n1,2.5,3,1\n", "t.csv row 2, column k: '2.5' is not a whole number"),
-    ("m,k,n,time_s,dtype\n1,2,3,1,bf16\n1,2,3,1,fp8\n", "holds times for several dtypes "
-     "(bf16, fp8); choose one with --dtype"),
+    ("m,k,n,time_s,dtype\n1,2,3,1,bf16\n1,2,3,0,fp8\n",
+     "t.csv row 3, column time_s: '0' must be a positive time"),
     ("m,k,n,time_s,dtype\n1,2,3,1,bf17\n", "row 2, column dtype: unknown dtype 'bf17'"),
 ])
 def test_bad_measurements_one_line_exit_2(tmp_path, text, message):
     path = _csv(tmp_path, text)
     proc = run("calibrate", str(path), "--preset-out", str(tmp_path / "p.toml"))
-    assert proc.returncode == 2, proc.stdout
+    assert proc.exit_code == 2, proc.stdout
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
     assert message in proc.stderr
     assert not (tmp_path / "p.toml").exists()
@@ -176,7 +174,7 @@ def test_json_report_keys_and_cross_validation(tmp_path):
     preset = tmp_path / "h100.toml"
     proc = run("calibrate", str(first), "--gpu", "H100 SXM", "--json", "--preset-out",
                str(preset), "--name", "H100 fitted")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.exit_code == 0, proc.stderr
     fitted = json.loads(proc.stdout)
     for key in ("compute_efficiency", "memory_efficiency", "launch_overhead_s",
                 "median_abs_error_before", "median_abs_error_after", "p90_abs_error_after",
@@ -292,3 +290,27 @@ def test_fit_recovers_a_known_overlap_exponent():
     assert by_model["calibrated + smooth max"].median_abs_error < 0.02
     assert by_model["calibrated"].median_abs_error > 0.02
     assert params.overlap == pytest.approx(2.0, rel=0.1)
+
+
+def test_several_dtypes_are_fitted_per_dtype(tmp_path):
+    """XLA's H100 file has bf16 and tf32 rows: without --dtype calibrate fits each; the
+    preset keeps bf16's compute efficiency as its own and tf32's (and the built-in fp8 MAMF
+    figure) per dtype, and --no-fit on the tf32 rows then uses tf32's."""
+    preset = tmp_path / "h100.toml"
+    proc = run("calibrate", str(XLA), "--gpu", "H100 SXM", "--json", "--preset-out",
+               str(preset), "--name", "H100 both")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    bf16, tf32 = report["dtypes"]
+    assert (bf16["dtype"], tf32["dtype"]) == ("bf16", "tf32")
+    assert len(bf16["rows"]) == len(tf32["rows"]) == 375
+    gpu = load_preset_file(preset).get("H100 both")
+    assert gpu.measured_compute_efficiency == pytest.approx(bf16["compute_efficiency"],
+                                                            rel=1e-5)
+    assert gpu.compute_efficiency("tf32") == pytest.approx(tf32["compute_efficiency"],
+                                                           rel=1e-5)
+    assert gpu.compute_efficiency("fp8") == 0.709  # the built-in preset's MAMF figure
+    proc = run("calibrate", str(XLA), "--dtype", "tf32", "--gpu-file", str(preset), "--gpu",
+               "H100 both", "--no-fit", "--json")
+    checked = json.loads(proc.stdout)
+    assert checked["compute_efficiency"] == gpu.compute_efficiency("tf32")

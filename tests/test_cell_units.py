@@ -15,13 +15,12 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from lo_helpers import needs_libreoffice
+from lo_helpers import libreoffice_job, needs_libreoffice
 
 from sheetgen.api import build_workbook, plan
 from sheetgen.core import time_cells as cell_units
 from sheetgen.core.time_cells import Ref, plan_conversion
 from sheetgen.verify.check import check_workbook, read_workbook
-from sheetgen.verify.libreoffice import recalculate
 
 MEMORY_TIME_S = 33_570_816 / 1.555e12
 LAYER_S = 2 * 4096 * 8192 * 32768 / 312e12
@@ -75,10 +74,14 @@ def test_formulas_read_like_hand_arithmetic_in_the_cells_unit(tmp_path: Path):
         MEMORY_TIME_S * 1e6, rel=1e-12)
 
 
+@libreoffice_job("cell-units")
+def _units_workbook(tmp: Path) -> dict[str, Path]:
+    return {"u": build_workbook(tmp / "u.xlsx", spare_rows=0)[0]}
+
+
 @needs_libreoffice
-def test_libreoffice_computes_hand_figures_in_us_and_ms(tmp_path: Path):
-    path, _ = build_workbook(tmp_path / "u.xlsx", spare_rows=0)
-    out = recalculate(path, tmp_path / "lo")
+def test_libreoffice_computes_hand_figures_in_us_and_ms(libreoffice):
+    out = libreoffice.outputs("cell-units")["u"]
     wb = openpyxl.load_workbook(out, data_only=True)
     ws = wb["Matmul"]
     header = {ws.cell(5, c).value: c for c in range(1, ws.max_column + 1)}

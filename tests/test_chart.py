@@ -18,7 +18,7 @@ from xml.etree import ElementTree as ET
 
 import openpyxl
 import pytest
-from lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
+from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 from openpyxl.utils import column_index_from_string, get_column_letter
 from test_fill import make_theirs
 
@@ -150,12 +150,18 @@ def test_model_gives_na_for_spare_rows_and_tflops_for_shapes():
     assert "NA()" in formula and '""' not in formula
 
 
+@libreoffice_job("chart-helpers")
+def _built_and_filled(tmp: Path) -> dict[str, Path]:
+    built, _ = build_workbook(tmp / "roofline.xlsx")
+    filled = sheetgen.fill(make_theirs(tmp / "plan.xlsx"), tmp / "filled.xlsx", prefix="sg ")
+    return {"built": built, "filled": filled}
+
+
 @needs_libreoffice
-def test_libreoffice_recalculates_the_helpers_with_no_blank_in_chart_data(tmp_path, built):
-    filled = sheetgen.fill(make_theirs(tmp_path / "plan.xlsx"), tmp_path / "filled.xlsx",
-                           prefix="sg ")
-    out = recalc_many([built, filled], tmp_path / "lo")
-    values = read_values(out[built])
+def test_libreoffice_recalculates_the_helpers_with_no_blank_in_chart_data(libreoffice):
+    out = libreoffice.outputs("chart-helpers")
+    built, filled = libreoffice.sources("chart-helpers").values()
+    values = read_values(out["built"])
     assert mismatches(sheetgen.plan(), values) == []
     ser = series(chart_xml(built))
     seen = {"number": 0, "#N/A": 0}
@@ -171,7 +177,7 @@ def test_libreoffice_recalculates_the_helpers_with_no_blank_in_chart_data(tmp_pa
     # check agrees with both workbooks; the filled one recalculated by LibreOffice too
     assert check_workbook(built).ok
     assert check_workbook(filled).ok
-    fvalues = read_values(out[filled])["sg Matmul"]
+    fvalues = read_values(out["filled"])["sg Matmul"]
     assert any(v == "#N/A" for v in fvalues.values())
 
 
@@ -225,24 +231,41 @@ def test_fp8_on_a100_leaves_no_text_in_chart_data(tmp_path):
     assert [str(v) for v in got[12:]] == ["#N/A", "#N/A"]  # the spare rows
 
 
-def _chart_pixels(workbook: Path, tmp: Path) -> dict[str, int]:
-    """LibreOffice's print of the Matmul chart alone (its columns and rows), rasterised by
-    poppler: how many pixels are each series' palette colour."""
+@libreoffice_job("chart-pixels", to="pdf")
+def _chart_alone(tmp: Path) -> dict[str, Path]:
+    """LibreOffice's print of the Matmul chart alone (its columns and rows): as built, and a
+    control whose chart says plotVisOnly="1" (what xlsxwriter writes by default)."""
+    from test_render_docs import load_render
+
+    path, _ = build_workbook(tmp / "shown.xlsx")
+    control = tmp / "control.xlsx"
+    with zipfile.ZipFile(path) as z:
+        parts = {n: z.read(n) for n in z.namelist()}
+    name = chart_part(parts)
+    parts[name] = parts[name].replace(b'<c:plotVisOnly val="0"/>', b'<c:plotVisOnly val="1"/>')
+    with zipfile.ZipFile(control, "w", zipfile.ZIP_DEFLATED) as z:
+        for n, data in parts.items():
+            z.writestr(n, data)
+    render = load_render()
+    area = (f"${get_column_letter(matmul.CHART_COL + 1)}$1:"
+            f"${get_column_letter(matmul.CHART_COL + matmul.CHART_COLS)}$"
+            f"{matmul.TABLE.first_row + matmul.CHART_ROWS + 2}")
+    for workbook in (path, control):
+        render.narrow_print_areas(workbook, {"Matmul": area}, one_page={"Matmul"})
+    return {"shown": path, "control": control}
+
+
+def _chart_pixels(pdf: Path, tmp: Path) -> dict[str, int]:
+    """The chart's page rasterised by poppler: how many pixels are each series' palette
+    colour."""
     import numpy as np
     from PIL import Image
     from test_render_docs import load_render
 
     from sheetgen.layout import palette
-    from sheetgen.verify.libreoffice import recalculate
 
-    render = load_render()
-    area = (f"${get_column_letter(matmul.CHART_COL + 1)}$1:"
-            f"${get_column_letter(matmul.CHART_COL + matmul.CHART_COLS)}$"
-            f"{matmul.TABLE.first_row + matmul.CHART_ROWS + 2}")
-    render.narrow_print_areas(workbook, {"Matmul": area}, one_page={"Matmul"})
-    pdf = recalculate(workbook, tmp, to="pdf", timeout=300)
-    png = tmp / "chart"
-    page = render.sheet_pages(pdf)["Matmul"] + 1
+    png = tmp / pdf.stem
+    page = load_render().sheet_pages(pdf)["Matmul"] + 1
     subprocess.run(["pdftoppm", "-png", "-singlefile", "-r", "100", "-f", str(page), "-l",
                     str(page), str(pdf), str(png)], check=True)
     with Image.open(png.with_suffix(".png")) as im:
@@ -257,20 +280,12 @@ def _chart_pixels(workbook: Path, tmp: Path) -> dict[str, int]:
 
 @needs_libreoffice
 @pytest.mark.skipif(shutil.which("pdftoppm") is None, reason="poppler-utils not installed")
-def test_libreoffice_draws_the_chart_from_its_hidden_columns(tmp_path):
+def test_libreoffice_draws_the_chart_from_its_hidden_columns(libreoffice, tmp_path):
     """The chart data are hidden; LibreOffice still draws the ceiling line and both regimes'
     markers, because the chart says <c:plotVisOnly val="0"/>. The control flips it to "1"
     (what xlsxwriter writes by default), and LibreOffice then drops the hidden ceiling."""
-    path, _ = build_workbook(tmp_path / "shown.xlsx")
-    shown = _chart_pixels(path, tmp_path / "a")
+    pdfs = libreoffice.outputs("chart-pixels")
+    shown = _chart_pixels(pdfs["shown"], tmp_path)
     assert shown["ceiling"] > 100 and shown["compute"] > 20 and shown["memory"] > 20, shown
-    control = tmp_path / "control.xlsx"
-    with zipfile.ZipFile(path) as z:
-        parts = {n: z.read(n) for n in z.namelist()}
-    name = chart_part(parts)
-    parts[name] = parts[name].replace(b'<c:plotVisOnly val="0"/>', b'<c:plotVisOnly val="1"/>')
-    with zipfile.ZipFile(control, "w", zipfile.ZIP_DEFLATED) as z:
-        for n, data in parts.items():
-            z.writestr(n, data)
-    hidden = _chart_pixels(control, tmp_path / "b")
+    hidden = _chart_pixels(pdfs["control"], tmp_path)
     assert hidden["ceiling"] < shown["ceiling"] / 4, (hidden, shown)  # the legend sample

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import zipfile
+from pathlib import Path
 
 import openpyxl
 import pytest
 from helpers import one_line_error, run
-from lo_helpers import needs_libreoffice, read_values, recalc_many
+from lo_helpers import libreoffice_job, needs_libreoffice, read_values
 from xlsxwriter.utility import xl_rowcol_to_cell
 
 from sheetgen.assemble import BuildConfig, plan_build
@@ -175,10 +176,17 @@ def test_zip_without_workbook_part(tmp_path):
     one_line_error(run("check", str(odd)))
 
 
+@libreoffice_job("check-evaluator")
+def _practice_workbook(tmp: Path) -> dict[str, Path]:
+    plan = plan_build(BuildConfig(shapes=SHAPES, spare_rows=3, practice=3, layers=8))
+    return {"built": write_xlsx(plan, tmp / "built.xlsx")}
+
+
 @needs_libreoffice
-def test_evaluator_agrees_with_libreoffice(built, tmp_path):
-    plan, path = built
-    lo = read_values(recalc_many([path], tmp_path / "lo")[path])
+def test_evaluator_agrees_with_libreoffice(built, libreoffice):
+    plan, _ = built
+    path = libreoffice.sources("check-evaluator")["built"]
+    lo = read_values(libreoffice.outputs("check-evaluator")["built"])
     ev = evaluate_workbook(path)
     checked = 0
     for sheet in plan.sheets:
@@ -198,3 +206,37 @@ def test_huge_workbook_is_refused_up_front(tmp_path, monkeypatch):
     path = write_xlsx(plan_build(BuildConfig(shapes=SHAPES, spare_rows=0)), tmp_path / "h.xlsx")
     monkeypatch.setattr(untrusted, "MAX_PACKAGE_BYTES", 10_000)  # as if it were gigabytes
     one_line_error(run("check", str(path)), "more than the 10,000 bytes budget")
+
+
+@pytest.mark.parametrize(("name", "value", "needle"), [
+    ("COMPUTE_EFF", "abc", "holds 'abc', not a number"),
+    ("COMPUTE_EFF", None, "is blank"),
+    ("COMPUTE_EFF", 0, "outside what the cell allows"),
+    ("TILE_M", True, "not a number"),
+    ("PAR_GPUS", 1e308, "outside what the cell allows"),
+])
+def test_a_malformed_input_cell_is_named(built, tmp_path, name, value, needle):
+    """Text, a blank, a boolean or an out-of-range number in a numeric input cell is the
+    user's file's problem: one line naming the cell, not a traceback and not a mismatch."""
+    plan, path = built
+    wb = openpyxl.load_workbook(path)
+    sheet, cell = plan.defined_names[name].split("!")
+    wb[sheet.strip("'")][cell.replace("$", "")] = value
+    out = tmp_path / "odd.xlsx"
+    wb.save(out)
+    result = run("check", str(out))
+    one_line_error(result, needle)
+    assert f"{sheet.strip(chr(39))}!{cell.replace('$', '')}" in result.output
+
+
+def test_a_bug_in_the_model_is_not_a_user_error(built, monkeypatch):
+    """The check turns only what a malformed file causes into WorkbookError: a TypeError (a
+    bug in sheetgen) propagates as itself."""
+    from sheetgen.verify import readback
+
+    def broken(*args, **kwargs):
+        raise TypeError("a bug")
+
+    monkeypatch.setattr(readback, "plan_workbook", broken)
+    with pytest.raises(TypeError, match="a bug"):
+        check_workbook(built[1])

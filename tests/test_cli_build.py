@@ -149,11 +149,12 @@ def test_gpus_is_one_line_per_preset_and_sources_on_request():
     assert header[:7] == ["GPU", "fp32", "tf32", "bf16", "fp16", "fp8", "int8"]
     rows = {line[:16].strip(" *"): line[16:].split() for line in lines[1:10]}
     assert set(rows) == {"A100 40GB SXM", "A100 40GB PCIe", "A100 80GB SXM", "H100 SXM",
-                         "H100 PCIe", "H200", "B200", "MI300X", "L4"}
+                         "H100 PCIe", "H200 SXM", "B200", "MI300X", "L4"}
     # A100 SXM datasheet: 312 TFLOP/s bf16 dense, 624 TOPS int8, no fp8 (shown as '-')
     assert rows["A100 40GB SXM"][:6] == ["19.5", "156", "312", "312", "-", "624"]
     assert rows["H100 SXM"][6] == "3.35"  # TB/s
-    assert len(lines) <= 12 and "int8 TOP/s" in result.output and "TFLOP/s" in result.output
+    assert "mem GiB" in lines[0] and rows["A100 40GB SXM"][7] == "40"  # 40 GB = 40 GiB
+    assert len(lines) <= 19 and "int8 TOP/s" in result.output and "TFLOP/s" in result.output
     assert "source" not in lines[1]
     detail = run("gpus", "H100 SXM", "--sources")
     assert detail.exit_code == 0 and "peak_flops: " in detail.output

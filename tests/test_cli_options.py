@@ -82,7 +82,8 @@ def test_read_block_gives_the_pipeline_totals_and_parallel_comparison(tmp_path: 
     """Hand figures for the default pipeline (72 layers of 8192×32768 bf16 weights, m = 4096)
     on a 40 GB A100: weights 72·8192·32768·2 B = 38,654,705,664 B; the largest live pair is
     a type-1 layer's input 4096×32768 plus output 4096×8192, 2 B each = 335,544,320 B;
-    headroom 40e9 − both = 1,009,750,016 B; compute 72·2·4096·8192·32768 FLOP / 312 TFLOP/s."""
+    headroom 40 GiB − 2 GiB reserve − both = 1,811,939,328 B (40e9 − both = 1,009,750,016 B
+    with --capacity-as GB); compute 72·2·4096·8192·32768 FLOP / 312 TFLOP/s."""
     out = tmp_path / "r.xlsx"
     assert run("build", str(out), "--spare-rows", "0").exit_code == 0
     result = run("read", str(out), "--sheet", "Pipeline", "--block", "--format", "json")
@@ -90,7 +91,8 @@ def test_read_block_gives_the_pipeline_totals_and_parallel_comparison(tmp_path: 
     totals = {r["name"]: r["value"] for r in json.loads(result.output)}
     assert totals["total_weight_bytes"] == 72 * 8192 * 32768 * 2
     assert totals["peak_live_act"] == (4096 * 32768 + 4096 * 8192) * 2
-    assert totals["headroom"] == 40e9 - 72 * 8192 * 32768 * 2 - (4096 * 32768 + 4096 * 8192) * 2
+    assert totals["headroom"] == (40 * 2**30 - 2 * 2**30 - 72 * 8192 * 32768 * 2
+                                  - (4096 * 32768 + 4096 * 8192) * 2) == 1_811_939_328
     assert totals["pipe_fits"] is True
     assert totals["total_compute_time"] == pytest.approx(72 * 2 * 4096 * 8192 * 32768 / PEAK)
     par = run("read", str(out), "--sheet", "Parallelism", "--block", "--format", "json")

@@ -11,6 +11,7 @@ LibreOffice its own, so the list in docs/checking.md stays true.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from pathlib import Path
@@ -20,7 +21,7 @@ import openpyxl
 import pytest
 import xlsxwriter
 from formula_gen import DATA, formulas
-from lo_helpers import needs_libreoffice, recalc_with_libreoffice
+from lo_helpers import libreoffice_job, needs_libreoffice
 
 from sheetgen.evaluate import ExcelError, evaluate_workbook
 
@@ -96,13 +97,22 @@ def agree(ours: Any, lo: Any) -> bool:
     return isinstance(lo, str) and _text_norm(ours) == _text_norm(lo)
 
 
+@functools.cache
+def _cells() -> list[str]:
+    return formulas(SEED, COUNT)
+
+
+@libreoffice_job("evaluate-differential")
+def _random_formulas(tmp: Path) -> dict[str, Path]:
+    return {"random": _write(tmp / "random.xlsx", _cells(), [f for f, _, _ in KNOWN])}
+
+
 @pytest.fixture(scope="module")
-def both(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("differential")
-    cells = formulas(SEED, COUNT)
-    src = _write(tmp / "random.xlsx", cells, [f for f, _, _ in KNOWN])
-    lo = openpyxl.load_workbook(recalc_with_libreoffice(src, tmp), data_only=True)
-    return cells, evaluate_workbook(src), lo
+def both(libreoffice):
+    src = libreoffice.sources("evaluate-differential")["random"]
+    lo = openpyxl.load_workbook(libreoffice.outputs("evaluate-differential")["random"],
+                                data_only=True)
+    return _cells(), evaluate_workbook(src), lo
 
 
 @needs_libreoffice

@@ -6,10 +6,12 @@ recalculated (and that we ignored the cached values).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import openpyxl
 import xlsxwriter
 from evaluate_helpers import same
-from lo_helpers import needs_libreoffice, recalc_with_libreoffice
+from lo_helpers import libreoffice_job, needs_libreoffice
 
 from sheetgen.evaluate import evaluate_workbook
 
@@ -81,11 +83,33 @@ def build(path):
     wb.close()
 
 
-@needs_libreoffice
-def test_values_match_libreoffice(tmp_path):
-    src = tmp_path / "roofline.xlsx"
+def _semantic_cases() -> list[str]:
+    """Every single-formula case of the semantics tests."""
+    import test_evaluate_semantics as sem
+
+    cases = [f for f, _ in sem.test_operators.pytestmark[0].args[1]]
+    cases += [f for f, _ in sem.test_errors_are_values.pytestmark[0].args[1]]
+    cases += [f for f, _ in sem.test_functions.pytestmark[0].args[1]]
+    return cases
+
+
+@libreoffice_job("evaluate-libreoffice")
+def _workbooks(tmp: Path) -> dict[str, Path]:
+    import test_evaluate_semantics as sem
+    from evaluate_helpers import write_book
+
+    src = tmp / "roofline.xlsx"
     build(src)
-    lo_file = recalc_with_libreoffice(src, tmp_path)
+    cells: dict[str, object] = dict(sem.RANGE)
+    for i, f in enumerate(_semantic_cases(), start=1):
+        cells[f"Z{i}"] = f
+    return {"roofline": src, "cases": write_book(tmp / "cases.xlsx", {"S": cells})}
+
+
+@needs_libreoffice
+def test_values_match_libreoffice(libreoffice):
+    src = libreoffice.sources("evaluate-libreoffice")["roofline"]
+    lo_file = libreoffice.outputs("evaluate-libreoffice")["roofline"]
     lo = openpyxl.load_workbook(lo_file, data_only=True)
     ours = evaluate_workbook(src)
     mismatches = []
@@ -132,20 +156,13 @@ KNOWN_LO_DIFFERENCES = {
 
 
 @needs_libreoffice
-def test_semantic_cases_match_libreoffice(tmp_path):
+def test_semantic_cases_match_libreoffice(libreoffice):
     """Every single-formula case of the semantics tests, recalculated by LibreOffice too."""
-    import test_evaluate_semantics as sem
-    from evaluate_helpers import write_book
-
-    cases = [f for f, _ in sem.test_operators.pytestmark[0].args[1]]
-    cases += [f for f, _ in sem.test_errors_are_values.pytestmark[0].args[1]]
-    cases += [f for f, _ in sem.test_functions.pytestmark[0].args[1]]
+    cases = _semantic_cases()
     assert len(cases) > 80 and set(KNOWN_LO_DIFFERENCES) <= set(cases)
-    cells: dict[str, object] = dict(sem.RANGE)
-    for i, f in enumerate(cases, start=1):
-        cells[f"Z{i}"] = f
-    src = write_book(tmp_path / "cases.xlsx", {"S": cells})
-    lo = openpyxl.load_workbook(recalc_with_libreoffice(src, tmp_path), data_only=True)["S"]
+    src = libreoffice.sources("evaluate-libreoffice")["cases"]
+    lo = openpyxl.load_workbook(libreoffice.outputs("evaluate-libreoffice")["cases"],
+                                data_only=True)["S"]
     ours = evaluate_workbook(src)
     diffs = []
     for i, f in enumerate(cases, start=1):

@@ -15,11 +15,12 @@ C2:C11 C5:D6 is C5:C6 = {7.5, 9}; C2:C11 B5:D5 is C5 = 7.5; (C2:C4,D2) is 3 + 4.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import openpyxl
 import pytest
 from click.testing import CliRunner
-from lo_helpers import needs_libreoffice
+from lo_helpers import libreoffice_job, needs_libreoffice
 from openpyxl.workbook.defined_name import DefinedName
 
 from sheetgen.cli import cli
@@ -121,12 +122,15 @@ def test_check_stays_strict_on_a_sheetgen_workbook(tmp_path):
     assert len(lines) == 1 and lines[0].startswith("Error: cannot parse formula in Matmul!D6")
 
 
-@pytest.mark.libreoffice
-@needs_libreoffice
-def test_libreoffice_agrees_on_the_reference_operators(book, tmp_path):
-    from sheetgen.verify.libreoffice import recalculate
+@libreoffice_job("evaluate-odd-cells")
+def _odd_book(tmp: Path) -> dict[str, Path]:
+    return {"odd": _book(tmp / "odd.xlsx")}
 
-    out = recalculate(book, tmp_path)  # forced recalculation, so the values are LibreOffice's
+
+@needs_libreoffice
+def test_libreoffice_agrees_on_the_reference_operators(libreoffice):
+    # forced recalculation, so the values are LibreOffice's
+    out = libreoffice.outputs("evaluate-odd-cells")["odd"]
     wb = openpyxl.load_workbook(out, data_only=True)
     ws = wb["Data"]
     got = {c: ws[c].value for c in HAND}

@@ -18,7 +18,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 from hostile_files import formula, num, sheet_xml, text, write_package
-from lo_helpers import needs_libreoffice, recalc_with_libreoffice
+from lo_helpers import libreoffice_job, needs_libreoffice
 
 from sheetgen.errors import WorkbookError
 from sheetgen.evaluate import ExcelError, evaluate_workbook
@@ -70,10 +70,15 @@ def test_other_functions_over_such_a_range_are_still_refused(tmp_path: Path):
         evaluate_workbook(path)
 
 
+@libreoffice_job("evaluate-sparse")
+def _sparse(tmp: Path) -> dict[str, Path]:
+    return {"sparse": sparse_book(tmp / "sparse.xlsx")}
+
+
 @needs_libreoffice
-def test_libreoffice_agrees(tmp_path: Path):
-    src = sparse_book(tmp_path / "sparse.xlsx")
-    lo = openpyxl.load_workbook(recalc_with_libreoffice(src, tmp_path), data_only=True)["S"]
+def test_libreoffice_agrees(libreoffice):
+    lo = openpyxl.load_workbook(libreoffice.outputs("evaluate-sparse")["sparse"],
+                                data_only=True)["S"]
     for cell, want in EXPECTED.items():
         if cell in ("G1", "K1"):
             continue  # which of two errors: LibreOffice reads column by column (docstring)

@@ -12,7 +12,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 from helpers import one_line_error, run
-from lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
+from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 from openpyxl.chart import BarChart, Reference
 from openpyxl.styles import Font, PatternFill
 from openpyxl.workbook.defined_name import DefinedName
@@ -178,32 +178,39 @@ def test_fill_api(tmp_path: Path):
         fill_workbook(broken)
 
 
-@needs_libreoffice
-def test_libreoffice_recalculates_the_filled_workbook(tmp_path: Path):
-    theirs = make_theirs(tmp_path / "plan.xlsx", extra_sheets=("Inputs",))
-    filled = sheetgen.fill(theirs, tmp_path / "filled.xlsx", gpu="H100 SXM", prefix="sg ")
-    # openpyxl stores no cached results: whatever LibreOffice shows, it computed
-    cached = read_values(filled)["sg Matmul"]
-    assert cached.get((5, 4)) is None
+@libreoffice_job("fill-filled-and-edited")
+def _filled_and_edited(tmp: Path) -> dict[str, Path]:
+    theirs = make_theirs(tmp / "plan.xlsx", extra_sheets=("Inputs",))
+    filled = sheetgen.fill(theirs, tmp / "filled.xlsx", gpu="H100 SXM", prefix="sg ")
     # their edit after the fill: a new m in their sheet, the text "4096" becomes a number
-    edited = tmp_path / "edited.xlsx"
+    edited = tmp / "edited.xlsx"
     shutil.copy(filled, edited)
     wb = openpyxl.load_workbook(edited)
     wb["Model plan"]["B7"] = 2048
     wb["Model plan"]["B6"] = 4096
     wb.save(edited)
-    out = recalc_many([filled, edited], tmp_path / "lo")
+    return {"filled": filled, "edited": edited}
+
+
+@needs_libreoffice
+def test_libreoffice_recalculates_the_filled_workbook(libreoffice):
+    sources = libreoffice.sources("fill-filled-and-edited")
+    # openpyxl stores no cached results: whatever LibreOffice shows, it computed
+    cached = read_values(sources["filled"])["sg Matmul"]
+    assert cached.get((5, 4)) is None
+    out = libreoffice.outputs("fill-filled-and-edited")
     links = {d: [("Model plan", r - 1, c) for r in ROWS] for d, c in zip("mkn", (1, 2, 3),
                                                                           strict=True)}
-    for src, shapes in ((filled, SHAPES), (edited, [*SHAPES[:2], Shape(2048, 4096, 4096)])):
+    for key, shapes in (("filled", SHAPES),
+                        ("edited", [*SHAPES[:2], Shape(2048, 4096, 4096)])):
         plan = plan_build(BuildConfig(gpu="H100 SXM", shapes=shapes, spare_rows=0),
                           prefix="sg ", links=links)
-        values = read_values(out[src])
-        assert mismatches(plan, values) == [], src.name
+        values = read_values(out[key])
+        assert mismatches(plan, values) == [], key
         # their own sheets come through LibreOffice with their values
         assert values["Model plan"][(3, 5)] == pytest.approx(50.0)
         assert values["Inputs"][(0, 0)] == "their Inputs"
-    edited_values = read_values(out[edited])["sg Matmul"]
+    edited_values = read_values(out["edited"])["sg Matmul"]
     assert edited_values[(7, 0)] == 2048
     assert edited_values[(7, 4)] == pytest.approx(2 * 2048 * 4096 * 4096)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from lo_helpers import needs_libreoffice, read_values, recalc_with_libreoffice
+from lo_helpers import libreoffice_job, needs_libreoffice, read_values
 
 from sheetgen.api import build_workbook
 from sheetgen.sheets import matmul
@@ -26,10 +26,8 @@ MARKER = "n/a: no fp8 on this GPU"
 ERRORS = ("#VALUE!", "#N/A", "#DIV/0!", "#REF!", "#NAME?", "#NUM!", "Err:")
 
 
-@pytest.fixture(scope="module")
-def fp8_on_a100(tmp_path_factory) -> Path:
+def make_fp8_on_a100(tmp: Path) -> Path:
     """The default (A100 40GB SXM, bf16) workbook with the dtype dropdown set to fp8."""
-    tmp = tmp_path_factory.mktemp("gap")
     path, _ = build_workbook(tmp / "a100.xlsx", spare_rows=2)
     wb = openpyxl.load_workbook(path)
     ws = wb["Inputs"]
@@ -38,6 +36,11 @@ def fp8_on_a100(tmp_path_factory) -> Path:
     out = tmp / "fp8.xlsx"
     wb.save(out)
     return out
+
+
+@pytest.fixture(scope="module")
+def fp8_on_a100(tmp_path_factory) -> Path:
+    return make_fp8_on_a100(tmp_path_factory.mktemp("gap"))
 
 
 def test_check_agrees_and_the_marker_reaches_every_dependent(fp8_on_a100: Path):
@@ -65,9 +68,14 @@ def test_status_cell_is_highlighted(fp8_on_a100: Path):
     assert any(r.operator == "notEqual" and r.formula == ['"ok"'] for r in rules)
 
 
+@libreoffice_job("gaps-fp8-on-a100")
+def _fp8_on_a100(tmp: Path) -> dict[str, Path]:
+    return {"fp8": make_fp8_on_a100(tmp)}
+
+
 @needs_libreoffice
-def test_libreoffice_recalculates_without_error_values(fp8_on_a100: Path, tmp_path: Path):
-    recalculated = recalc_with_libreoffice(fp8_on_a100, tmp_path)
+def test_libreoffice_recalculates_without_error_values(libreoffice):
+    recalculated = libreoffice.outputs("gaps-fp8-on-a100")["fp8"]
     values = read_values(recalculated)
     chart_data = {("Matmul", t.col + i) for t in (matmul.POINTS, matmul.CEILING)
                   for i, c in enumerate(t.all_columns()) if "NA()" in getattr(c, "template", "")}

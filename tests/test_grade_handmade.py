@@ -145,3 +145,32 @@ def test_an_unknown_function_in_a_graded_column_fails_those_cells(tmp_path):
     result = run("check", str(path))
     assert result.exit_code == 1
     assert "row 3 (H3): got not evaluated: unsupported function WEIRDTIME" in result.output
+
+
+def fp8_everywhere(path):
+    """fp8 on an H100 with every operand at 1 byte: the model writes C in bf16 (2 B)."""
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Mine"
+    ws.append(["m", "k", "n", "FLOPs", "Bytes"])
+    for r, (m, k, n) in enumerate(SHAPES, start=2):
+        ws.append([m, k, n, f"=2*A{r}*B{r}*C{r}", f"=1*(A{r}*B{r}+B{r}*C{r}+A{r}*C{r})"])
+    wb.save(path)
+    return path
+
+
+def test_grading_uses_each_operands_storage(tmp_path):
+    """4096^3 in fp8 writing bf16: 1·4096² + 1·4096² + 2·4096² = 67,108,864 B, not 3·4096²."""
+    path = fp8_everywhere(tmp_path / "fp8.xlsx")
+    report = grade_workbook(path, gpu="H100 SXM", dtype="fp8")
+    cols = {c.quantity: c for c in report.columns}
+    assert cols["flops"].ok and not cols["bytes_moved"].ok
+    big = next(f for f in cols["bytes_moved"].failures if f.row == BIG)
+    assert big.got == 3 * 4096**2 and big.expected == 67_108_864
+    assert "every operand at 1 B (fp8)" in cols["bytes_moved"].hint
+    # told that the sheet writes fp8 outputs, the grade passes
+    same = grade_workbook(path, gpu="H100 SXM", dtype="fp8", output_dtype="fp8")
+    assert all(c.ok for c in same.columns)
+    result = run("check", str(path), "--gpu", "H100 SXM", "--dtype", "fp8",
+                 "--output-dtype", "fp8")
+    assert result.exit_code == 0, result.output

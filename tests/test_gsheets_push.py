@@ -13,12 +13,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 import openpyxl
 import pytest
 from helpers import one_line_error, run
-from lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
+from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 from sheets_emulator import (
     FAST_RETRY,
     SA_EMAIL,
@@ -356,7 +357,9 @@ def test_sweep_chart_plots_log10_helpers_of_the_latencies(shared, gsheets_client
     assert [(a["viewWindowOptions"]["viewWindowMin"], a["viewWindowOptions"]["viewWindowMax"])
             for a in basic["axis"]] == [(0, 5), (1, 4)]
     hidden = {i for i, m in par.col_meta.items() if m.get("hiddenByUser")}
-    assert hidden == set(range(SWEEP_DATA, SWEEP_DATA + 8))
+    # the chart's data, then (hidden too, after a gap) the layer counts that feed formulas
+    counts = SWEEP_DATA + 9
+    assert hidden == set(range(SWEEP_DATA, SWEEP_DATA + 8)) | set(range(counts, counts + 3))
     v = engine_compute(shared.snapshot(KEY))
     row = first + 7  # the "× 1 input m" row, m = 4096
     x, one, pp, tp = (v[("Parallelism", f"{c}{row}")] for c in SWEEP_LOG)
@@ -705,19 +708,29 @@ def _diff(a: Any, b: Any, path: str = "") -> list[str]:
     return [] if a == b else [f"{path}: {str(a)[:150]} != {str(b)[:150]}"]
 
 
-@needs_libreoffice
-def test_pushed_plan_formulas_agree_with_libreoffice(tmp_path, monkeypatch):
-    """An independent engine for the Google variant (LOG10 helpers included): its plan,
-    written as xlsx with every cached value wrong, recalculated by LibreOffice."""
+def _google_variant_plan():
+    return sheetgen.plan(shapes=[*SHAPES, (3, 5, 7)], spare_rows=3, gpu="H100 SXM",
+                         dtype="fp8", chart_helpers=True)
+
+
+@libreoffice_job("gsheets-google-variant")
+def _google_variant(tmp: Path) -> dict[str, Path]:
     import sheetgen.writers.xlsx
 
-    p = sheetgen.plan(shapes=[*SHAPES, (3, 5, 7)], spare_rows=3, gpu="H100 SXM", dtype="fp8",
-                      chart_helpers=True)
-    monkeypatch.setattr(sheetgen.writers.xlsx, "_cached",
-                        lambda v: "WRONG" if isinstance(v, str) and v else -12345.0)
-    src = sheetgen.writers.xlsx.write_xlsx(p, tmp_path / "google_variant.xlsx")
-    out = recalc_many([src], tmp_path / "out")[src]
-    assert mismatches(p, read_values(out)) == []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sheetgen.writers.xlsx, "_cached",
+                   lambda v: "WRONG" if isinstance(v, str) and v else -12345.0)
+        src = sheetgen.writers.xlsx.write_xlsx(_google_variant_plan(),
+                                               tmp / "google_variant.xlsx")
+    return {"src": src}
+
+
+@needs_libreoffice
+def test_pushed_plan_formulas_agree_with_libreoffice(libreoffice):
+    """An independent engine for the Google variant (LOG10 helpers included): its plan,
+    written as xlsx with every cached value wrong, recalculated by LibreOffice."""
+    out = libreoffice.outputs("gsheets-google-variant")["src"]
+    assert mismatches(_google_variant_plan(), read_values(out)) == []
 
 
 def test_practice_tab_is_pushed_and_checked(shared, gsheets_client):

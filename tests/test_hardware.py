@@ -29,7 +29,8 @@ measured_link_efficiency = 0.8
 def test_builtin_presets_are_complete_and_sourced():
     presets = builtin_presets()
     assert presets.default == "A100 40GB SXM"
-    assert len(presets.gpus) == 9
+    # 9, and issue #19 §8: A100 80GB PCIe, H100 NVL, H200 NVL, GH200 x2, L40S, MI325X
+    assert len(presets.gpus) == 16
     for gpu in presets.gpus:
         for key in ("peak_flops", *FIGURES):
             assert gpu.sources.get(key), f"{gpu.name}: no source for {key}"
@@ -40,7 +41,9 @@ def test_published_figures():
     """Regression against vendor datasheets (dense figures), exact."""
     p = builtin_presets()
     a100 = p.get("A100 40GB SXM")
-    assert (a100.peak("bf16"), a100.hbm_bandwidth, a100.memory_bytes) == (312e12, 1.555e12, 40e9)
+    # "40 GB" of HBM2 = 40 GiB (the fit's --capacity-as GB reads it as 40e9)
+    assert (a100.peak("bf16"), a100.hbm_bandwidth, a100.memory_bytes) == (312e12, 1.555e12,
+                                                                          40 * 2**30)
     assert not a100.supports("fp8")
     assert p.get("H100 SXM").peak("bf16") == 989.4e12  # 1979 TFLOP/s is the sparse figure
     assert p.get("H100 SXM").link_bandwidth == 450e9  # 900 GB/s is both directions
@@ -110,8 +113,10 @@ def test_every_figure_has_a_public_source(gpu):
 def test_sm_counts_are_the_published_ones():
     """Whitepaper SM counts (AMD: compute units)."""
     published = {"A100 40GB SXM": 108, "A100 40GB PCIe": 108, "A100 80GB SXM": 108,
-                 "H100 SXM": 132, "H100 PCIe": 114, "H200": 132, "B200": 148,
-                 "MI300X": 304, "L4": 58}
+                 "H100 SXM": 132, "H100 PCIe": 114, "H200 SXM": 132, "B200": 148,
+                 "MI300X": 304, "L4": 58, "A100 80GB PCIe": 108, "H100 NVL": 132,
+                 "H200 NVL": 132, "GH200 96GB": 132, "GH200 144GB": 132,
+                 "L40S": 18_176 // 128, "MI325X": 8 * 38}
     assert {g.name: g.sm_count for g in builtin_presets().gpus} == published
 
 
@@ -195,3 +200,83 @@ def test_per_dtype_efficiency_and_overlap_load(tmp_path: Path):
                  "overlap_exponent = 2.5\n")
     gpu = load_presets(f).get("Mine")
     assert gpu.compute_efficiency("bf16") == 0.6 and gpu.overlap_exponent == 2.5
+
+
+@pytest.mark.parametrize(("typed", "preset"), [
+    ("A100 40 GB SXM", "A100 40GB SXM"),  # the README's spelling
+    ("a100-40gb-sxm", "A100 40GB SXM"), ("H100_SXM", "H100 SXM"), ("  mi300x ", "MI300X"),
+    ("MI300", "MI300X"),  # the start of exactly one name
+])
+def test_gpu_names_match_ignoring_case_spaces_and_hyphens(typed, preset):
+    assert builtin_presets().get(typed).name == preset
+
+
+@pytest.mark.parametrize(("typed", "candidates"), [
+    ("A100", ["A100 40GB SXM", "A100 40GB PCIe", "A100 80GB SXM"]),
+    ("a100 40gb", ["A100 40GB SXM", "A100 40GB PCIe"]),
+    ("H100", ["H100 SXM", "H100 PCIe"]),
+])
+def test_an_ambiguous_gpu_name_is_refused_naming_the_candidates(typed, candidates):
+    with pytest.raises(InputError, match="ambiguous") as info:
+        builtin_presets().get(typed)
+    for name in candidates:
+        assert repr(name) in str(info.value)
+
+
+GIB = 2**30
+
+
+#: Issue #19 §8: the added presets against their datasheets, computed by hand here.
+#: (dense bf16 FLOP/s and dense int8 OP/s = half the sparse headlines unless the datasheet
+#: gives the dense figure, HBM B/s, memory = advertised GB as GiB, link B/s per direction =
+#: half the bidirectional figure, host link per direction)
+NEW_PRESETS = {
+    "A100 80GB PCIe": (312e12, 624e12, 1935e9, 80 * GIB, 31.5e9, 31.5e9),
+    "H100 NVL": (1671e12 / 2, 3341e12 / 2, 3.9e12, 94 * GIB, 600e9 / 2, 63e9),
+    "H200 NVL": (1671e12 / 2, 3341e12 / 2, 4.8e12, 141 * GIB, 900e9 / 2, 63e9),
+    "GH200 96GB": (1979e12 / 2, 3958e12 / 2, 4.0e12, 96 * GIB, 900e9 / 2, 900e9 / 2),
+    "GH200 144GB": (1979e12 / 2, 3958e12 / 2, 4.9e12, 144 * GIB, 900e9 / 2, 900e9 / 2),
+    # the L40S datasheet prints dense | sparse: BF16 362.05 | 733, INT8 733 | 1,466
+    "L40S": (362.05e12, 1466e12 / 2, 864e9, 48 * GIB, 31.5e9, 31.5e9),
+    "MI325X": (2614.9e12 / 2, 2614.9e12, 6.0e12, 256 * GIB, 128e9 / 2, 63e9),
+}
+
+
+@pytest.mark.parametrize(("name", "figures"), NEW_PRESETS.items())
+def test_added_presets_match_their_datasheets(name, figures):
+    bf16, int8, hbm, memory, link, host = figures
+    gpu = builtin_presets().get(name)
+    assert gpu.peak("bf16") == pytest.approx(bf16, rel=1e-3)
+    assert gpu.peak("int8") == pytest.approx(int8, rel=1e-3)
+    assert gpu.supports("fp8") == (name != "A100 80GB PCIe")  # Ampere has no fp8
+    assert (gpu.hbm_bandwidth, gpu.memory_bytes) == (hbm, memory)
+    assert gpu.link_bandwidth == pytest.approx(link) and gpu.host_bandwidth == host
+    assert f"{round(memory / GIB)} G" in gpu.sources["memory_bytes"]
+
+
+def test_capacity_is_the_advertised_figure_in_gib():
+    """NVIDIA's "40 GB" A100 is 40 GiB = 42,949,672,960 B; CUDA reports 42,405,855,232."""
+    presets = builtin_presets()
+    a100 = presets.get("A100 40GB SXM")
+    assert a100.memory_bytes == 40 * GIB == 42_949_672_960 > 42_405_855_232
+    assert "42,405,855,232" in a100.sources["memory_bytes"]
+    advertised = {"A100 40GB SXM": 40, "A100 80GB SXM": 80, "H100 SXM": 80, "H100 PCIe": 80,
+                  "H200 SXM": 141, "B200": 180, "MI300X": 192, "L4": 24}
+    for name, gb in advertised.items():
+        assert presets.get(name).memory_bytes == gb * GIB, name
+
+
+def test_h200_is_an_exact_alias_of_the_sxm_part():
+    presets = builtin_presets()
+    assert presets.get("H200").name == presets.get(" h200 ").name == "H200 SXM"
+    assert presets.get("H200 NVL").name == "H200 NVL"
+    assert "H200" not in presets.names
+
+
+def test_b200_fp32_and_a100_link_topology_are_sourced():
+    presets = builtin_presets()
+    b200 = presets.get("B200")
+    assert b200.peak("fp32") == 75e12
+    assert "75 TFLOPS" in b200.sources["peak_flops"] and "estimate" in b200.sources["peak_flops"]
+    a100 = presets.get("A100 40GB SXM").sources["link_bandwidth"]
+    assert "NVSwitch" in a100 and "4-GPU" in a100 and "100 GB/s" in a100

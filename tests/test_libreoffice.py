@@ -8,12 +8,13 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values, recalc_many
+from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 
 import sheetgen.writers.xlsx
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
 from sheetgen.inputs.shapes import Shape
 from sheetgen.layout.planner import WorkbookPlan, plan_workbook
+from sheetgen.verify.libreoffice import recalculate
 from sheetgen.writers.xlsx import write_xlsx
 
 pytestmark = needs_libreoffice
@@ -130,6 +131,19 @@ def test_the_shared_run_writes_beside_never_over_the_source(libreoffice):
     assert openpyxl.load_workbook(out).sheetnames == openpyxl.load_workbook(src).sheetnames
 
 
+def test_sheetgens_own_recalculate_forces_a_recalculation(tmp_path: Path):
+    """sheetgen.verify.libreoffice.recalculate (what docs/render.py uses), on its own start:
+    a file whose cached values are all wrong comes back with the model's values."""
+    plan = plan_build(BuildConfig(shapes=SHAPES[:2], spare_rows=0))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sheetgen.writers.xlsx, "_cached", _wrong)
+        src = write_xlsx(plan, tmp_path / "wrong.xlsx")
+    assert read_values(src)["Inputs"][(12, 1)] == -12345.0
+    out = recalculate(src, tmp_path / "out")
+    assert out == (tmp_path / "out" / "wrong.xlsx").resolve() and src.exists()
+    assert mismatches(plan, read_values(out)) == []
+
+
 # Per-operand storage (issue #19 §3): weight-only int4 (W4A16), fp8 compute writing bf16,
 # raw int8 -> int32, and the A/B/C dropdowns flipped by hand after the build.
 STORAGE_VARIANTS = {
@@ -141,14 +155,16 @@ STORAGE_VARIANTS = {
 STORAGE_SHAPES = [Shape(1, 8192, 8192), Shape(4096, 4096, 4096), Shape(3, 5, 7)]
 
 
-@pytest.fixture(scope="module")
-def storage_recalculated(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("lo_storage")
-    plans, files = {}, []
-    for key, (gpu, dtype, storage) in STORAGE_VARIANTS.items():
-        plans[key] = plan_build(BuildConfig(gpu=gpu, dtype=dtype, shapes=STORAGE_SHAPES,
-                                            spare_rows=2, **storage))
-        files.append(write_xlsx(plans[key], tmp / f"{key}.xlsx"))
+@functools.cache
+def storage_plans() -> dict[str, WorkbookPlan]:
+    return {key: plan_build(BuildConfig(gpu=gpu, dtype=dtype, shapes=STORAGE_SHAPES,
+                                        spare_rows=2, **storage))
+            for key, (gpu, dtype, storage) in STORAGE_VARIANTS.items()}
+
+
+@libreoffice_job("libreoffice-storage")
+def storage_variants(tmp: Path) -> dict[str, Path]:
+    files = {key: write_xlsx(p, tmp / f"{key}.xlsx") for key, p in storage_plans().items()}
     # Flip the dropdowns of a default (bf16, all auto) build: fp8 compute on an H100, A in
     # fp8, B in int4, C in fp32.
     flipped = tmp / "flipped.xlsx"
@@ -160,9 +176,13 @@ def storage_recalculated(tmp_path_factory):
         sheet, cell = base.defined_names[name].split("!")
         wb[sheet.strip("'")][cell.replace("$", "")] = value
     wb.save(flipped)
-    files.append(flipped)
-    out = recalc_many(files, tmp / "out")
-    return plans, {p.stem: read_values(q) for p, q in out.items()}
+    return {**files, "flipped": flipped}
+
+
+@pytest.fixture(scope="module")
+def storage_recalculated(libreoffice):
+    out = libreoffice.outputs("libreoffice-storage")
+    return storage_plans(), {key: read_values(path) for key, path in out.items()}
 
 
 @pytest.mark.parametrize("variant", list(STORAGE_VARIANTS))

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import run, sheetgen_process
 
 from sheetgen.inputs.presets import load_preset_file
 from sheetgen.measure import csvio, sweep
@@ -19,9 +20,6 @@ ROOT = Path(__file__).resolve().parent.parent
 TINY = "m,k,n\n8,16,32\n64,64,64\n1,128,256\n32,8,128\n"
 
 
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["sheetgen", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=120, check=False)
 
 
 def _data_rows(path: Path) -> tuple[list[str], list[list[str]], list[str]]:
@@ -35,8 +33,10 @@ def _data_rows(path: Path) -> tuple[list[str], list[list[str]], list[str]]:
 def measured(tmp_path_factory) -> tuple[Path, Path, subprocess.CompletedProcess[str]]:
     tmp = tmp_path_factory.mktemp("measure")
     (tmp / "tiny.csv").write_text(TINY)
-    proc = run("measure", "cpu.csv", "--shapes", "tiny.csv", "--max-seconds", "2",
-               "--repeats", "5", "--preset-out", "cpu.toml", "--name", "This CPU", cwd=tmp)
+    # a real process: the one end-to-end run of `sheetgen measure`
+    proc = sheetgen_process("measure", "cpu.csv", "--shapes", "tiny.csv", "--max-seconds",
+                            "2", "--repeats", "5", "--preset-out", "cpu.toml", "--name",
+                            "This CPU", cwd=tmp)
     return tmp / "cpu.csv", tmp / "cpu.toml", proc
 
 
@@ -62,7 +62,7 @@ def test_cpu_measure_writes_a_well_formed_csv(measured):
 def test_calibrate_reads_measure_output_as_is(measured):
     out, preset, _ = measured
     proc = run("calibrate", str(out), "--gpu-file", str(preset), "--gpu", "This CPU", "--json")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.exit_code == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["dtype"] == "fp32" and report["time_column"] == "time_s"
     assert [(r["m"], r["k"], r["n"]) for r in report["rows"]][:2] == [(8, 16, 32), (64, 64, 64)]
@@ -79,7 +79,7 @@ def test_device_preset_loads_with_gpu_file(measured):
     assert gpu.sm_count >= 1
     proc = run("show", "--gpu-file", str(preset), "--gpu", "This CPU", "--dtype", "fp32",
                "--json")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.exit_code == 0, proc.stderr
     assert json.loads(proc.stdout)["gpu"]["peak_flops"] == gpu.peak_flops["fp32"]
 
 
@@ -103,7 +103,7 @@ def test_builtin_sweep_spans_both_regimes_and_tile_edges():
 ])
 def test_bad_options_one_line_exit_2(tmp_path, args, message):
     proc = run("measure", "x.csv", *args, cwd=tmp_path)
-    assert proc.returncode == 2
+    assert proc.exit_code == 2
     assert proc.stderr.strip().splitlines() == [f"Error: {proc.stderr.strip()[7:]}"]
     assert message in proc.stderr
     assert not (tmp_path / "x.csv").exists()
@@ -112,7 +112,7 @@ def test_bad_options_one_line_exit_2(tmp_path, args, message):
 def test_existing_output_needs_force(tmp_path):
     (tmp_path / "x.csv").write_text("keep")
     proc = run("measure", "x.csv", cwd=tmp_path)
-    assert proc.returncode == 2 and "already exists; pass --force" in proc.stderr
+    assert proc.exit_code == 2 and "already exists; pass --force" in proc.stderr
     assert (tmp_path / "x.csv").read_text() == "keep"
 
 
@@ -159,7 +159,7 @@ def test_cuda_without_torch_is_one_line(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip() == ("Error: --device cuda needs PyTorch, which is not installed: "
                                    "pip install 'sheetgen[measure]' (or a CUDA build of torch)")
-    proc = run("measure", "gpu.csv", "--device", "cuda", cwd=tmp_path)
+    proc = sheetgen_process("measure", "gpu.csv", "--device", "cuda", cwd=tmp_path)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
     assert "--device cuda" in proc.stderr  # torch missing here, or present without a GPU
     assert not (tmp_path / "gpu.csv").exists()

@@ -4,13 +4,13 @@ sheet), its fitted values are inputs of that sheet only, and `sheetgen check` ag
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import openpyxl
 import pytest
-from lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
+from helpers import run
+from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 
 import sheetgen.writers.xlsx
 from sheetgen.assemble import BuildConfig, plan_build
@@ -26,13 +26,16 @@ CSV = ("m,k,n,b,time_s\n4096,4096,4096,1,2.1e-4\n1,8192,8192,1,4.6e-5\n256,256,2
        "8,4096,4096,1,1.1e-5\n512,2048,512,1,7e-6\n")
 
 
+def _calibrate(tmp: Path):
+    path = tmp / "times.csv"
+    path.write_text(CSV)
+    return calibrate_file(path, gpu="H100 SXM", dtype="bf16")
+
+
 @pytest.fixture(scope="module")
 def calibration(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("measured")
-    path = tmp / "times.csv"
-    path.write_text(CSV)
-    cal = calibrate_file(path, gpu="H100 SXM", dtype="bf16")
-    return tmp, cal
+    return tmp, _calibrate(tmp)
 
 
 def _plan(cal, waves: bool | None = None):
@@ -65,20 +68,19 @@ def test_sheet_matches_the_fit_without_the_sheet(calibration):
     assert p.model.scalars["cal_floor"] == cal.params.launch_overhead != cal.gpu.launch_overhead
 
 
-@needs_libreoffice
-def test_libreoffice_recalculates_the_measured_sheet_to_the_model(calibration):
-    tmp, cal = calibration
+@libreoffice_job("measured-sheet")
+def _measured_workbooks(tmp: Path) -> dict[str, Path]:
+    cal = _calibrate(tmp)
     plans = {"off": _plan(cal, False), "on": _plan(cal, True)}
-    files = [write_xlsx(p, tmp / f"waves_{k}.xlsx") for k, p in plans.items()]
-    mp = pytest.MonkeyPatch()  # every cached value wrong: only a recalculation can fix them
-    mp.setattr(sheetgen.writers.xlsx, "_cached", lambda v: "WRONG" if isinstance(v, str) and v
-               else -12345.0)
-    wrong = write_xlsx(plans["on"], tmp / "wrong.xlsx")
-    mp.undo()
+    files = {k: write_xlsx(p, tmp / f"waves_{k}.xlsx") for k, p in plans.items()}
+    with pytest.MonkeyPatch.context() as mp:  # every cached value wrong: only a recalculation
+        mp.setattr(sheetgen.writers.xlsx, "_cached",  # can fix them
+                   lambda v: "WRONG" if isinstance(v, str) and v else -12345.0)
+        files["wrong"] = write_xlsx(plans["on"], tmp / "wrong.xlsx")
     # a user's edit on the Measured sheet: waves off, another floor, overlap exponent 1.5,
     # a new measured time
     edited = tmp / "edited.xlsx"
-    wb = openpyxl.load_workbook(files[1])
+    wb = openpyxl.load_workbook(files["on"])
     ws = wb["Measured"]
     block = {ws.cell(r, 1).value: r for r in range(1, 30)}
     ws.cell(block[measured.CAL_WAVES.label], 2).value = "off"
@@ -87,11 +89,19 @@ def test_libreoffice_recalculates_the_measured_sheet_to_the_model(calibration):
     first = measured.TABLE.first_row + 1
     ws.cell(first, 5).value = 400
     wb.save(edited)
-    out = recalc_many([*files, wrong, edited], tmp / "lo")
-    for key, path in zip(plans, files, strict=True):
-        assert mismatches(plans[key], read_values(out[path])) == [], key
-    assert mismatches(plans["on"], read_values(out[wrong])) == []
-    got = read_values(out[edited])["Measured"]
+    files["edited"] = edited
+    return files
+
+
+@needs_libreoffice
+def test_libreoffice_recalculates_the_measured_sheet_to_the_model(calibration, libreoffice):
+    _, cal = calibration
+    plans = {"off": _plan(cal, False), "on": _plan(cal, True)}
+    out = libreoffice.outputs("measured-sheet")
+    for key in plans:
+        assert mismatches(plans[key], read_values(out[key])) == [], key
+    assert mismatches(plans["on"], read_values(out["wrong"])) == []
+    got = read_values(out["edited"])["Measured"]
     data = cal.data
     data.measured = data.measured.copy()
     data.measured[0] = 4e-4
@@ -106,17 +116,14 @@ def test_libreoffice_recalculates_the_measured_sheet_to_the_model(calibration):
 
 def test_calibrate_output_workbook_checks_clean(tmp_path):
     book = tmp_path / "h100.xlsx"
-    proc = subprocess.run(["sheetgen", "calibrate", str(XLA), "--gpu", "H100 SXM", "--dtype",
-                           "bf16", "-o", str(book)], capture_output=True, text=True,
-                          check=False, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    assert f"wrote {book} (Measured sheet: 375 rows)" in proc.stdout
+    proc = run("calibrate", str(XLA), "--gpu", "H100 SXM", "--dtype", "bf16", "-o", str(book))
+    assert proc.exit_code == 0, proc.stderr
+    assert f"wrote {book} (Measured sheet: 375 bf16 rows)" in proc.stdout
     wb = openpyxl.load_workbook(book, read_only=True)
     assert "Measured" in wb.sheetnames
     wb.close()
-    proc = subprocess.run(["sheetgen", "check", str(book)], capture_output=True, text=True,
-                          check=False, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = run("check", str(book))
+    assert proc.exit_code == 0, proc.output
     assert "Measured" in proc.stdout
 
 
@@ -124,18 +131,16 @@ def test_build_measured_adds_the_sheet(tmp_path):
     src = tmp_path / "t.csv"
     src.write_text(CSV)
     book = tmp_path / "b.xlsx"
-    proc = subprocess.run(["sheetgen", "build", str(book), "--gpu", "H100 SXM", "--measured",
-                           str(src)], capture_output=True, text=True, check=False, timeout=300)
-    assert proc.returncode == 0, proc.stderr
+    proc = run("build", str(book), "--gpu", "H100 SXM", "--measured", str(src))
+    assert proc.exit_code == 0, proc.stderr
     wb = openpyxl.load_workbook(book)
     ws = wb["Measured"]
     assert ws.cell(measured.TABLE.first_row + 1, 1).value == 4096
     assert any(ch for ch in ws._charts)  # the measured-vs-predicted chart
     bad = tmp_path / "bad.csv"
     bad.write_text("m,k,n\n1,2,3\n")
-    proc = subprocess.run(["sheetgen", "build", str(tmp_path / "c.xlsx"), "--measured",
-                           str(bad)], capture_output=True, text=True, check=False, timeout=300)
-    assert proc.returncode == 2 and "no time column" in proc.stderr
+    proc = run("build", str(tmp_path / "c.xlsx"), "--measured", str(bad))
+    assert proc.exit_code == 2 and "no time column" in proc.stderr
     assert not (tmp_path / "c.xlsx").exists()
 
 

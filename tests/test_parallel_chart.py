@@ -19,7 +19,7 @@ from xml.etree import ElementTree as ET
 
 import numpy as np
 import pytest
-from lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
+from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 from openpyxl.utils import column_index_from_string, get_column_letter
 from test_chart import A, C, axes, chart_xml, hidden_columns, series
 from test_fill import make_theirs
@@ -82,7 +82,12 @@ def test_series_read_the_hidden_na_columns_beside_the_sweep(built):
         color = (palette.SINGLE_GPU, palette.PIPELINE, palette.TENSOR)[i]
         assert s.find(f"{C}spPr/{A}ln/{A}solidFill/{A}srgbClr").get("val") == color[1:]
     assert root.find(f"{C}chart/{C}plotVisOnly").get("val") == "0"
-    assert hidden_columns(path, SHEET) == set(range(DATA_COL, DATA_COL + 4))
+    # the chart's data, then (hidden too, right of Google's helpers) the layer counts
+    hidden = hidden_columns(path, SHEET)
+    assert set(range(DATA_COL, DATA_COL + 4)) <= hidden
+    assert min(hidden - set(range(DATA_COL, DATA_COL + 4))) > DATA_COL + 8
+    best = parallel.BEST  # the best-M helper table, hidden too
+    assert set(range(best.col, best.col + len(best.all_columns()))) <= hidden
     # log-log, whole decades: m 1..16384 -> 1..10^5; latency 12.8..2030 ms -> 10..10^4
     bounds = [(float(ax.find(f"{C}scaling/{C}min").get("val")),
                float(ax.find(f"{C}scaling/{C}max").get("val"))) for ax in axes(root)]
@@ -141,24 +146,33 @@ def test_fill_draws_the_same_lines(tmp_path):
         assert s.find(f"{C}spPr/{A}ln/{A}noFill") is None  # a line through the markers
         assert ref(s, "yVal")[0] == DATA_COL + 1 + i
     assert [ax.find(f"{C}scaling/{C}logBase").get("val") for ax in axes(root)] == ["10"] * 2
-    assert hidden_columns(filled, f"sg {SHEET}") == set(range(DATA_COL, DATA_COL + 4))
+    best = parallel.BEST  # the best-M helper table is hidden too
+    hidden = hidden_columns(filled, f"sg {SHEET}")
+    assert set(range(DATA_COL, DATA_COL + 4)) <= hidden
+    assert set(range(best.col, best.col + len(best.all_columns()))) <= hidden
 
 
-def _palette_pixels(workbook: Path, tmp: Path) -> dict[str, int]:
-    """LibreOffice's print of the sweep chart alone: pixels of each series' colour."""
-    from PIL import Image
+@libreoffice_job("parallel-chart-alone", to="pdf")
+def _sweep_chart_alone(tmp: Path) -> dict[str, Path]:
+    """LibreOffice's print of the sweep chart alone (over the host link)."""
     from test_render_docs import load_render
 
-    from sheetgen.verify.libreoffice import recalculate
-
-    render = load_render()
+    path = tmp / "w.xlsx"
+    sheetgen.build(str(path), link_over="host")
     top = SWEEP.header_row - 2
     area = (f"${get_column_letter(CHART_COL + 1)}${top + 1}:"
             f"${get_column_letter(CHART_COL + parallel_chart.CHART_COLS)}$"
             f"{top + parallel_chart.CHART_ROWS + 2}")
-    render.narrow_print_areas(workbook, {SHEET: area}, one_page={SHEET})
-    pdf = recalculate(workbook, tmp, to="pdf", timeout=300)
-    page = render.sheet_pages(pdf)[SHEET] + 1
+    load_render().narrow_print_areas(path, {SHEET: area}, one_page={SHEET})
+    return {"chart": path}
+
+
+def _palette_pixels(pdf: Path, tmp: Path) -> dict[str, int]:
+    """Pixels of each series' colour on the chart's page."""
+    from PIL import Image
+    from test_render_docs import load_render
+
+    page = load_render().sheet_pages(pdf)[SHEET] + 1
     png = tmp / "chart"
     subprocess.run(["pdftoppm", "-png", "-singlefile", "-r", "100", "-f", str(page), "-l",
                     str(page), str(pdf), str(png)], check=True)
@@ -169,11 +183,15 @@ def _palette_pixels(workbook: Path, tmp: Path) -> dict[str, int]:
                                            palette.TENSOR), strict=True)}
 
 
+@libreoffice_job("parallel-chart-data")
+def _host_link(tmp: Path) -> dict[str, Path]:
+    return {"host": write_xlsx(plan_build(BuildConfig(link_over="host")), tmp / "host.xlsx")}
+
+
 @needs_libreoffice
-def test_libreoffice_recalculates_the_chart_data_to_the_hand_figures(tmp_path):
+def test_libreoffice_recalculates_the_chart_data_to_the_hand_figures(libreoffice):
     plan = plan_build(BuildConfig(link_over="host"))
-    path = write_xlsx(plan, tmp_path / "host.xlsx")
-    recalculated = read_values(recalc_many([path], tmp_path / "out")[path])
+    recalculated = read_values(libreoffice.outputs("parallel-chart-data")["host"])
     assert mismatches(plan, recalculated) == []  # every cell, the chart data included
     values = recalculated[SHEET]
     want = hand_ms(PCIE, PCIE_LAT)
@@ -186,8 +204,6 @@ def test_libreoffice_recalculates_the_chart_data_to_the_hand_figures(tmp_path):
 
 @needs_libreoffice
 @pytest.mark.skipif(shutil.which("pdftoppm") is None, reason="poppler-utils not installed")
-def test_libreoffice_draws_the_three_lines_from_hidden_columns(tmp_path):
-    path = tmp_path / "w.xlsx"
-    sheetgen.build(str(path), link_over="host")
-    drawn = _palette_pixels(path, tmp_path)
+def test_libreoffice_draws_the_three_lines_from_hidden_columns(libreoffice, tmp_path):
+    drawn = _palette_pixels(libreoffice.outputs("parallel-chart-alone")["chart"], tmp_path)
     assert all(n > 150 for n in drawn.values()), drawn  # lines, not just legend samples

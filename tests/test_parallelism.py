@@ -8,12 +8,14 @@ The hand model: A100 40GB SXM in bf16 (312e12 FLOP/s dense, 1.555e12 B/s HBM, NV
 from __future__ import annotations
 
 import math
+from itertools import pairwise
+from pathlib import Path
 
 import openpyxl
 import pytest
 from click.testing import CliRunner
 from helpers import scalars
-from lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
+from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
@@ -102,6 +104,23 @@ def hand_pp(m, k, n, layers, g, micro, bw=NVLINK, lat=NVLINK_LAT):
 MAX_M = 512  # the issue's candidates: M = 1 ... min(m, 512)
 
 
+def hand_cut(m, k, n, layers, g, micro, bw=NVLINK, lat=NVLINK_LAT, narrow=True):
+    """(latency, pace) of a stage cut by hand: the narrow cut moves each balanced stage end
+    one layer earlier where that layer outputs the wider activation (ends that meet leave a
+    GPU idle and one hop)."""
+    per, rows = math.ceil(layers / g), math.ceil(m / micro)
+    ends = list(range(per, layers, per))
+    if narrow and k != n:
+        ends = sorted({e - 1 if widths(e, k, n)[1] > widths(e, k, n)[0] else e
+                       for e in ends} - {0})  # an end before layer 1: stage 1 idles
+    servers, bounds = [], [0, *ends, layers]
+    for first, last in pairwise(bounds):
+        servers.append(sum(roof(rows, *widths(i, k, n)) for i in range(first + 1, last + 1)))
+        if last < layers:
+            servers.append(B * rows * widths(last, k, n)[1] / bw + lat)
+    return sum(servers) + (micro - 1) * max(servers), max(servers)
+
+
 def hand_best(m, k, n, layers, g, bw=NVLINK, lat=NVLINK_LAT):
     """Brute force over every candidate M (ties to the smaller): (best M, its PP figures)."""
     best = None
@@ -158,6 +177,12 @@ CASES = [  # (m, k, n, layers, G, M): both orientations, uneven splits, decode-l
 def test_hand_computed_tables(m, k, n, layers, g, micro):
     s = scalars(pipeline_shape=(m, k, n), layers=layers, gpus=g, micro_batches=micro)
     t, p = hand_tp(m, k, n, layers, g), hand_pp(m, k, n, layers, g, micro)
+    assert close(s["pp_latency_bal"], p["latency"])
+    narrow = hand_cut(m, k, n, layers, g, micro)
+    assert close(s["pp_latency_narrow"], narrow[0])
+    if narrow[0] < p["latency"]:  # the cheaper cut is used
+        p |= {"latency": narrow[0], "pace": narrow[1], "flushed": m / narrow[0],
+              "stream": m / (micro * narrow[1])}
     assert s["tp_row_type"] == t["row_type"]
     assert s["tp_ar_count"] == t["count"]
     for key, want in (("tp_latency", t["latency"]), ("tp_comm", t["comm"]),
@@ -220,15 +245,31 @@ def test_hop_slower_than_stage_sets_the_pace():
     assert slow["pp_pace_by"] == "a link hop"
     rows = 512
     hop = B * rows * 32768 / 1e6 + 5e-6  # boundaries after layers 18, 36, 54 (type 2: m×n)
-    assert slow["pp_pace"] == pytest.approx(hop, rel=1e-12)
-    assert slow["pp_tput_stream"] == pytest.approx(4096 / (8 * hop), rel=1e-12)
+    assert slow["pp_pace_bal"] == pytest.approx(hop, rel=1e-12)
+    # the narrow cut (after layers 17, 35, 53: m×k, 4× less) is cheaper and used
+    narrow = B * rows * 8192 / 1e6 + 5e-6
+    assert slow["pp_cut"] == "narrow"
+    assert slow["pp_pace"] == pytest.approx(narrow, rel=1e-12)
+    assert slow["pp_tput_stream"] == pytest.approx(4096 / (8 * narrow), rel=1e-12)
     assert scalars()["pp_pace_by"] == "a stage"
 
 
+def hand_narrow(m, micro, bw, lat):
+    """The defaults' narrow cut by hand: 35 layers, then 37 (the hop carries m×k)."""
+    rows = math.ceil(m / micro)
+    first = sum(roof(rows, *widths(i, 8192, 32768)) for i in range(1, 36))
+    second = sum(roof(rows, *widths(i, 8192, 32768)) for i in range(36, 73))
+    hop = B * rows * 8192 / bw + lat
+    return first + second + hop + (micro - 1) * max(first, second, hop)
+
+
 def _hand_sweep_row(m, bw, lat):
-    """A sweep row by hand: PP at its own best M (brute force), TP, one GPU."""
+    """A sweep row by hand: PP at its own best M (brute force), the cheaper stage cut,
+    TP, one GPU."""
     k, n, layers, g = 8192, 32768, 72, 2
     micro, p = hand_best(m, k, n, layers, g, bw, lat)
+    p = p | {"latency": min(p["latency"], hand_narrow(m, micro, bw, lat))}
+    p["flushed"] = m / p["latency"]
     t = hand_tp(m, k, n, layers, g, bw, lat)
     p["stream_one"] = hand_pp(m, k, n, layers, g, 1, bw, lat)["stream_one"]
     return p | {"micro": micro}, t, hand_single(m, k, n, layers)
@@ -324,6 +365,7 @@ VARIANTS = {
     "wide_g8_decode": {"pipeline_shape": (8, 4096, 16384), "gpus": 8, "layers": 10,
                        "micro_batches": 1, "tp_pairing": "wide"},
     "g1": {"gpus": 1, "layers": 3, "micro_batches": 2},
+    "typed_m_overlap": {"micro_batches": 8, "tp_overlap": 0.5, "link_over": "host"},
 }
 
 
@@ -331,32 +373,42 @@ def _cell(plan, name):
     return next(c for s in plan.sheets for c in s.cells if c.name == name)
 
 
-@needs_libreoffice
-def test_libreoffice_recalculates_every_new_cell_and_the_verdict(tmp_path):
-    plans = {key: plan_build(BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=1, **opts))
-             for key, opts in VARIANTS.items()}
-    files = [write_xlsx(p, tmp_path / f"{key}.xlsx") for key, p in plans.items()]
+def _variant_plans() -> dict:
+    return {key: plan_build(BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=1, **opts))
+            for key, opts in VARIANTS.items()}
+
+
+@libreoffice_job("parallelism-variants")
+def _variants(tmp: Path) -> dict[str, Path]:
+    plans = _variant_plans()
+    files = {key: write_xlsx(p, tmp / f"{key}.xlsx") for key, p in plans.items()}
     # the user types the PCIe figure into the link bandwidth override, and clears a sweep row
-    # (the model of that edit, below, has the same blank row)
-    edited = tmp_path / "pcie.xlsx"
-    wb = openpyxl.load_workbook(files[0])
+    # (the model of that edit, in the test, has the same blank row)
+    edited = tmp / "pcie.xlsx"
+    wb = openpyxl.load_workbook(files["default"])
     cell = _cell(plans["default"], "link_bw_override")
     wb["Parallelism"].cell(cell.row + 1, cell.col + 1, 31.5e9)
     sweep = plans["default"].table("parallel_sweep")
     wb["Parallelism"].cell(sweep.first_row + 2, sweep.column("sweep_m_typed").col + 1).value = None
     wb.save(edited)
-    out = recalc_many([*files, edited], tmp_path / "out")
+    return {**files, "edited (pcie)": edited}
+
+
+@needs_libreoffice
+def test_libreoffice_recalculates_every_new_cell_and_the_verdict(libreoffice):
+    plans = _variant_plans()
+    out = libreoffice.outputs("parallelism-variants")
     for key, p in plans.items():
-        assert mismatches(p, read_values(out[tmp_path / f"{key}.xlsx"])) == [], key
+        assert mismatches(p, read_values(out[key])) == [], key
     cfg = BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=1, link_bw=31.5e9).resolved()
     values_in = input_values(cfg)
     values_in["sweep_m_typed"][1] = None
     expected = plan_workbook(sheet_specs(), values_in)
     assert expected.model.columns["sw_check"][1] == "type m or × input m"
-    values = read_values(out[edited])
+    values = read_values(out["edited (pcie)"])
     assert mismatches(expected, values) == []
     verdict = _cell(expected, "verdict_latency")
-    before = read_values(out[files[0]])["Parallelism"][(verdict.row, verdict.col)]
+    before = read_values(out["default"])["Parallelism"][(verdict.row, verdict.col)]
     after = values["Parallelism"][(verdict.row, verdict.col)]
-    assert before.startswith("Latency: tensor parallel finishes one batch")
+    assert before.startswith("Latency: a tie: tensor parallel finishes one batch 2.1 % sooner")
     assert after.startswith("Latency: pipeline parallel finishes one batch")

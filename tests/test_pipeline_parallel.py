@@ -4,12 +4,13 @@ LibreOffice recalculating both sheets."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import openpyxl
 import pytest
 from click.testing import CliRunner
 from helpers import one_line_error, scalars
-from lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
+from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
@@ -38,23 +39,29 @@ def test_default_totals_by_hand():
                                                  + s["total_memory_time"], rel=1e-12)
 
 
+#: The fit's capacity on the A100 40GB: its 40 GiB less the default 2 GiB reserve
+FIT = 40 * 2**30 - 2 * 2**30  # 40,802,189,312 B
+
+
 def test_fit_verdicts_on_both_sides_of_the_line():
     fits = scalars()
     assert fits["pipe_fits"] is True
-    assert fits["headroom"] == pytest.approx(40e9 - 38_990_249_984)
+    assert fits["headroom"] == 40_802_189_312 - 38_990_249_984 == 1_811_939_328
+    # the interview's 40 GB arithmetic is one switch away
+    assert scalars(capacity_as="GB")["headroom"] == 40e9 - 38_990_249_984
     assert fits["stream_bytes"] == 0 and fits["stream_time"] == 0
-    fp32 = scalars(dtype="fp32")  # twice the bytes: 78 GB on a 40 GB card
+    fp32 = scalars(dtype="fp32")  # twice the bytes: 78 GB on a 40 GiB card
     assert fp32["pipe_fits"] is False
     assert fp32["headroom"] < 0
-    assert fp32["stream_bytes"] == pytest.approx(fp32["memory_needed"] - 40e9)
+    assert fp32["stream_bytes"] == pytest.approx(fp32["memory_needed"] - FIT)
     assert fp32["stream_time"] == pytest.approx(fp32["stream_bytes"] / 31.5e9)
     # 38 GB over PCIe 4 (1.2 s) hides behind 8.1 s of fp32 (non-tensor) compute ...
-    assert fp32["stream_time"] == pytest.approx((2 * 38_990_249_984 - 40e9) / 31.5e9)
+    assert fp32["stream_time"] == pytest.approx((2 * 38_990_249_984 - FIT) / 31.5e9)
     assert fp32["pipe_predicted"] == pytest.approx(L * 2 * M * K * N / 19.5e12)
     assert fp32["stream_hidden"] is True
     # ... but 67 GB of streamed weights cannot hide behind a small batch's 88 ms
     small = scalars(layers=200, pipeline_shape=(256, 8192, 32768))
-    assert small["stream_bytes"] == pytest.approx(200 * 2 * K * N + 2 * 256 * (N + K) - 40e9)
+    assert small["stream_bytes"] == pytest.approx(200 * 2 * K * N + 2 * 256 * (N + K) - FIT)
     assert small["stream_hidden"] is False
     assert small["pipe_with_stream"] == small["stream_time"]
     assert fp32["pipe_with_stream"] == max(fp32["pipe_predicted"], fp32["stream_time"])
@@ -111,28 +118,36 @@ VARIANTS = {
 }
 
 
-@needs_libreoffice
-def test_libreoffice_agrees_on_pipeline_and_parallelism(tmp_path):
-    plans, files = {}, []
-    for key, opts in VARIANTS.items():
-        plans[key] = plan_build(BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=1, **opts))
-        files.append(write_xlsx(plans[key], tmp_path / f"{key}.xlsx"))
+def _variant_plans() -> dict:
+    return {key: plan_build(BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=1, **opts))
+            for key, opts in VARIANTS.items()}
+
+
+@libreoffice_job("pipeline-parallel-variants")
+def _variants(tmp: Path) -> dict[str, Path]:
+    plans = _variant_plans()
+    files = {key: write_xlsx(p, tmp / f"{key}.xlsx") for key, p in plans.items()}
     # a user flips the dtype and the GPU count in the sheet
-    edited = tmp_path / "edited.xlsx"
-    wb = openpyxl.load_workbook(files[0])
+    edited = tmp / "edited.xlsx"
+    wb = openpyxl.load_workbook(files["default"])
     for name, value in (("DTYPE", "fp32"), ("PAR_GPUS", 4), ("MICRO_BATCHES", 16)):
         sheet, cell = plans["default"].defined_names[name].split("!")
         wb[sheet.strip("'")][cell.replace("$", "")] = value
     wb.save(edited)
-    files.append(edited)
-    out = recalc_many(files, tmp_path / "out")
+    return {**files, "edited": edited}
+
+
+@needs_libreoffice
+def test_libreoffice_agrees_on_pipeline_and_parallelism(libreoffice):
+    plans = _variant_plans()
+    out = libreoffice.outputs("pipeline-parallel-variants")
     for key in VARIANTS:
-        values = read_values(out[tmp_path / f"{key}.xlsx"])
+        values = read_values(out[key])
         assert mismatches(plans[key], values) == [], key
     cfg = BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=1, dtype="fp32", gpus=4,
                       micro_batches=16).resolved()
     expected = plan_workbook(sheet_specs(), input_values(cfg))
-    values = read_values(out[edited])
+    values = read_values(out["edited"])
     assert mismatches(expected, values) == []
     assert math.isclose(expected.model.scalars["pp_bubble"], 3 / 19)
     # the fp32 flip pushes the model out of the A100's memory, and LibreOffice says so

@@ -97,7 +97,7 @@ def test_weight_only_int4_moves_the_ridge_crossing():
 
 @pytest.mark.parametrize("bad", ["int3", "", "tf32"])
 def test_unknown_storage_dtype_is_one_error(bad):
-    with pytest.raises(sheetgen.errors.InputError, match="--weight-dtype"):
+    with pytest.raises(sheetgen.errors.InputError, match="weight_dtype"):
         sheetgen.analyze([(1, 1, 1)], weight_dtype=bad)
 
 
@@ -105,7 +105,19 @@ def test_ridge_is_peak_over_bandwidth():
     p = sheetgen.plan(gpu="H100 SXM", dtype="bf16", shapes=[(1, 1, 1)], spare_rows=0)
     assert p.model.scalars["ridge"] == pytest.approx(989.4e12 / 3.35e12)
     assert p.model.scalars["dtype_bytes_sel"] == 2
-    assert p.model.scalars["vram_bytes"] == 80e9
+    assert p.model.scalars["card_bytes"] == 80 * 2**30  # H100's "80 GB" HBM3 is 80 GiB
+    assert p.model.scalars["vram_bytes"] == 78 * 2**30  # less the 2 GiB reserve
+
+
+def test_capacity_as_gb_is_the_interview_arithmetic():
+    s = sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, capacity_as="GB").model.scalars
+    assert s["card_bytes"] == 42_949_672_960 and s["vram_bytes"] == 40e9  # no reserve
+    s = sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, memory_reserve=0.5e9).model.scalars
+    assert s["vram_bytes"] == 42_949_672_960 - 0.5e9
+    with pytest.raises(sheetgen.errors.InputError, match="--capacity-as"):
+        sheetgen.plan(shapes=[(1, 1, 1)], capacity_as="GiB/GB")
+    with pytest.raises(sheetgen.errors.InputError, match="--memory-reserve"):
+        sheetgen.plan(shapes=[(1, 1, 1)], memory_reserve=-1)
 
 
 def test_regime_flips_exactly_at_the_ridge():

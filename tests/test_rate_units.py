@@ -15,20 +15,30 @@ from pathlib import Path
 import openpyxl
 import pytest
 from fill_helpers import filled_workbook
-from lo_helpers import needs_libreoffice
+from lo_helpers import libreoffice_job, needs_libreoffice
 
 from sheetgen.api import build_workbook, plan
 from sheetgen.layout.styles import NUMBER_FORMATS
-from sheetgen.verify.libreoffice import recalculate
 from sheetgen.writers.google.requests import requests_for
 
 pypdf = pytest.importorskip("pypdf")
 RATE, OPS = NUMBER_FORMATS["rate"], NUMBER_FORMATS["rate_ops"]
 
 
-def _pages(path: Path, tmp: Path) -> dict[str, str]:
+@libreoffice_job("rate-units", to="pdf")
+def _workbooks(tmp: Path) -> dict[str, Path]:
+    """The bf16 default and the same file with int8 picked in the dropdown; an int8 build;
+    a filled workbook switched to int8."""
+    built, _ = build_workbook(tmp / "bf16.xlsx", spare_rows=0)
+    int8, _ = build_workbook(tmp / "int8.xlsx", dtype="int8", spare_rows=0)
+    filled = filled_workbook(tmp)
+    return {"bf16": built, "bf16 picked int8": _set_dtype(built, "int8", tmp / "picked.xlsx"),
+            "int8": int8, "filled picked int8": _set_dtype(filled, "int8",
+                                                           tmp / "filled_int8.xlsx")}
+
+
+def _pages(pdf: Path) -> dict[str, str]:
     """Sheet name -> the text LibreOffice printed for it (pages joined)."""
-    pdf = recalculate(path, tmp, to="pdf", timeout=300)
     out: dict[str, str] = {}
     for page in pypdf.PdfReader(pdf).pages:
         text = page.extract_text()
@@ -62,9 +72,9 @@ def _rule_formats(path: Path, sheet: str) -> dict[str, str]:
 
 
 @needs_libreoffice
-def test_picking_int8_in_the_dropdown_shows_top_s(tmp_path: Path):
-    built, _ = build_workbook(tmp_path / "bf16.xlsx", spare_rows=0)
-    pages = _pages(_set_dtype(built, "int8", tmp_path / "int8.xlsx"), tmp_path)
+def test_picking_int8_in_the_dropdown_shows_top_s(libreoffice):
+    pdfs = libreoffice.outputs("rate-units")
+    pages = _pages(pdfs["bf16 picked int8"])
     assert "624.0 TOP/s" in pages["Inputs"]  # the A100's dense int8 peak
     assert "TFLOP/s" not in pages["Inputs"].replace("312.0 TFLOP/s", "")  # (no bf16 rate)
     matmul = pages["Matmul"]
@@ -72,20 +82,20 @@ def test_picking_int8_in_the_dropdown_shows_top_s(tmp_path: Path):
     assert "624.0 TOP/s" in matmul  # a compute-bound shape at the int8 peak
     assert not re.search(r"\d TFLOP/s", matmul), matmul[:400]
     # and back to bf16 in the same file: TFLOP/s again
-    pages = _pages(built, tmp_path / "again")
+    pages = _pages(pdfs["bf16"])
     assert "312.0 TFLOP/s" in pages["Matmul"] and "TOP/s" not in pages["Inputs"]
 
 
 @needs_libreoffice
-def test_an_int8_build_shows_top_s_everywhere(tmp_path: Path):
-    path, _ = build_workbook(tmp_path / "int8.xlsx", dtype="int8", spare_rows=0)
+def test_an_int8_build_shows_top_s_everywhere(libreoffice):
+    path = libreoffice.sources("rate-units")["int8"]
     ws = openpyxl.load_workbook(path)["Inputs"]
     formats = {ws.cell(r, 1).value: ws.cell(r, 2).number_format for r in range(1, ws.max_row)}
     assert formats["Peak FLOP/s (dense)"] == formats["Attainable FLOP/s"] == OPS
     # the other way round, live: TFLOP/s while a float dtype is picked
     rules = _rule_formats(path, "Inputs")
     assert ('NOT(DTYPE="int8")', RATE) in rules.values()
-    pages = _pages(path, tmp_path)
+    pages = _pages(libreoffice.outputs("rate-units")["int8"])
     assert "624.0 TOP/s" in pages["Inputs"] and "3.1 TOP/s" in pages["Matmul"]
     assert not re.search(r"\d TFLOP/s", pages["Matmul"])
     # GPU Specs' int8 column is int8 whatever the build's dtype
@@ -118,9 +128,8 @@ def test_filled_workbook_gets_the_same_rules(tmp_path: Path):
 
 
 @needs_libreoffice
-def test_filled_workbook_switched_to_int8_renders_top_s(tmp_path: Path):
-    path = filled_workbook(tmp_path)
-    pages = _pages(_set_dtype(path, "int8", tmp_path / "int8.xlsx"), tmp_path)
+def test_filled_workbook_switched_to_int8_renders_top_s(libreoffice):
+    pages = _pages(libreoffice.outputs("rate-units")["filled picked int8"])
     assert "624.0 TOP/s" in pages["Inputs"] and "3.1 TOP/s" in pages["Matmul"]
 
 

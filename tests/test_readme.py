@@ -25,6 +25,8 @@ DOCS = ["usage.md", "workbook.md", "checking.md", "measuring.md", "google-sheets
 #: (pattern, why) for every kind of line that is not run
 SKIPS: list[tuple[str, str]] = [
     (r"^pip install\b", "installs the package (the tests already run it installed)"),
+    (r"^python3? -m venv\b|^\. \.venv/bin/activate\b",
+     "makes or enters a virtual environment (the tests already run in their own)"),
     (r"^bash \.ci/run\b", "runs this test suite: it would recurse"),
     (r"GOOGLE_APPLICATION_CREDENTIALS|--credentials", "needs a Google service-account key"),
     (r"\bKEY\b|docs\.google\.com", "needs a real Google spreadsheet"),
@@ -170,6 +172,34 @@ def test_the_examples_make_what_they_say(ran_examples: tuple[Path, dict[int, Ran
     assert (where / name).exists() and (where / name).stat().st_size > 0, name
     if name == "matmul.csv":
         assert (where / name).read_text("utf-8").startswith("row,m,k,n,")
+
+
+def test_the_set_up_is_two_commands_and_the_first_installs_what_the_readme_uses():
+    """A new user's first ten minutes: the README's set-up is two commands, the first makes a
+    virtual environment and installs every extra a README line needs (`sheetgen plot` needs
+    matplotlib, the plot extra), the second is CI's script, which runs the very test command
+    the README names."""
+    import tomllib
+
+    readme = (ROOT / "README.md").read_text("utf-8")
+    setup = readme.split("## Set-up", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```bash\n(.*?)```", setup, re.S).group(1)
+    commands = [ln for ln in block.splitlines() if ln.strip() and not ln.startswith("#")]
+    assert len(commands) == 2 and commands[1] == "bash .ci/run", commands
+    first = commands[0].split(" && ")
+    assert first[0] == "python3 -m venv .venv" and first[1] == ". .venv/bin/activate"
+    installed = re.fullmatch(r"pip install '\.\[([\w,]+)\]'", first[2])
+    assert installed, first[2]
+    uses_plot = any(line.startswith("sheetgen plot") for line in shell_lines(readme))
+    assert uses_plot and "plot" in installed.group(1).split(",")
+    assert first[3].startswith("sheetgen build ")
+    command = re.search(r"runs the test command,\s+\*\*`([^`]+)`\*\*", setup).group(1)
+    ci = (ROOT / ".ci" / "run").read_text("utf-8").strip().splitlines()
+    assert ci[-1] == command  # CI runs exactly the README's test command
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))[
+        "project"]["optional-dependencies"]
+    assert any(d.startswith("pytest-xdist") for d in extras["test"])  # for -n and --dist
+    assert "apt-get install" in "\n".join(ci) and "poppler-utils" in "\n".join(ci)
 
 
 def test_the_required_preset_fields_are_documented_and_the_minimal_file_loads():

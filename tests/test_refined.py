@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import openpyxl
 import pytest
 from click.testing import CliRunner
-from lo_helpers import expected_cells, mismatches, needs_libreoffice, read_values, recalc_many
+from lo_helpers import expected_cells, libreoffice_job, mismatches, needs_libreoffice, read_values
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, plan_build
@@ -102,22 +103,30 @@ def test_whatif_sheet_has_the_refined_columns():
     assert col["wi_refined_ratio"][0] == 1.0
 
 
-@pytest.fixture(scope="module")
-def refined_books(tmp_path_factory):
-    """Built workbooks with the refined layer switched on, one edited by hand, recalculated
-    by LibreOffice together."""
-    tmp = tmp_path_factory.mktemp("refined")
-    shapes = [Shape(1024, 4096, 1024), Shape(4096, 4096, 4096), Shape(1, 8192, 8192),
-              Shape(129, 64, 1), Shape(2304, 64, 2304)]
-    plans = {
+REFINED_SHAPES = [Shape(1024, 4096, 1024), Shape(4096, 4096, 4096), Shape(1, 8192, 8192),
+                  Shape(129, 64, 1), Shape(2304, 64, 2304)]
+
+
+def _refined_plans() -> dict:
+    shapes = REFINED_SHAPES
+    return {
         "a100": plan_build(BuildConfig(gpu="A100 40GB SXM", shapes=shapes, spare_rows=3,
                                        waves=True, launch_overhead=4e-6)),
         "mi300x": plan_build(BuildConfig(gpu="MI300X", dtype="fp8", shapes=shapes,
                                          spare_rows=0, tile=(256, 64), waves=False)),
         "overlap": plan_build(BuildConfig(gpu="H100 SXM", shapes=shapes, spare_rows=0,
                                           launch_overhead=5e-6, overlap=2.0)),
+        "edited": plan_build(BuildConfig(gpu="H100 SXM", dtype="fp8", shapes=shapes,
+                                         spare_rows=3, waves=False, launch_overhead=1e-5,
+                                         tile=(64, 256), overlap=1.5)),
     }
-    files = {k: write_xlsx(p, tmp / f"{k}.xlsx") for k, p in plans.items()}
+
+
+@libreoffice_job("refined")
+def _refined_workbooks(tmp: Path) -> dict[str, Path]:
+    """Built workbooks with the refined layer switched on, one edited by hand."""
+    plans = _refined_plans()
+    files = {k: write_xlsx(plans[k], tmp / f"{k}.xlsx") for k in ("a100", "mi300x", "overlap")}
     # The user switches waves off, picks 64x256 tiles, a 10 µs floor (the Inputs cell holds
     # µs), the H100 SXM, fp8 and an overlap exponent of 1.5.
     edited = tmp / "edited.xlsx"
@@ -129,12 +138,14 @@ def refined_books(tmp_path_factory):
         sheet, cell = names[name].split("!")
         wb[sheet.strip("'")][cell.replace("$", "")] = value
     wb.save(edited)
-    plans["edited"] = plan_build(BuildConfig(gpu="H100 SXM", dtype="fp8", shapes=shapes,
-                                             spare_rows=3, waves=False, launch_overhead=1e-5,
-                                             tile=(64, 256), overlap=1.5))
-    files["edited"] = edited
-    out = recalc_many(list(files.values()), tmp / "lo")
-    return plans, {k: read_values(out[f]) for k, f in files.items()}
+    return {**files, "edited": edited}
+
+
+@pytest.fixture(scope="module")
+def refined_books(libreoffice):
+    """The workbooks above, recalculated by LibreOffice, and the plans they must match."""
+    out = libreoffice.outputs("refined")
+    return _refined_plans(), {k: read_values(f) for k, f in out.items()}
 
 
 @needs_libreoffice

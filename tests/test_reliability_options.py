@@ -130,9 +130,8 @@ def test_duplicate_preset_in_one_file_is_an_error(tmp_path: Path, second: str):
 def test_shadowing_a_builtin_is_announced_once_and_marked(tmp_path: Path):
     path = tmp_path / "mine.toml"
     path.write_text(builtin_block().replace("hbm_bandwidth = 1.555e12", "hbm_bandwidth = 2e12"))
-    done = subprocess.run(["sheetgen", "gpus", "--gpu-file", str(path)], capture_output=True,
-                          text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    done = run("gpus", "--gpu-file", str(path))
+    assert done.exit_code == 0, done.stderr
     assert done.stderr.splitlines() == [
         f"note: {path} replaces the built-in preset 'A100 40GB SXM'"]
     row = next(ln for ln in done.stdout.splitlines() if ln.startswith("A100 40GB SXM"))
@@ -140,11 +139,10 @@ def test_shadowing_a_builtin_is_announced_once_and_marked(tmp_path: Path):
     header = next(ln for ln in done.stdout.splitlines() if ln.startswith("A100 40GB SXM")
                   and " from " in ln)
     assert "replaces the built-in preset" in header and str(path) in header
-    plain = subprocess.run(["sheetgen", "gpus"], capture_output=True, text=True, timeout=120)
+    plain = run("gpus")
     assert plain.stderr == "" and "replaces" not in plain.stdout
     # and the user's figure is the one used
-    shown = subprocess.run(["sheetgen", "show", "--json", "--gpu-file", str(path)],
-                           capture_output=True, text=True, timeout=120)
+    shown = run("show", "--json", "--gpu-file", str(path))
     assert json.loads(shown.stdout)["gpu"]["hbm_bw"] == 2e12
     assert shown.stderr.count("note: ") == 1
 

@@ -16,10 +16,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from lo_helpers import needs_libreoffice
+from lo_helpers import libreoffice_job, needs_libreoffice
 
 from sheetgen.api import build_workbook
-from sheetgen.verify.libreoffice import recalculate
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "docs" / "render.py"
@@ -33,8 +32,21 @@ def load_render():
     return module
 
 
+@libreoffice_job("render-docs", to="pdf")
+def _pictures(tmp: Path) -> dict[str, Path]:
+    """The workbooks docs/render.py prints, print areas narrowed as it narrows them."""
+    render = load_render()
+    workbook, _ = build_workbook(tmp / "roofline.xlsx")
+    render.narrow_print_areas(workbook, {"Matmul": render.matmul_area(workbook),
+                                         "Parallelism": render.parallelism_area(workbook)},
+                              one_page={"Parallelism"})
+    host, _ = build_workbook(tmp / "host.xlsx", link_over="host")
+    render.narrow_print_areas(host, {"Parallelism": render.sweep_areas(host)}, one_page=set())
+    return {"roofline": workbook, "host": host}
+
+
 @needs_libreoffice
-def test_narrowed_pages_hold_what_the_pictures_show(tmp_path: Path):
+def test_narrowed_pages_hold_what_the_pictures_show(libreoffice, tmp_path: Path):
     render = load_render()
     workbook, _ = build_workbook(tmp_path / "roofline.xlsx")
     matmul, parallel = render.matmul_area(workbook), render.parallelism_area(workbook)
@@ -42,9 +54,7 @@ def test_narrowed_pages_hold_what_the_pictures_show(tmp_path: Path):
     # and the rows above the sweep's title
     assert re.fullmatch(r"\$A\$1:\$A[A-F]\$(2\d|3\d)", matmul), matmul
     assert re.fullmatch(r"\$A\$1:\$[A-Z]\$\d+", parallel), parallel
-    render.narrow_print_areas(workbook, {"Matmul": matmul, "Parallelism": parallel},
-                              one_page={"Parallelism"})
-    pdf = recalculate(workbook, tmp_path, to="pdf", timeout=300)
+    pdf = libreoffice.outputs("render-docs")["roofline"]  # printed with these areas
     pages = render.sheet_pages(pdf)
     texts = [page.extract_text() for page in pypdf.PdfReader(pdf).pages]
     assert set(pages) >= {"Matmul", "Parallelism"}
@@ -69,7 +79,7 @@ def test_missing_pdftoppm_is_one_error_line(tmp_path: Path):
 
 
 @needs_libreoffice
-def test_sweep_pages_hold_the_chart_and_the_crossover(tmp_path: Path):
+def test_sweep_pages_hold_the_chart_and_the_crossover(libreoffice, tmp_path: Path):
     """The third picture: over the host link (PCIe) the sweep table's first columns on one
     page and its chart on the next, with the hand figures of tests/test_parallel_chart.py
     (TP 83.327 vs PP 114.324 ms at m = 1024; TP 165.935 vs PP 143.268 ms at m = 2048)."""
@@ -79,8 +89,7 @@ def test_sweep_pages_hold_the_chart_and_the_crossover(tmp_path: Path):
     table, chart = areas.split(",")
     assert re.fullmatch(r"\$A\$(\d+):\$I\$(\d+)", table), table
     assert re.fullmatch(r"\$AM\$\d+:\$AX\$\d+", chart), chart  # AM..AX (c2's anchor)
-    render.narrow_print_areas(workbook, {"Parallelism": areas}, one_page=set())
-    pdf = recalculate(workbook, tmp_path, to="pdf", timeout=300)
+    pdf = libreoffice.outputs("render-docs")["host"]  # printed with these areas
     first = render.sheet_pages(pdf)["Parallelism"]
     texts = [page.extract_text() for page in pypdf.PdfReader(pdf).pages]
     rows, plot = texts[first], texts[first + 1]

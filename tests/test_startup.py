@@ -118,7 +118,7 @@ def test_the_import_hook_really_interrupts_an_import(tmp_path: Path):
     """Control: the same interrupt in a program importing the CLI at its top level (as the
     console script did before sheetgen.console) ends in Python's traceback, so the test above
     exercises the import, not some later moment."""
-    code = "from sheetgen.cli import main; main()"
+    code = "from sheetgen.cli import cli; cli()"
     done = _interrupt_while_importing(tmp_path, "sheetgen.cli",
                                       [sys.executable, "-c", code, "--help"])
     assert done.returncode != 0 and "Traceback" in done.stderr, done.stderr

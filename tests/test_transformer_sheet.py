@@ -9,48 +9,54 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from helpers import one_line_error
+from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
 from sheetgen.cli import cli
+from sheetgen.inputs import precision
 from sheetgen.inputs.model_config import from_dict, load_bundled
 from sheetgen.layout.planner import WorkbookPlan, plan_workbook
 from sheetgen.model import transformer as t
 from sheetgen.sheets.transformer import TransformerInputs
 from sheetgen.verify.check import check_workbook, read_workbook
 from sheetgen.writers.xlsx import write_xlsx
-from tests.lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
 
 QWEN_MOE = {"model_type": "qwen2_moe", "hidden_size": 2048, "num_hidden_layers": 24,
             "num_attention_heads": 16, "num_key_value_heads": 16, "vocab_size": 151936,
             "intermediate_size": 5632, "num_experts": 60, "num_experts_per_tok": 4,
             "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632,
             "tie_word_embeddings": False}
+#: (GPU, compute dtype, weight storage (None: auto), the Transformer sheet's inputs)
 CASES = [
-    ("H100 SXM", "bf16", TransformerInputs(load_bundled("llama-3.1-70b"), tp=4)),
-    ("H100 SXM", "bf16", TransformerInputs(load_bundled("mixtral-8x7b"), batch=8, tp=2,
-                                           weight_dtype="int8", kv_dtype="fp8")),
-    ("A100 40GB SXM", "bf16", TransformerInputs(load_bundled("opt-13b"), batch=3,
-                                                prompt_tokens=100, generate=7, tp=16,
-                                                allreduce="ring")),
-    ("H100 SXM", "fp8", TransformerInputs(from_dict(QWEN_MOE), batch=2, tp=2)),
+    ("H100 SXM", "bf16", None, TransformerInputs(load_bundled("llama-3.1-70b"), tp=4)),
+    ("H100 SXM", "bf16", "int8", TransformerInputs(load_bundled("mixtral-8x7b"), batch=8, tp=2,
+                                                   kv_dtype="fp8")),
+    ("A100 40GB SXM", "bf16", "int4", TransformerInputs(load_bundled("opt-13b"), batch=3,
+                                                        prompt_tokens=100, generate=7, tp=16,
+                                                        allreduce="ring",
+                                                        embedding_dtype="bf16")),
+    ("H100 SXM", "fp8", None, TransformerInputs(from_dict(QWEN_MOE), batch=2, tp=2)),
 ]
 
 
-def _plan(gpu: str, dtype: str, ti: TransformerInputs) -> WorkbookPlan:
-    return plan_build(BuildConfig(gpu=gpu, dtype=dtype, transformer=ti))
+def _plan(gpu: str, dtype: str, weight: str | None, ti: TransformerInputs) -> WorkbookPlan:
+    return plan_build(BuildConfig(gpu=gpu, dtype=dtype, weight_dtype=weight, transformer=ti))
 
 
-def _reference(p: WorkbookPlan, ti: TransformerInputs, dtype: str) -> t.Estimate:
+def _reference(p: WorkbookPlan, ti: TransformerInputs, dtype: str,
+               weight: str | None) -> t.Estimate:
+    """The pure model on the same figures; bytes per element from the storage rules."""
     s = p.model.scalars
-    d = ti.dtypes(dtype)
-    size = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8": 1, "int8": 1}
+    store = precision.resolve(dtype, weight=weight or precision.AUTO)
+    size = precision.STORAGE_BYTES
     wl = t.Workload(batch=ti.batch, prompt=ti.prompt_tokens, generate=ti.generate, tp=ti.tp,
-                    weight_bytes=size[d["weight"]], act_bytes=size[d["activation"]],
-                    out_bytes=size[d["output"]], kv_bytes=size[d["kv"]],
-                    embed_bytes=size[d["embedding"]], reserve=ti.reserve,
+                    weight_bytes=size[store.weight], act_bytes=size[store.activation],
+                    out_bytes=size[store.output],
+                    kv_bytes=size[ti.kv_dtype or store.activation],
+                    embed_bytes=size[ti.embedding_dtype or store.weight], reserve=ti.reserve,
                     allreduce=ti.allreduce)
-    hw = t.Machine(peak=s["peak_flops"], bw=s["hbm_bw"], capacity=s["vram_bytes"],
+    hw = t.Machine(peak=s["peak_flops"], bw=s["hbm_bw"], capacity=s["capacity_bytes"],
                    link_bw=s["link_bw"], link_latency=s["link_latency"],
                    real_compute_eff=s["suggest_compute_eff"],
                    real_memory_eff=s["suggest_memory_eff"],
@@ -58,15 +64,15 @@ def _reference(p: WorkbookPlan, ti: TransformerInputs, dtype: str) -> t.Estimate
     return t.estimate(ti.model, wl, hw)
 
 
-@pytest.mark.parametrize(("gpu", "dtype", "ti"), CASES)
-def test_sheet_cells_equal_the_pure_reference(gpu: str, dtype: str,
+@pytest.mark.parametrize(("gpu", "dtype", "weight", "ti"), CASES)
+def test_sheet_cells_equal_the_pure_reference(gpu: str, dtype: str, weight: str | None,
                                               ti: TransformerInputs) -> None:
-    p = _plan(gpu, dtype, ti)
-    est = _reference(p, ti, dtype)
+    p = _plan(gpu, dtype, weight, ti)
+    est = _reference(p, ti, dtype, weight)
     frame = sheetgen.transformer(ti.model, gpu=gpu, dtype=dtype, batch=ti.batch,
                                  prompt_tokens=ti.prompt_tokens, generate=ti.generate,
-                                 tp=ti.tp, weight_dtype=ti.weight_dtype,
-                                 kv_dtype=ti.kv_dtype, allreduce=ti.allreduce)
+                                 tp=ti.tp, weight_dtype=weight, kv_dtype=ti.kv_dtype,
+                                 embedding_dtype=ti.embedding_dtype, allreduce=ti.allreduce)
     assert len(frame) == len(est.ops)
     for row, op, bound, real in zip(frame.to_dict("records"), est.ops, est.op_bound,
                                     est.op_real, strict=True):
@@ -114,10 +120,10 @@ def test_no_sheet_without_a_model() -> None:
 
 def _drilled() -> WorkbookPlan:
     """Llama-3.1-70B on 4 H100s with a person's answers typed into the drills."""
-    cfg = BuildConfig(gpu="H100 SXM", transformer=CASES[0][2]).resolved()
+    cfg = BuildConfig(gpu="H100 SXM", transformer=CASES[0][3]).resolved()
     values = input_values(cfg) | {"xf_guess_kv": 327_680, "xf_guess_critical": 148,
                                   "xf_guess_floor": "ten ms", "xf_reveal": 1}
-    return plan_workbook(sheet_specs(cfg), values)
+    return plan_workbook(sheet_specs(cfg.layout()), values)
 
 
 def test_drills_grade_a_hand_estimate() -> None:
@@ -129,20 +135,20 @@ def test_drills_grade_a_hand_estimate() -> None:
     assert s["xf_ans_critical"] == pytest.approx(295.34, abs=0.01)
 
 
+def _lo_plans() -> list[WorkbookPlan]:
+    return [*(_plan(*case) for case in CASES), _drilled()]
+
+
+@libreoffice_job("transformer-sheet")
+def _transformer_workbooks(tmp: Path) -> dict[str, Path]:
+    return {f"xf{i}": write_xlsx(p, tmp / f"xf{i}.xlsx") for i, p in enumerate(_lo_plans())}
+
+
 @needs_libreoffice
-@pytest.mark.libreoffice
-def test_libreoffice_recalculates_the_sheet_to_the_reference(tmp_path: Path) -> None:
-    plans, files = [], []
-    for i, case in enumerate(CASES):
-        p = _plan(*case)
-        path = tmp_path / f"xf{i}.xlsx"
-        write_xlsx(p, path)
-        plans.append(p)
-        files.append(path)
-    plans.append(_drilled())
-    files.append(tmp_path / "drilled.xlsx")
-    write_xlsx(plans[-1], files[-1])
-    outs = recalc_many(files, tmp_path / "lo")
+def test_libreoffice_recalculates_the_sheet_to_the_reference(libreoffice) -> None:
+    outs = libreoffice.outputs("transformer-sheet")
+    plans = _lo_plans()
+    files = [f"xf{i}" for i in range(len(plans))]
     for p, f in zip(plans, files, strict=True):
         values = read_values(outs[f])
         bad = mismatches(p, values)
@@ -171,8 +177,15 @@ def test_cli_build_show_and_errors(tmp_path: Path) -> None:
     assert "huggingface.co/meta-llama/Llama-3.1-70B" in res.output
 
 
-def test_push_to_google_holds_the_sheet(sheets_emulator, gsheets_client) -> None:
-    from sheets_emulator import SA_EMAIL
+def test_push_to_google_holds_the_sheet(sheets_emulator, service_account_file) -> None:
+    from sheets_emulator import FAST_RETRY, SA_EMAIL
+
+    from sheetgen.writers.google.client import authorize
+
+    # a read timeout long enough for the emulator to evaluate the whole spreadsheet
+    gsheets_client = authorize(service_account_file,
+                               http_client=sheets_emulator.http_client_class(**FAST_RETRY),
+                               timeout=(2.0, 60.0))
 
     key = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_xfmr"
     sheets_emulator.create_spreadsheet(key, shared_with=[SA_EMAIL])
@@ -203,14 +216,35 @@ def test_random_workloads_agree_with_the_reference(seed: int) -> None:
     ti = TransformerInputs(model, batch=rng.choice([1, 3, 64, 512]),
                            prompt_tokens=rng.choice([1, 17, 2048, 32768]),
                            generate=rng.choice([1, 2, 500]), tp=rng.choice([1, 2, 3, 8, 64]),
-                           weight_dtype=rng.choice([None, "int8", "fp32"]),
                            kv_dtype=rng.choice([None, "fp8"]),
                            allreduce=rng.choice(["auto", "ring", "one-shot", "two-shot"]),
                            reserve=rng.choice([0.0, 0.1]))
     gpu = rng.choice(["H100 SXM", "A100 80GB SXM", "MI300X"])
-    p = _plan(gpu, "bf16", ti)
-    est = _reference(p, ti, "bf16")
+    weight = rng.choice([None, "int8", "fp32", "int4", "nvfp4"])
+    p = _plan(gpu, "bf16", weight, ti)
+    est = _reference(p, ti, "bf16", weight)
     for key in ("ttft", "tpot", "ttft_bound", "tpot_bound", "weights_bytes", "memory_per_gpu",
                 "max_batch", "critical_batch", "kv_bytes"):
         assert p.model.scalars[key] == pytest.approx(est.summary[key], rel=1e-12), key
     assert p.model.scalars["fits"] == est.summary["fits"]
+
+
+def test_formulas_stay_in_the_portable_dialect() -> None:
+    from test_dialect import _FUNCTION, _NUMBER, _STRING, AVOID, PORTABLE
+
+    from sheetgen.verify.compare import expected_cells
+
+    used: set[str] = set()
+    for case in CASES:
+        for helpers in (False, True):
+            gpu, dtype, weight, ti = case
+            p = plan_build(BuildConfig(gpu=gpu, dtype=dtype, weight_dtype=weight,
+                                       transformer=ti), chart_helpers=helpers)
+            for e in expected_cells(p):
+                if e.sheet != "Transformer":
+                    continue
+                text = _STRING.sub('""', e.formula)
+                used |= set(_FUNCTION.findall(text))
+                assert not _NUMBER.search(text), e.formula
+    assert used <= PORTABLE and not used & AVOID, used - PORTABLE
+    assert {"INDEX", "MATCH", "ROUNDUP", "LOG10", "NA"} <= used

@@ -3,12 +3,14 @@ feedback and reveal switch; LibreOffice agreement for both."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import openpyxl
 import pytest
 from helpers import scalars
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lo_helpers import mismatches, needs_libreoffice, read_values, recalc_many
+from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
@@ -79,7 +81,7 @@ def _practice_plan(guesses, reveal):
                                                                                 strict=True),
                            strict=True):
         values[key] = list(column)
-    return plan_workbook(sheet_specs(cfg), values)
+    return plan_workbook(sheet_specs(cfg.layout()), values)
 
 
 def test_practice_feedback_and_reveal():
@@ -104,34 +106,45 @@ def test_practice_feedback_and_reveal():
     assert list(shown.column("ans_regime").values) == list(regime)
 
 
-@needs_libreoffice
-def test_libreoffice_agrees_on_whatif_and_practice(tmp_path):
-    plan = plan_build(BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=0, practice=6,
+def _practice_build():
+    return plan_build(BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=0, practice=6,
                                   whatif_shape=(300, 5000, 700)))
-    src = write_xlsx(plan, tmp_path / "practice.xlsx")
+
+
+@libreoffice_job("whatif-practice")
+def _practice_workbooks(tmp: Path) -> dict[str, Path]:
+    plan = _practice_build()
+    src = write_xlsx(plan, tmp / "practice.xlsx")
     # a user answers two rows and flips the reveal switch
-    edited = tmp_path / "answered.xlsx"
+    edited = tmp / "answered.xlsx"
     wb = openpyxl.load_workbook(src)
     ws = wb["Practice"]
     t = plan.table("practice")
     r = t.first_row + 1  # 1-based row of the first shape
-    true_i = t.column("p_intensity").values[0]
-    ws.cell(r, 4).value = true_i * 1.3
+    ws.cell(r, 4).value = t.column("p_intensity").values[0] * 1.3
     ws.cell(r, 5).value = t.column("p_regime").values[0]
     ws.cell(r + 1, 4).value = "abc"
     sheet, cell = plan.defined_names["REVEAL"].split("!")
     wb[sheet][cell.replace("$", "")] = 1
     wb.save(edited)
-    out = recalc_many([src, edited], tmp_path / "out")
-    assert mismatches(plan, read_values(out[src])) == []
+    return {"built": src, "answered": edited}
+
+
+@needs_libreoffice
+def test_libreoffice_agrees_on_whatif_and_practice(libreoffice):
+    plan = _practice_build()
+    t = plan.table("practice")
+    true_i = t.column("p_intensity").values[0]
+    out = libreoffice.outputs("whatif-practice")
+    assert mismatches(plan, read_values(out["built"])) == []
     cfg = BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=0, practice=6,
                       whatif_shape=(300, 5000, 700)).resolved()
     values = input_values(cfg)
     values["reveal"] = 1
     values["guess_intensity"] = [true_i * 1.3, "abc", None, None, None, None]
     values["guess_regime"] = [t.column("p_regime").values[0]] + [None] * 5
-    expected = plan_workbook(sheet_specs(cfg), values)
-    got = read_values(out[edited])
+    expected = plan_workbook(sheet_specs(cfg.layout()), values)
+    got = read_values(out["answered"])
     assert mismatches(expected, got) == []
     assert got["Practice"][(t.first_row, 6)] == "too high by 30%"
     assert got["Practice"][(t.first_row, 7)] == "correct"

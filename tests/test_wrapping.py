@@ -15,12 +15,11 @@ from pathlib import Path
 import openpyxl
 import pytest
 from fill_helpers import filled_workbook
-from lo_helpers import needs_libreoffice
+from lo_helpers import libreoffice_job, needs_libreoffice
 
 from sheetgen.api import build_workbook, plan
 from sheetgen.layout.page import LINE_POINTS, row_heights
 from sheetgen.sheets.parallel import sheet as parallel
-from sheetgen.verify.libreoffice import recalculate
 from sheetgen.writers.google.requests import requests_for
 
 pypdf = pytest.importorskip("pypdf")
@@ -76,9 +75,14 @@ def test_throughput_reads_as_whole_rows_per_second(built: Path, tmp_path: Path):
     assert {ws.cell(row, c).number_format for c in (2, 3, 4)} == {"#,##0"}
 
 
+@libreoffice_job("wrapping", to="pdf")
+def _wrapped(tmp: Path) -> dict[str, Path]:
+    return {"w": build_workbook(tmp / "w.xlsx", spare_rows=2)[0]}
+
+
 @needs_libreoffice
-def test_libreoffice_prints_every_note_and_sentence_whole(built: Path, tmp_path: Path):
-    pdf = recalculate(built, tmp_path, to="pdf", timeout=300)
+def test_libreoffice_prints_every_note_and_sentence_whole(libreoffice):
+    pdf = libreoffice.outputs("wrapping")["w"]
     pages = [p.extract_text() for p in pypdf.PdfReader(pdf).pages]
 
     def flat(sheet: str) -> str:

@@ -24,13 +24,13 @@ from sheetgen.errors import InputError
 from sheetgen.inputs.presets import DEFAULT_DTYPE, check_dtype
 from sheetgen.inputs.shapes import (
     DIMS,
-    _blank,
-    _find_header,
-    _missing_header,
-    _xlsx_rows,
+    find_header,
     is_xlsx,
+    looks_blank,
+    missing_header,
     parse_dim,
     report,
+    xlsx_rows,
 )
 from sheetgen.measure.csvio import split_comments
 from sheetgen.verify import grade
@@ -40,6 +40,15 @@ MEASURED_WORDS = ("measured", "median", "mean", "observed", "actual", "elapsed",
 BATCH_HEADERS = ("b", "batch", "batch size", "batch count", "batches")
 DTYPE_HEADERS = ("dtype", "data type", "type", "precision")
 DEVICE_HEADERS = ("device",)
+
+
+class SeveralDtypes(InputError):
+    """The file holds times for several dtypes and none was chosen (calibrate fits each)."""
+
+    def __init__(self, origin: str, dtypes: list[str]) -> None:
+        super().__init__(f"{origin} holds times for several dtypes ({', '.join(dtypes)}); "
+                         f"choose one with --dtype")
+        self.dtypes = dtypes
 
 
 @dataclass
@@ -103,11 +112,11 @@ def _rows_of(path: Path, sheet: str | None) -> tuple[list[tuple[int, Sequence[ob
             if sheet is not None and sheet not in wb.sheetnames:
                 raise InputError(f"{path.name} has no sheet {sheet!r}")
             for name in names:
-                rows = _xlsx_rows(wb[name])
-                data = [(i, r) for i, r in rows if any(not _blank(c) for c in r)]
-                if sheet is not None or _find_header(data)[0] is not None:
+                rows = xlsx_rows(wb[name])
+                data = [(i, r) for i, r in rows if any(not looks_blank(c) for c in r)]
+                if sheet is not None or find_header(data)[0] is not None:
                     return rows, f"{path.name} sheet {name!r}", {}
-            return _xlsx_rows(wb[names[0]]), f"{path.name} sheet {names[0]!r}", {}
+            return xlsx_rows(wb[names[0]]), f"{path.name} sheet {names[0]!r}", {}
         finally:
             wb.close()
     try:
@@ -144,19 +153,19 @@ def read_measurements(path: str | Path, *, dtype: str | None = None,
         raise InputError(f"cannot read {p}: " + ("it is a directory" if p.is_dir()
                                                   else "No such file or directory"))
     rows, origin, meta = _rows_of(p, sheet)
-    data = [(i, r) for i, r in rows if any(not _blank(c) for c in r)]
-    header_line, cols, near = _find_header(data)
+    data = [(i, r) for i, r in rows if any(not looks_blank(c) for c in r)]
+    header_line, cols, near = find_header(data)
     if header_line is None:
-        raise _missing_header(origin, near)
+        raise missing_header(origin, near)
     header = dict(data)[header_line]
     times = [(pref, -i, i, scale) for i, h in enumerate(header)
              if (found := time_column(h)) is not None for scale, pref in [found]]
     if not times:
-        names = ", ".join(repr(str(h)) for h in header if not _blank(h))
+        names = ", ".join(repr(str(h)) for h in header if not looks_blank(h))
         raise InputError(f"{origin}: no time column in the header on row {header_line} "
                          f"(has: {names}); name one time_s, time (ms), latency (us), ...")
     _pref, _neg, tcol, tscale = max(times)
-    norm = [grade.normalise(h) if not _blank(h) else "" for h in header]
+    norm = [grade.normalise(h) if not looks_blank(h) else "" for h in header]
     bcol = next((i for i, h in enumerate(norm) if h in BATCH_HEADERS), None)
     dcol = next((i for i, h in enumerate(norm) if h in DTYPE_HEADERS), None)
     devcol = next((i for i, h in enumerate(norm) if h in DEVICE_HEADERS), None)
@@ -169,11 +178,11 @@ def read_measurements(path: str | Path, *, dtype: str | None = None,
         return row[col] if col is not None and col < len(row) else None
 
     for line, row in data:
-        if line <= header_line or all(_blank(cell(row, cols[d])) for d in DIMS):
+        if line <= header_line or all(looks_blank(cell(row, cols[d])) for d in DIMS):
             continue
         where = f"{origin} row {line}"
         row_dtype = cell(row, dcol)
-        if not _blank(row_dtype):
+        if not looks_blank(row_dtype):
             try:
                 row_dtype = check_dtype(str(row_dtype))
             except InputError as exc:
@@ -184,7 +193,7 @@ def read_measurements(path: str | Path, *, dtype: str | None = None,
         try:
             dims = [parse_dim(cell(row, cols[d]), f"{where}, column {d}") for d in DIMS]
             b_raw = cell(row, bcol)
-            b = 1 if _blank(b_raw) else parse_dim(b_raw, f"{where}, column b")
+            b = 1 if looks_blank(b_raw) else parse_dim(b_raw, f"{where}, column b")
             t = _positive_time(cell(row, tcol), tscale, f"{where}, column {header[tcol]}")
         except InputError as exc:
             problems.append(str(exc))
@@ -194,9 +203,9 @@ def read_measurements(path: str | Path, *, dtype: str | None = None,
         out["b"].append(b)
         out["t"].append(t)
         out["row"].append(line)
-        out["dtype"].append(row_dtype if not _blank(row_dtype) else None)
+        out["dtype"].append(row_dtype if not looks_blank(row_dtype) else None)
         dev = cell(row, devcol)
-        out["device"].append(None if _blank(dev) else str(dev).strip().lower())
+        out["device"].append(None if looks_blank(dev) else str(dev).strip().lower())
     if problems:
         raise InputError(report(problems))
     if not out["t"]:
@@ -205,8 +214,7 @@ def read_measurements(path: str | Path, *, dtype: str | None = None,
                          f"{header_line}")
     dtypes = sorted({d for d in out["dtype"] if d is not None})
     if len(dtypes) > 1:
-        raise InputError(f"{origin} holds times for several dtypes ({', '.join(dtypes)}); "
-                         f"choose one with --dtype")
+        raise SeveralDtypes(origin, dtypes)
     chosen = want or (dtypes[0] if dtypes else meta.get("dtype") or DEFAULT_DTYPE)
     devices = {d for d in out["device"] if d is not None} or (
         {meta["device"]} if "device" in meta else set())

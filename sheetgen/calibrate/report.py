@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from sheetgen.calibrate import fit
-from sheetgen.calibrate.data import Measurements, read_measurements
+from sheetgen.calibrate.data import Measurements, SeveralDtypes, read_measurements
 from sheetgen.core.units import seconds
 from sheetgen.inputs import precision
 from sheetgen.inputs import presets as hardware
@@ -219,3 +219,43 @@ def calibrate_file(path: str | Path, *, gpu: str | None = None,
     chosen = presets.get(gpu or presets.default)
     data = read_measurements(path, dtype=dtype, sheet=sheet)
     return calibrate(data, chosen, no_fit=no_fit)
+
+
+def calibrate_dtypes(path: str | Path, *, gpu: str | None = None,
+                     gpu_file: str | Path | None = None, dtype: str | None = None,
+                     no_fit: bool = False, sheet: str | None = None) -> list[Calibration]:
+    """One calibration per dtype of the file (just the chosen one with `dtype`); the
+    preset's default dtype (bf16) first when present."""
+    try:
+        return [calibrate_file(path, gpu=gpu, gpu_file=gpu_file, dtype=dtype, no_fit=no_fit,
+                               sheet=sheet)]
+    except SeveralDtypes as several:
+        order = sorted(several.dtypes, key=lambda d: (d != hardware.DEFAULT_DTYPE, d))
+        return [calibrate_file(path, gpu=gpu, gpu_file=gpu_file, dtype=d, no_fit=no_fit,
+                               sheet=sheet) for d in order]
+
+
+def merged_preset(cals: list[Calibration], name: str | None = None) -> dict[str, Any]:
+    """The first calibration's preset with every other dtype's fitted compute efficiency in
+    measured_compute_efficiency_by_dtype (memory efficiency, floor, overlap and tiles are the
+    first calibration's: they describe the GPU, not the dtype)."""
+    out = cals[0].preset(name)
+    if len(cals) == 1:
+        return out
+    by_dtype = dict(out.get(hardware.BY_DTYPE, {}))
+    for cal in cals[1:]:
+        by_dtype[cal.dtype] = float(f"{cal.params.compute_efficiency:.6g}")
+    out[hardware.BY_DTYPE] = by_dtype
+    out[f"{hardware.BY_DTYPE}_source"] = (
+        "fitted by sheetgen calibrate per dtype: " + ", ".join(
+            f"{c.dtype} to {len(c.data)} times" for c in cals[1:])
+        + f" in {cals[0].data.origin}")
+    return out
+
+
+def write_merged_preset(cals: list[Calibration], path: str | Path, name: str | None = None,
+                        force: bool = True) -> Path:
+    return write_preset(path, [merged_preset(cals, name)], header=[
+        f"Calibrated by sheetgen calibrate from {cals[0].data.origin} "
+        f"({', '.join(c.dtype for c in cals)}).",
+        "Load it with --gpu-file FILE --gpu NAME."], force=force)

@@ -17,6 +17,8 @@ from typing import Any
 import click
 
 from sheetgen.cli.common import (
+    DEFAULT_GPU_NAME,
+    DescribedDefault,
     UserError,
     cli,
     credentials_option,
@@ -25,10 +27,10 @@ from sheetgen.cli.common import (
     storage_options,
     user_errors,
 )
-from sheetgen.inputs.presets import DTYPES
+from sheetgen.inputs.presets import DEFAULT_DTYPE, DTYPES
 
 
-@cli.command()
+@cli.command(short_help="Print a sheet's computed columns (xlsx or Google).")
 @click.argument("source")
 @credentials_option
 @click.option("--sheet", default="Matmul", show_default=True,
@@ -76,11 +78,12 @@ def _step(frame: Any) -> int:
 
 
 def csv_stream(frame: Any) -> Iterator[str]:
-    """`neutralised(whole_numbers(frame)).to_csv()` in pieces of STREAM_ROWS rows."""
+    """`neutralised(fifteen_digits(whole_numbers(frame))).to_csv()` in pieces of STREAM_ROWS
+    rows."""
     step = _step(frame)
     for start in range(0, max(len(frame), 1), step):
         chunk = whole_numbers(frame.iloc[start:start + step])
-        yield neutralised(chunk).to_csv(header=start == 0)
+        yield neutralised(fifteen_digits(chunk)).to_csv(header=start == 0)
 
 
 def json_stream(frame: Any) -> Iterator[str]:
@@ -134,6 +137,22 @@ def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
+def fifteen_digits(frame: Any) -> Any:
+    """Every number as a spreadsheet shows it, to 15 significant digits: an input typed as
+    10 µs and read back in seconds is 1e-05, not the float noise 9.999999999999999e-06."""
+    def one(value: Any) -> Any:
+        value = _plain(value)
+        if isinstance(value, float) and math.isfinite(value):
+            return float(f"{value:.15g}")
+        return value
+
+    out = frame.copy()
+    for col in out.columns:
+        if out[col].dtype.kind in "fO":
+            out[col] = out[col].astype(object).map(one)
+    return out
+
+
 #: A text cell starting with one of these is read as a formula by Excel, LibreOffice and
 #: Google Sheets when the CSV is opened. OWASP's advice (CSV Injection,
 #: https://owasp.org/www-community/attacks/CSV_Injection; ASVS 5.0 V1.2.10 adds NUL):
@@ -183,27 +202,28 @@ def _json_value(value: Any) -> Any:
     return value
 
 
-@cli.command()
+@cli.command(short_help="Check formulas against the model, or grade a sheet.")
 @click.argument("target")
 @credentials_option
 @click.option("--rtol", type=float, default=None, callback=lambda c, p, v: check_rtol(v),
-              help="Relative tolerance for numbers, 0 <= RTOL < 1 (default: 1e-9 for a "
-                   "sheetgen workbook, 1e-6 when grading a hand-made sheet).")
-@click.option("--gpu", callback=nonblank,
-              help="Grading: GPU preset to grade against (see `sheetgen gpus`). "
-              "Default: A100 40GB SXM.")
-@click.option("--dtype", help=f"Grading: element type, one of {', '.join(DTYPES)} "
-              "(default bf16).")
+              cls=DescribedDefault,
+              show_default="1e-9 for a sheetgen workbook, 1e-6 when grading a hand-made sheet",
+              help="Relative tolerance for numbers, 0 <= RTOL < 1.")
+@click.option("--gpu", callback=nonblank, cls=DescribedDefault, show_default=DEFAULT_GPU_NAME,
+              help="Grading: GPU preset to grade against (see `sheetgen gpus`).")
+@click.option("--dtype", cls=DescribedDefault, show_default=DEFAULT_DTYPE,
+              help=f"Grading: element type, one of {', '.join(DTYPES)}.")
 @click.option("--peak", metavar="CELL|NUMBER", help="Grading: peak FLOP/s from a cell of the "
               "sheet (B2, Inputs!B2; a unit in the label beside it such as 'TFLOP/s' counts) "
               "or a number, instead of the preset's.")
 @click.option("--bw", metavar="CELL|NUMBER", help="Grading: HBM bandwidth in B/s from a cell "
               "or a number, instead of the preset's.")
-@click.option("--sheet", metavar="NAME", help="Grading: the sheet to grade (default: the first "
-              "with an m/k/n header).")
-@click.option("--time-unit", type=click.Choice(["s", "ms", "us", "ns"]),
-              help="Grading: the unit of every time column (default: from its header, such "
-                   "as 'Time (ms)', else seconds).")
+@click.option("--sheet", metavar="NAME", cls=DescribedDefault,
+              show_default="the first with an m/k/n header",
+              help="Grading: the sheet to grade.")
+@click.option("--time-unit", type=click.Choice(["s", "ms", "us", "ns"]), cls=DescribedDefault,
+              show_default="from its header, such as 'Time (ms)', else seconds",
+              help="Grading: the unit of every time column.")
 @gpu_file_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @storage_options(grading=True)
@@ -289,7 +309,8 @@ def _refuse_grading_options(options: dict[str, Any], what: str) -> None:
 
 def _check_file(path: str, rtol: float | None, as_json: bool,
                 grade: GradeOptions | None = None) -> None:
-    from sheetgen.verify.check import check_workbook, read_metadata
+    from sheetgen.verify.check import check_workbook
+    from sheetgen.verify.readback import read_metadata
 
     grade = grade or GradeOptions()
     with user_errors():  # the package's budget is checked before its properties are read

@@ -20,9 +20,8 @@ from typing import Any
 import click
 
 from sheetgen import __version__
-from sheetgen.console import INTERRUPTED_EXIT
 from sheetgen.core import defaults
-from sheetgen.errors import SheetgenError
+from sheetgen.errors import INTERRUPTED_EXIT, USER_ERROR_EXIT, SheetgenError
 from sheetgen.inputs import precision
 from sheetgen.inputs.presets import DTYPES
 
@@ -30,7 +29,7 @@ from sheetgen.inputs.presets import DTYPES
 class UserError(click.ClickException):
     """A SheetgenError as click shows it: `Error: message`, exit status 2."""
 
-    exit_code = 2
+    exit_code = USER_ERROR_EXIT
 
 
 @contextmanager
@@ -135,6 +134,13 @@ class _OneLineErrors(click.Group):
     """Usage errors as one `Error: ...` line and exit 2, like every other user error; an
     interrupt as `Error: interrupted` (exit 130) instead of click's `Aborted!` (exit 1)."""
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """`sheetgen` alone is a request for help, not a mistake: the help, exit 0."""
+        if not args and self.no_args_is_help and not ctx.resilient_parsing:
+            click.echo(ctx.get_help(), color=ctx.color)
+            ctx.exit(0)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -151,7 +157,7 @@ class _OneLineErrors(click.Group):
                 rv = super().main(args, prog_name, complete_var, False, **extra)
         except click.UsageError as exc:
             click.echo(f"Error: {exc.format_message()}", err=True)
-            sys.exit(2)
+            sys.exit(USER_ERROR_EXIT)
         except click.ClickException as exc:
             exc.show()
             sys.exit(exc.exit_code)
@@ -164,16 +170,29 @@ class _OneLineErrors(click.Group):
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
+class DescribedDefault(click.Option):
+    """An option whose default is said in words, `show_default="the GPU preset's"`: the
+    help shows it as `[default: the GPU preset's]`, the one way every default is written
+    (click itself would put the words in parentheses)."""
+
+    def get_help_extra(self, ctx: click.Context) -> Any:
+        extra = super().get_help_extra(ctx)
+        if isinstance(self.show_default, str):
+            extra["default"] = self.show_default
+        return extra
+
+
 def shapes_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """--shapes FILE and --shapes-sheet NAME, shared by every command that reads shapes."""
     command = click.option(
-        "--shapes-sheet", metavar="NAME",
-        help="Sheet of an xlsx --shapes file (default: the first with an m/k/n header).",
+        "--shapes-sheet", metavar="NAME", cls=DescribedDefault,
+        show_default="the first with an m/k/n header", help="Sheet of an xlsx --shapes file.",
     )(command)
     return click.option(
-        "--shapes", type=click.Path(path_type=Path),
+        "--shapes", type=click.Path(path_type=Path), cls=DescribedDefault,
+        show_default="a built-in dozen",
         help="CSV or xlsx with a header row naming m, k, n (M, 'm (rows)', 'K dim'... "
-             "count; other columns and blank rows are ignored). Default: a built-in dozen.",
+             "count; other columns and blank rows are ignored).",
     )(command)
 
 
@@ -237,10 +256,11 @@ _MODEL_OPTIONS = [
     click.option("--micro-batches", type=MicroBatches(), default="auto",
                  show_default=True, help="Pipeline micro-batches M: auto (the M with the least "
                  "one-batch latency) or a whole number."),
-    click.option("--link-bw", type=float,
-                 help="GPU link bandwidth per direction, B/s (default: the GPU preset's)."),
-    click.option("--link-latency", type=float,
-                 help="GPU link latency, s (default: the preset's)."),
+    click.option("--link-bw", type=float, cls=DescribedDefault,
+                 show_default="the GPU preset's",
+                 help="GPU link bandwidth per direction, B/s."),
+    click.option("--link-latency", type=float, cls=DescribedDefault,
+                 show_default="the GPU preset's", help="GPU link latency, s."),
     click.option("--link-over", type=click.Choice(["gpu", "host"]), default="gpu",
                  show_default=True, help="GPU-to-GPU traffic over the GPU link (NVLink) or "
                  "the host link (the preset's PCIe bandwidth)."),
@@ -254,6 +274,9 @@ _MODEL_OPTIONS = [
     click.option("--tie-margin", type=float, default=defaults.DEFAULT_TIE_MARGIN,
                  show_default=True, help="PP and TP closer than this fraction (|a - b| / the "
                  "worse side) tie."),
+    click.option("--tp-overlap", type=float, default=0.0, show_default=True,
+                 help="Share of TP's all-reduce time hidden behind compute (0 to 1; an upper "
+                 "bound: assumes compute keeps full speed)."),
     click.option("--whatif-shape", type=int, nargs=3, metavar="M K N",
                  default=defaults.DEFAULT_WHATIF_SHAPE, show_default=True,
                  help="Base shape of the What-if sheet."),
@@ -262,6 +285,18 @@ _MODEL_OPTIONS = [
     click.option("--practice-seed", type=int, default=defaults.DEFAULT_PRACTICE_SEED,
                  show_default=True,
                  help="Seed of the practice shapes."),
+]
+
+
+_CAPACITY_OPTIONS = [
+    click.option("--capacity-as", type=click.Choice(["GiB", "GB"], case_sensitive=False),
+                 default="GiB", show_default=True,
+                 help="The fit's GPU memory: GiB = the card's bytes (the vendor's '40 GB' is "
+                      "40 GiB) less --memory-reserve; GB = the advertised figure in decimal "
+                      "bytes, nothing reserved (the interview's 40 GB = 40e9)."),
+    click.option("--memory-reserve", type=float, metavar="BYTES",
+                 help="Bytes kept from the fit for the CUDA context, NCCL buffers and "
+                      "workspaces (default 2 GiB = 2147483648; used with --capacity-as GiB)."),
 ]
 
 
@@ -297,18 +332,20 @@ def efficiency_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 _REFINED_OPTIONS = [
-    click.option("--launch-overhead", type=float, metavar="S",
-                 help="Launch floor of the refined time, seconds per matmul "
-                      "(default: the GPU preset's, e.g. 5e-6)."),
-    click.option("--tile", type=int, nargs=2, metavar="M N",
-                 help="Output tile one SM computes, for tiles and waves (default: the "
-                      "preset's, 128 128)."),
-    click.option("--waves/--no-waves", default=None,
+    click.option("--launch-overhead", type=float, metavar="S", cls=DescribedDefault,
+                 show_default="the GPU preset's, e.g. 5e-6",
+                 help="Launch floor of the refined time, seconds per matmul."),
+    click.option("--tile", type=int, nargs=2, metavar="M N", cls=DescribedDefault,
+                 show_default="the GPU preset's, 128 128",
+                 help="Output tile one SM computes, for tiles and waves."),
+    click.option("--waves/--no-waves", default=None, cls=DescribedDefault,
+                 show_default="the GPU preset's, off",
                  help="Wave quantization in the refined time: a partial last wave costs a "
-                      "whole one (default: the preset's, off)."),
-    click.option("--overlap", type=float, metavar="P",
+                      "whole one."),
+    click.option("--overlap", type=float, metavar="P", cls=DescribedDefault,
+                 show_default="the GPU preset's, 0",
                  help="Overlap exponent of the refined time, (compute^P + memory^P)^(1/P): "
-                      "0 = the hard max, 1 = the sum (default: the preset's, 0)."),
+                      "0 = the hard max, 1 = the sum."),
 ]
 
 
@@ -323,14 +360,18 @@ def refined_options(command: Callable[..., Any]) -> Callable[..., Any]:
 def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The workbook's model options (pipeline, parallelism, what-if, practice, refined time),
     shared by every command that plans a workbook; they arrive as keyword arguments."""
-    for option in reversed([*_MODEL_OPTIONS, *_REFINED_OPTIONS]):
+    for option in reversed([*_MODEL_OPTIONS, *_REFINED_OPTIONS, *_CAPACITY_OPTIONS]):
         command = option(command)
     return storage_options(efficiency_options(command))
 
 
 #: --gpu and --dtype of every command that models one GPU (grading and calibrate word theirs).
-gpu_option = click.option("--gpu", callback=nonblank,
-                          help="GPU preset name (see `sheetgen gpus`). Default: A100 40GB SXM.")
+#: the shipped presets' default (templates/gpus.toml), said here so that --help reads no TOML;
+#: tests/test_cli_help.py holds it to the file
+DEFAULT_GPU_NAME = "A100 40GB SXM"
+gpu_option = click.option("--gpu", callback=nonblank, cls=DescribedDefault,
+                          show_default=DEFAULT_GPU_NAME,
+                          help="GPU preset name (see `sheetgen gpus`).")
 dtype_option = click.option("--dtype", default="bf16", show_default=True,
                             help=f"Element type: {', '.join(DTYPES)}.")
 

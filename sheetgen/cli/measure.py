@@ -8,27 +8,29 @@ from pathlib import Path
 
 import click
 
-from sheetgen.cli.common import cli, gpu_file_option, user_errors
+from sheetgen.cli.common import DescribedDefault, cli, gpu_file_option, user_errors
 from sheetgen.core.defaults import DEFAULT_MEASURE_REPEATS, DEFAULT_MEASURE_SECONDS
 from sheetgen.inputs.presets import DTYPES
 
 
-@cli.command()
+@cli.command(short_help="Time matmuls on this machine into OUT.csv.")
 @click.argument("out", type=click.Path(path_type=Path))
 @click.option("--device", default="cpu", show_default=True,
               help="cpu (NumPy, always there) or cuda (PyTorch: pip install 'sheetgen[measure]').")
-@click.option("--shapes", type=click.Path(path_type=Path),
-              help="CSV or xlsx with m, k, n columns. Default: a built-in sweep of ~40 shapes "
-                   "across both regimes and the tile boundaries.")
-@click.option("--dtype", help="Comma list or 'all'. Default: fp32 on a CPU; bf16,fp8 on a GPU "
-                              "(tf32 = fp32 inputs on tensor cores, fp32 = without).")
+@click.option("--shapes", type=click.Path(path_type=Path), cls=DescribedDefault,
+              show_default="a built-in sweep of ~40 shapes across both regimes and the tile "
+                           "boundaries",
+              help="CSV or xlsx with m, k, n columns.")
+@click.option("--dtype", cls=DescribedDefault, show_default="fp32 on a CPU; bf16,fp8 on a GPU",
+              help="Comma list or 'all' (tf32 = fp32 inputs on tensor cores, fp32 = without).")
 @click.option("--max-seconds", type=float, default=DEFAULT_MEASURE_SECONDS,
               show_default=True, help="Time budget for the whole run.")
 @click.option("--repeats", type=int, default=DEFAULT_MEASURE_REPEATS, show_default=True,
               help="Timed calls per shape (the CSV has their median, min and max).")
 @click.option("--preset-out", type=click.Path(path_type=Path),
               help="Also write the device's measured peak and bandwidth as a preset TOML.")
-@click.option("--name", help="The preset's name (default: '<device> (measured)').")
+@click.option("--name", cls=DescribedDefault, show_default="'<device> (measured)'",
+              help="The preset's name.")
 @click.option("--force", is_flag=True, help="Overwrite OUT and the preset if they exist.")
 def measure(out: Path, device: str, shapes: Path | None, dtype: str | None,
             max_seconds: float, repeats: int, preset_out: Path | None, name: str | None,
@@ -60,18 +62,21 @@ def measure(out: Path, device: str, shapes: Path | None, dtype: str | None,
         click.echo(f"wrote {preset_out}: use --gpu-file {preset_out} --gpu {json.dumps(preset)}")
 
 
-@cli.command()
+@cli.command(short_help="Fit efficiencies and launch floor to measured times.")
 @click.argument("measured", type=click.Path(path_type=Path))
 @click.option("--gpu", help="GPU preset the measurements ran on (see `sheetgen gpus`).")
 @gpu_file_option
-@click.option("--dtype", help=f"Rows of this dtype ({', '.join(DTYPES)}); default: the file's.")
-@click.option("--sheet", help="Sheet of an xlsx MEASURED (default: the first with m, k, n).")
+@click.option("--dtype", cls=DescribedDefault, show_default="the file's",
+              help=f"Rows of this dtype ({', '.join(DTYPES)}).")
+@click.option("--sheet", cls=DescribedDefault, show_default="the first with m, k, n",
+              help="Sheet of an xlsx MEASURED.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (SI numbers).")
 @click.option("--no-fit", is_flag=True,
               help="Only report how well the preset's refined model predicts these times.")
 @click.option("--preset-out", type=click.Path(path_type=Path),
               help="Write the fitted preset (for --gpu-file F --gpu NAME in every command).")
-@click.option("--name", help="Name of the fitted preset (default: '<GPU> (calibrated)').")
+@click.option("--name", cls=DescribedDefault, show_default="'<GPU> (calibrated)'",
+              help="Name of the fitted preset.")
 @click.option("-o", "--output", "out", type=click.Path(path_type=Path),
               help="Also build a workbook with a Measured sheet (live errors, chart).")
 @click.option("--force", is_flag=True, help="Overwrite the preset or workbook if it exists.")
@@ -83,7 +88,9 @@ def calibrate(measured: Path, gpu: str | None, gpu_file: Path | None, dtype: str
     MEASURED is a CSV or xlsx with m, k, n and a time column (`time_s`, `time (ms)`,
     `latency (us)`, ...; `measure`'s CSV as it is); an optional `b` column counts b
     independent matmuls per row. Rows faster than the roofline allows are flagged and left
-    out of the fit. Wave quantization is kept only if it predicts held-out rows better.
+    out of the fit. Wave quantization or a smooth max of compute and memory time is kept only
+    if it predicts held-out rows better. A file with several dtypes (a `dtype` column) and no
+    --dtype is fitted per dtype; the preset gets each dtype's compute efficiency.
 
     \b
     Example:
@@ -92,7 +99,7 @@ def calibrate(measured: Path, gpu: str | None, gpu_file: Path | None, dtype: str
       sheetgen calibrate new.csv --gpu-file h100.toml --gpu "H100 SXM (calibrated)" --no-fit
     """
     from sheetgen.api import build_workbook
-    from sheetgen.calibrate.report import calibrate_file, measured_inputs
+    from sheetgen.calibrate.report import calibrate_dtypes, measured_inputs, write_merged_preset
     from sheetgen.inputs.preset_toml import check_preset_path
     from sheetgen.writers.xlsx import check_output_path
 
@@ -101,10 +108,11 @@ def calibrate(measured: Path, gpu: str | None, gpu_file: Path | None, dtype: str
             check_preset_path(preset_out, force)
         if out is not None:
             check_output_path(out, force)
-        cal = calibrate_file(measured, gpu=gpu, gpu_file=gpu_file, dtype=dtype,
-                             no_fit=no_fit, sheet=sheet)
+        cals = calibrate_dtypes(measured, gpu=gpu, gpu_file=gpu_file, dtype=dtype,
+                                no_fit=no_fit, sheet=sheet)
+        cal = cals[0]  # the Measured sheet shows the first (bf16 when present)
         if preset_out is not None:
-            cal.write_preset(preset_out, name, force=force)
+            write_merged_preset(cals, preset_out, name, force=force)
         if out is not None:
             shapes = list(dict.fromkeys(zip(cal.data.m.astype(int).tolist(),
                                             cal.data.k.astype(int).tolist(),
@@ -112,12 +120,16 @@ def calibrate(measured: Path, gpu: str | None, gpu_file: Path | None, dtype: str
             build_workbook(out, gpu=cal.gpu.name, dtype=cal.dtype, shapes=shapes,
                            gpu_file=gpu_file, force=force, measured=measured_inputs(cal))
     if as_json:
-        click.echo(json.dumps(cal.as_dict(), indent=2))
+        report = cal.as_dict() if len(cals) == 1 else {"dtypes": [c.as_dict() for c in cals]}
+        click.echo(json.dumps(report, indent=2))
     else:
-        for line in cal.lines():
-            click.echo(line)
+        for i, one in enumerate(cals):
+            if i:
+                click.echo("")
+            for line in one.lines():
+                click.echo(line)
     if preset_out is not None and not as_json:
         click.echo(f"wrote {preset_out}: use --gpu-file {preset_out} --gpu "
                    f"{json.dumps(name or cal.gpu.name + ' (calibrated)')}")
     if out is not None and not as_json:
-        click.echo(f"wrote {out} (Measured sheet: {len(cal.data)} rows)")
+        click.echo(f"wrote {out} (Measured sheet: {len(cal.data)} {cal.dtype} rows)")

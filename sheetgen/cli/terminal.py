@@ -21,13 +21,13 @@ from sheetgen.cli.common import (
     user_errors,
 )
 from sheetgen.cli.transformer import transformer_view
-from sheetgen.core.units import GIGA, TERA, rate_unit, seconds, si
+from sheetgen.core.units import GIBI, GIGA, TERA, rate_unit, seconds, si
 from sheetgen.inputs.presets import DTYPES, load_presets
 from sheetgen.layout.palette import rgb
 from sheetgen.layout.styles import REGIME_COLORS
 
 
-@cli.command()
+@cli.command(short_help="Print the Matmul table in the terminal.")
 @transformer_view("show")
 @shapes_options
 @gpu_option
@@ -93,6 +93,13 @@ _SHOW_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
 _REGIME_COLORS = {regime: rgb(strong) for regime, (strong, _) in REGIME_COLORS.items()}
 
 
+def _storage_note(g: dict[str, Any]) -> str:
+    """' (C bf16 stored)': the operands not stored in the compute dtype, if any."""
+    odd = [f"{role} {g[key]}" for role, key in (("A", "act_storage"), ("B", "weight_storage"),
+                                                 ("C", "out_storage")) if g[key] != g["dtype"]]
+    return f" ({', '.join(odd)} stored)" if odd else ""
+
+
 def show_table(frame: Any) -> list[str]:
     """The lines `sheetgen show` prints: a GPU header, then one aligned row per shape."""
     return list(show_table_stream(frame))
@@ -112,8 +119,7 @@ def _gpu_line(frame: Any) -> str:
     if (g["compute_eff"], g["memory_eff"]) != (1.0, 1.0):
         eff = (f"; attainable {si(g['attainable_flops'], unit)}, "
                f"{si(g['attainable_bw'], 'B/s')}, ridge {g['attainable_ridge']:.4g} {per_byte}")
-    return (click.style(f"{g['gpu']}, {g['dtype']}", bold=True)
-            + f" (A {g['act_storage']}, B {g['weight_storage']}, C {g['out_storage']} stored)"
+    return (click.style(f"{g['gpu']}, {g['dtype']}", bold=True) + _storage_note(g)
             + f": peak {si(g['peak_flops'], unit)}, HBM {si(g['hbm_bw'], 'B/s')}, "
               f"ridge {g['ridge']:.4g} {per_byte}{eff}; refined: floor "
               f"{seconds(g['launch_overhead'])}, {g['tile_m']:.0f}x{g['tile_n']:.0f} tiles on "
@@ -177,7 +183,7 @@ def _json_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-@cli.command()
+@cli.command(short_help="Draw the roofline to PNG, SVG or PDF (matplotlib).")
 @transformer_view("plot")
 @click.argument("out", type=click.Path(path_type=Path))
 @shapes_options
@@ -217,7 +223,7 @@ def shapes_frame(shapes: Path | None, sheet: str | None) -> Any:
     return None if shapes is None else to_shapes(shapes, sheet)
 
 
-@cli.command()
+@cli.command(short_help="List the GPU presets and their figures.")
 @gpu_file_option
 @click.option("--sources", is_flag=True, help="Also list every figure's source.")
 @click.argument("names", nargs=-1, metavar="[GPU]...")
@@ -262,11 +268,11 @@ def gpus_table(chosen: list[Any], presets: Any) -> list[str]:
     def peak(g: Any, dtype: str) -> str:
         return f"{g.peak_flops[dtype] / TERA:.4g}" if dtype in g.peak_flops else "-"
 
-    headers = ["GPU", *DTYPES, "HBM TB/s", "mem GB", "link GB/s", "latency", "host GB/s",
+    headers = ["GPU", *DTYPES, "HBM TB/s", "mem GiB", "link GB/s", "latency", "host GB/s",
                "measured c/m/l", "SMs"]
     rows = [[g.name + mark(g),
              *(peak(g, d) for d in DTYPES),
-             f"{g.hbm_bandwidth / TERA:.4g}", f"{g.memory_bytes / GIGA:.4g}",
+             f"{g.hbm_bandwidth / TERA:.4g}", f"{g.memory_bytes / GIBI:.4g}",
              f"{g.link_bandwidth / GIGA:.4g}", seconds(g.link_latency),
              f"{g.host_bandwidth / GIGA:.4g}",
              f"{g.measured_compute_efficiency:g}/{g.measured_memory_efficiency:g}/"
@@ -282,6 +288,7 @@ def gpus_table(chosen: list[Any], presets: Any) -> list[str]:
                + (", replaces the built-in preset" if presets.replaces_builtin(g.name) else "")
                for g in chosen if g.name in presets.origins]
     return [line(headers), *(line(r) for r in rows), *origins,
-            f"Dense peaks in TFLOP/s ({units}); links per direction; measured compute/memory/"
+            f"Dense peaks in TFLOP/s ({units}); memory as the vendor's GB mean it (GiB); links "
+            "per direction; measured compute/memory/"
             f"link efficiency{'; * default' if any(g.name == default for g in chosen) else ''}"
             f"{'; + from --gpu-file (++ replaces a built-in)' if presets.origins else ''}."]

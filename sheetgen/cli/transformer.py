@@ -12,7 +12,7 @@ import click
 from sheetgen.cli.common import UserError, cli, user_errors
 
 
-@cli.command()
+@cli.command(short_help="List the bundled model configs (for --model).")
 @click.option("--sources", is_flag=True, help="Also give each config's source in full.")
 def models(sources: bool) -> None:
     """List the bundled model configs (for --model), one line each, with their source.
@@ -98,8 +98,8 @@ def _inputs(got: dict[str, Any]) -> Any:
     from sheetgen.sheets.transformer import TransformerInputs
 
     model = load_bundled(got["model"]) if got["model"] else read_config(got["model_config"])
-    workload = {k: v for k, v in got.items() if k not in ("model", "model_config")
-                and v is not None}
+    workload = {k: v for k, v in got.items() if k not in ("model", "model_config", *_SHARED)
+                and v is not None}  # the shared options reach every sheet by themselves
     return TransformerInputs(model, **workload)
 
 

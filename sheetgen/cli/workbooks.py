@@ -8,19 +8,23 @@ from typing import Any
 import click
 
 from sheetgen.cli.common import (
+    DescribedDefault,
     cli,
     credentials_option,
     dtype_option,
+    efficiency_options,
     gpu_file_option,
     gpu_option,
     progress_bar,
+    storage_options,
     user_errors,
     workbook_options,
 )
 from sheetgen.cli.transformer import transformer_options
+from sheetgen.core import defaults
 
 
-@cli.command()
+@cli.command(short_help="Write the roofline workbook OUT.xlsx.")
 @transformer_options
 @click.argument("out", type=click.Path(path_type=Path))
 @workbook_options
@@ -55,12 +59,14 @@ def build(out: Path, gpu: str | None, dtype: str, shapes: Path | None,
     click.echo(f"wrote {path} ({n_rows} shape rows)")
 
 
-@cli.command()
+@cli.command(short_help="Add sheetgen's sheets to your own workbook.")
 @click.argument("theirs", type=click.Path(path_type=Path))
 @click.option("-o", "--output", "out", type=click.Path(path_type=Path),
-              help="Where to write the result. Default: THEIRS.sheetgen.xlsx beside it.")
-@click.option("--shapes-sheet", metavar="NAME",
-              help="Your sheet holding m, k, n (default: the first with an m/k/n header).")
+              cls=DescribedDefault, show_default="THEIRS.sheetgen.xlsx beside it",
+              help="Where to write the result.")
+@click.option("--shapes-sheet", metavar="NAME", cls=DescribedDefault,
+              show_default="the first with an m/k/n header",
+              help="Your sheet holding m, k, n.")
 @gpu_option
 @dtype_option
 @gpu_file_option
@@ -76,9 +82,15 @@ def build(out: Path, gpu: str | None, dtype: str, shapes: Path | None,
                    "rows), keeping the earlier prefix and linked sheet.")
 @click.option("--allow-loss", is_flag=True,
               help="Fill even if THEIRS has parts openpyxl drops (shapes, slicers, ...).")
+@efficiency_options
+@click.option("--layers", type=int, default=defaults.DEFAULT_LAYERS, show_default=True,
+              help="Layers in the Pipeline sheet (alternating types 1 and 2).")
+@storage_options
 def fill(theirs: Path, out: Path | None, shapes_sheet: str | None, gpu: str | None,
          dtype: str, gpu_file: Path | None, spare_rows: int, prefix: str, in_place: bool,
-         force: bool, replace: bool, allow_loss: bool) -> None:
+         force: bool, replace: bool, allow_loss: bool, compute_eff: float = 1.0,
+         memory_eff: float = 1.0, link_eff: float = 1.0,
+         layers: int = defaults.DEFAULT_LAYERS, **storage: str) -> None:
     """Add sheetgen's sheets to your own workbook THEIRS.xlsx, linked live to your shapes.
 
     The Matmul sheet's m, k, n cells refer to your sheet's cells: edit them and everything
@@ -98,16 +110,20 @@ def fill(theirs: Path, out: Path | None, shapes_sheet: str | None, gpu: str | No
                                shapes_sheet=shapes_sheet, spare_rows=spare_rows,
                                prefix=prefix, in_place=in_place, force=force,
                                allow_loss=allow_loss, replace=replace,
-                               progress_factory=progress_bar)
+                               compute_eff=compute_eff, memory_eff=memory_eff,
+                               link_eff=link_eff, layers=layers,
+                               progress_factory=progress_bar, **storage)
     t = result.table
-    click.echo(f"wrote {result.path} ({len(t.shapes)} shapes linked to sheet {t.sheet!r}, "
-               f"rows {t.rows[0]}-{t.rows[-1]})")
+    n = len(t.shapes)
+    rows = f"row {t.rows[0]}" if t.rows[0] == t.rows[-1] else f"rows {t.rows[0]}-{t.rows[-1]}"
+    click.echo(f"wrote {result.path} ({n} shape{'s' if n != 1 else ''} linked to sheet "
+               f"{t.sheet!r}, {rows})")
     if result.backup is not None:
         click.echo(f"backup of the original: {result.backup}")
 
 
 
-@cli.command()
+@cli.command(short_help="Write the live workbook into a Google spreadsheet.")
 @transformer_options
 @click.argument("spreadsheet")
 @credentials_option
@@ -115,9 +131,12 @@ def fill(theirs: Path, out: Path | None, shapes_sheet: str | None, gpu: str | No
 @click.option("--replace", is_flag=True,
               help="Rewrite sheetgen's tabs and named ranges if they exist; other tabs are "
                    "never touched.")
+@click.option("--measured", type=click.Path(path_type=Path),
+              help="Measured times (CSV/xlsx, as `sheetgen calibrate` reads them): add a "
+                   "Measured tab with the fitted model, live errors and its chart.")
 def push(spreadsheet: str, credentials: Path | None, gpu: str | None, dtype: str,
          shapes: Path | None, shapes_sheet: str | None, spare_rows: int,
-         gpu_file: Path | None, replace: bool, **model: Any) -> None:
+         gpu_file: Path | None, replace: bool, measured: Path | None, **model: Any) -> None:
     """Write the live workbook into a Google spreadsheet you shared with the service account.
 
     SPREADSHEET is its URL or key. Create it yourself (service accounts cannot own files) and
@@ -127,11 +146,17 @@ def push(spreadsheet: str, credentials: Path | None, gpu: str | None, dtype: str
     Example:
       sheetgen push https://docs.google.com/spreadsheets/d/KEY/edit --credentials sa.json
       sheetgen push KEY --gpu "H100 SXM" --shapes shapes.csv --replace
+      sheetgen push KEY --gpu "H100 SXM" --measured benchmarks/data/xla_h100_sm90.csv
     """
     from sheetgen.api import plan as make_plan
     from sheetgen.writers.google.sheets import push_plan
 
     with user_errors():
+        if measured is not None:
+            from sheetgen.calibrate.report import calibrate_file, measured_inputs
+
+            model["measured"] = measured_inputs(calibrate_file(
+                measured, gpu=gpu, gpu_file=gpu_file, dtype=dtype))
         p = make_plan(gpu=gpu, dtype=dtype, shapes=shapes, shapes_sheet=shapes_sheet,
                       spare_rows=spare_rows, gpu_file=gpu_file, chart_helpers=True, **model)
         total = sum(t.n_rows for s in p.sheets for t in s.tables)

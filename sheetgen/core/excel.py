@@ -1,4 +1,5 @@
-"""Excel's rules for numbers near the last bit, shared by the evaluator and the reference model.
+"""Excel's number rules, shared by the evaluator, the reference model and the readers: what
+ISNUMBER and ISBLANK say of a value, ROUND, and comparisons near the last bit.
 
 Excel calculates in IEEE doubles but compares and shows 15 significant digits (Microsoft,
 "Floating-point arithmetic may give inaccurate results in Excel",
@@ -21,8 +22,34 @@ import numpy as np
 
 DIGITS = 15
 
+#: Excel's error values (the ones every engine shares).
+ERROR_CODES = ("#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A")
 
-def _digits15(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+
+class ExcelError:
+    """An Excel error value such as ``#DIV/0!``; errors are values, not exceptions."""
+
+    __slots__ = ("code",)
+
+    def __init__(self, code: str) -> None:
+        if code not in ERROR_CODES:
+            raise ValueError(f"unknown Excel error code {code!r}")
+        self.code = code
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ExcelError) and other.code == self.code
+
+    def __hash__(self) -> int:
+        return hash(("ExcelError", self.code))
+
+    def __repr__(self) -> str:
+        return f"ExcelError({self.code!r})"
+
+    def __str__(self) -> str:
+        return self.code
+
+
+def digits15(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(decimal exponent, signed integer mantissa of 15 digits) of each finite x (0 -> 0, 0)."""
     x = np.asarray(x, dtype=float)
     a = np.abs(x)
@@ -40,7 +67,7 @@ def _digits15(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def round15(x: Any) -> np.ndarray:
     """x rounded to 15 significant digits (what Excel holds after decimal rounding)."""
     x = np.asarray(x, dtype=float)
-    e, m = _digits15(x)
+    e, m = digits15(x)
     with np.errstate(all="ignore"):
         k = (DIGITS - 1) - e
         half = np.trunc(k / 2)
@@ -51,8 +78,8 @@ def round15(x: Any) -> np.ndarray:
 def eq(a: Any, b: Any) -> np.ndarray:
     """a = b as Excel compares numbers: equal to 15 significant digits."""
     a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
-    ea, ma = _digits15(a)
-    eb, mb = _digits15(b)
+    ea, ma = digits15(a)
+    eb, mb = digits15(b)
     return np.asarray((a == b) | ((ea == eb) & (ma == mb)))
 
 
@@ -82,9 +109,80 @@ def snap_sum(x: np.ndarray, y: np.ndarray, result: np.ndarray, op: str) -> np.nd
     return np.where(cancels & np.isfinite(result), 0.0, result)
 
 
+def is_number(value: Any) -> bool:
+    """What ISNUMBER says of a cell's value: a finite int or float (NumPy's too), never a
+    boolean (TRUE is no number to ISNUMBER) and never NaN or ±inf (no cell holds them; the
+    model's NaN stands for a cell that shows text, such as 'n/a')."""
+    return isinstance(value, int | float | np.integer | np.floating) \
+        and not isinstance(value, bool | np.bool_) and bool(np.isfinite(value))
+
+
+def is_blank(value: Any) -> bool:
+    """What ISBLANK says of a value as the model holds a cell: empty (None), or NaN (an empty
+    cell in a numeric column). Text, even "", is not blank, as in Excel (ISBLANK("") is
+    FALSE)."""
+    return value is None or (isinstance(value, float | np.floating) and bool(np.isnan(value)))
+
+
+def looks_blank(value: Any) -> bool:
+    """A cell a reader of a user's file skips: empty, or text of spaces only (a CSV field, a
+    hand-made sheet's "  "). Not ISBLANK: that is `is_blank`."""
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+#: Excel rounds decimal digits, not binary ones: 2.675 is 2.674999999999999822... in binary,
+#: yet ROUND(2.675, 2) is 2.68. A relative nudge of 2**-44 (far above a double's
+#: 2**-52 error, far below a 15-digit decimal step) absorbs the binary error the same way.
+ROUND_EPS = 2.0**-44
+
+
+def round_to(x: Any, digits: Any = 0, mode: str = "ROUND") -> Any:
+    """Excel's ROUND (halves away from zero), ROUNDUP (away from zero) and ROUNDDOWN
+    (towards zero) to `digits` decimal places (negative: tens, hundreds); element-wise over
+    arrays, a float for scalars."""
+    x_arr = np.asarray(x, dtype=float)
+    d = np.trunc(np.asarray(digits, dtype=float))
+    scale = np.power(10.0, d)
+    y = np.abs(x_arr) * scale
+    if mode == "ROUND":
+        r = np.floor(y + 0.5 + y * ROUND_EPS)
+    elif mode == "ROUNDUP":
+        r = np.ceil(y - y * ROUND_EPS)
+    elif mode == "ROUNDDOWN":
+        r = np.floor(y + y * ROUND_EPS)
+    else:
+        raise ValueError(f"mode must be ROUND, ROUNDUP or ROUNDDOWN, got {mode!r}")
+    out = np.sign(x_arr) * r / scale
+    return float(out) if out.ndim == 0 else out
+
+
+def excel_round(x: float, digits: int = 0) -> float:
+    """ROUND(x, digits) of one number, as Excel, LibreOffice and Google Sheets give it."""
+    return float(round_to(x, digits))
+
+
 def as_bool(value: np.ndarray) -> Any:
     """A 0-d array as a Python bool, anything else as an object array of bools."""
     return bool(value) if np.ndim(value) == 0 else np.asarray(value).astype(object)
 
 
-__all__ = ["DIGITS", "as_bool", "eq", "ge", "gt", "le", "lt", "round15", "snap_sum"]
+__all__ = [
+    "DIGITS",
+    "ERROR_CODES",
+    "ROUND_EPS",
+    "ExcelError",
+    "as_bool",
+    "digits15",
+    "eq",
+    "excel_round",
+    "ge",
+    "gt",
+    "is_blank",
+    "is_number",
+    "le",
+    "looks_blank",
+    "lt",
+    "round15",
+    "round_to",
+    "snap_sum",
+]

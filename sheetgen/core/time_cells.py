@@ -25,8 +25,11 @@ from typing import Any
 
 import numpy as np
 
-#: cell value = seconds × factor
-TIME_FACTORS: dict[str, float] = {"s": 1.0, "ms": 1e3, "µs": 1e6}
+from sheetgen.core.excel import is_number
+from sheetgen.core.units import TIME_EXPONENTS
+
+#: cell value = seconds × factor, for the units a time cell may hold (from core/units.py)
+TIME_FACTORS: dict[str, float] = {u: 10.0 ** -TIME_EXPONENTS[u] for u in ("s", "ms", "µs")}
 TIME = "s"
 
 
@@ -44,11 +47,6 @@ def check_time_unit(unit: str) -> str:
     if unit not in TIME_FACTORS:
         raise ValueError(f"time unit {unit!r}: choose one of {', '.join(TIME_FACTORS)}")
     return unit
-
-
-def is_number(value: Any) -> bool:
-    return isinstance(value, int | float | np.integer | np.floating) \
-        and not isinstance(value, bool | np.bool_)
 
 
 def scaled(values: Any, factor: float) -> Any:

@@ -8,16 +8,19 @@ KILO, MEGA, GIGA, TERA, PETA = 1e3, 1e6, 1e9, 1e12, 1e15
 MICRO, NANO, MILLI = 1e-6, 1e-9, 1e-3
 KIBI, MEBI, GIBI, TEBI = 2.0**10, 2.0**20, 2.0**30, 2.0**40
 
+#: Every time unit sheetgen reads or writes, as its power of ten of a second: the one
+#: declaration of time scales (exact powers, so 1 µs is 1e-06 s and 1 s is 1e+06 µs exactly).
+TIME_EXPONENTS: dict[str, int] = {"s": 0, "ms": -3, "µs": -6, "us": -6, "ns": -9,
+                                  "ps": -12, "fs": -15}
 #: Seconds per unit of the time spellings people put in headers.
-TIME_UNITS: dict[str, float] = {"s": 1.0, "ms": MILLI, "us": MICRO, "ns": NANO}
+TIME_UNITS: dict[str, float] = {u: 10.0 ** TIME_EXPONENTS[u] for u in ("s", "ms", "us", "ns")}
 #: Scale of each (lower-case) prefix: decimal SI, and binary for bytes.
 PREFIXES: dict[str, float] = {"": 1.0, "k": KILO, "m": MEGA, "g": GIGA, "t": TERA, "p": PETA,
                               "ki": KIBI, "mi": MEBI, "gi": GIBI, "ti": TEBI}
 
 
 PICO, FEMTO = 1e-12, 1e-15
-_TIME_SCALES = ((1.0, "s"), (MILLI, "ms"), (MICRO, "µs"), (NANO, "ns"), (PICO, "ps"),
-                (FEMTO, "fs"))
+_TIME_SCALES = tuple((10.0 ** TIME_EXPONENTS[u], u) for u in ("s", "ms", "µs", "ns", "ps", "fs"))
 
 
 def seconds(value: float) -> str:

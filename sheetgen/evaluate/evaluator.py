@@ -19,6 +19,7 @@ from sheetgen.core import excel as xn
 from .limits import MAX_COL, MAX_RANGE_CELLS, MAX_ROW, LimitExceeded
 from .parser import Node
 from .refs import index_to_col
+from .registry import FUNCTIONS
 from .store import Book, SheetStore
 from .values import (
     BOOL,
@@ -31,6 +32,7 @@ from .values import (
     REF,
     STR,
     VALUE,
+    ExcelError,
     number_to_text,
     text_key,
 )
@@ -182,8 +184,6 @@ def ev(node: Node, ctx: Ctx) -> Vec:
         inner = node[1]
         return binary(inner[1], ev(inner[2], ctx), ev(inner[3], ctx), final=True)
     if tag == "call":
-        from .functions import FUNCTIONS
-
         return FUNCTIONS[node[1]](node[2], ctx)
     if tag in ("num", "str", "bool"):
         return const(node[1])
@@ -203,8 +203,6 @@ def ev(node: Node, ctx: Ctx) -> Vec:
         acc = ErrAcc(v.shape)
         return acc.finish(to_number(v, acc) / 100.0)
     if tag == "err":
-        from .values import ExcelError
-
         return const(ExcelError(node[1]))
     if tag == "missing":
         return const(None)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from .tokenizer import MAX_ROW, FormulaSyntaxError, RefSpec, Token, tokenize
+from .values import ExcelError
 
 Node = tuple[Any, ...]
 
@@ -147,8 +148,6 @@ class _Parser:
             elif tok.kind in ("str", "bool"):
                 rows[-1].append(tok.value)
             elif tok.kind == "err":
-                from .values import ExcelError
-
                 rows[-1].append(ExcelError(str(tok.value)))
             else:
                 raise FormulaSyntaxError(f"an array constant holds constants, not {tok.text!r}")

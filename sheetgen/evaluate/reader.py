@@ -23,12 +23,12 @@ from xml.etree import ElementTree as ET
 
 import numpy as np
 
+from sheetgen.core.excel import ERROR_CODES, ExcelError
 from sheetgen.errors import WorkbookError
 from sheetgen.files.untrusted import open_package, read_part
 
 from .refs import a1, col_to_index
 from .shared import RowTemplate
-from .values import ERROR_CODES, ExcelError
 
 _NS_MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 _NS_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"

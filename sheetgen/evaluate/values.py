@@ -12,33 +12,9 @@ from datetime import date
 from functools import lru_cache
 from typing import Any
 
+from sheetgen.core.excel import ExcelError
+
 EMPTY, NUM, STR, BOOL, ERR = 0, 1, 2, 3, 4
-
-ERROR_CODES = ("#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A")
-
-
-class ExcelError:
-    """An Excel error value such as ``#DIV/0!``; errors are values, not exceptions."""
-
-    __slots__ = ("code",)
-
-    def __init__(self, code: str) -> None:
-        if code not in ERROR_CODES:
-            raise ValueError(f"unknown Excel error code {code!r}")
-        self.code = code
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ExcelError) and other.code == self.code
-
-    def __hash__(self) -> int:
-        return hash(("ExcelError", self.code))
-
-    def __repr__(self) -> str:
-        return f"ExcelError({self.code!r})"
-
-    def __str__(self) -> str:
-        return self.code
-
 
 class NotEvaluated(ExcelError):
     """A cell the evaluator could not compute (lenient grading only); `why` says why."""

@@ -68,7 +68,8 @@ def check_destination(path: str | os.PathLike[str], force: bool, *, suffixes: tu
     if out.suffix.lower() not in suffixes:
         raise OutputError(f"{out}: the {kind} file name must end in {', '.join(suffixes)}")
     if not out.parent.exists():
-        raise OutputError(f"{out.parent} does not exist")
+        raise OutputError(f"the folder {out.parent} does not exist; create it first or write "
+                          "somewhere else")
     if out.exists() and not force:
         raise OutputError(f"{out} already exists; pass --force to overwrite it")
     return out

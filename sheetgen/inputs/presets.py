@@ -8,6 +8,7 @@ file and field, because a wrong preset silently poisons every formula downstream
 from __future__ import annotations
 
 import math
+import re
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -107,13 +108,22 @@ class Presets:
         return [g.name for g in self.gpus]
 
     def get(self, name: str) -> GPU:
-        """Look a GPU up by name (case- and space-insensitive)."""
+        """Look a GPU up by name, ignoring case, spaces, hyphens and underscores ("a100 40 GB
+        sxm" is "A100 40GB SXM"); the start of one name is enough when no other name starts
+        so ("MI300" is "MI300X"); an old name (ALIASES) is the preset renamed since. A name that
+        fits several presets is refused, naming them."""
         want = _norm(name)
         if not want:
             raise InputError("the GPU name is empty; choose one of: " + ", ".join(self.names))
-        for gpu in self.gpus:
-            if _norm(gpu.name) == want:
-                return gpu
+        if want not in {_norm(g.name) for g in self.gpus}:
+            want = _norm(ALIASES.get(want, want))  # an old name, exactly
+        exact = [g for g in self.gpus if _norm(g.name) == want]
+        found = exact or [g for g in self.gpus if _norm(g.name).startswith(want)]
+        if len(found) == 1:
+            return found[0]
+        if found:
+            raise InputError(f"GPU {name!r} is ambiguous: it could be "
+                             f"{' or '.join(repr(g.name) for g in found)}; give more of the name")
         raise InputError(f"unknown GPU {name!r}; choose one of: {', '.join(self.names)}")
 
     def merged(self, other: Presets, origin: str = "") -> Presets:
@@ -131,8 +141,14 @@ class Presets:
         return _norm(name) in {_norm(n) for n in self.shadowed}
 
 
+#: Old built-in names still accepted, exactly (after _norm), for the preset renamed since:
+#: "H200" is the H200 SXM, so it cannot be mistaken for the "H200 NVL".
+ALIASES: dict[str, str] = {"h200": "H200 SXM"}
+
+
 def _norm(name: str) -> str:
-    return " ".join(name.lower().split())
+    """A GPU name as names are compared: lower case, without spaces, hyphens or underscores."""
+    return re.sub(r"[\s_-]+", "", name.lower())
 
 
 def check_dtype(dtype: str) -> str:

@@ -20,10 +20,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from sheetgen.core.excel import looks_blank
 from sheetgen.errors import InputError, WorkbookError
 from sheetgen.files.untrusted import damage_as_error, load_openpyxl
-from sheetgen.sheets.matmul import MAX_DIM
 
+MAX_DIM = 2**31 - 1  # cuBLAS takes 32-bit dimensions
 DIMS = ("m", "k", "n")
 MAX_REPORTED = 10  # bad cells listed in one message before "and N more"
 HEADER_SEARCH_ROWS = 50  # how far down a sheet the m/k/n header is looked for
@@ -78,10 +79,6 @@ def _header_columns(row: Sequence[object]) -> dict[str, int]:
     return found
 
 
-def _blank(value: object) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip())
-
-
 def parse_dim(value: object, where: str) -> int:
     """One dimension: a positive whole number (4096, 4096.0 or the text "4096"), at most
     MAX_DIM. Booleans and dates are not numbers."""
@@ -114,7 +111,7 @@ def report(problems: list[str]) -> str:
     return "; ".join(problems[:MAX_REPORTED]) + (f" (and {more} more)" if more > 0 else "")
 
 
-def _find_header(rows: Iterable[tuple[int, Sequence[object]]],
+def find_header(rows: Iterable[tuple[int, Sequence[object]]],
                  limit: int | None = HEADER_SEARCH_ROWS,
                  ) -> tuple[int | None, dict[str, int], tuple[int, Sequence[object]] | None]:
     """(row, columns, _) of the first row naming m, k and n; (None, {}, best near miss) when
@@ -143,7 +140,7 @@ def _search_stop(data: Sequence[tuple[int, Sequence[object]]]) -> int:
     return data[min(len(data), HEADER_SEARCH_ROWS) - 1][0] if data else 0
 
 
-def _missing_header(origin: str, near: tuple[int, Sequence[object]] | None,
+def missing_header(origin: str, near: tuple[int, Sequence[object]] | None,
                     data: Sequence[tuple[int, Sequence[object]]] = (),
                     hint: str = "delete the rows above it") -> InputError:
     """Why no header was found: nothing there, a header past the search window (`hint` says
@@ -159,7 +156,7 @@ def _missing_header(origin: str, near: tuple[int, Sequence[object]] | None,
     line, row = near
     found = _header_columns(row)
     missing = [d for d in DIMS if d not in found]
-    cells = ", ".join(repr(str(c)) for c in row if not _blank(c)) or "nothing"
+    cells = ", ".join(repr(str(c)) for c in row if not looks_blank(c)) or "nothing"
     return InputError(f"{origin}: missing column(s) {', '.join(missing)} in the header "
                       f"(row {line} has: {cells})")
 
@@ -170,16 +167,16 @@ def _table(rows: list[tuple[int, Sequence[object]]], origin: str, sheet: str | N
     `formulas` holds the (line, col) of formula cells (their saved result may be missing);
     search_all: look for the header in every row (the user named this sheet)."""
     data = _nonblank(rows)
-    header_line, cols, near = _find_header(data, None if search_all else HEADER_SEARCH_ROWS)
+    header_line, cols, near = find_header(data, None if search_all else HEADER_SEARCH_ROWS)
     if header_line is None:
-        raise _missing_header(origin, near, data)
+        raise missing_header(origin, near, data)
     table = ShapeTable(origin, sheet, header_line, cols)
     problems: list[str] = []
     for line, row in rows:  # all rows: a row of uncached formulas reads as blank
         if line <= header_line:
             continue
         cells = {d: row[c] if c < len(row) else None for d, c in cols.items()}
-        if all(_blank(v) for v in cells.values()) and not any(
+        if all(looks_blank(v) for v in cells.values()) and not any(
                 (line, c) in formulas for c in cols.values()):
             continue
         dims: dict[str, int] = {}
@@ -193,7 +190,7 @@ def _table(rows: list[tuple[int, Sequence[object]]], origin: str, sheet: str | N
                     and 1 <= (number := int(value)) <= MAX_DIM):
                 dims[dim] = number
                 continue
-            if _blank(value) and (line, cols[dim]) in formulas:
+            if looks_blank(value) and (line, cols[dim]) in formulas:
                 problems.append(f"{where(line, cols[dim], dim)}: holds a formula whose result "
                                 "was never saved (the program that wrote the file does not "
                                 "calculate); open and save it in Excel or LibreOffice first")
@@ -224,10 +221,10 @@ def read_csv_table(text: str, origin: str) -> ShapeTable:
     if not any(any(c.strip() for c in r) for _, r in first):
         raise InputError(f"{origin}: empty file (expected a header with columns m, k, n)")
     rows = first
-    if _find_header(_nonblank(first))[0] is None:
+    if find_header(_nonblank(first))[0] is None:
         for delimiter in (";", "\t", "|"):
             other = _csv_rows(text, delimiter)
-            if _find_header(_nonblank(other))[0] is not None:
+            if find_header(_nonblank(other))[0] is not None:
                 rows = other
                 break
     return _table(rows, origin, None, lambda line, _col, dim: f"{origin} row {line}, column {dim}")
@@ -238,10 +235,10 @@ def _csv_rows(text: str, delimiter: str) -> list[tuple[int, list[str]]]:
 
 
 def _nonblank(rows: list[tuple[int, Sequence[object]]]) -> list[tuple[int, Sequence[object]]]:
-    return [(i, r) for i, r in rows if any(not _blank(c) for c in r)]
+    return [(i, r) for i, r in rows if any(not looks_blank(c) for c in r)]
 
 
-def _xlsx_rows(ws: Any) -> list[tuple[int, tuple[object, ...]]]:
+def xlsx_rows(ws: Any) -> list[tuple[int, tuple[object, ...]]]:
     if hasattr(ws, "reset_dimensions"):
         ws.reset_dimensions()  # some writers store a wrong <dimension>; read every row
     return list(enumerate(ws.iter_rows(values_only=True), start=1))
@@ -273,10 +270,10 @@ def _read_xlsx_table(p: Path, sheet: str | None) -> ShapeTable:
             candidates = list(wb.sheetnames)
         searched: list[tuple[str, list[tuple[int, Sequence[object]]]]] = []
         for name in candidates:
-            rows = _xlsx_rows(wb[name])
+            rows = xlsx_rows(wb[name])
             origin = f"{p.name} sheet {name!r}"
             data = _nonblank(rows)
-            if sheet is None and _find_header(data)[0] is None:
+            if sheet is None and find_header(data)[0] is None:
                 searched.append((name, data))
                 continue  # not a shapes sheet: look at the next one
 
@@ -322,7 +319,7 @@ class _FormulaCells:
             wb = load_openpyxl(self.path, read_only=True, data_only=False)
             try:
                 self.cells = {(line, col)
-                              for line, row in _xlsx_rows(wb[self.sheet])
+                              for line, row in xlsx_rows(wb[self.sheet])
                               for col, v in enumerate(row)
                               if isinstance(v, str) and v.startswith("=")}
             finally:

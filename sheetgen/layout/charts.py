@@ -11,9 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
+from sheetgen.core.excel import is_number
 from sheetgen.model.vocabulary import Axis, Chart
+
+#: A series gets custom point labels (a label column) only up to this many points: beyond,
+#: they bloat the chart XML and clutter the chart (the xlsx and Google writers both use it).
+LABELLED_POINTS_MAX = 500
 
 #: (col, first_row, last_row) of a column on the chart's sheet
 Columns = tuple[int, int, int]
@@ -49,14 +52,9 @@ class ChartPlan:
     title_cell: tuple[str, int, int] | None = None
 
 
-def _number(x: Any) -> bool:
-    return isinstance(x, int | float | np.integer | np.floating) and not isinstance(x, bool) \
-        and math.isfinite(x)
-
-
 def decades(values: list[float]) -> tuple[float, float] | None:
     """The whole decades around the positive finite values (None when there are none)."""
-    v = [float(x) for x in values if _number(x) and x > 0]
+    v = [float(x) for x in values if is_number(x) and x > 0]
     if not v:
         return None
     lo, hi = math.floor(math.log10(min(v)) + 1e-9), math.ceil(math.log10(max(v)) - 1e-9)
@@ -74,7 +72,7 @@ def _points(chart: Chart, values: Callable[[str], list[Any]]) -> list[tuple[floa
         rows = range(len(xs)) if s.row is None else (s.row,)
         for r in rows:
             x, y = xs[r], ys[r]
-            if _number(x) and _number(y):
+            if is_number(x) and is_number(y):
                 out.append((10.0 ** x, 10.0 ** y) if chart.log10_data else (x, y))
     return out
 

@@ -7,11 +7,15 @@ request builder all lay a sheet out the same way.
 
 from __future__ import annotations
 
+import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from sheetgen.layout.planner import Cell, SheetPlan, TablePlan
 from sheetgen.layout.text_fit import DEFAULT_WIDTH, INDENT_WIDTH, TEXT_WIDTH, wrapped_lines
+
+if TYPE_CHECKING:
+    from sheetgen.layout.cells import Cell, ChartPlan, SheetPlan, TablePlan
 
 LINE_POINTS = 15.0  # one line of 11-point text, as Excel and LibreOffice space it
 #: page margins in inches (left, right, top, bottom), and the footer: sheet name left,
@@ -21,24 +25,80 @@ FOOTER_LEFT, FOOTER_RIGHT = "&A", "&P / &N"
 FREEZE_MAX_ROWS = 16  # freeze below a table header only when it sits this high on the sheet
 INSET = ("formula", "row_note")  # wrapped cells the writers indent one step
 SPARE = 0.95  # a wrapped formula text fuller than this share of its lines gets one more
+REPEAT_SHARE = 0.15  # the label column repeats on every page when at most this share of one
+
+
+#: A4 landscape in points, less the margins: what a page holds at 100 %
+PAGE_POINTS = (841.89 - 72 * (MARGINS[0] + MARGINS[1]), 595.3 - 72 * MARGINS[2] - 36.0)
+#: Below this scale a sheet is split across pages rather than shrunk to one page wide
+#: (11-point text prints at 8 points)
+MIN_SCALE = 75
+#: The scale of a sheet split across pages: its pages hold more of a wide table, and the
+#: default workbook prints on at most 30 pages; 11-point text prints at 6 points, the
+#: smallest words (chart axes) at about 5 (tests/test_print.py measures both)
+SPLIT_SCALE = 50
+FILL = 0.98  # of a page's width or height: room for what the estimate below misses
+
+
+def column_points(width: float) -> float:
+    """A column's printed width in points at 100 %, as LibreOffice 7.4 lays it out (measured
+    on its PDFs: 7 per width unit and 5 of padding; Excel's is smaller, so what fits
+    LibreOffice's page fits Excel's)."""
+    return 7.0 * width + 5.0
 
 
 @dataclass(frozen=True)
 class PrintSetup:
-    """xlsx page setup (the Sheets API has none): landscape, one page wide, as tall as it
-    needs; the main table's header rows repeat on every page; the print area covers the used
-    range (zero-based, inclusive)."""
+    """xlsx page setup (the Sheets API has none), a function of the plan only, so sheets and
+    cells added later print too: landscape A4; one page wide when that keeps MIN_SCALE, else
+    split at column breaks with the label column repeated; the main table's header rows
+    repeat on every page; the print area covers the filled rows (not spare input rows) and
+    the chart; a chart starts a page of its own. Rows and columns zero-based, inclusive;
+    a break is the first row or column of a new page."""
 
     last_row: int
     last_col: int
     repeat_rows: tuple[int, int] | None
+    repeat_cols: tuple[int, int] | None = None
+    fit_width: bool = True  # one page wide (the application picks the scale, >= MIN_SCALE)
+    scale: int = 100  # percent, when not fit_width
+    row_breaks: tuple[int, ...] = ()
+    col_breaks: tuple[int, ...] = ()
+
+    def pages(self, sheet: SheetPlan) -> int:
+        """Pages this setup prints, by the same estimate it was made with (empty pages are
+        not printed: LibreOffice and Excel skip them)."""
+        cols = _bands(self.col_breaks, 0, self.last_col)
+        rows = _bands(self.row_breaks, 0, self.last_row)
+        used = _used_cells(sheet, self.last_row, self.last_col)
+        return sum(1 for r0, r1 in rows for c0, c1 in cols
+                   if any(r0 <= r <= r1 and c0 <= c <= c1 for r, c in used))
+
+
+def _bands(breaks: tuple[int, ...], first: int, last: int) -> list[tuple[int, int]]:
+    edges = [first, *(b for b in breaks if first < b <= last), last + 1]
+    return [(a, b - 1) for a, b in itertools.pairwise(edges)]
+
+
+def _used_cells(sheet: SheetPlan, last_row: int, last_col: int) -> set[tuple[int, int]]:
+    """Cells that print something: text and values, table cells, chart areas."""
+    used = {(c.row, c.col + j) for c in sheet.cells for j in range(c.span)}
+    for t in sheet.tables:
+        used |= {(r, c.col) for c in t.columns for r in range(t.header_row,
+                                                                min(t.last_row, last_row) + 1)}
+    for ch in sheet.charts:
+        r0, r1, c0, c1 = chart_cells(sheet, ch)
+        used |= {(r, c) for r in range(r0, r1 + 1) for c in range(c0, c1 + 1)}
+    return {(r, c) for r, c in used if r <= last_row and c <= last_col
+            and c not in sheet.hidden}
 
 
 def main_table(sheet: SheetPlan) -> TablePlan | None:
     """The table a reader scrolls through: the one with the most cells."""
-    if not sheet.tables:
+    tables = [t for t in sheet.tables if t.prints]
+    if not tables:
         return None
-    return max(sheet.tables, key=lambda t: t.n_rows * len(t.columns))
+    return max(tables, key=lambda t: t.n_rows * len(t.columns))
 
 
 def freeze(sheet: SheetPlan) -> tuple[int, int] | None:
@@ -81,13 +141,129 @@ def row_heights(sheet: SheetPlan) -> dict[int, float]:
     return {row: math.ceil(n * LINE_POINTS + 3) for row, n in lines.items() if n > 1}
 
 
+def filled_rows(table: TablePlan) -> int:
+    """How many of a table's rows hold something: all of a table without typed-in inputs,
+    else up to the last row with an input (spare input rows are left for the user)."""
+    inputs = [c for c in table.columns if c.is_input and not c.helper]
+    if not inputs:
+        return table.n_rows
+    last = -1
+    for c in inputs:
+        for i, v in enumerate(c.values.tolist()):
+            if i > last and (not _blank(v) or c.link_at(i) is not None):
+                last = i
+    return last + 1
+
+
+def _blank(v: object) -> bool:
+    return v is None or v == "" or (isinstance(v, float) and math.isnan(v))
+
+
+def _widths(sheet: SheetPlan, last_col: int) -> list[float]:
+    return [0.0 if c in sheet.hidden else column_points(sheet.widths.get(c, DEFAULT_WIDTH))
+            for c in range(last_col + 1)]
+
+
+def _heights(sheet: SheetPlan, last_row: int) -> list[float]:
+    tall = row_heights(sheet)
+    return [tall.get(r, LINE_POINTS) for r in range(last_row + 1)]
+
+
+def _breaks(sizes: list[float], room: float, keep: list[tuple[int, int]],
+            start_new: set[int], repeat: float) -> tuple[int, ...]:
+    """Greedy page breaks over rows or columns of `sizes` points: a page takes what fits in
+    `room` (less the repeated titles on every page but the first); a span in `keep` (a
+    chart) is not split when it fits a page, and a break falls before each of `start_new`."""
+    breaks: list[int] = []
+    used, first = 0.0, 0
+    i = 0
+    while i < len(sizes):
+        cap = room - (repeat if breaks else 0.0)
+        span = next(((a, b) for a, b in keep if a == i), None)
+        size = sum(sizes[i:span[1] + 1]) if span else sizes[i]
+        if i > first and (i in start_new or (used + size > cap and (
+                span is None or size <= room - repeat))):
+            breaks.append(i)
+            first, used = i, 0.0
+            continue
+        if span and size <= cap:
+            used += size
+            i = span[1] + 1
+            continue
+        used += sizes[i]
+        i += 1
+    return tuple(breaks)
+
+
+def chart_cells(sheet: SheetPlan, chart: ChartPlan) -> tuple[int, int, int, int]:
+    """(first row, last row, first col, last col) a chart covers: xlsxwriter sizes it in
+    pixels (64 per default column, 20 per row) and anchors it over the cells those pixels
+    span, which LibreOffice keeps."""
+    px, col = 64.0 * chart.width_cols, chart.col
+    while px > column_points(sheet.widths.get(col, DEFAULT_WIDTH)):
+        px -= column_points(sheet.widths.get(col, DEFAULT_WIDTH))
+        col += 1
+    return chart.row, chart.row + chart.height_rows - 1, chart.col, col
+
+
+def keep_texts_on_page(sheet: SheetPlan) -> None:
+    """A merged, wrapped text that would cross a column page break (a GPU source as wide as
+    the GPU table) ends at the break instead, so it prints whole on one page. Run by the
+    planner before row heights are taken: the breaks depend on column widths only."""
+    breaks = print_setup(sheet).col_breaks
+    for i, cell in enumerate(sheet.cells):
+        if cell.span > 1 and cell.wrap:
+            end = next((b for b in breaks if cell.col < b < cell.col + cell.span), None)
+            if end is not None:
+                sheet.cells[i] = replace(cell, span=end - cell.col)
+
+
 def print_setup(sheet: SheetPlan) -> PrintSetup:
-    """The used range (cells, tables, and the area a chart covers) and the rows to repeat."""
-    rows = [c.row for c in sheet.cells] + [t.last_row for t in sheet.tables]
-    cols = [c.col for c in sheet.cells] + [c.col for t in sheet.tables for c in t.columns]
-    for chart in sheet.charts:
-        rows.append(chart.row + chart.height_rows)
-        cols.append(chart.col + chart.width_cols)
+    """Where the sheet's pages break, from its plan (see PrintSetup)."""
+    off = set(sheet.hidden) | {c.col for t in sheet.tables if not t.prints for c in t.columns}
+    rows = [c.row for c in sheet.cells if c.col not in off]
+    cols = [c.col + c.span - 1 for c in sheet.cells if c.col not in off]
+    for t in sheet.tables:
+        shown = [c.col for c in t.columns if c.col not in off]
+        if shown:  # chart data in hidden columns print nothing
+            rows.append(t.first_row + max(filled_rows(t), 1) - 1)
+            cols += shown
+    charts = [chart_cells(sheet, c) for c in sheet.charts]
+    rows += [c[1] for c in charts]
+    cols += [c[3] for c in charts]
+    last_row, last_col = max(rows, default=0), max(cols, default=0)
+    while last_col > 0 and last_col in sheet.hidden:
+        last_col -= 1
     table = main_table(sheet)
     repeat = (table.header_row, table.header_row) if table is not None else None
-    return PrintSetup(max(rows, default=0), max(cols, default=0), repeat)
+    widths = _widths(sheet, last_col)
+    room_w, room_h = PAGE_POINTS[0] * FILL, PAGE_POINTS[1] * FILL
+    heights = _heights(sheet, last_row)
+    chart_cols = [(c[2], c[3]) for c in charts]
+    charts = [(c[0], c[1]) for c in charts]
+    if sum(widths) * MIN_SCALE / 100 <= room_w:
+        scale = min(100, math.floor(100 * room_w / max(sum(widths), 1.0)))
+        row_breaks = _breaks(heights, room_h * 100 / scale, charts, set(),
+                             heights[repeat[0]] if repeat else 0.0)
+        return PrintSetup(last_row, last_col, _split(repeat, table, row_breaks), None, True,
+                          scale, row_breaks, ())
+    scale = SPLIT_SCALE
+    label = widths[0]
+    repeat_cols = (0, 0) if label <= REPEAT_SHARE * room_w * 100 / scale else None
+    col_breaks = _breaks(widths, room_w * 100 / scale, chart_cols,
+                         set(), label if repeat_cols else 0.0)
+    row_breaks = _breaks(heights, room_h * 100 / scale, charts,
+                         {r for r, _ in charts} if not col_breaks else set(),
+                         heights[repeat[0]] if repeat else 0.0)
+    return PrintSetup(last_row, last_col, _split(repeat, table, row_breaks), repeat_cols,
+                      False, scale, row_breaks, col_breaks)
+
+
+def _split(repeat: tuple[int, int] | None, table: TablePlan | None,
+           breaks: tuple[int, ...]) -> tuple[int, int] | None:
+    """The header rows to repeat, only when a page break falls inside the main table: on
+    pages below a short table they would head rows whose columns do not match them."""
+    if repeat is None or table is None:
+        return None
+    last = table.first_row + max(filled_rows(table), 1) - 1
+    return repeat if any(table.first_row < b <= last for b in breaks) else None

@@ -6,9 +6,18 @@ TOP/s). Pure: no I/O. Split from plan.py, which places the cells these rules cov
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from sheetgen.layout.cells import (
+    ConditionalPlan,
+    DimRulePlan,
+    FormatRulePlan,
+    Layout,
+    SheetPlan,
+    ValidationPlan,
+    block_slots,
+)
 from sheetgen.layout.styles import (
     COMPUTE_BOUND,
     COMPUTE_FILL,
@@ -18,83 +27,15 @@ from sheetgen.layout.styles import (
     MEMORY_FILL,
 )
 from sheetgen.model.reference import ModelResult, Registry
-from sheetgen.model.vocabulary import Block, BlockRow, FormatSwitch, Input, Quantity, Validation
+from sheetgen.model.vocabulary import FormatSwitch, Input, Validation
 
 if TYPE_CHECKING:
-    from sheetgen.layout.planner import SheetPlan, _Layout
     from sheetgen.model.vocabulary import SheetSpec
 
 PLACEHOLDER_NAMES = re.compile(r"\{([A-Za-z_]\w*)\}")
 
 
-@dataclass(frozen=True)
-class ValidationPlan:
-    first_row: int
-    first_col: int
-    last_row: int
-    last_col: int
-    rule: Validation
-    source: str | None = None  # absolute range with sheet, for list rules
-    source_name: str | None = None  # the defined name of that range, if any
-
-
-@dataclass(frozen=True)
-class ConditionalPlan:
-    """Colour the cells of one column range whose value equals `equals` (a text or a bool)."""
-
-    first_row: int
-    col: int
-    last_row: int
-    equals: str | bool
-    color: str
-    font: str | None = None
-    negate: bool = False  # colour the cells that do NOT equal `equals`
-
-    @property
-    def literal(self) -> str:
-        """`equals` as a formula literal: "memory-bound" or FALSE."""
-        if isinstance(self.equals, bool):
-            return "TRUE" if self.equals else "FALSE"
-        return f'"{self.equals}"'
-
-
-@dataclass(frozen=True)
-class FormatRulePlan:
-    """Show one column range with number format `fmt` while `condition` (formula text
-    without '=', absolute references) is true: int8 rates in TOP/s."""
-
-    first_row: int
-    col: int
-    last_row: int
-    condition: str
-    fmt: str
-
-
-def block_slots(block: Block) -> list[tuple[int, Input | Quantity, int]]:
-    """(row, item, col) for every value cell and suggestion of a block."""
-    n_values = block_width(block)
-    slots = []
-    for i, row in enumerate(block.rows):
-        r = block.row + 1 + i
-        if isinstance(row, str):
-            continue
-        for j, item in enumerate(row.cells):
-            if item is not None:
-                slots.append((r, item, block.col + 1 + j))
-        if row.suggestion is not None:
-            slots.append((r, row.suggestion, block.col + 2 + n_values))
-    return slots
-
-
-def block_width(block: Block) -> int:
-    return max(len(r.cells) for r in block.rows if isinstance(r, BlockRow))
-
-
-def has_suggestions(block: Block) -> bool:
-    return any(isinstance(r, BlockRow) and r.suggestion for r in block.rows)
-
-
-def plan_validations(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
+def plan_validations(sp: SheetPlan, spec: SheetSpec, layout: Layout) -> None:
     def source(rule: Validation) -> tuple[str | None, str | None]:
         if rule.source is None:
             return None, None
@@ -126,7 +67,7 @@ def plan_validations(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
                                                      rule_of(item), src, name))
 
 
-def plan_conditionals(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
+def plan_conditionals(sp: SheetPlan, spec: SheetSpec, layout: Layout) -> None:
     for name in spec.regime_columns:
         w = layout.where[name]
         if w.last_row < w.row:
@@ -152,17 +93,7 @@ def plan_conditionals(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
                                                        FALSE_FONT))
 
 
-@dataclass(frozen=True)
-class DimRulePlan:
-    """Grey out one column range while `condition` (formula text without '=') is true."""
-
-    first_row: int
-    col: int
-    last_row: int
-    condition: str
-
-
-def plan_dimmed(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
+def plan_dimmed(sp: SheetPlan, spec: SheetSpec, layout: Layout) -> None:
     for dim in spec.dimmed:
         condition = layout.condition(dim.condition, spec.name)
         for name in dim.columns:
@@ -172,7 +103,7 @@ def plan_dimmed(sp: SheetPlan, spec: SheetSpec, layout: _Layout) -> None:
 
 
 def plan_switch(plans: list[SheetPlan], switch: FormatSwitch, registry: Registry,
-                 layout: _Layout, model: ModelResult) -> None:
+                 layout: Layout, model: ModelResult) -> None:
     """The build's own format for every cell the switch covers (what engines without
     conditional number formats show), and a rule for the other case."""
     names = registry.dependents(switch.source)

@@ -23,6 +23,7 @@ from sheetgen.layout.palette import (
 )
 from sheetgen.layout.palette import FALSE_FILL as FALSE_FILL
 from sheetgen.layout.palette import FALSE_FONT as FALSE_FONT
+from sheetgen.model.vocabulary import COMPUTE_BOUND, MEMORY_BOUND
 
 #: A yes/no cell's number format: TRUE for 1, FALSE for 0, as General would show them. It must
 #: not be General. LibreOffice's xlsx import keeps a cached formula result only when it is a
@@ -175,8 +176,12 @@ def cell_style(role: str, fmt: str = "general", wrap: bool = False) -> CellStyle
     style = ROLE_STYLES.get(role, _BODY)
     if fmt not in ("general", "text") or role in _VALUE_ROLES:
         style = replace(style, number_format=NUMBER_FORMATS.get(fmt, "General"))
-    if role in ("derived", "linked") and fmt in INDENTED_FORMATS:
+    if role in _VALUE_ROLES and fmt in INDENTED_FORMATS:
         style = replace(style, align="left", indent=1)  # a word never touches a number
+    elif role in _VALUE_ROLES and fmt not in ("general", *BOOLEAN_FORMATS):
+        # a number column keeps its words right too ("n/a" under 312.0 TFLOP/s), so they
+        # never run into the next column's text ("312.0 TFLOP/sn/a")
+        style = replace(style, align="right")
     if wrap:
         style = replace(style, wrap=True, valign="top", align=style.align or "left")
     return style
@@ -197,7 +202,5 @@ def highlight_style(fill: str, font_color: str | None = None) -> CellStyle:
     return CellStyle(fill=fill, font_color=font_color)
 
 
-COMPUTE_BOUND = "compute-bound"
-MEMORY_BOUND = "memory-bound"
 #: regime -> (strong colour for marks and text, light colour for cell fills)
 REGIME_COLORS = {COMPUTE_BOUND: (COMPUTE, COMPUTE_FILL), MEMORY_BOUND: (MEMORY, MEMORY_FILL)}

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from sheetgen.layout.planner import SheetPlan
+    from sheetgen.layout.cells import SheetPlan
     from sheetgen.model.vocabulary import Block
 
 DEFAULT_WIDTH = 8.43  # Excel's default column width, in characters

@@ -13,9 +13,8 @@ from typing import Any
 import numpy as np
 
 from sheetgen.core import excel as xn
-from sheetgen.layout.styles import COMPUTE_BOUND, MEMORY_BOUND
 from sheetgen.model import refined
-from sheetgen.model.vocabulary import Quantity
+from sheetgen.model.vocabulary import COMPUTE_BOUND, MEMORY_BOUND, Quantity
 
 
 def flops(name: str, rows: str, inner: str, cols: str, label: str = "FLOPs") -> Quantity:
@@ -34,11 +33,13 @@ ACT_BYTES, WEIGHT_BYTES, OUT_BYTES = "act_elem_bytes", "weight_elem_bytes", "out
 
 
 def bytes_moved(name: str, rows: str, inner: str, cols: str,
-                label: str = "bytes moved") -> Quantity:
+                label: str = "bytes moved", *, a: str = ACT_BYTES, w: str = WEIGHT_BYTES,
+                o: str = OUT_BYTES) -> Quantity:
     """a·rows·inner + w·inner·cols + o·rows·cols: read A and B once, write C once, each in
     its own storage precision (a, w, o bytes per element). The one bytes formula: every
-    sheet's roofline, and the sweeps' one-cell times, derive from it."""
-    a, w, o = ACT_BYTES, WEIGHT_BYTES, OUT_BYTES
+    sheet's roofline, and the sweeps' one-cell times, derive from it. `a`, `w`, `o` name
+    other per-operand cells (the Transformer sheet's weight, KV-cache and activation
+    dtypes)."""
     return Quantity(
         name, label, "B",
         f"{{{a}}}*{{{rows}}}*{{{inner}}}+{{{w}}}*{{{inner}}}*{{{cols}}}"
@@ -186,6 +187,17 @@ def plus(name: str, terms: tuple[str, ...], label: str, unit: str, fmt: str = "s
     """The sum of a few values."""
     return Quantity(name, label, unit, "+".join(f"{{{t}}}" for t in terms),
                     lambda **k: sum(k[t] for t in terms), fmt=fmt, doc=doc)
+
+
+def memory_fit(memory: str, fits: str, weights: str, activations: str, memory_label: str,
+               fits_label: str, *, capacity: str = "vram_bytes",
+               doc: str = "") -> tuple[Quantity, Quantity]:
+    """The memory/fit chain, one definition for every sheet that asks whether a model fits:
+    memory = weights + activations (bytes per GPU), and whether memory <= the GPU's capacity
+    (TRUE/FALSE). The Pipeline sheet and the Parallelism sheet's one GPU, pipeline and tensor
+    columns each make theirs here."""
+    return (plus(memory, (weights, activations), memory_label, "B"),
+            at_most(fits, memory, capacity, fits_label, doc=doc))
 
 
 def same_as(name: str, other: str, label: str, unit: str, fmt: str = "sci",

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from sheetgen.core import time_cells
-from sheetgen.evaluate.values import ExcelError
+from sheetgen.core.excel import ExcelError, is_number
 from sheetgen.model.vocabulary import NA_CODE, Input, Quantity, SheetSpec, Table
 
 
@@ -198,7 +198,7 @@ def evaluate(registry: Registry, values: Mapping[str, Any]) -> ModelResult:
             _release_inputs(table, raw, ok[table.name], env)
             continue
         gap = gaps.get(q.name)
-        if gap is not None and not _is_number(env.get(gap[0])):
+        if gap is not None and not is_number(env.get(gap[0])):
             result = np.nan  # a gap upstream: the sheet shows its marker (_mark_gaps)
         else:
             result = q.reference(**{d: env[d] for d in q.dependencies()})
@@ -221,11 +221,6 @@ def evaluate(registry: Registry, values: Mapping[str, Any]) -> ModelResult:
     return ModelResult(scalars=scalars, columns=columns, ok=ok)
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float | np.integer | np.floating) \
-        and not isinstance(value, bool) and value == value
-
-
 def _mark_gaps(registry: Registry, scalars: dict[str, Any], columns: dict[str, np.ndarray],
                ok: dict[str, np.ndarray]) -> None:
     """What the sheet shows where a gap source is no number: each dependent's marker text.
@@ -237,7 +232,7 @@ def _mark_gaps(registry: Registry, scalars: dict[str, Any], columns: dict[str, n
         if q.gap_marker and q.name not in registry.table_of:
             gaps[q.name] = (q.name, q.gap_marker)
     for name, (source, marker) in gaps.items():
-        if _is_number(scalars.get(source)):
+        if is_number(scalars.get(source)):
             continue
         text = scalars[marker]
         if name in registry.table_of:

@@ -33,7 +33,9 @@ GAP_WRAP = "IF(ISNUMBER({source}),{body},{marker})"
 PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*)(\[\]|\[:\])?\}")
 
 RefKind = Literal["cell", "range", "running"]
-_KIND: dict[str | None, RefKind] = {None: "cell", "[]": "range", "[:]": "running"}
+#: A placeholder's suffix -> what it refers to: {x} a cell (a table column's cell on the same
+#: row), {x[]} the whole range, {x[:]} the running range from the first row down to this one.
+PLACEHOLDER_KINDS: dict[str | None, RefKind] = {None: "cell", "[]": "range", "[:]": "running"}
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,11 @@ class Validation:
         lo, hi = int(self.minimum or 1), int(self.maximum or 2**31 - 1)
         return "=" + WHOLE_RULE.format(cell=cell, minimum=lo, maximum=hi)
 
+
+#: The roofline's two regimes, as the sheets, the model, the chart and the terminal say them
+#: (a label of the physics; layout/styles gives each its colours).
+COMPUTE_BOUND = "compute-bound"
+MEMORY_BOUND = "memory-bound"
 
 #: Excel's whole-number validation as a formula: a number, integral, within [min, max].
 WHOLE_RULE = "AND(ISNUMBER({cell}),INT({cell})={cell},{cell}>={minimum},{cell}<={maximum})"
@@ -116,7 +123,8 @@ class Quantity:
 
     def refs(self) -> list[tuple[str, RefKind]]:
         """Placeholders in template order, with how each is referenced."""
-        return [(m.group(1), _KIND[m.group(2)]) for m in PLACEHOLDER.finditer(self.template)]
+        return [(m.group(1), PLACEHOLDER_KINDS[m.group(2)])
+                for m in PLACEHOLDER.finditer(self.template)]
 
     def dependencies(self) -> set[str]:
         return {name for name, _ in self.refs()}
@@ -194,6 +202,9 @@ class Table:
     rows_of: str | None = None
     #: rows the guard rejects show NA() rather than "" (chart data; see NA_ROW)
     na_rows: bool = False
+    #: False: a table that only feeds formulas (a ranking of candidates): kept out of the
+    #: print area, with the texts above it
+    prints: bool = True
     range_names: dict[str, str] = field(default_factory=dict)  # column name -> defined name
 
     @property

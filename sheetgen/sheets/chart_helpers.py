@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from sheetgen.evaluate.values import ExcelError
+from sheetgen.core.excel import ExcelError
 from sheetgen.model.vocabulary import NA_CODE, Quantity, Series, SheetSpec, Table, Text
 from sheetgen.sheets import matmul
 

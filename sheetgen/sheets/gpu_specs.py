@@ -113,9 +113,11 @@ def sheet(presets: Presets | None = None) -> SheetSpec:
         time_unit="µs",
         texts=(
             Text(0, 0, "GPU presets", "title"),
-            Text(1, 0, "Dense peaks in FLOP/s (OP/s for int8), bandwidths in bytes/s per "
-                 "direction, memory in decimal bytes. 'n/a' marks a dtype the GPU lacks. "
-                 "Yellow cells are inputs: edit a figure and every sheet follows."),
+            Text(1, 0, "Dense peaks in FLOP/s (OP/s for int8); HBM bandwidth in bytes/s, "
+                 "reads and writes together; GPU and host link bandwidths in bytes/s per "
+                 "direction; memory in bytes as the vendor means its GB (GiB). 'n/a' marks a "
+                 "dtype the GPU lacks. Yellow cells are inputs: edit a figure and every sheet "
+                 "follows."),
             Text(DTYPE_TABLE.header_row - 1, 0, "Data types (compute)", "subtitle"),
             Text(STORAGE_TABLE.header_row - 1, STORAGE_TABLE.col,
                  "Storage per operand (bytes moved = a·m·k + w·k·n + o·m·n)", "subtitle"),

@@ -171,8 +171,8 @@ PEAK_FLOPS = Quantity(
     "peak_flops", "Peak FLOP/s (dense)", "FLOP/s",
     "IF(ISNUMBER(" + _PEAK_LOOKUP + ")," + _PEAK_LOOKUP + ",{dtype_gap})",
     _peak, fmt="sci", defined_name="PEAK_FLOPS",
-    doc="Dense tensor peak of the GPU for the dtype (the DTYPE_GAP marker when the GPU "
-        "lacks it).",
+    doc="Dense peak of the GPU for the dtype: the tensor-core rate, except fp32's, which is "
+        "the CUDA-core FMA rate (the DTYPE_GAP marker when the GPU lacks the dtype).",
     gap_marker="dtype_gap",
 )
 #: What every time, rate and regime shows when the GPU lacks the dtype (the GPU dropdown
@@ -191,8 +191,60 @@ DTYPE_BYTES = Quantity(
     fmt="int", defined_name="DTYPE_BYTES",
     doc="The compute dtype's own size; bytes moved use each operand's storage (a, w, o).",
 )
-VRAM_BYTES = _gpu_lookup("vram_bytes", "GPU memory", "B", "spec_memory", "VRAM_BYTES",
-                         doc="Advertised capacity, decimal bytes.")
+#: How the fit reads the card's capacity: "GiB", as the card has it (NVIDIA's and AMD's
+#: "40 GB" of HBM is 40 GiB), less the reserve; "GB", the interview's arithmetic (40 GB =
+#: 40e9 B, nothing reserved).
+GIB, GB = "GiB", "GB"
+BYTES_PER_GIB = 1073741824  # 2**30
+#: CUDA context with its libraries' kernels (about 0.8 GB: pytorch/pytorch#34323), NCCL's
+#: buffers (NCCL_BUFFSIZE, 4 MiB per channel and peer), cuBLAS workspaces, and the half GiB
+#: the driver keeps from CUDA (an A100 40GB reports 42,405,855,232 of 42,949,672,960 B).
+DEFAULT_RESERVE = 2 * BYTES_PER_GIB
+CAPACITY_AS = Input(
+    "capacity_as", "Capacity as", "GiB/GB", fmt="text", defined_name="CAPACITY_AS",
+    validation=Validation("choices", choices=(GIB, GB), message="GiB or GB"),
+    doc="GiB: the card's bytes (the vendor's GB are GiB) less the reserve; GB: the "
+        "advertised figure in decimal bytes, nothing reserved (the interview's 40 GB = 40e9).",
+)
+MEMORY_RESERVE = Input(
+    "memory_reserve", "Memory reserve", "B", fmt="gb", defined_name="MEMORY_RESERVE",
+    validation=Validation("decimal_range", minimum=0.0, maximum=1e15,
+                          message="Bytes kept from the fit, 0 or more"),
+    doc="Kept from the fit when capacity is GiB: CUDA context and kernels, NCCL buffers, "
+        "library workspaces, driver-held memory. Default 2 GiB; vLLM keeps 10 % "
+        "(gpu_memory_utilization 0.9) for these and its own activation peaks.",
+)
+CARD_BYTES = _gpu_lookup("card_bytes", "GPU memory (as the card has it)", "B", "spec_memory",
+                         "CARD_BYTES",
+                         doc="The GPU Specs figure: the advertised GB as the vendor means "
+                             "them (GiB).")
+
+
+def _capacity(capacity_as: Any, card_bytes: float) -> float:
+    return card_bytes / BYTES_PER_GIB * 1e9 if _as_gb(capacity_as) else card_bytes
+
+
+def _as_gb(capacity_as: Any) -> bool:
+    return str(capacity_as).strip().lower() == GB.lower()
+
+
+CAPACITY_BYTES = Quantity(
+    "capacity_bytes", "GPU memory (capacity as chosen)", "B",
+    f'IF({{capacity_as}}="{GB}",{{card_bytes}}/{BYTES_PER_GIB}*1E+09,{{card_bytes}})',
+    _capacity, fmt="sci", defined_name="CAPACITY_BYTES",
+    doc="CARD_BYTES (capacity as GiB), or the advertised GB in decimal bytes (as GB). "
+        "Before any reserve (the Transformer sheet takes its own share off this).",
+)
+VRAM_BYTES = Quantity(
+    "vram_bytes", "GPU memory the fit uses", "B",
+    f'{{capacity_bytes}}-IF({{capacity_as}}="{GB}",0,{{memory_reserve}})',
+    lambda capacity_bytes, capacity_as, memory_reserve:
+        capacity_bytes - (0.0 if _as_gb(capacity_as) else memory_reserve),
+    fmt="sci", defined_name="VRAM_BYTES",
+    doc="Every fit check on the Pipeline and Parallelism sheets reads this: CAPACITY_BYTES "
+        "less MEMORY_RESERVE (capacity as GiB), or the advertised GB in decimal bytes with "
+        "nothing reserved (capacity as GB).",
+)
 RIDGE = Quantity(
     "ridge", "Ridge point (peak / bandwidth)", "FLOP/B", "{peak_flops}/{hbm_bw}",
     lambda peak_flops, hbm_bw: peak_flops / hbm_bw, fmt="ratio", defined_name="RIDGE",
@@ -326,6 +378,11 @@ BLOCK = Block(
         *(BlockRow(q.label, [q], q.unit, f"{q.defined_name}. {q.doc}")
           for q in (ACT_STORAGE, WEIGHT_STORAGE, OUT_STORAGE, ACT_BYTES, WEIGHT_BYTES,
                     OUT_BYTES)),
+        "Capacity (which figure the fit uses: VRAM_BYTES above)",
+        *(BlockRow(i.label, [i], i.unit, f"{i.defined_name}. {i.doc}")
+          for i in (CAPACITY_AS, MEMORY_RESERVE)),
+        *(BlockRow(q.label, [q], q.unit, f"{q.defined_name}. {q.doc}")
+          for q in (CARD_BYTES, CAPACITY_BYTES)),
     ),
 )
 
@@ -342,7 +399,7 @@ def sheet() -> SheetSpec:
                  "suggests what real kernels reach on the selected GPU."),
         ),
         blocks=(BLOCK,),
-        column_widths={0: 34.0, 1: 18.0, 2: 10.0, 3: 20.0, 4: 70.0},
+        column_widths={0: 34.0, 1: 18.0, 2: 10.0, 3: 20.0, 4: 60.0},
         format_switches=(INTEGER_RATES,),
     )
 
@@ -350,10 +407,12 @@ def sheet() -> SheetSpec:
 def input_values(gpu: str, dtype: str, *, launch_overhead: float = 0.0,
                  tile: tuple[int, int] = (128, 128), waves: bool = False,
                  overlap: float = 0.0,
-                 storage: tuple[str, str, str] = (precision.AUTO,) * 3) -> dict[str, Any]:
-    """`storage`: the A, B, C storage choices ("auto" or a storage dtype)."""
+                 storage: tuple[str, str, str] = (precision.AUTO,) * 3,
+                 capacity_as: str = GIB, reserve: float = DEFAULT_RESERVE) -> dict[str, Any]:
+    """`storage`: the A, B, C storage choices ("auto" or a storage dtype); `capacity_as`
+    and `reserve`: how the fit reads the card's memory (GiB less the reserve, or GB)."""
     return {"gpu_name": gpu, "dtype": dtype, "compute_eff": 1.0, "memory_eff": 1.0,
             "link_eff": 1.0, "launch_overhead": launch_overhead, "tile_m": tile[0],
             "tile_n": tile[1], "wave_quant": ON if waves else OFF, "overlap": overlap,
             "activation_dtype": storage[0], "weight_dtype": storage[1],
-            "output_dtype": storage[2]}
+            "output_dtype": storage[2], "capacity_as": capacity_as, "memory_reserve": reserve}

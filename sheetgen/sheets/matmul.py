@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from sheetgen.evaluate.values import ExcelError
+from sheetgen.core.excel import ExcelError, is_blank, is_number
+from sheetgen.inputs.shapes import MAX_DIM
 from sheetgen.layout import palette
 from sheetgen.model import factories
 from sheetgen.model.vocabulary import (
@@ -33,7 +34,6 @@ from sheetgen.model.vocabulary import (
 SHEET = "Matmul"
 BAD_ROW = "check m,k,n"
 OK = "ok"
-MAX_DIM = 2**31 - 1  # cuBLAS takes 32-bit dimensions
 
 _DIM_RULE = Validation("whole_min", minimum=1, maximum=MAX_DIM,
                        message="A positive whole number")
@@ -50,10 +50,6 @@ def dim_ok(value: Any) -> bool:
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
         return False
     return bool(np.isfinite(value)) and value >= 1 and float(value) % 1 == 0
-
-
-def _blank(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and np.isnan(value))
 
 
 def _int_row_status(m: np.ndarray, k: np.ndarray, n: np.ndarray) -> np.ndarray | None:
@@ -84,7 +80,7 @@ def row_status(m: Any, k: Any, n: Any) -> np.ndarray:
     rows = zip(np.asarray(m, dtype=object), np.asarray(k, dtype=object),
                np.asarray(n, dtype=object), strict=True)
     out = [
-        "" if any(_blank(v) for v in row) else OK if all(dim_ok(v) for v in row) else BAD_ROW
+        "" if any(is_blank(v) for v in row) else OK if all(dim_ok(v) for v in row) else BAD_ROW
         for row in rows
     ]
     return np.asarray(out, dtype=object)
@@ -158,11 +154,6 @@ def plot_value(name: str, label: str, unit: str, of: str, *, scale: float = 1.0,
     return Quantity(name, label, unit, f"IF({cond},{body},{NA_FORMULA})", reference,
                     fmt=fmt, handles_gaps=True,
                     doc=f"Chart data: {of} as a number or #N/A, which charts skip.")
-
-
-def is_number(x: Any) -> bool:
-    return isinstance(x, int | float | np.integer | np.floating) and not isinstance(x, bool) \
-        and bool(np.isfinite(x))
 
 
 PLOT_X = plot_value("plot_intensity", "chart x: intensity", "FLOP/B", "intensity")

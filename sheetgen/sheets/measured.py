@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
+from sheetgen.core.excel import ExcelError, is_number
 from sheetgen.inputs.presets import MAX_OVERLAP_EXPONENT
 from sheetgen.model import factories as rf
 from sheetgen.model.vocabulary import (
+    NA_CODE,
     Axis,
     Block,
     BlockRow,
@@ -76,11 +78,6 @@ T_TIME = Input("meas_time", "measured time", "s", fmt="time")
 _DIMS = ("meas_m", "meas_k", "meas_n", "meas_b", "meas_time")
 
 
-def _number(v: Any) -> bool:
-    return (not isinstance(v, bool) and isinstance(v, int | float | np.integer | np.floating)
-            and math.isfinite(float(v)))
-
-
 def _status(**a: Any) -> np.ndarray:
     cols = [np.asarray(a[d], dtype=object) for d in _DIMS]
     out = []
@@ -88,7 +85,7 @@ def _status(**a: Any) -> np.ndarray:
         m, k, n, b, t = row
         if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in (m, k, n, t)):
             out.append("")
-        elif all(_number(v) for v in row) and min(m, k, n, b) >= 1 and t > 0:
+        elif all(is_number(v) for v in row) and min(m, k, n, b) >= 1 and t > 0:
             out.append(OK)
         else:
             out.append(BAD_ROW)
@@ -212,7 +209,68 @@ def input_values(data: MeasuredInputs) -> dict[str, Any]:
     }
 
 
-def sheet(source: str = "") -> SheetSpec:
+# Google Sheets' charts have no log axis and take each series' y from the column(s) right of
+# its x (sheets/chart_helpers.py explains the API's rules): the pushed sheet plots log10 of
+# the times in µs from helper columns, two blocks of three (domain, diagonal y, refined y):
+#     diagonal block (beside DIAG's rows):  log10 x | log10 y    | (blank)
+#     points block (beside TABLE's rows):   log10 x | (blank)    | log10 refined
+_MICRO = 1e6  # the sheet's time unit (µs) per second
+
+
+def _log10_us(name: str, of: str, label: str) -> Quantity:
+    """log10 of a time in µs where it is a positive number, else #N/A (chart data)."""
+    def reference(**a: Any) -> np.ndarray:
+        v = np.atleast_1d(np.asarray(a[of], dtype=object))
+        return np.asarray([np.log10(float(x) * _MICRO) if is_number(x) and float(x) > 0
+                           else ExcelError(NA_CODE) for x in v], dtype=object)
+
+    return Quantity(name, f"chart helper: log10 {label} (µs)", "",
+                    f"IF(ISNUMBER({{{of}}}),LOG10({{{of}}}),NA())", reference, fmt="ratio",
+                    handles_gaps=True, doc=f"log10 of {of} in µs: Sheets charts have no log axis.")
+
+
+LOG_DIAG_X = _log10_us("meas_log_diag_x", "meas_diag_x", "measured")
+LOG_DIAG_Y = _log10_us("meas_log_diag_y", "meas_diag_y", "predicted")
+DIAG_GOOGLE = replace(DIAG, columns=(*DIAG.columns, LOG_DIAG_X, LOG_DIAG_Y))
+DIAG_BLOCK = DIAG.col + len(DIAG.all_columns())
+POINTS_BLOCK = TABLE.col + len(TABLE.all_columns()) + 1
+LOG_TIME = _log10_us("meas_log_time", "meas_time", "measured")
+LOG_REFINED = _log10_us("meas_log_refined", CAL_TIME.name, "refined")
+POINTS_X = Table(name="measured_chart_x", header_row=TABLE.header_row, col=POINTS_BLOCK,
+                 inputs=(), columns=(LOG_TIME,), guard=TABLE.guard, rows_of=TABLE.name,
+                 na_rows=True)
+POINTS_Y = Table(name="measured_chart_y", header_row=TABLE.header_row, col=POINTS_BLOCK + 2,
+                 inputs=(), columns=(LOG_REFINED,), guard=TABLE.guard, rows_of=TABLE.name,
+                 na_rows=True)
+GOOGLE_BLANKS = ((DIAG.header_row, DIAG_BLOCK + 2), (TABLE.header_row, POINTS_BLOCK + 1))
+
+
+def sheet(source: str = "", google: bool = False) -> SheetSpec:
+    """The sheet; `google`: with the log10 chart helper columns the pushed sheet plots."""
+    spec = _sheet(source)
+    if not google:
+        return spec
+    (chart,) = spec.charts
+    diagonal, points = chart.series
+    widths = dict(spec.column_widths) | {c: 14.0 for c in range(DIAG_BLOCK, DIAG_BLOCK + 2)}
+    widths |= {c: 14.0 for c in (POINTS_BLOCK, POINTS_BLOCK + 2)}
+    widths |= {c: 3.0 for _r, c in GOOGLE_BLANKS}
+    return replace(
+        spec,
+        texts=(*spec.texts, *(Text(r, c, "(blank)", "note") for r, c in GOOGLE_BLANKS)),
+        tables=(TABLE, DIAG_GOOGLE, POINTS_X, POINTS_Y),
+        charts=(replace(
+            chart, title=f"{chart.title} (log10 axes)", log10_data=True,
+            series=(Series(diagonal.name, LOG_DIAG_X.name, LOG_DIAG_Y.name, line=True,
+                           marker="none", fits_axes=False),
+                    Series(points.name, LOG_TIME.name, LOG_REFINED.name)),
+            x=replace(chart.x, title=f"log10 {chart.x.title}"),
+            y=replace(chart.y, title=f"log10 {chart.y.title}")),),
+        column_widths=widths,
+    )
+
+
+def _sheet(source: str = "") -> SheetSpec:
     widths = {0: 30.0, 1: 12.0, 2: 10.0, 3: 40.0} | {i: 13.0 for i in range(4, 26)}
     note = f"Measurements: {source}." if source else "Measurements from `sheetgen calibrate`."
     return SheetSpec(

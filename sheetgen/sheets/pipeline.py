@@ -126,9 +126,13 @@ PIPE_NO_OVERLAP = rf.plus("pipe_no_overlap", ("total_compute_time", "total_memor
 TOTAL_WEIGHTS = rf.total("total_weight_bytes", "weight_bytes", "total weight bytes", "B")
 PEAK_ACT = rf.largest("peak_live_act", "live_act", "peak live activations", "B",
                       doc="Inference keeps only the current layer's input and output.")
-MEMORY_NEEDED = rf.plus("memory_needed", ("total_weight_bytes", "peak_live_act"),
-                        "memory needed (weights + peak activations)", "B")
-PIPE_FITS = rf.at_most("pipe_fits", "memory_needed", "vram_bytes", "fits in VRAM")
+MEMORY_NEEDED, PIPE_FITS = rf.memory_fit("memory_needed", "pipe_fits", "total_weight_bytes",
+                                         "peak_live_act",
+                                         "memory needed (weights + peak activations)",
+                                         "fits in VRAM",
+                                         doc="Against VRAM_BYTES (Inputs): the card's GiB less "
+                                             "MEMORY_RESERVE, or the advertised GB in decimal "
+                                             "bytes when CAPACITY_AS is GB.")
 HEADROOM = Quantity("headroom", "headroom", "B", "{vram_bytes}-{memory_needed}",
                     lambda vram_bytes, memory_needed: vram_bytes - memory_needed, fmt="gb",
                     doc="Negative when it does not fit.")

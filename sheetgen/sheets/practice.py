@@ -7,15 +7,16 @@ the reveal cell is set to 1.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from sheetgen.core.defaults import DEFAULT_PRACTICE_SEED
-from sheetgen.layout.styles import COMPUTE_BOUND, MEMORY_BOUND
+from sheetgen.core.excel import excel_round, is_blank
 from sheetgen.model import factories as rf
 from sheetgen.model.vocabulary import (
+    COMPUTE_BOUND,
+    MEMORY_BOUND,
     Block,
     BlockRow,
     Input,
@@ -45,27 +46,18 @@ G_TIME = Input("guess_time", "your time", "s", fmt="time")
 P = rf.matmul_roofline("p_", "p_m", "p_k", "p_n", what="model")
 
 
-def _blank(v: Any) -> bool:
-    return v is None or (isinstance(v, float) and math.isnan(v))
-
-
-def _round_half_up(x: float) -> int:
-    """ROUND(x, 0) as spreadsheets do it for x >= 0 (half away from zero)."""
-    return math.floor(x + 0.5)
-
-
 def numeric_feedback(name: str, guess: str, truth: str, label: str) -> Quantity:
     """"correct" within TOLERANCE, else "too high/low by N%" (a column, or one cell: the
     Transformer sheet's drills)."""
     def one(g: Any, t: float) -> str:
-        if _blank(g):
+        if is_blank(g):
             return ""
         if isinstance(g, str | bool):
             return "enter a number"
         if abs(g - t) <= TOLERANCE * t:
             return "correct"
         word = "too high by " if g > t else "too low by "
-        return f"{word}{_round_half_up(100 * abs(g / t - 1))}%"
+        return f"{word}{int(excel_round(100 * abs(g / t - 1)))}%"
 
     def reference(**a: Any) -> Any:
         if np.ndim(a[truth]) == 0:
@@ -84,7 +76,7 @@ def numeric_feedback(name: str, guess: str, truth: str, label: str) -> Quantity:
 
 def _regime_feedback(name: str) -> Quantity:
     def reference(guess_regime: Any, p_regime: Any) -> np.ndarray:
-        return np.asarray(["" if _blank(g) or g == "" else
+        return np.asarray(["" if is_blank(g) or g == "" else
                            "correct" if str(g).lower() == str(t).lower() else "wrong"
                            for g, t in zip(np.asarray(guess_regime, dtype=object), p_regime,
                                            strict=True)], dtype=object)
@@ -127,8 +119,10 @@ def sheet() -> SheetSpec:
         time_unit="µs",
         texts=(
             Text(0, 0, "Practice: estimate intensity, regime and time by hand", "title"),
-            Text(1, 0, "Intensity = 2mkn / (b(mk + kn + mn)); compare with the ridge on the "
-                 "Inputs sheet; time = max(FLOPs / peak, bytes / bandwidth)."),
+            Text(1, 0, "Intensity = 2mkn / (a·mk + w·kn + o·mn), with a, w, o the bytes per "
+                 "element of A, B, C (Inputs: ACT_BYTES, WEIGHT_BYTES, OUT_BYTES); compare "
+                 "with the ridge on the Inputs sheet; time = max(FLOPs / peak, bytes / "
+                 "bandwidth)."),
             Text(2, 0, f"Type your estimates in the yellow cells; within {TOLERANCE:.0%} counts "
                  "as correct. The model's working columns are hidden."),
         ),

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from sheetgen.inputs import precision
 from sheetgen.inputs.model_config import ModelConfig
 from sheetgen.layout import palette
 from sheetgen.model import factories as rf
@@ -43,6 +44,9 @@ from sheetgen.sheets.parallel import inputs as pin
 from sheetgen.sheets.parallel import text as txt
 
 SHEET = "Transformer"
+ON_CHIP = "xf_on_chip"  # bytes per element of an operand that never leaves the chip
+#: the Inputs sheet's per-operand bytes (A, B, C), which every sheet's matmuls use
+AB, WB, OB = rf.ACT_BYTES, rf.WEIGHT_BYTES, rf.OUT_BYTES
 YES, NO = "yes", "no"
 PHASES = (("pf", ref.PREFILL), ("dc", ref.DECODE))
 
@@ -61,9 +65,10 @@ def _choice(name: str, label: str, choices: tuple[str, ...], doc: str) -> Input:
                                        message=" or ".join(choices)))
 
 
-def _dtype(name: str, label: str, doc: str) -> Input:
+def _storage(name: str, label: str, doc: str) -> Input:
     return Input(name, label, fmt="text", doc=doc,
-                 validation=Validation("list", source="dtype_name", message="Pick a dtype"))
+                 validation=Validation("choices", choices=precision.CHOICES,
+                                       message="auto or a storage dtype (GPU Specs)"))
 
 
 def q(name: str, label: str, unit: str, template: str, fn: Callable[[dict[str, Any]], Any],
@@ -72,10 +77,17 @@ def q(name: str, label: str, unit: str, template: str, fn: Callable[[dict[str, A
     return Quantity(name, label, unit, template, lambda **a: fn(a), fmt=fmt, doc=doc)
 
 
-def dtype_bytes_of(name: str, dtype: str, label: str) -> Quantity:
-    """Bytes per element of the dtype chosen in `dtype` (the GPU Specs dtype table)."""
-    return q(name, label, "B", f"INDEX({{dtype_bytes[]}},MATCH({{{dtype}}},{{dtype_name[]}},0))",
-             lambda a: lookup(a["dtype_bytes"], a["dtype_name"], a[dtype]), fmt="ratio")
+def storage_bytes_of(name: str, choice: str, auto: str, label: str) -> Quantity:
+    """Bytes per element of the storage chosen in `choice` (GPU Specs' storage table);
+    "auto": the storage the Inputs sheet's `auto` cell says (e.g. WEIGHT_STORAGE)."""
+    def fn(a: dict[str, Any]) -> float:
+        chosen = a[auto] if str(a[choice]).strip().lower() == precision.AUTO else a[choice]
+        return lookup(a["storage_bytes"], a["storage_name"], chosen)
+
+    return q(name, label, "B",
+             f'INDEX({{storage_bytes[]}},MATCH(IF({{{choice}}}="{precision.AUTO}",{{{auto}}},'
+             f"{{{choice}}}),{{storage_name[]}},0))", fn, fmt="ratio",
+             doc=f"auto: {auto} on the Inputs sheet.")
 
 
 def counted_flops(name: str, count: str, m: str, k: str, n: str) -> Quantity:
@@ -87,13 +99,12 @@ def counted_flops(name: str, count: str, m: str, k: str, n: str) -> Quantity:
 
 def operand_bytes(name: str, count: str, m: str, k: str, n: str, a_: str | None,
                   w_: str | None, o_: str | None) -> Quantity:
-    """count · (a·m·k + w·k·n + o·m·n): each operand read or written once in its own
-    precision; a None operand stays on chip (flash attention's scores)."""
-    terms = [(a_, m, k), (w_, k, n), (o_, m, n)]
-    used = [(b, x, y) for b, x, y in terms if b is not None]
-    body = "+".join(f"{{{b}}}*{{{x}}}*{{{y}}}" for b, x, y in used)
-    return q(name, "bytes moved", "B", f"{{{count}}}*({body})",
-             lambda a: a[count] * sum(a[b] * a[x] * a[y] for b, x, y in used),
+    """count · the matmul bytes of factories.bytes_moved (a·m·k + w·k·n + o·m·n), each
+    operand in this sheet's dtype for it; None: an operand that stays on chip (flash
+    attention's score tile), 0 bytes per element (xf_on_chip)."""
+    one = rf.bytes_moved("_one", m, k, n, a=a_ or ON_CHIP, w=w_ or ON_CHIP, o=o_ or ON_CHIP)
+    return q(name, "bytes moved", "B", f"{{{count}}}*({one.template})",
+             lambda a: a[count] * one.reference(**a),
              doc="Each operand once, in its own dtype.")
 
 
@@ -171,12 +182,11 @@ PROMPT = _num("xf_prompt", "prompt tokens", "Tokens of each prompt (prefill).")
 GENERATE = _num("xf_generate", "generated tokens", "Output tokens per sequence; the first comes "
                 "from prefill, the other N − 1 from decode steps.")
 TP = _num("xf_tp", "tensor-parallel GPUs (G)", "Heads, MLP and vocabulary split G ways.")
-W_DTYPE = _dtype("xf_weight_dtype", "weight dtype", "Storage of the linear layers' weights.")
-A_DTYPE = _dtype("xf_act_dtype", "activation dtype", "Matmul inputs (A).")
-O_DTYPE = _dtype("xf_out_dtype", "output dtype", "Matmul outputs (C) and the TP all-reduces.")
-KV_DTYPE = _dtype("xf_kv_dtype", "KV-cache dtype", "Keys and values in the cache.")
-E_DTYPE = _dtype("xf_embed_dtype", "embedding and lm_head dtype",
-                 "Often kept in bf16 when the other weights are quantized.")
+KV_DTYPE = _storage("xf_kv_dtype", "KV-cache dtype", "Keys and values in the cache; auto: the "
+                    "activations' storage (Inputs: A stored as).")
+E_DTYPE = _storage("xf_embed_dtype", "embedding and lm_head dtype",
+                   "auto: the weights' storage (Inputs: B stored as); often kept in bf16 when "
+                   "the other weights are quantized.")
 RESERVE = Input("xf_reserve", "memory reserve", "fraction", fmt="pct",
                 validation=Validation("decimal_range", minimum=0.0, maximum=0.99,
                                       message="A fraction from 0 to 0.99"),
@@ -187,8 +197,7 @@ ALLREDUCE = _choice("xf_allreduce", "TP all-reduce", ref.ALLREDUCES,
 
 MODEL_INPUTS = (HIDDEN, LAYERS, HEADS, KV_HEADS, HEAD_DIM, FFN, VOCAB, TIED)
 MOE_INPUTS = (EXPERTS, TOP_K, EXPERT_FFN)
-WORKLOAD_INPUTS = (BATCH, PROMPT, GENERATE, TP, W_DTYPE, A_DTYPE, O_DTYPE, KV_DTYPE, E_DTYPE,
-                   RESERVE, ALLREDUCE)
+WORKLOAD_INPUTS = (BATCH, PROMPT, GENERATE, TP, KV_DTYPE, E_DTYPE, RESERVE, ALLREDUCE)
 
 
 def _split(name: str, total: str, label: str) -> Quantity:
@@ -202,11 +211,11 @@ def derived(cfg: ModelConfig) -> list[Quantity]:
     """Per-GPU widths, tokens and contexts of each phase, bytes per element."""
     up = 2 if cfg.gated else 1
     out = [
-        dtype_bytes_of("xf_wb", "xf_weight_dtype", "weight bytes per element"),
-        dtype_bytes_of("xf_ab", "xf_act_dtype", "activation bytes per element"),
-        dtype_bytes_of("xf_ob", "xf_out_dtype", "output bytes per element"),
-        dtype_bytes_of("xf_kvb", "xf_kv_dtype", "KV-cache bytes per element"),
-        dtype_bytes_of("xf_eb", "xf_embed_dtype", "embedding bytes per element"),
+        q(ON_CHIP, "bytes per element kept on chip", "B", "0", lambda a: 0.0, fmt="int",
+          doc="Flash attention's score tile: never written to HBM."),
+        storage_bytes_of("xf_kvb", "xf_kv_dtype", "act_storage", "KV-cache bytes per element"),
+        storage_bytes_of("xf_eb", "xf_embed_dtype", "weight_storage",
+                         "embedding bytes per element"),
         _split("xf_heads_g", "xf_heads", "attention heads per GPU"),
         _split("xf_kv_g", "xf_kv_heads", "KV heads per GPU (at least 1: replicated)"),
         rf.ratio("xf_group", "xf_heads_g", "xf_kv_g", "query heads per KV head", "",
@@ -304,13 +313,13 @@ def op_rows(cfg: ModelConfig, ph: str) -> list[OpRow]:
     heads = _times("xf_layers", "xf_batch", "xf_kv_g")
     ops = [
         _op(ph, "qkv", "QKV projection", tok, _ref("xf_hidden"), _ref("xf_qkv_g"), layers,
-            kern, "xf_ab", "xf_wb", "xf_ob"),
+            kern, AB, WB, OB),
         _op(ph, "scores", "attention scores (Q·Kᵀ)", rows_attn, _ref("xf_head_dim"), ctx,
-            heads, kern, "xf_ab", "xf_kvb", None),
+            heads, kern, AB, "xf_kvb", None),
         _op(ph, "values", "attention values (P·V)", rows_attn, ctx, _ref("xf_head_dim"),
-            heads, None, None, "xf_kvb", "xf_ob"),
+            heads, None, None, "xf_kvb", OB),
         _op(ph, "out", "output projection", tok, _times("xf_heads_g", "xf_head_dim"),
-            _ref("xf_hidden"), layers, kern, "xf_ab", "xf_wb", "xf_ob"),
+            _ref("xf_hidden"), layers, kern, AB, WB, OB),
     ]
     upname = "gate+up" if cfg.gated else "up"
     if cfg.moe:
@@ -320,30 +329,30 @@ def op_rows(cfg: ModelConfig, ph: str) -> list[OpRow]:
         eff = ("2*{xf_effn_g}" if up == 2 else "{xf_effn_g}", lambda a: up * a["xf_effn_g"])
         ops += [
             _op(ph, "router", "MoE router", tok, _ref("xf_hidden"), _ref("xf_experts"), layers,
-                kern, "xf_ab", "xf_wb", "xf_ob"),
+                kern, AB, WB, OB),
             _op(ph, "eup", f"experts {upname} (touched experts)", rows, _ref("xf_hidden"),
-                eff, _times("xf_layers", touched), kern, "xf_ab", "xf_wb", "xf_ob"),
+                eff, _times("xf_layers", touched), kern, AB, WB, OB),
             _op(ph, "edown", "experts down", rows, _ref("xf_effn_g"), _ref("xf_hidden"),
-                _times("xf_layers", touched), kern, "xf_ab", "xf_wb", "xf_ob"),
+                _times("xf_layers", touched), kern, AB, WB, OB),
         ]
         if cfg.shared_ffn:
             sw = ("2*{xf_sffn_g}" if up == 2 else "{xf_sffn_g}", lambda a: up * a["xf_sffn_g"])
             ops += [
                 _op(ph, "sup", f"shared expert {upname}", tok, _ref("xf_hidden"), sw, layers,
-                    kern, "xf_ab", "xf_wb", "xf_ob"),
+                    kern, AB, WB, OB),
                 _op(ph, "sdown", "shared expert down", tok, _ref("xf_sffn_g"),
-                    _ref("xf_hidden"), layers, kern, "xf_ab", "xf_wb", "xf_ob"),
+                    _ref("xf_hidden"), layers, kern, AB, WB, OB),
             ]
     else:
         fw = ("2*{xf_ffn_g}" if up == 2 else "{xf_ffn_g}", lambda a: up * a["xf_ffn_g"])
         ops += [
-            _op(ph, "up", f"MLP {upname}", tok, _ref("xf_hidden"), fw, layers, kern, "xf_ab",
-                "xf_wb", "xf_ob"),
+            _op(ph, "up", f"MLP {upname}", tok, _ref("xf_hidden"), fw, layers, kern, AB,
+                WB, OB),
             _op(ph, "down", "MLP down", tok, _ref("xf_ffn_g"), _ref("xf_hidden"), layers, kern,
-                "xf_ab", "xf_wb", "xf_ob"),
+                AB, WB, OB),
         ]
     ops.append(_op(ph, "lm", "lm_head (last position)", _ref("xf_batch"), _ref("xf_hidden"),
-                   _ref("xf_vocab_g"), _const(1), "1", "xf_ab", "xf_eb", "xf_ob"))
+                   _ref("xf_vocab_g"), _const(1), "1", AB, "xf_eb", OB))
     ops.append(_nonmatmul(cfg, ph))
     return ops
 
@@ -367,10 +376,10 @@ def _nonmatmul(cfg: ModelConfig, ph: str) -> OpRow:
     kern = q(p + "kernels", "kernels", "", f"{ref.NONMATMUL_KERNELS}*{{xf_layers}}",
              lambda a: ref.NONMATMUL_KERNELS * a["xf_layers"], fmt="int")
     b = q(p + "bytes", "bytes moved", "B",
-          f"{{xf_layers}}*{{{p}m}}*({{xf_ab}}*({ref.NORM_RESIDUAL_ELEMENTS}*{{xf_hidden}}"
+          f"{{xf_layers}}*{{{p}m}}*({{act_elem_bytes}}*({ref.NORM_RESIDUAL_ELEMENTS}*{{xf_hidden}}"
           f"+{up + 1}*({width}))+{{xf_kvb}}*2*{{xf_kv_g}}*{{xf_head_dim}})",
           lambda a: a["xf_layers"] * a[p + "m"] * (
-              a["xf_ab"] * (ref.NORM_RESIDUAL_ELEMENTS * a["xf_hidden"] + (up + 1) * wfn(a))
+              a[AB] * (ref.NORM_RESIDUAL_ELEMENTS * a["xf_hidden"] + (up + 1) * wfn(a))
               + a["xf_kvb"] * 2 * a["xf_kv_g"] * a["xf_head_dim"]),
           doc="Per token per layer: norms and residual adds 10·h, the activation "
               f"{up + 1}× its width, in the activation dtype; the new K and V in the KV dtype.")
@@ -388,8 +397,8 @@ def comm(ph: str) -> list[Quantity]:
     """The two all-reduces per layer of one phase: each algorithm, the one used, the total."""
     p = f"xf_{ph}_"
     nbytes = p + "ar_bytes"
-    out = [q(nbytes, "bytes per all-reduce", "B", f"{{{p}tokens}}*{{xf_hidden}}*{{xf_ob}}",
-             lambda a: a[p + "tokens"] * a["xf_hidden"] * a["xf_ob"]),
+    out = [q(nbytes, "bytes per all-reduce", "B", f"{{{p}tokens}}*{{xf_hidden}}*{{out_elem_bytes}}",
+             lambda a: a[p + "tokens"] * a["xf_hidden"] * a[OB]),
            pin.ring_allreduce(p + "ring", nbytes, "ring", gpus="xf_tp", bw="link_bw",
                               latency="link_latency", eff="link_eff"),
            one_shot(p + "one", nbytes, "link_eff", "one-shot"),
@@ -507,9 +516,9 @@ def totals(cfg: ModelConfig, rows: dict[str, list[OpRow]]) -> list[Quantity]:
         q("xf_embed_g", "embedding table per GPU", "B", "{xf_eb}*{xf_vocab_g}*{xf_hidden}",
           lambda a: a["xf_eb"] * a["xf_vocab_g"] * a["xf_hidden"]),
         q("weights_bytes", "weights per GPU", "B",
-          f"{{xf_wb}}*{lin_g}+{{xf_embed_g}}*IF({{xf_tied}}=\"{YES}\",1,2)"
+          f"{{weight_elem_bytes}}*{lin_g}+{{xf_embed_g}}*IF({{xf_tied}}=\"{YES}\",1,2)"
           "+{xf_eb}*(2*{xf_layers}+1)*{xf_hidden}",
-          lambda a: a["xf_wb"] * lin_g_fn(a) + a["xf_embed_g"] * _tied(a)
+          lambda a: a[WB] * lin_g_fn(a) + a["xf_embed_g"] * _tied(a)
           + a["xf_eb"] * (2 * a["xf_layers"] + 1) * a["xf_hidden"],
           doc="Linear layers in the weight dtype; embeddings, lm_head and norms in theirs."),
         q("kv_bytes_per_token", "KV bytes per token (all layers)", "B",
@@ -526,15 +535,17 @@ def totals(cfg: ModelConfig, rows: dict[str, list[OpRow]]) -> list[Quantity]:
         q("xf_kv_gpu", "KV cache per GPU", "B", "{xf_batch}*{xf_context}*{xf_kv_token_g}",
           lambda a: a["xf_batch"] * a["xf_context"] * a["xf_kv_token_g"]),
         q("xf_act_seq", "prefill activations per sequence", "B",
-          "{xf_prompt}*({xf_ab}*{xf_hidden}+{xf_ob}*{xf_widest})",
-          lambda a: a["xf_prompt"] * (a["xf_ab"] * a["xf_hidden"] + a["xf_ob"] * a["xf_widest"]),
+          "{xf_prompt}*({act_elem_bytes}*{xf_hidden}+{out_elem_bytes}*{xf_widest})",
+          lambda a: a["xf_prompt"] * (a[AB] * a["xf_hidden"] + a[OB] * a["xf_widest"]),
           doc="Input and widest output of one matmul, per prompt token."),
         rf.product("xf_activations", "xf_batch", "xf_act_seq", "peak activations", "B"),
         rf.plus("memory_per_gpu", ("weights_bytes", "xf_kv_gpu", "xf_activations"),
                 "memory per GPU", "B"),
         q("xf_usable", "usable capacity (after the reserve)", "B",
-          "{vram_bytes}*(1-{xf_reserve})", lambda a: a["vram_bytes"] * (1 - a["xf_reserve"]),
-          doc="The GPU Specs capacity less the reserve."),
+          "{capacity_bytes}*(1-{xf_reserve})",
+          lambda a: a["capacity_bytes"] * (1 - a["xf_reserve"]),
+          doc="The capacity (Inputs: CAPACITY_BYTES, GiB or GB) less this sheet's reserve, "
+              "which replaces the Inputs sheet's MEMORY_RESERVE here."),
         rf.at_most("fits", "memory_per_gpu", "xf_usable", "fits"),
         q("max_batch", "largest batch that fits at this context", "",
           "MAX(0,ROUNDDOWN(({xf_usable}-{weights_bytes})/({xf_context}*{xf_kv_token_g}"
@@ -543,8 +554,9 @@ def totals(cfg: ModelConfig, rows: dict[str, list[OpRow]]) -> list[Quantity]:
                                             / (a["xf_context"] * a["xf_kv_token_g"]
                                                + a["xf_act_seq"])))), fmt="int"),
         q("critical_batch", "critical batch (decode turns compute-bound)", "",
-          "{attainable_ridge}*{xf_wb}/2" + ("*{xf_experts}/{xf_top_k}" if cfg.moe else ""),
-          lambda a: a["attainable_ridge"] * a["xf_wb"] / 2
+          "{attainable_ridge}*{weight_elem_bytes}/2"
+          + ("*{xf_experts}/{xf_top_k}" if cfg.moe else ""),
+          lambda a: a["attainable_ridge"] * a[WB] / 2
           * (a["xf_experts"] / a["xf_top_k"] if cfg.moe else 1.0), fmt="ratio",
           doc="peak · weight bytes / (2 · bandwidth)"
               + (" × E/k: each expert sees k/E of the tokens" if cfg.moe else "")),
@@ -564,7 +576,7 @@ def totals(cfg: ModelConfig, rows: dict[str, list[OpRow]]) -> list[Quantity]:
 
 
 def _gb(name: str) -> txt.Num:
-    return txt.Num(f"{{{name}}}/1E9", lambda a: a[name] / 1e9)
+    return txt.Num(f"{{{name}}}/1E+09", lambda a: a[name] / 1e9)
 
 
 def _n(name: str) -> txt.Num:
@@ -572,7 +584,7 @@ def _n(name: str) -> txt.Num:
 
 
 def _us(name: str) -> txt.Num:
-    return txt.Num(f"1E6*{{{name}}}", lambda a: 1e6 * a[name])
+    return txt.Num(f"1E+06*{{{name}}}", lambda a: 1e6 * a[name])
 
 
 def sentences() -> list[Quantity]:
@@ -618,7 +630,7 @@ def sentences() -> list[Quantity]:
         txt.sentence("xf_say_comm", "all-reduces", [
             txt.When("{xf_tp}>1", lambda a: a["xf_tp"] > 1,
                      ["Tensor parallel: 2 × ", _n("xf_layers"), " all-reduces per step. "
-                      "Decode's ", txt.Num("{xf_dc_ar_bytes}/1E3",
+                      "Decode's ", txt.Num("{xf_dc_ar_bytes}/1E+03",
                                           lambda a: a["xf_dc_ar_bytes"] / 1e3),
                       " kB messages are latency-bound: the estimate uses ",
                       txt.Ref("xf_dc_ar_used"), ", ", _us("xf_dc_one"), " µs one-shot against ",
@@ -641,7 +653,7 @@ def _pick(name: str, label: str, unit: str, values: list[tuple[str, Callable[...
     div = f"/{scale:.0E}" if scale != 1.0 else ""
 
     def fn(a: dict[str, Any]) -> np.ndarray:
-        from sheetgen.evaluate.values import ExcelError
+        from sheetgen.core.excel import ExcelError
 
         out = []
         for p in np.asarray(a["xf_point"], dtype=float):
@@ -811,11 +823,6 @@ def sheet(cfg: ModelConfig, google: bool = False) -> SheetSpec:
 
 # ---------------------------------------------------------------------------- values
 
-#: compute dtypes whose GEMMs write a wider output by default (Transformer Engine's fp8 GEMMs
-#: write bf16; W8A8 serving dequantizes in the epilogue)
-WIDER_OUTPUT = {"fp8": "bf16", "int8": "bf16"}
-
-
 @dataclass(frozen=True)
 class TransformerInputs:
     """Everything the Transformer sheet is built from."""
@@ -825,26 +832,21 @@ class TransformerInputs:
     prompt_tokens: int = 512
     generate: int = 128
     tp: int = 1
-    weight_dtype: str | None = None
-    activation_dtype: str | None = None
-    output_dtype: str | None = None
     kv_dtype: str | None = None
     embedding_dtype: str | None = None
     reserve: float = 0.10
     allreduce: str = ref.AUTO
 
-    def dtypes(self, compute: str) -> dict[str, str]:
-        """Each operand's dtype: the compute dtype unless given; outputs of fp8/int8
-        compute in bf16; the embeddings in the weight dtype."""
-        weight = self.weight_dtype or compute
-        return {"weight": weight, "activation": self.activation_dtype or compute,
-                "output": self.output_dtype or WIDER_OUTPUT.get(compute, compute),
-                "kv": self.kv_dtype or compute, "embedding": self.embedding_dtype or weight}
+    def dtypes(self) -> dict[str, str]:
+        """The KV cache's and the embeddings' storage choices ("auto": the activations' and
+        the weights' storage on the Inputs sheet)."""
+        return {"kv": self.kv_dtype or precision.AUTO,
+                "embedding": self.embedding_dtype or precision.AUTO}
 
 
-def input_values(ti: TransformerInputs, compute: str) -> dict[str, Any]:
+def input_values(ti: TransformerInputs) -> dict[str, Any]:
     cfg = ti.model
-    d = ti.dtypes(compute)
+    d = ti.dtypes()
     rows = {ph: [r for r in op_rows(cfg, ph) if r.plotted] for ph, _ in PHASES}
     n = max(len(v) for v in rows.values())
     labels = [r.label for r in rows["pf"]] + [""] * (n - len(rows["pf"]))
@@ -855,8 +857,7 @@ def input_values(ti: TransformerInputs, compute: str) -> dict[str, Any]:
         "xf_experts": cfg.experts, "xf_top_k": cfg.top_k, "xf_expert_ffn": cfg.expert_ffn,
         "xf_shared_ffn": cfg.shared_ffn,
         "xf_batch": ti.batch, "xf_prompt": ti.prompt_tokens, "xf_generate": ti.generate,
-        "xf_tp": ti.tp, "xf_weight_dtype": d["weight"], "xf_act_dtype": d["activation"],
-        "xf_out_dtype": d["output"], "xf_kv_dtype": d["kv"], "xf_embed_dtype": d["embedding"],
+        "xf_tp": ti.tp, "xf_kv_dtype": d["kv"], "xf_embed_dtype": d["embedding"],
         "xf_reserve": ti.reserve, "xf_allreduce": ti.allreduce,
         "xf_point": list(range(1, n + 1)), "xf_pt_op": labels,
         "xf_decade": list(ROOF_DECADES), "xf_reveal": 0,
@@ -864,20 +865,17 @@ def input_values(ti: TransformerInputs, compute: str) -> dict[str, Any]:
     }
 
 
-def check_inputs(ti: TransformerInputs, compute: str) -> None:
+def check_inputs(ti: TransformerInputs) -> None:
     """Refuse bad workload options up front, naming the option."""
     from sheetgen.errors import InputError
-    from sheetgen.inputs.presets import DTYPE_BYTES
 
     for option, value, low in (("--batch", ti.batch, 1), ("--prompt-tokens", ti.prompt_tokens, 1),
                                ("--generate", ti.generate, 1), ("--tp", ti.tp, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= 2**31 - 1:
             raise InputError(f"{option} must be a whole number from {low}, got {value!r}")
-    for option, value in zip(("--weight-dtype", "--activation-dtype", "--output-dtype",
-                              "--kv-dtype", "--embedding-dtype"),
-                             ti.dtypes(compute).values(), strict=True):
-        if value not in DTYPE_BYTES:
-            raise InputError(f"{option} {value!r}: choose one of {', '.join(DTYPE_BYTES)}")
+    for option, value in zip(("--kv-dtype", "--embedding-dtype"), ti.dtypes().values(),
+                             strict=True):
+        precision.check_storage(value, option)
     if not (isinstance(ti.reserve, int | float) and 0 <= ti.reserve <= 0.99):
         raise InputError(f"--reserve must be a fraction from 0 to 0.99, got {ti.reserve!r}")
     if ti.allreduce not in ref.ALLREDUCES:

@@ -2,7 +2,9 @@
 halved or doubled, and the crossover sizes at which it turns compute-bound.
 
 Compute-bound and memory-bound matmuls respond in opposite ways to scaling: doubling m doubles
-a compute-bound matmul's time but barely moves a weight-streaming (memory-bound) one.
+a compute-bound matmul's time but barely moves a weight-streaming (memory-bound) one, while
+doubling k or n about doubles a memory-bound time (the k×n weights double). A live sentence
+reads the table's own ratios, including where a doubling crosses the ridge.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from sheetgen.core.defaults import DEFAULT_WHATIF_SHAPE
+from sheetgen.layout.styles import COMPUTE_BOUND, MEMORY_BOUND
 from sheetgen.model import factories as rf
 from sheetgen.model.vocabulary import (
     Block,
@@ -24,6 +27,7 @@ from sheetgen.model.vocabulary import (
     Validation,
 )
 from sheetgen.sheets.matmul import MAX_DIM
+from sheetgen.sheets.parallel.text import Num, When, sentence
 
 SHEET = "What-if"
 DEFAULT_SHAPE = DEFAULT_WHATIF_SHAPE  # memory-bound on an A100 in bf16
@@ -190,6 +194,47 @@ CROSSOVER = Block(
 )
 
 
+def _row(name: str) -> int:
+    return 1 + [s[0] for s in SCENARIOS].index(name)
+
+
+def _ratio(name: str) -> Num:
+    i = _row(name)
+    return Num(f"INDEX({{wi_time_ratio[]}},{i})",
+               lambda a: float(np.asarray(a["wi_time_ratio"])[i - 1]))
+
+
+def _regime(i: int) -> When:
+    """Row i's regime, in words."""
+    return When(f'INDEX({{wi_regime[]}},{i})="{COMPUTE_BOUND}"',
+                lambda a: np.asarray(a["wi_regime"])[i - 1] == COMPUTE_BOUND,
+                (COMPUTE_BOUND,), (MEMORY_BOUND,))
+
+
+def _doubled(name: str) -> tuple[Num | When, ...]:
+    """The time ratio, and the regime it lands in when that differs from the base's."""
+    i = _row(name)
+    flips = When(f"INDEX({{wi_regime[]}},{i})<>INDEX({{wi_regime[]}},1)",
+                 lambda a: np.asarray(a["wi_regime"])[i - 1] != np.asarray(a["wi_regime"])[0],
+                 (" (now ", _regime(i), ")"), ())
+    return (_ratio(name), flips)
+
+
+SHOWS = sentence("whatif_shows", "what the table shows", (
+    "On this shape the base is ", _regime(1),
+    When("ISNUMBER({cross_m_whole})", lambda a: not isinstance(a["cross_m_whole"], str),
+         ("; with this k and n it is memory-bound below m* and compute-bound from m = ",
+          Num("{cross_m_whole}", lambda a: a["cross_m_whole"], 6), " rows"),
+         ("; with this k and n no m makes it compute-bound",)),
+    ". Time when doubling m: ×", *_doubled("m doubled"), "; k: ×", *_doubled("k doubled"),
+    "; n: ×", *_doubled("n doubled"), "; all three: ×", *_doubled("all doubled"), ".",
+))
+SHOWS_BLOCK = Block(row=CROSSOVER.row + len(CROSSOVER.rows) + 2, col=0,
+                    header=("What the table shows (live)", ""), rows=(BlockRow(SHOWS.label,
+                                                                              [SHOWS]),),
+                    value_span=8)
+
+
 def sheet() -> SheetSpec:
     return SheetSpec(
         name=SHEET,
@@ -199,9 +244,13 @@ def sheet() -> SheetSpec:
             Text(
                 1,
                 0,
-                "Compute-bound matmuls slow down in proportion to FLOPs when a "
-                "dimension doubles; memory-bound ones follow the bytes, which barely move "
-                "when the small dimension grows.",
+                "Compute-bound and memory-bound matmuls move in opposite directions. While "
+                "memory-bound, raising m is almost free (the k×n weights dominate the bytes) "
+                "up to m*, below; once compute-bound, time grows linearly with m. A "
+                "memory-bound time about doubles when k or n doubles (the weights double); a "
+                "compute-bound one follows the FLOPs. A doubling that crosses the ridge "
+                "lands in between: the table's time ratios and the live line below show it.",
+                span=9,
             ),
             Text(2, 0, "R is the attainable ridge (Inputs sheet); a, w, o the bytes per element "
                  "of A (m×k), B (k×n) and C (m×n) as stored (Inputs: ACT_BYTES, WEIGHT_BYTES, "
@@ -209,7 +258,7 @@ def sheet() -> SheetSpec:
             Text(TABLE.header_row - 1, 0, "Halve and double", "subtitle"),
             Text(CROSSOVER.row - 1, 0, "When does it turn compute-bound?", "subtitle"),
         ),
-        blocks=(INPUTS, CROSSOVER),
+        blocks=(INPUTS, CROSSOVER, SHOWS_BLOCK),
         tables=(TABLE,),
         column_widths={0: 40.0} | {i: 13.0 for i in range(1, len(TABLE.all_columns()))},
         regime_columns=("wi_regime",),

@@ -9,154 +9,45 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from xml.etree import ElementTree
 
 import numpy as np
 from xlsxwriter.utility import xl_col_to_name, xl_rowcol_to_cell
 
-from sheetgen.assemble import BuildConfig, sheet_specs
+from sheetgen.assemble import sheet_specs
 from sheetgen.core.time_cells import scaled
-from sheetgen.errors import SheetgenError, WorkbookError
+from sheetgen.errors import WorkbookError
 from sheetgen.evaluate import EvaluatedWorkbook, evaluate_workbook
-from sheetgen.layout.planner import WorkbookPlan, input_addresses, plan_workbook
-from sheetgen.sheets.measured import MeasuredInputs
+from sheetgen.layout.planner import WorkbookPlan
 from sheetgen.verify.compare import DEFAULT_RTOL, validate_rtol, values_match
+from sheetgen.verify.readback import (
+    CheckReport,
+    Mismatch,
+    layout_from_metadata,
+    read_metadata,
+    replan,
+)
 
-_CUSTOM = "{http://schemas.openxmlformats.org/officeDocument/2006/custom-properties}"
-
-
-@dataclass(frozen=True)
-class Mismatch:
-    sheet: str
-    cell: str
-    quantity: str
-    got: Any
-    expected: Any
-    formula: str | None
-    note: str = ""  # e.g. "formula changed"
-
-    def line(self) -> str:
-        note = f"{self.note}: " if self.note else ""
-        return (f"{self.sheet}!{self.cell}  {self.quantity}  {note}got {_show(self.got)}  "
-                f"expected {_show(self.expected)}  ({self.formula or 'no formula'})")
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"sheet": self.sheet, "cell": self.cell, "quantity": self.quantity,
-                "got": _jsonable(self.got), "expected": _jsonable(self.expected),
-                "formula": self.formula, "note": self.note}
-
-
-@dataclass
-class CheckReport:
-    """The outcome of checking a workbook (xlsx) or a spreadsheet (Google Sheets)."""
-
-    path: str
-    checked: dict[str, int] = field(default_factory=dict)  # formula cells per sheet
-    mismatches: list[Mismatch] = field(default_factory=list)
-    shape_rows: int = 0  # Matmul rows with a valid shape
-
-    @property
-    def ok(self) -> bool:
-        return not self.mismatches
-
-    @property
-    def cells(self) -> int:
-        return sum(self.checked.values())
-
-    def summary(self) -> list[str]:
-        lines = [f"{self.path}: {self.cells} formula cells checked, "
-                 f"{self.shape_rows} shape rows"]
-        for sheet, n in self.checked.items():
-            bad = sum(1 for m in self.mismatches if m.sheet == sheet)
-            lines.append(f"  {sheet:<12} {n:>8} cells  {bad} mismatch{'es' if bad != 1 else ''}")
-        return lines
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"target": self.path, "ok": self.ok, "checked": self.checked,
-                "mismatches": [m.as_dict() for m in self.mismatches]}
-
-
-def _show(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.10g}"
-    return repr(value) if isinstance(value, str) else str(value)
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, bool | int | str) or value is None:
-        return value
-    if isinstance(value, float):
-        return value if np.isfinite(value) else str(value)
-    return str(value)
-
-
-def read_metadata(path: str | os.PathLike[str]) -> dict[str, str]:
-    """sheetgen's custom document properties (docProps/custom.xml); {} if there are none."""
-    from sheetgen.files.untrusted import open_package
-
-    with open_package(path) as z:  # budget checked before docProps is read
-        if "docProps/custom.xml" not in z.namelist():
-            return {}
-        try:
-            root = ElementTree.fromstring(z.read("docProps/custom.xml"))
-        except ElementTree.ParseError:
-            return {}  # unreadable properties: judged as a workbook sheetgen did not write
-    out = {}
-    for prop in root.iter(f"{_CUSTOM}property"):
-        name = prop.get("name", "")
-        if name.startswith("sheetgen."):
-            out[name] = "".join(prop.itertext())
-    return out
-
-
-def _rows(meta: dict[str, str]) -> dict[str, int]:
-    prefix = "sheetgen.rows."
-    return {k[len(prefix):]: int(v) for k, v in meta.items() if k.startswith(prefix)}
-
-
-def _cell_value(value: Any) -> Any:
-    """An input cell's value as the reference model takes it (errors become text)."""
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    return str(value)
+__all__ = ["CheckReport", "Mismatch", "check_workbook", "is_workbook_path", "read_metadata",
+           "read_workbook", "rebuild_plan"]
 
 
 def rebuild_plan(ev: EvaluatedWorkbook, meta: dict[str, str]) -> WorkbookPlan:
     """The plan of this workbook with the reference model run on its own input cells."""
-    rows = _rows(meta)
-    practice = rows.get("practice", 0)
-    # The Measured sheet's notes name its source; any placeholder gives the same cells.
-    meas = MeasuredInputs((), (), (), (), ()) if rows.get("measured") else None
-    xf = None
-    if meta.get("sheetgen.model"):
-        from sheetgen.inputs.model_config import ModelConfig
-        from sheetgen.sheets.transformer import TransformerInputs
-
-        xf = TransformerInputs(ModelConfig.from_json(meta["sheetgen.model"]))
-    specs = sheet_specs(BuildConfig(practice=practice, presets=None,  # type: ignore[arg-type]
-                                    measured=meas, transformer=xf),
-                        meta.get("sheetgen.prefix", ""))
-    missing = [s.name for s in specs if s.name not in ev.sheet_names]
+    layout, rows = layout_from_metadata(meta)
+    missing = [s.name for s in sheet_specs(layout) if s.name not in ev.sheet_names]
     if missing:
         raise WorkbookError(f"missing sheet(s) {', '.join(missing)}: not a complete sheetgen "
                             "workbook")
-    values: dict[str, Any] = {}
-    for name, (sheet, row, col, n) in input_addresses(specs, rows).items():
-        if n == 0:
-            values[name] = _cell_value(ev.value(sheet, xl_rowcol_to_cell(row, col)))
-        else:
-            arr = ev.column(sheet, xl_col_to_name(col), row + 1, row + n)  # 1-based rows
-            values[name] = [_cell_value(v) for v in arr.tolist()]
-    try:
-        return plan_workbook(specs, values, meta, from_cells=True)
-    except SheetgenError:
-        raise
-    except (TypeError, ValueError, ZeroDivisionError, KeyError, IndexError) as exc:
-        raise WorkbookError(f"cannot run the reference model on this workbook's inputs "
-                            f"(an input cell holds something unexpected): {exc}") from None
+
+    def value_at(sheet: str, row: int, col: int) -> Any:
+        return ev.value(sheet, xl_rowcol_to_cell(row, col))
+
+    def column_at(sheet: str, col: int, first_row: int, n: int) -> list[Any]:
+        return ev.column(sheet, xl_col_to_name(col), first_row + 1, first_row + n).tolist()
+
+    return replan(layout, rows, value_at, column_at, meta)
 
 
 def _column_bad(got: np.ndarray, expected: np.ndarray, rtol: float) -> np.ndarray:

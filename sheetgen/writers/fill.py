@@ -76,7 +76,8 @@ def _paths(theirs: Path, out: Path | None, in_place: bool, force: bool) -> Path:
     if target.is_dir():
         raise OutputError(f"{target} is a directory")
     if not target.parent.exists():
-        raise OutputError(f"{target.parent} does not exist")
+        raise OutputError(f"the folder {target.parent} does not exist; create it first or "
+                          "write somewhere else")
     if target.exists() and not force:
         raise OutputError(f"{target} already exists; pass --force to overwrite it")
     check_writable_dir(target.parent)
@@ -90,13 +91,16 @@ def fill_workbook(theirs: str | os.PathLike[str], out: str | os.PathLike[str] | 
                   in_place: bool = False, force: bool = False, allow_loss: bool = False,
                   replace: bool = False,
                   progress_factory: Callable[[int, str], AbstractContextManager[Any]]
-                  | None = None) -> FillResult:
+                  | None = None, **options: Any) -> FillResult:
     """Add sheetgen's sheets to the workbook `theirs`, linked live to its shapes table.
+
+    `options`: other BuildConfig fields, as for `build` (compute_eff, memory_eff, link_eff,
+    layers, ...).
 
     `replace`: `theirs` was filled before; rewrite sheetgen's sheets and names (a re-fill
     after rows were added), keeping the earlier fill's prefix and linked sheet by default.
     """
-    from sheetgen.verify.check import read_metadata
+    from sheetgen.verify.readback import read_metadata
     from sheetgen.writers.into_workbook import losses, write_into
 
     src = Path(theirs)
@@ -120,7 +124,7 @@ def fill_workbook(theirs: str | os.PathLike[str], out: str | os.PathLike[str] | 
     table = read_xlsx_table(src, shapes_sheet)
     presets = load_presets(gpu_file)
     config = BuildConfig(gpu=gpu, dtype=dtype, shapes=table.shapes, spare_rows=spare_rows,
-                         presets=presets)
+                         presets=presets, **options)
     assert table.sheet is not None
     links = {dim: [(table.sheet, row - 1, table.columns[dim]) for row in table.rows]
              for dim in (matmul.M.name, matmul.K.name, matmul.N.name)}

@@ -326,16 +326,28 @@ def write_into(plan: WorkbookPlan, wb: Workbook, *, progress: Progress | None = 
 
 
 def _page_setup(ws: Worksheet, sheet: SheetPlan) -> None:
-    """The xlsx writer's print setup (layout_rules.print_setup), through openpyxl."""
+    """The xlsx writer's print setup (layout.page.print_setup), through openpyxl."""
+    from openpyxl.worksheet.pagebreak import Break
+
     setup = layout_rules.print_setup(sheet)
     ws.page_setup.orientation = "landscape"
     ws.page_setup.paperSize = ws.PAPERSIZE_A4
-    ws.page_setup.fitToWidth = 1
-    ws.page_setup.fitToHeight = 0
-    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    if setup.fit_width:
+        ws.page_setup.fitToWidth = 1
+        ws.page_setup.fitToHeight = 0
+        ws.sheet_properties.pageSetUpPr.fitToPage = True
+    else:
+        ws.page_setup.scale = setup.scale
+        for col in setup.col_breaks:
+            ws.col_breaks.append(Break(id=col))
+    for row in setup.row_breaks:
+        ws.row_breaks.append(Break(id=row))
     ws.print_area = f"A1:{xl_rowcol_to_cell(setup.last_row, setup.last_col)}"
     if setup.repeat_rows is not None:
         ws.print_title_rows = f"{setup.repeat_rows[0] + 1}:{setup.repeat_rows[1] + 1}"
+    if setup.repeat_cols is not None:
+        ws.print_title_cols = (f"{get_column_letter(setup.repeat_cols[0] + 1)}:"
+                               f"{get_column_letter(setup.repeat_cols[1] + 1)}")
     left, right, top, bottom = layout_rules.MARGINS
     ws.page_margins = PageMargins(left=left, right=right, top=top, bottom=bottom)
     ws.oddFooter.left.text = layout_rules.FOOTER_LEFT

@@ -20,7 +20,8 @@ from sheetgen.errors import SheetgenError
 from sheetgen.files.atomic import atomic_write, check_destination
 from sheetgen.inputs.presets import DEFAULT_DTYPE
 from sheetgen.layout import palette
-from sheetgen.layout.styles import COMPUTE_BOUND, REGIME_COLORS
+from sheetgen.layout.styles import REGIME_COLORS
+from sheetgen.model.vocabulary import COMPUTE_BOUND
 from sheetgen.sheets import matmul
 
 INSTALL_HINT = ("plotting needs matplotlib: pip install 'sheetgen[plot]' (from a clone of "

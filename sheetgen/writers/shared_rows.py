@@ -31,8 +31,8 @@ import numpy as np
 from xlsxwriter.utility import xl_col_to_name
 from xlsxwriter.worksheet import Worksheet
 
+from sheetgen.core.excel import ExcelError
 from sheetgen.evaluate.shared import RowTemplate
-from sheetgen.evaluate.values import ExcelError
 from sheetgen.layout.planner import ColumnPlan, TablePlan
 
 #: Tables with more rows than this take the fast path (in constant_memory mode only).

@@ -13,21 +13,21 @@ import contextlib
 import gc
 import math
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import xlsxwriter
 import xlsxwriter.exceptions
 from xlsxwriter.utility import quote_sheetname, xl_rowcol_to_cell
 from xlsxwriter.workbook import Workbook
 from xlsxwriter.worksheet import Worksheet
 
+from sheetgen.core.excel import ExcelError, is_number
 from sheetgen.errors import OutputError
-from sheetgen.evaluate.values import ExcelError
 from sheetgen.files.atomic import (
     atomic_write,
     check_destination,
@@ -38,6 +38,7 @@ from sheetgen.files.atomic import (
 )
 from sheetgen.layout import page as layout_rules
 from sheetgen.layout import palette
+from sheetgen.layout.charts import LABELLED_POINTS_MAX
 from sheetgen.layout.planner import (
     Cell,
     ChartPlan,
@@ -55,9 +56,9 @@ from sheetgen.layout.styles import (
     number_style,
 )
 from sheetgen.writers.shared_rows import Cursor, FastTable, skip
+from sheetgen.writers.xlsx_compat import plot_hidden_cells
 
 CONSTANT_MEMORY_ROWS = 5_000  # above this many table rows, stream rows to disk
-LABELLED_POINTS_MAX = 500  # custom point labels beyond this bloat the chart XML
 #: Points per chart series: each costs about 150 B of chart XML and a Python float while
 #: writing, so a 1M-row table charts its first rows and its chart's title says so.
 CHART_MAX_POINTS = 20_000
@@ -308,25 +309,8 @@ def _cache(sheet: SheetPlan, c: tuple[int, int, int]) -> list[float | None]:
         for column in table.columns:
             if column.col == col and table.first_row <= first and last <= table.last_row:
                 vals = column.values[first - table.first_row:last - table.first_row + 1]
-                return [float(v) if _plottable(v) else None for v in vals]
+                return [float(v) if is_number(v) else None for v in vals]
     return [None] * (last - first + 1)
-
-
-def _plottable(v: Any) -> bool:
-    return isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool) \
-        and math.isfinite(float(v))
-
-
-def _plot_hidden_cells(ch: Any) -> None:
-    """Write <c:plotVisOnly val="0"/>: the chart's data sit in hidden columns. xlsxwriter's
-    show_hidden_data() omits the element instead (xlsxwriter chart.py _write_plot_vis_only),
-    and LibreOffice's importer reads an absent element as "visible cells only" unless the
-    file says it is from MS Office 2007 (oox/source/drawingml/chart/chartspacemodel.cxx,
-    mbPlotVisOnly(!bMSO2007Doc)): then it draws nothing from hidden columns."""
-    def write() -> None:
-        ch._xml_empty_tag("c:plotVisOnly", [("val", 0)])
-
-    ch._write_plot_vis_only = write
 
 
 def _chart(wb: Workbook, ws: Worksheet, sheet: SheetPlan, chart: ChartPlan) -> None:
@@ -335,7 +319,7 @@ def _chart(wb: Workbook, ws: Worksheet, sheet: SheetPlan, chart: ChartPlan) -> N
     The numeric caches are given, not read from the cells: xlsxwriter would type a range
     holding #N/A as text (a strRef x makes Excel number the points 1, 2, 3)."""
     ch = wb.add_chart({"type": "scatter", "subtype": "straight"})
-    _plot_hidden_cells(ch)
+    plot_hidden_cells(ch)
 
     def rng(c: tuple[int, int, int]) -> list[Any]:
         return [sheet.name, c[1], c[0], c[2], c[0]]
@@ -359,7 +343,7 @@ def _chart(wb: Workbook, ws: Worksheet, sheet: SheetPlan, chart: ChartPlan) -> N
                       for r in range(first, last + 1)]
             opts["data_labels"] = {"custom": custom, "position": "right", "font": {"size": 7}}
         ch.add_series(opts)
-    if total > shown:  # a sample: the title says so (in place of a live title)
+    if total > shown:  # a sample: the title says so (a title read from a cell cannot)
         ch.set_title({"name": f"{chart.title} (the first {shown:,} of {total:,} rows)"})
     else:  # a live title reads its cell (xlsxwriter caches the cell's value for the preview)
         ch.set_title({"name": list(chart.title_cell) if chart.title_cell else chart.title})
@@ -387,22 +371,50 @@ def _first_points(c: tuple[int, int, int]) -> tuple[int, int, int]:
 
 
 def _page_setup(ws: Worksheet, sheet: SheetPlan) -> None:
-    """Landscape, one page wide, header rows repeated, print area over the used range."""
+    """layout.page.print_setup, as xlsxwriter spells it."""
     setup = layout_rules.print_setup(sheet)
     ws.set_landscape()
-    ws.set_paper(9)  # A4; Letter users' printers scale the same one-page-wide layout
-    ws.fit_to_pages(1, 0)
+    ws.set_paper(9)  # A4; Letter users' printers scale the same layout
+    if setup.fit_width:
+        ws.fit_to_pages(1, 0)
+    else:
+        ws.set_print_scale(setup.scale)
+        ws.set_v_pagebreaks(list(setup.col_breaks))
+    ws.set_h_pagebreaks(list(setup.row_breaks))
     ws.print_area(0, 0, setup.last_row, setup.last_col)
     if setup.repeat_rows is not None:
         ws.repeat_rows(*setup.repeat_rows)
+    if setup.repeat_cols is not None:
+        ws.repeat_columns(*setup.repeat_cols)
     left, right, top, bottom = layout_rules.MARGINS
     ws.set_margins(left=left, right=right, top=top, bottom=bottom)
     ws.set_footer(f"&L{layout_rules.FOOTER_LEFT}&R{layout_rules.FOOTER_RIGHT}")
 
 
+#: Excel 365's dynamic-array functions, which xlsxwriter prefixes with _xlfn. (a superset:
+#: no word boundary, so anything that might be one takes the library's own path).
+_DYNAMIC = re.compile(r"(ANCHORARRAY|BYCOL|BYROW|CHOOSECOLS|CHOOSEROWS|DROP|EXPAND|FILTER|"
+                      r"HSTACK|LAMBDA|MAKEARRAY|MAP|RANDARRAY|REDUCE|SCAN|INGLE|SEQUENCE|SORT|"
+                      r"SWITCH|TAKE|TEXTSPLIT|TOCOL|TOROW|UNIQUE|VSTACK|WRAPCOLS|WRAPROWS|"
+                      r"XLOOKUP)\(")
+
+
+class _Worksheet(Worksheet):
+    """xlsxwriter's worksheet without its 29 regular-expression passes over every formula
+    (the _xlfn. prefixes of dynamic-array functions, which sheetgen never writes): on large
+    sheets they were most of the write time. A formula that might name one, or a workbook
+    that uses future functions, takes the library's own path."""
+
+    def _prepare_formula(self, formula: str, expand_future_functions: bool = False) -> str:
+        if self.use_future_functions or expand_future_functions or _DYNAMIC.search(formula):
+            return super()._prepare_formula(formula, expand_future_functions)
+        formula = formula.removeprefix("{").removeprefix("=")
+        return formula.removesuffix("}")
+
+
 def _write_worksheet(wb: Workbook, sheet: SheetPlan, formats: _Formats,
                      progress: Progress | None) -> None:
-    ws = wb.add_worksheet(sheet.name)
+    ws = wb.add_worksheet(sheet.name, worksheet_class=_Worksheet)
     for col, width in sheet.widths.items():
         ws.set_column(col, col, width)
     for col in sheet.hidden:

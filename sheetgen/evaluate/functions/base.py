@@ -12,28 +12,16 @@ import numpy as np
 
 from ..evaluator import Ctx, ev
 from ..parser import Node
+from ..registry import ARITY, FUNCTIONS, register
 from ..values import BOOL, EMPTY, ERR, NUM, STR, VALUE, ExcelError, text_to_number
 from ..vec import ErrAcc, Vec, error_vec, finite_check, select
 from ..vec import to_number as to_num
 
 Func = Callable[[list[Node], Ctx], Vec]
-FUNCTIONS: dict[str, Func] = {}
-ARITY: dict[str, tuple[int, int]] = {}
 
 
 class Unsupported(Exception):
     """A construct the evaluator does not implement (never silently approximated)."""
-
-
-def register(name: str, lo: int, hi: int) -> Callable[[Func], Func]:
-    """Add a function to the dialect under its Excel name, with its argument count bounds."""
-
-    def deco(f: Func) -> Func:
-        FUNCTIONS[name] = f
-        ARITY[name] = (lo, hi)
-        return f
-
-    return deco
 
 
 def first_error_rows(err: np.ndarray, objs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -137,7 +137,7 @@ def criterion_mask(c: Cells, crit: tuple[str, str, Any]) -> tuple[np.ndarray, bo
 def _equality_key(kind: int, num: float, obj: Any) -> Any:
     """A hashable key for plain-equality criteria (no operator, no wildcard), else None."""
     if kind == NUM:
-        e, m = xn._digits15(np.array([num]))
+        e, m = xn.digits15(np.array([num]))
         return ("n", float(e[0]), float(m[0]))
     if kind == STR:
         s = str(obj)
@@ -154,7 +154,7 @@ def _range_codes(c: Cells) -> tuple[np.ndarray, dict[Any, int]]:
     table: dict[Any, int] = {}
     nums = c.kinds == NUM
     if nums.any():
-        e, m = xn._digits15(c.num[nums])
+        e, m = xn.digits15(c.num[nums])
         pairs, inv = np.unique(np.stack([e, m], axis=1), axis=0, return_inverse=True)
         codes[nums] = inv.reshape(-1)
         for i, (ee, mm) in enumerate(pairs.tolist()):

@@ -6,9 +6,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from sheetgen.core.excel import ERROR_CODES
+
 from ..evaluator import Ctx, compare, ev
 from ..parser import Node
-from ..values import BOOL, EMPTY, ERR, ERROR_CODES, NA, NUM, STR, VALUE, ExcelError
+from ..values import BOOL, EMPTY, ERR, NA, NUM, STR, VALUE, ExcelError
 from ..vec import ErrAcc, Vec, const, select, to_bool
 from .base import Func, broadcast_rows, first_error_rows, register
 

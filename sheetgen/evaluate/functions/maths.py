@@ -13,24 +13,9 @@ from ..values import DIV0, NUM_ERR
 from ..vec import Vec, const
 from .base import Func, numeric_fn, register
 
-_EPS = 2.0**-44  # absorbs binary representation error as Excel's decimal rounding does
-
-
-def _round_to(x: np.ndarray, d: np.ndarray | float, mode: str) -> np.ndarray:
-    d = np.trunc(d)
-    scale = np.power(10.0, d)
-    y = np.abs(x) * scale
-    if mode == "ROUND":
-        r = np.floor(y + 0.5 + y * _EPS)
-    elif mode == "ROUNDUP":
-        r = np.ceil(y - y * _EPS)
-    else:
-        r = np.floor(y + y * _EPS)
-    return np.sign(x) * r / scale
-
 
 def _round(mode: str) -> Func:
-    return lambda args, ctx: numeric_fn(args, ctx, lambda x, d: _round_to(x, d, mode))
+    return lambda args, ctx: numeric_fn(args, ctx, lambda x, d: np.asarray(xn.round_to(x, d, mode)))
 
 
 for _m in ("ROUND", "ROUNDUP", "ROUNDDOWN"):
@@ -39,7 +24,8 @@ for _m in ("ROUND", "ROUNDUP", "ROUNDDOWN"):
 
 @register("TRUNC", 1, 2)
 def _trunc(args: list[Node], ctx: Ctx) -> Vec:
-    return numeric_fn(args, ctx, lambda x, d=None: _round_to(x, 0.0 if d is None else d, "DOWN"))
+    return numeric_fn(args, ctx, lambda x, d=None: np.asarray(
+        xn.round_to(x, 0.0 if d is None else d, "ROUNDDOWN")))
 
 
 def _whole(q: np.ndarray) -> np.ndarray:
@@ -83,7 +69,7 @@ register("FLOOR.MATH", 1, 3)(_math(False))
 
 def _mround(x: np.ndarray, m: np.ndarray) -> np.ndarray:
     q = np.abs(x / np.where(m == 0, 1, m))
-    r = np.sign(x) * np.floor(q + 0.5 + q * _EPS) * np.abs(m)
+    r = np.sign(x) * np.floor(q + 0.5 + q * xn.ROUND_EPS) * np.abs(m)
     return np.where(m == 0, 0.0, xn.round15(r))  # 1.3 to 0.2 is 1.4, not 1.4000000000000001
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from sheetgen.core import time_cells
-from sheetgen.evaluate.values import ExcelError
+from sheetgen.core.excel import ExcelError
 from sheetgen.layout import palette
 from sheetgen.model.vocabulary import NA_CODE, Axis, Chart, Quantity, Series, SheetSpec, Table, Text
 from sheetgen.sheets import matmul

@@ -22,6 +22,7 @@ import numpy as np
 
 from sheetgen.core import excel as xn
 from sheetgen.core.defaults import DEFAULT_GPUS, DEFAULT_TIE_MARGIN
+from sheetgen.core.excel import is_blank
 from sheetgen.model import factories as rf
 from sheetgen.model.vocabulary import Input, Quantity, Validation
 
@@ -33,8 +34,9 @@ MAX_MICRO = 512
 #: Two sides closer than this (|a - b| / the worse side) tie: the roofline's own error on
 #: measured matmuls is around 5 % at best, so a smaller lead is no verdict.
 DEFAULT_TIE_MARGIN = DEFAULT_TIE_MARGIN
-#: The element size pipeline hops and all-reduces carry (one name: the output dtype's).
-LINK_DTYPE_BYTES = "dtype_bytes_sel"
+#: The element size pipeline hops and all-reduces carry: the output's storage (fp8 GEMMs
+#: write bf16, and TP's partial sums are all-reduced in it).
+LINK_DTYPE_BYTES = rf.OUT_BYTES
 DEFAULT_HOST_LATENCY = 10e-6  # PCIe peer-to-peer small-message latency, order of 10 µs
 GPU_LINK, HOST_LINK = "GPU link", "host link"
 NARROW, WIDE = "narrow", "wide"
@@ -75,25 +77,28 @@ PAIRING = Input(
     validation=Validation("choices", choices=(NARROW, WIDE),
                           message=f"{NARROW}: Megatron's choice; {WIDE}: the other pairing"),
     doc=f"{NARROW} activation m·min(k,n) (Megatron-LM); {WIDE} forces the other pairing.")
+OVERLAP = Input(
+    "tp_overlap", "TP all-reduce hidden behind compute", "", fmt="pct",
+    validation=Validation("decimal_range", minimum=0, maximum=1,
+                          message="A fraction from 0 (none) to 1 (all)"),
+    doc="0: none. f: that share of the all-reduce time runs under compute (async TP, e.g. "
+        "Megatron-LM's --tp-comm-overlap), at most the compute time; assumes compute keeps "
+        "full speed while the collective shares SMs and HBM: an upper bound on the gain.")
 GATHER = Input(
     "tp_gather", "TP gathers a sharded final output", "", fmt="text",
     validation=Validation("choices", choices=("no", "yes"), message="no or yes"),
     doc="no: the next block takes it sharded (a row-split layer); yes: all-gather it.")
 
 
-def _blank(v: Any) -> bool:
-    return v is None or (isinstance(v, float) and np.isnan(v))
-
-
 def _link_bw(link_bw_override: Any, par_link: str, host_bw: float, link_bw: float) -> float:
-    if not _blank(link_bw_override):
+    if not is_blank(link_bw_override):
         return link_bw_override
     return host_bw if par_link == HOST_LINK else link_bw
 
 
 def _link_lat(link_latency_override: Any, par_link: str, host_link_latency: float,
               link_latency: float) -> float:
-    if not _blank(link_latency_override):
+    if not is_blank(link_latency_override):
         return link_latency_override
     return host_link_latency if par_link == HOST_LINK else link_latency
 
@@ -216,10 +221,11 @@ def better(name: str, pp: str, tp: str, *, lower_is_better: bool = True) -> Quan
 def input_values(gpus: int, micro_batches: int | None, link_bw: float | None,
                  link_latency: float | None, *, link: str = GPU_LINK,
                  host_latency: float = DEFAULT_HOST_LATENCY, pairing: str = NARROW,
-                 gather: bool = False, tie_margin: float = DEFAULT_TIE_MARGIN
-                 ) -> dict[str, Any]:
+                 gather: bool = False, tie_margin: float = DEFAULT_TIE_MARGIN,
+                 tp_overlap: float = 0.0) -> dict[str, Any]:
     """`micro_batches` None: auto (the best M)."""
     return {"par_gpus": gpus, "micro_batches": AUTO if micro_batches is None else micro_batches,
             "link_bw_override": link_bw, "link_latency_override": link_latency,
             "par_link": link, "host_link_latency": host_latency, "tp_pairing": pairing,
-            "tp_gather": "yes" if gather else "no", "tie_margin": tie_margin}
+            "tp_gather": "yes" if gather else "no", "tie_margin": tie_margin,
+            "tp_overlap": tp_overlap}

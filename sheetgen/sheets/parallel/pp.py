@@ -53,7 +53,7 @@ BOUNDARY_BYTES = Quantity(
     fmt="sci")
 HOP_FULL = hop("hop_time_full", "out_bytes", "is_boundary", "PP hop time (whole batch)")
 MB_OUT_BYTES = rf.elements_bytes("mb_out_bytes", "mb_rows", "out_cols",
-                                 "micro-batch output bytes")
+                                 "micro-batch output bytes", per=rf.OUT_BYTES)
 HOP_MB = hop("hop_time_mb", "mb_out_bytes", "is_boundary", "PP hop time (one micro-batch)")
 MB = rf.matmul_roofline("mb_", "mb_rows", "in_cols", "out_cols", what="micro-batch")
 STAGE_TIME_MB = rf.sum_where_equal("stage_time_mb", "stage", "mb_time",
@@ -62,21 +62,53 @@ STAGE_TIME_FULL = rf.sum_where_equal("stage_time_full", "stage", "layer_time",
                                      "this stage's time (whole batch)", "s", fmt="time")
 STAGE_WEIGHTS = rf.sum_where_equal("stage_weights", "stage", "weight_bytes",
                                    "this stage's weight bytes", "B")
+_A, _C = rf.ACT_BYTES, rf.OUT_BYTES
 MB_LIVE = Quantity("mb_live", "micro-batch live activations", "B",
-                   "{dtype_bytes_sel}*{mb_rows}*({in_cols}+{out_cols})",
-                   lambda dtype_bytes_sel, mb_rows, in_cols, out_cols:
-                       dtype_bytes_sel * mb_rows * (in_cols + out_cols), fmt="sci")
+                   f"{{mb_rows}}*({{{_A}}}*{{in_cols}}+{{{_C}}}*{{out_cols}})",
+                   lambda mb_rows, in_cols, out_cols, **b: mb_rows
+                   * (b[rf.ACT_BYTES] * in_cols + b[rf.OUT_BYTES] * out_cols), fmt="sci",
+                   doc="Its input in A's storage, its output in C's.")
 MB_WS = rf.plus("mb_ws", ("mb_live", "weight_bytes"), "micro-batch working set", "B")
+# Memory where it sits: stage 1 holds the whole batch's input until its last micro-batch has
+# gone in; the last stage collects the whole output (unless batches stream in and out).
+STAGE_HELD = Quantity(
+    "stage_held", "whole batch held on this stage", "B",
+    "IF({stage}=1,{pp_batch_in},0)+IF({stage}={stages_used},{pp_batch_out},0)",
+    lambda stage, pp_batch_in, pp_batch_out, stages_used:
+        np.where(np.asarray(stage, float) == 1, pp_batch_in, 0.0)
+        + np.where(np.asarray(stage, float) == stages_used, pp_batch_out, 0.0), fmt="sci",
+    doc="Stage 1: the batch's input; the last stage: its output.")
+STAGE_MEM = rf.plus("stage_mem", ("stage_weights", "stage_held"),
+                    "this stage's weights + held batch", "B")
 
-COLUMNS = (STAGE, IS_BOUNDARY, BOUNDARY_BYTES, HOP_FULL, MB_OUT_BYTES, HOP_MB, *MB.columns(),
-           STAGE_TIME_MB, STAGE_TIME_FULL, STAGE_WEIGHTS, MB_LIVE, MB_WS)
+COLUMNS_BEFORE_NARROW = (STAGE, IS_BOUNDARY, BOUNDARY_BYTES, HOP_FULL, MB_OUT_BYTES, HOP_MB,
+                         *MB.columns(), STAGE_TIME_MB, STAGE_TIME_FULL, STAGE_WEIGHTS, MB_LIVE,
+                         MB_WS, STAGE_HELD, STAGE_MEM)
 
 # Scalars.
 WEIGHTS = rf.largest("pp_weights", "stage_weights", "PP weights per GPU", "B")
-ACTS = rf.largest("pp_acts", "mb_live", "PP activations per GPU", "B")
-MEM = rf.plus("pp_mem", ("pp_weights", "pp_acts"), "PP memory per GPU", "B")
+ACTS = rf.largest("pp_acts", "mb_live", "PP activations per GPU", "B",
+                  doc="Every layer's micro-batch in + out: d·rows·(n + k), the same on every "
+                      "stage.")
+BATCH_IN = rf.first_of("pp_batch_in", "in_bytes", "whole batch input (stage 1 holds it)", "B",
+                       fmt="sci")
+BATCH_OUT = Quantity("pp_batch_out", "whole batch output (the last stage collects it)", "B",
+                     "INDEX({out_bytes[]},{n_layers})",
+                     lambda out_bytes, n_layers: float(np.asarray(out_bytes)[int(n_layers) - 1]),
+                     fmt="sci")
+HELD = Quantity("pp_held", "PP whole batch held per GPU", "B",
+                "INDEX({stage_held[]},MATCH(MAX({stage_mem[]}),{stage_mem[]},0))",
+                lambda stage_held, stage_mem: float(np.asarray(stage_held)[
+                    int(np.argmax(np.asarray(stage_mem, dtype=float)))]), fmt="sci",
+                doc="On the GPU with the most weights + held batch.")
+MEM = Quantity("pp_mem", "PP memory per GPU", "B", "MAX({stage_mem[]})+{pp_acts}",
+               lambda stage_mem, pp_acts: float(np.max(stage_mem)) + pp_acts, fmt="sci",
+               doc="The fullest GPU: its weights, the whole batch it holds, live activations.")
+MEM_STREAM = rf.plus("pp_mem_stream", ("pp_weights", "pp_acts"),
+                     "PP memory per GPU if batches stream in and out", "B",
+                     doc="Input fed and output drained one micro-batch at a time.")
 FITS = rf.at_most("pp_fits", "pp_mem", "vram_bytes", "PP fits")
-WS = rf.largest("pp_ws", "mb_ws", "PP largest working set", "B")
+LARGEST_WORKING_SET = rf.largest("pp_ws", "mb_ws", "PP largest working set", "B")
 WS_FITS = rf.at_most("pp_ws_fits", "pp_ws", "vram_bytes", "PP fits at once")
 STAGE_MAX = rf.largest("pp_stage_max", "stage_time_mb", "slowest stage per micro-batch", "s",
                        fmt="time")
@@ -127,8 +159,8 @@ IDLE = Quantity("pp_idle", "PP idle share of GPU time", "",
                     1 - pp_m * float(np.sum(mb_time)) / (par_gpus * pp_latency_m),
                 fmt="pct", doc="1 - busy GPU-seconds / (G × latency): bubble, hops, unequal "
                                "stages and unused GPUs.")
-I1 = rf.first_of("pp_i1", "mb_intensity", "PP layer-1 intensity", "FLOP/B")
-R1 = rf.first_of("pp_r1", "mb_regime", "PP layer-1 regime", "", fmt="text")
+LAYER1_INTENSITY = rf.first_of("pp_i1", "mb_intensity", "PP layer-1 intensity", "FLOP/B")
+LAYER1_REGIME = rf.first_of("pp_r1", "mb_regime", "PP layer-1 regime", "", fmt="text")
 
 
 def _count(name: str, label: str, where: str, ref: Any) -> Quantity:
@@ -139,29 +171,32 @@ def _in(st: Any, lt: Any, stage: float, layer_type: int) -> float:
     return float(np.sum((np.asarray(st, float) == stage) & (np.asarray(lt, float) == layer_type)))
 
 
-def _stage_count(which: str, t: int) -> Quantity:
-    """Type-t layers in stage 1, stage 2 or the last stage: with the pipeline's alternating
-    types these three hold every stage composition there is (odd and even stages differ only
-    when ceil(L/G) is odd; the last stage may be short), so the sweep's slowest stage is the
-    slowest of the three."""
-    name, label = f"pp_s{which}_t{t}", f"PP stage {which}: type-{t} layers"
-    if which == "last":
-        return _count(name, label, f"({{stage[]}}={{stages_used}})*({{layer_type[]}}={t})",
-                      lambda stage, layer_type, stages_used: _in(stage, layer_type,
-                                                                 stages_used, t))
-    s = int(which)
-    return _count(name, label, f"({{stage[]}}={s})*({{layer_type[]}}={t})",
-                  lambda stage, layer_type: _in(stage, layer_type, s, t))
+def _stage_count(which: str, t: int, column: str = "stage", prefix: str = "pp_s",
+                 what: str = "PP") -> Quantity:
+    """Type-t layers in stage 1, 2, 3 or the last stage of `column`'s cut. With the
+    pipeline's alternating types, stages 1, 2 and the last hold every composition the
+    balanced cut has (odd and even stages differ only when ceil(L/G) is odd; the last may be
+    short); the narrow cut's alternate lengths need stage 3 too. So the slowest stage is the
+    slowest of these."""
+    name, label = f"{prefix}{which}_t{t}", f"{what} stage {which}: type-{t} layers"
+    stage = "{stages_used}" if which == "last" else which
+
+    def reference(**a: Any) -> float:
+        s = a["stages_used"] if which == "last" else float(which)
+        return _in(a[column], a["layer_type"], s, t)
+
+    return _count(name, label, f"({{{column}[]}}={stage})*({{layer_type[]}}={t})", reference)
 
 
 STAGE_COUNTS = tuple(_stage_count(w, t) for w in ("1", "2", "last") for t in (1, 2))
 
 
-def _hops_after(t: int) -> Quantity:
-    return _count(f"pp_hops_t{t}", f"PP hops after type-{t} layers",
-                  f"{{is_boundary[]}}*({{layer_type[]}}={t})",
-                  lambda is_boundary, layer_type: float(np.sum(
-                      np.asarray(is_boundary, dtype=bool) & (np.asarray(layer_type) == t))))
+def _hops_after(t: int, boundary: str = "is_boundary", prefix: str = "pp_hops_t",
+                what: str = "PP") -> Quantity:
+    return _count(f"{prefix}{t}", f"{what} hops after type-{t} layers",
+                  f"{{{boundary}[]}}*({{layer_type[]}}={t})",
+                  lambda **a: float(np.sum(np.asarray(a[boundary], dtype=bool)
+                                           & (np.asarray(a["layer_type"]) == t))))
 
 
 HOPS_T1, HOPS_T2 = _hops_after(1), _hops_after(2)
@@ -170,6 +205,52 @@ N_T1 = _count("pp_n_t1", "type-1 layers", "({layer_type[]}=1)*1",
 N_T2 = Quantity("pp_n_t2", "type-2 layers", "", "{n_layers}-{pp_n_t1}",
                 lambda n_layers, pp_n_t1: n_layers - pp_n_t1, fmt="int")
 
+
+# The narrow cut: each stage boundary whose layer outputs the wide activation moves one
+# layer earlier, so every hop carries m·min(k, n); stages become unequal (one layer more or
+# less). Layer ℓ = i·S (S = ceil(L/G)) that outputs the wide one then opens stage i + 1.
+_WIDE_OUT = "{out_cols}>{in_cols}"
+STAGE_N = Quantity(
+    "stage_n", "PP stage, narrow cut", "",
+    f"{{stage}}+IF(AND(MOD({{par_layer}},{{stage_layers}})=0,{{par_layer}}<{{n_layers}},"
+    f"{_WIDE_OUT}),1,0)",
+    lambda stage, par_layer, stage_layers, n_layers, out_cols, in_cols:
+        np.asarray(stage, float) + ((np.mod(np.asarray(par_layer, float), stage_layers) == 0)
+                                    & (np.asarray(par_layer, float) < n_layers)
+                                    & (np.asarray(out_cols) > np.asarray(in_cols))) * 1.0,
+    fmt="int", doc="A cut after a wide output moves one layer earlier.")
+
+
+def _boundary_n(par_layer: Any, stage_layers: float, n_layers: float, out_cols: Any,
+                in_cols: Any) -> Any:
+    layer = np.asarray(par_layer, dtype=float)
+    wide, narrow = np.asarray(out_cols) > np.asarray(in_cols), \
+        np.asarray(out_cols) < np.asarray(in_cols)
+    kept = (np.mod(layer, stage_layers) == 0) & (layer < n_layers) & ~wide
+    moved = (np.mod(layer + 1, stage_layers) == 0) & (layer + 1 < n_layers) & narrow
+    return (kept | moved).astype(object)
+
+
+IS_BOUNDARY_N = Quantity(
+    "is_boundary_n", "PP stage boundary after this layer, narrow cut", "",
+    "OR(AND(MOD({par_layer},{stage_layers})=0,{par_layer}<{n_layers},{out_cols}<={in_cols}),"
+    "AND(MOD({par_layer}+1,{stage_layers})=0,{par_layer}+1<{n_layers},{out_cols}<{in_cols}))",
+    _boundary_n, fmt="flag")
+NARROW_COUNTS = tuple(_stage_count(w, t, "stage_n", "pn_s", "PP narrow cut")
+                      for w in ("1", "2", "3", "last") for t in (1, 2))
+NARROW_HOPS = tuple(_hops_after(t, "is_boundary_n", "pn_hops_t", "PP narrow cut")
+                    for t in (1, 2))
+
+
+def _has_hop(t: int) -> Quantity:
+    return Quantity(f"pn_has_h{t}", f"narrow cut: a hop after type {t}", "",
+                    f"{{pn_hops_t{t}}}>0", lambda **a: a[f"pn_hops_t{t}"] > 0, fmt="flag")
+
+
+NARROW_HAS = (_has_hop(1), _has_hop(2))
+
+
+COLUMNS = (*COLUMNS_BEFORE_NARROW, STAGE_N, IS_BOUNDARY_N)
 
 HAS_H1 = Quantity("sw_has_h1", "a hop after type 1", "", "{pp_hops_t1}>0",
                   lambda pp_hops_t1: pp_hops_t1 > 0, fmt="flag")
@@ -228,42 +309,59 @@ class FlowShop:
         return (self.t1, self.t2, self.h1, self.h2, self.pace, self.latency)
 
 
-def _stage(which: str, t1: str, t2: str) -> str:
-    return f"{{pp_s{which}_t1}}*{{{t1}}}+{{pp_s{which}_t2}}*{{{t2}}}"
+@dataclass(frozen=True)
+class Cut:
+    """Where the stages end: the names of its per-stage type counts and hop counts."""
+
+    counts: str  # f"{counts}{stage}_t{type}"
+    stages: tuple[str, ...]  # the stages whose compositions cover every stage
+    hops: str  # f"{hops}{type}": hops after type-t layers
+    has: str  # f"{has}{type}": a hop after type t at all
+
+
+BALANCED = Cut("pp_s", ("1", "2", "last"), "pp_hops_t", "sw_has_h")
+NARROW_CUT = Cut("pn_s", ("1", "2", "3", "last"), "pn_hops_t", "pn_has_h")
+
+
+def _stage(cut: Cut, which: str, t1: str, t2: str) -> str:
+    return f"{{{cut.counts}{which}_t1}}*{{{t1}}}+{{{cut.counts}{which}_t2}}*{{{t2}}}"
 
 
 def flow_shop(prefix: str, rows: str, micro: str, *, pace: str | None = None,
-              latency: str | None = None, what: str = "PP", guard: bool = False) -> FlowShop:
+              latency: str | None = None, what: str = "PP", guard: bool = False,
+              cut: Cut = BALANCED, times: str | None = None) -> FlowShop:
     """The one definition of PP's pace and latency: `prefix` names the parts (per-layer
     times t1, t2 of each type and the hops after each), `rows` the rows per micro-batch,
-    `micro` the micro-batch count. Pace = the slowest of stage 1, stage 2, the last stage
-    and the hops; latency = Σ layers + Σ hops of one micro-batch + (M - 1) · pace.
-    `guard`: blank where `rows` is blank (the best-M helper table)."""
-    t1n, t2n, h1n, h2n = (prefix + x for x in ("t1", "t2", "h1", "h2"))
+    `micro` the micro-batch count, `cut` where the stages end. Pace = the slowest stage or
+    hop; latency = Σ layers + Σ hops of one micro-batch + (M - 1) · pace. `guard`: blank
+    where `rows` is blank (the best-M helper table); `times`: the prefix of t1, t2 already
+    computed at the same rows (another cut's)."""
+    t1n, t2n = ((times or prefix) + x for x in ("t1", "t2"))
+    h1n, h2n = prefix + "h1", prefix + "h2"
     pace_n, lat_n = pace or prefix + "pace", latency or prefix + "latency"
     t1 = rf.time_of(t1n, rows, "pipe_n", "pipe_k", f"{what}: type-1 layer per micro-batch")
     t2 = rf.time_of(t2n, rows, "pipe_k", "pipe_n", f"{what}: type-2 layer per micro-batch")
-    h1 = hop_of_rows(h1n, rows, "pipe_k", "sw_has_h1", f"{what}: hop after type 1 (m×k)")
-    h2 = hop_of_rows(h2n, rows, "pipe_n", "sw_has_h2", f"{what}: hop after type 2 (m×n)")
+    h1 = hop_of_rows(h1n, rows, "pipe_k", f"{cut.has}1", f"{what}: hop after type 1 (m×k)")
+    h2 = hop_of_rows(h2n, rows, "pipe_n", f"{cut.has}2", f"{what}: hop after type 2 (m×n)")
 
     def pace_ref(**a: Any) -> Any:
-        stages = [a[f"pp_s{w}_t1"] * a[t1n] + a[f"pp_s{w}_t2"] * a[t2n]
-                  for w in ("1", "2", "last")]
+        stages = [a[f"{cut.counts}{w}_t1"] * a[t1n] + a[f"{cut.counts}{w}_t2"] * a[t2n]
+                  for w in cut.stages]
         return np.maximum.reduce([*stages, a[h1n] * 1.0, a[h2n] * 1.0])
 
     pace_q = Quantity(pace_n, f"{what}: pace (slowest stage or hop)", "s",
-                      f"MAX({_stage('1', t1n, t2n)},{_stage('2', t1n, t2n)},"
-                      f"{_stage('last', t1n, t2n)},{{{h1n}}},{{{h2n}}})", pace_ref, fmt="time",
+                      "MAX(" + ",".join(_stage(cut, w, t1n, t2n) for w in cut.stages)
+                      + f",{{{h1n}}},{{{h2n}}})", pace_ref, fmt="time",
                       doc="A micro-batch leaves every pace; a hop slower than every stage "
                           "sets it.")
 
     def lat_ref(**a: Any) -> Any:
-        return (a["pp_n_t1"] * a[t1n] + a["pp_n_t2"] * a[t2n] + a["pp_hops_t1"] * a[h1n]
-                + a["pp_hops_t2"] * a[h2n] + (a[micro] - 1) * a[pace_n])
+        return (a["pp_n_t1"] * a[t1n] + a["pp_n_t2"] * a[t2n] + a[f"{cut.hops}1"] * a[h1n]
+                + a[f"{cut.hops}2"] * a[h2n] + (a[micro] - 1) * a[pace_n])
 
     lat_q = Quantity(lat_n, f"{what} latency, one batch", "s",
-                     f"{{pp_n_t1}}*{{{t1n}}}+{{pp_n_t2}}*{{{t2n}}}+{{pp_hops_t1}}*{{{h1n}}}"
-                     f"+{{pp_hops_t2}}*{{{h2n}}}+({{{micro}}}-1)*{{{pace_n}}}", lat_ref,
+                     f"{{pp_n_t1}}*{{{t1n}}}+{{pp_n_t2}}*{{{t2n}}}+{{{cut.hops}1}}*{{{h1n}}}"
+                     f"+{{{cut.hops}2}}*{{{h2n}}}+({{{micro}}}-1)*{{{pace_n}}}", lat_ref,
                      fmt="time", doc="Σ layer and hop times of one micro-batch + (M - 1) × "
                                      "the pace (flow shop).")
     parts = FlowShop(t1, t2, h1, h2, pace_q, lat_q)
@@ -273,8 +371,41 @@ def flow_shop(prefix: str, rows: str, micro: str, *, pace: str | None = None,
 
 
 # The comparison's PP at M used (typed, or the best).
-PP_FLOW = flow_shop("pp_", "mb_rows", "pp_m", pace="pp_pace", latency="pp_latency_m")
-PACE, LAT_M = PP_FLOW.pace, PP_FLOW.latency
+def cheaper(name: str, balanced: str, narrow: str, label: str, *, pick: str | None = None,
+            pick_narrow: str | None = None) -> Quantity:
+    """The cheaper cut's figure: MIN of the two latencies, or (`pick`) the figure of the
+    cut whose latency is lower (ties: the balanced cut)."""
+    if pick is None:
+        return Quantity(name, label, "s", f"MIN({{{balanced}}},{{{narrow}}})",
+                        lambda **a: np.minimum(a[balanced], a[narrow]) * 1.0, fmt="time",
+                        doc="The cheaper of the balanced and the narrow cut.")
+    return Quantity(name, label, "s",
+                    f"IF({{{narrow}}}<{{{balanced}}},{{{pick_narrow}}},{{{pick}}})",
+                    lambda **a: np.where(a[narrow] < a[balanced], a[pick_narrow],
+                                         a[pick]) * 1.0, fmt="time",
+                    doc="The cut with the lower latency's.")
+
+
+def cut_used(name: str, balanced: str, narrow: str) -> Quantity:
+    return Quantity(name, "PP stage cut used", "",
+                    f'IF({{{narrow}}}<{{{balanced}}},"narrow","balanced")',
+                    lambda **a: np.where(a[narrow] < a[balanced], "narrow",
+                                         "balanced").astype(object)
+                    if np.ndim(a[narrow]) else ("narrow" if a[narrow] < a[balanced]
+                                                else "balanced"), fmt="text",
+                    doc="balanced: ceil(L/G) layers a stage; narrow: hops carry m·min(k,n).")
+
+
+PP_FLOW = flow_shop("pp_", "mb_rows", "pp_m", pace="pp_pace_bal", latency="pp_latency_bal",
+                    what="PP, balanced cut")
+PP_NARROW = flow_shop("pn_", "mb_rows", "pp_m", pace="pp_pace_narrow",
+                      latency="pp_latency_narrow", what="PP, narrow cut", cut=NARROW_CUT,
+                      times="pp_")
+LAT_M = cheaper("pp_latency_m", "pp_latency_bal", "pp_latency_narrow",
+                "PP latency with M micro-batches")
+PACE = cheaper("pp_pace", "pp_latency_bal", "pp_latency_narrow", "PP pace: slowest stage or hop",
+               pick="pp_pace_bal", pick_narrow="pp_pace_narrow")
+CUT = cut_used("pp_cut", "pp_latency_bal", "pp_latency_narrow")
 
 # The best M: a helper table over the candidates, for the comparison's m and each sweep row.
 CAND_M = Input("cand_m", "candidate M", fmt="int", helper=True)
@@ -350,8 +481,12 @@ M_USED = Quantity("pp_m", "micro-batches M used", "",
                   else pp_best_m, fmt="int", doc="The typed M, or the best M (auto).")
 BEST_ROWS = rf.ceil_div("pp_best_rows", "pipe_m", "pp_best_m", "rows per micro-batch at best M")
 BEST_FLOW = flow_shop("pb_", "pp_best_rows", "pp_best_m", pace="pp_pace_best",
-                      latency="pp_latency_best", what="PP at its best M")
-BEST_SCALARS = (BEST_M, M_USED, BEST_ROWS, *BEST_FLOW.columns())
+                      latency="pp_latency_best_bal", what="PP at its best M, balanced cut")
+BEST_NARROW = flow_shop("pbn_", "pp_best_rows", "pp_best_m", pace="pp_pace_best_narrow",
+                        latency="pp_latency_best_narrow", what="PP at its best M, narrow cut",
+                        cut=NARROW_CUT, times="pb_")
+LAT_BEST = cheaper("pp_latency_best", "pp_latency_best_bal", "pp_latency_best_narrow",
+                   "PP latency at its best M")
 
 
 def candidates_table(header_row: int, col: int, cases: tuple[Case, ...]) -> Table:

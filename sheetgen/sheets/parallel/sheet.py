@@ -9,8 +9,10 @@ per-layer table.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from sheetgen.core import time_cells
 from sheetgen.model import factories as rf
 from sheetgen.model.vocabulary import Block, BlockRow, Quantity, SheetSpec, Table, Text
 from sheetgen.sheets.parallel import chart as parallel_chart
@@ -27,6 +29,7 @@ from sheetgen.sheets.parallel.inputs import (
     LINK_LAT_IN,
     MB_ROWS,
     MICRO,
+    OVERLAP,
     PAIRING,
     STAGE_LAYERS,
     STAGES,
@@ -56,8 +59,8 @@ FLAG_M = _flag("flag_m", "m split over M", "pipe_m", "pp_m",
 # The single-GPU column and the better markers.
 S_WEIGHTS = rf.same_as("single_weights", "total_weight_bytes", "weights per GPU", "B")
 S_ACTS = rf.same_as("single_acts", "peak_live_act", "activations per GPU", "B")
-S_MEM = rf.plus("single_mem", ("single_weights", "single_acts"), "memory per GPU", "B")
-S_FITS = rf.at_most("single_fits", "single_mem", "vram_bytes", "fits")
+S_MEM, S_FITS = rf.memory_fit("single_mem", "single_fits", "single_weights", "single_acts",
+                              "memory per GPU", "fits")
 S_WS = rf.same_as("single_ws", "largest_ws", "largest working set per GPU", "B")
 S_WS_FITS = rf.at_most("single_ws_fits", "single_ws", "vram_bytes", "fits at once")
 S_COMPUTE = rf.same_as("single_compute", "pipe_predicted", "compute time per GPU", "s",
@@ -75,6 +78,7 @@ S_TPUT_M = rf.same_as("single_tput_m", "single_tput", "throughput with M micro-b
 S_IDLE = Quantity("single_idle", "idle share", "", "0", lambda: 0.0, fmt="pct")
 T_LATM = rf.same_as("tp_latency_m", "tp_latency", "TP latency with M micro-batches", "s",
                     fmt="time")
+T_MEM_S = rf.same_as("tp_mem_stream", "tp_mem", "TP memory per GPU", "B")
 S_LATB = rf.same_as("single_latency_b", "pipe_predicted", "latency, PP at its best M", "s",
                      fmt="time")
 T_LATB = rf.same_as("tp_latency_b", "tp_latency", "TP latency, PP at its best M", "s",
@@ -99,7 +103,7 @@ def _higher(name: str, p: Quantity, t: Quantity) -> Quantity:
 
 
 B_LATM = _lower("b_latm", pp.LAT_M, tp.LATENCY)
-B_LATB = _lower("b_latb", pp.BEST_FLOW.latency, tp.LATENCY)
+B_LATB = _lower("b_latb", pp.LAT_BEST, tp.LATENCY)
 B_MEM = _lower("b_mem", pp.MEM, tp.MEM)
 B_STREAM = _higher("b_stream", pp.STREAM_ONE, tp.TPUT)
 B_FLUSHED = _higher("b_flushed", pp.FLUSHED, T_TPUT_F)
@@ -111,10 +115,18 @@ COMPARISON_ROWS = (
          _lower("b_weights", pp.WEIGHTS, tp.WEIGHTS)),
     _row("activations (live)", "B", S_ACTS, pp.ACTS, tp.ACTS, _lower("b_acts", pp.ACTS, tp.ACTS),
          "PP at micro-batch rows; TP holds replicated inputs and full partial sums"),
-    _row("total", "B", S_MEM, pp.MEM, tp.MEM, B_MEM),
+    _row("whole batch held", "B", None, pp.HELD, None, None,
+         "PP: stage 1 keeps the input until its last micro-batch has gone in; the last "
+         "stage collects the output"),
+    _row("total", "B", S_MEM, pp.MEM, tp.MEM, B_MEM, "PP: its fullest GPU, data counted "
+         "where it sits"),
+    _row("...if batches stream in and out", "B", None, pp.MEM_STREAM, T_MEM_S,
+         _lower("b_mem_stream", pp.MEM_STREAM, T_MEM_S),
+         "PP: input fed and output drained one micro-batch at a time"),
     _row("fits on each GPU", "", S_FITS, pp.FITS, tp.FITS, B_FITS),
-    _row("largest input + output + weight", "B", S_WS, pp.WS, tp.WS,
-         _lower("b_ws", pp.WS, tp.WS), "one layer's working set per GPU"),
+    _row("largest input + output + weight", "B", S_WS, pp.LARGEST_WORKING_SET,
+         tp.LARGEST_WORKING_SET, _lower("b_ws", pp.LARGEST_WORKING_SET, tp.LARGEST_WORKING_SET),
+         "one layer's working set per GPU"),
     _row("...fits at once", "", S_WS_FITS, pp.WS_FITS, tp.WS_FITS,
          rf.better_fit("b_ws_fits", "pp_ws_fits", "tp_ws_fits")),
     "Time and communication",
@@ -134,7 +146,7 @@ COMPARISON_ROWS = (
          _lower("b_lat1", pp.LAT_ONE, tp.LATENCY), "PP adds hops; it cannot cut this"),
     _row("latency, one batch, M micro-batches", "s", S_LATM, pp.LAT_M, T_LATM, B_LATM,
          "M as used (typed, or the best); TP and one GPU run the batch whole"),
-    _row("latency, one batch, PP at its best M", "s", S_LATB, pp.BEST_FLOW.latency, T_LATB,
+    _row("latency, one batch, PP at its best M", "s", S_LATB, pp.LAT_BEST, T_LATB,
          B_LATB, "PP at the M with the least latency (the helper table)"),
     _row("throughput, stream of batches", "rows/s", S_TPUT, pp.STREAM_ONE, tp.TPUT, B_STREAM,
          "steady state, PP at its best M = 1; TP without overlap: m / latency"),
@@ -147,9 +159,9 @@ COMPARISON_ROWS = (
     _row("idle share of GPU time", "", S_IDLE, pp.IDLE, tp.IDLE,
          _lower("b_idle", pp.IDLE, tp.IDLE), "PP: bubble, hops, uneven stages; TP: waits"),
     "Per-GPU matmul",
-    _row("layer-1 intensity", "FLOP/B", S_I1, pp.I1, tp.I1, None,
+    _row("layer-1 intensity", "FLOP/B", S_I1, pp.LAYER1_INTENSITY, tp.LAYER1_INTENSITY, None,
          "TP shrinks each GPU's matmul"),
-    _row("layer-1 regime", "", S_R1, pp.R1, tp.R1, None),
+    _row("layer-1 regime", "", S_R1, pp.LAYER1_REGIME, tp.LAYER1_REGIME, None),
 )
 
 def _pct_sooner(slow: str, fast: str) -> Num:
@@ -169,6 +181,7 @@ def _gb(name: str) -> Num:
 
 
 MARGIN = Num("100*{tie_margin}", lambda a: 100 * a["tie_margin"], 2)
+ms_factor = time_cells.TIME_FACTORS["ms"]
 
 
 def lead(better_: str, p: str, t: str, *, lower: bool, verb: str, word: str) -> When:
@@ -215,16 +228,25 @@ V_THROUGHPUT = sentence("verdict_throughput", "throughput", (
     lead("b_stream", "pp_tput_stream_one", "tp_tput", lower=False, verb="sustains",
          word="more"),
     " (pipeline ", _rate("pp_tput_stream_one"), " vs tensor ", _rate("tp_tput"),
-    " rows/s; TP's edge is lost to its all-reduces, ", ms("tp_comm"), " ms per batch that "
-    "nothing overlaps with compute); one batch at a time, ",
+    " rows/s",
+    When("{pp_tput_stream_one}>{tp_tput}", lambda a: a["pp_tput_stream_one"] > a["tp_tput"], (
+        "; PP's lead is TP's all-reduce time not hidden behind compute, ",
+        Num(f"{ms_factor:g}*({{tp_comm}}-{{tp_hidden}})",
+            lambda a: ms_factor * (a["tp_comm"] - a["tp_hidden"])),
+        " ms per batch: without it TP would sustain ",
+        Num("{pipe_m}/{tp_compute}", lambda a: a["pipe_m"] / a["tp_compute"]), " rows/s"),
+        ()),
+    "); one batch at a time, ",
     lead("b_flushed", "pp_tput_flushed", "tp_tput", lower=False, verb="does", word="more"),
     " (pipeline ", _rate("pp_tput_flushed"), " vs tensor ", _rate("tp_tput"), " rows/s).",
 ))
 _FIT_WORDS = {"both": "both fit", "pipeline": "only pipeline parallel fits",
               "tensor": "only tensor parallel fits", "neither": "neither fits"}
 V_MEMORY = sentence("verdict_memory", "memory", (
-    "Memory per GPU: pipeline ", _gb("pp_mem"), " GB, tensor ", _gb("tp_mem"), " GB of ",
-    _gb("vram_bytes"), " GB (",
+    "Memory per GPU, counted where it sits: pipeline ", _gb("pp_mem"), " GB (its fullest GPU "
+    "holds ", _gb("pp_held"), " GB of the whole batch's input or output besides its weights; ",
+    _gb("pp_mem_stream"), " GB if batches stream in and out), tensor ", _gb("tp_mem"),
+    " GB of ", _gb("vram_bytes"), " GB (",
     When('{b_fits}="both"', lambda a: a["b_fits"] == "both", (_FIT_WORDS["both"],), (
         When('{b_fits}="pipeline"', lambda a: a["b_fits"] == "pipeline",
              (_FIT_WORDS["pipeline"],), (
@@ -245,7 +267,10 @@ V_COMM = sentence("verdict_comm", "communication", (
         " GB/s); pipeline parallel sends each micro-batch's activation across its stage "
         "boundaries (", Num("{stages_used}-1", lambda a: a["stages_used"] - 1), " here; ",
         ms("pp_comm"), " ms per batch, overlapped with compute) and its pace is set by ",
-        Ref("pp_pace_by"), "."),
+        Ref("pp_pace_by"), ". Its stage cut: balanced (ceil(L/G) layers a stage) ",
+        ms("pp_latency_bal"), " ms, narrow (every hop carries m·min(k,n), stages one layer "
+        "apart) ", ms("pp_latency_narrow"), " ms; the sheet uses the cheaper, the ",
+        Ref("pp_cut"), " cut."),
         ("Communication: none on one GPU.",)),
 ))
 V_MICRO = sentence("verdict_micro", "micro-batching", (
@@ -255,22 +280,58 @@ V_MICRO = sentence("verdict_micro", "micro-batching", (
     Num("100*{pp_bubble}", lambda a: 100 * a["pp_bubble"], 2),
     " %), but not its stream rate (", _rate("pp_tput_stream_one"), " rows/s at M = 1, ",
     _rate("pp_tput_stream"), " at M = ", _rate("pp_m"),
-    "): back-to-back batches already keep every stage busy at M = 1, so micro-batches "
-    "only add per-micro-batch costs (weight re-reads where a layer is memory-bound, hop "
-    "latencies).",
+    "): back-to-back batches already keep every stage busy at M = 1, so the pipeline is "
+    "full without micro-batches; they only add per-micro-batch costs (hop latencies, and "
+    "weight re-reads where a micro-batch is memory-bound).",
 ))
-VERDICT = (V_LATENCY, V_THROUGHPUT, V_MEMORY, V_COMM, V_MICRO)
+# TP helps one batch when each pair of layers (one all-reduce) saves more compute than the
+# all-reduce costs: 4·m·w_s·w_ar·(1 - 1/G)/P > 2(G-1)/G·b·m·w_ar/B + 2(G-1)·λ, that is
+# w_s > b·P/(2B) + G·λ·P/(2·m·w_ar) (compute-bound layers; the all-reduced width cancels
+# out of the bandwidth term).
+_BW_TERM = f"{{{rf.OUT_BYTES}}}*{{attainable_flops}}/(2*{{par_link_bw}}*{{link_eff}})"
+_LAT_TERM = "{par_gpus}*{par_link_latency}*{attainable_flops}/(2*{pipe_m}*{tp_ar_cols})"
+
+
+def _bw_term(a: dict[str, Any]) -> float:
+    return a[rf.OUT_BYTES] * a["attainable_flops"] / (2 * a["par_link_bw"] * a["link_eff"])
+
+
+def _lat_term(a: dict[str, Any]) -> float:
+    return (a["par_gpus"] * a["par_link_latency"] * a["attainable_flops"]
+            / (2 * a["pipe_m"] * a["tp_ar_cols"]))
+
+
+_TP_HELPS = f"{{tp_split_cols}}>{_BW_TERM}+{_LAT_TERM}"
+V_TP = sentence("verdict_tp", "when TP helps", (
+    When("{par_gpus}>1", lambda a: a["par_gpus"] > 1, (
+        "TP cuts one batch's time only where each pair of layers saves more compute than its "
+        "all-reduce costs: split width w_s > b·P/(2B) + G·λ·P/(2·m·w_ar). Here ",
+        _rate("tp_split_cols"),
+        When(_TP_HELPS, lambda a: a["tp_split_cols"] > _bw_term(a) + _lat_term(a),
+             (" > ",), (" ≤ ",)),
+        Num(_BW_TERM, _bw_term), " + ", Num(_LAT_TERM, _lat_term),
+        When(_TP_HELPS, lambda a: a["tp_split_cols"] > _bw_term(a) + _lat_term(a),
+             (", so TP helps (compute-bound layers)",),
+             (", so TP does not help (compute-bound layers)",)),
+        "; it takes ", ms("tp_latency"), " ms against ", ms("single_latency"),
+        " ms on one GPU."),
+        ("TP needs 2 GPUs or more.",)),
+))
+VERDICT = (V_LATENCY, V_THROUGHPUT, V_MEMORY, V_COMM, V_MICRO, V_TP)
 
 LASTING = (
-    "PP splits the weights by G and sends only point-to-point hops (one activation per stage "
-    "boundary), so it tolerates slow links; but it needs micro-batches to cut one batch's "
-    "latency, and pays the bubble (G-1)/(M+G-1).",
-    "TP needs link bandwidth on the order of NVLink and replicates activations; it cuts one "
-    "batch's latency at any m (each GPU does 1/G of the FLOPs and reads 1/G of the weights), "
-    "while PP needs micro-batches, which stop helping once they are memory-bound (each "
-    "re-reads the weights): TP's lead over PP is largest at small m.",
-    "Across nodes the two are combined: TP inside a node over NVLink, PP across nodes over "
-    "the slower network (Megatron-LM).",
+    "PP's link traffic is one activation per stage boundary per micro-batch; TP's is an "
+    "all-reduce per pair of layers. TP's grows with the layer count, PP's with G only, so "
+    "PP tolerates slower links.",
+    "TP cuts one batch's time only where w_s > b·P/(2B) + G·λ·P/(2·m·w_ar) (compute-bound "
+    "layers; the verdict above evaluates it): the split width w_s must be wide against the "
+    "link's bytes per FLOP, and the latency term grows as m or the all-reduced width w_ar "
+    "shrinks. Over a slow link or at small m TP can be slower than one GPU.",
+    "Micro-batches never raise PP's stream rate above M = 1's (M·pace(m/M) ≥ pace(m): each "
+    "micro-batch repeats the weight reads and the hop latency); they cut one batch's "
+    "latency only while those costs stay below the bubble they shrink.",
+    "Across nodes practice combines the two: TP inside a node over NVLink, PP across nodes "
+    "over the slower network (Megatron-LM).",
 )
 DEFINITIONS = (
     "Definitions, the same for every column. Latency: one batch of m rows, first input to "
@@ -278,8 +339,9 @@ DEFINITIONS = (
     "(M - 1) × the slowest of them; TP and one GPU run the batch whole.",
     "Throughput, stream of batches: rows/s in the steady state of back-to-back batches. PP: "
     "m / its slowest stage or hop at M = 1, its best (consecutive batches keep every stage "
-    "busy; M micro-batches only add re-reads); TP and one GPU: m / latency (TP's all-reduces "
-    "are not overlapped with compute, so its stream runs one batch after another).",
+    "busy; M micro-batches only add re-reads); TP and one GPU: m / latency (the share of "
+    "TP's all-reduces not hidden behind compute stalls every GPU, so its stream runs one "
+    "batch after another).",
     "Throughput, one batch at a time: m / latency (a flushed pipeline). Bubble fraction: "
     "GPipe's (G-1)/(M+G-1), the idle share with equal stages and hidden hops; the idle-share "
     "row counts hops, unequal stages, unused GPUs and all-reduce waits too.",
@@ -290,7 +352,7 @@ INPUT_BLOCK = Block(
     rows=(
         *(BlockRow(i.label, [i], i.unit, i.doc) for i in (
             GPUS, MICRO, LINK_CHOICE, HOST_LAT_IN, LINK_BW_IN, LINK_LAT_IN, PAIRING, GATHER,
-            TIE_IN)),
+            TIE_IN, OVERLAP)),
         "Derived",
         BlockRow(EFF_LINK_BW.label, [EFF_LINK_BW], "B/s", "times LINK_EFF (Inputs sheet)"),
         BlockRow(EFF_LINK_LAT.label, [EFF_LINK_LAT], "s"),
@@ -309,18 +371,32 @@ COUNT_BLOCK = Block(
           *(BlockRow(f"PP stage {w}", [pp.STAGE_COUNTS[2 * i], pp.STAGE_COUNTS[2 * i + 1]])
             for i, w in enumerate(("1", "2", "last"))),
           BlockRow("PP hops after", [pp.HOPS_T1, pp.HOPS_T2]),
-          BlockRow("...any", [pp.HAS_H1, pp.HAS_H2])),
+          BlockRow("...any", [pp.HAS_H1, pp.HAS_H2]),
+          *(BlockRow(f"narrow cut: stage {w}", [pp.NARROW_COUNTS[2 * i],
+                                                pp.NARROW_COUNTS[2 * i + 1]])
+            for i, w in enumerate(("1", "2", "3", "last"))),
+          BlockRow("narrow cut: hops after", list(pp.NARROW_HOPS)),
+          BlockRow("...any", list(pp.NARROW_HAS))),
 )
-_F, _B = pp.PP_FLOW, pp.BEST_FLOW
+_F, _B, _N, _BN = pp.PP_FLOW, pp.BEST_FLOW, pp.PP_NARROW, pp.BEST_NARROW
+CUT_BEST = pp.cut_used("pp_cut_best", "pp_latency_best_bal", "pp_latency_best_narrow")
 FLOW_BLOCK = Block(
     row=COUNT_BLOCK.row + len(COUNT_BLOCK.rows) + 2, col=SIDE_COL,
     header=("PP per micro-batch", "M used", "best M"),
     rows=(BlockRow("rows per micro-batch", [None, pp.BEST_ROWS]),
           BlockRow("type-1 layer", [_F.t1, _B.t1], "s"),
           BlockRow("type-2 layer", [_F.t2, _B.t2], "s"),
+          "Balanced cut (ceil(L/G) layers a stage)",
           BlockRow("hop after type 1", [_F.h1, _B.h1], "s"),
           BlockRow("hop after type 2", [_F.h2, _B.h2], "s"),
-          BlockRow("pace", [None, _B.pace], "s")),
+          BlockRow("pace", [_F.pace, _B.pace], "s"),
+          BlockRow("latency", [_F.latency, _B.latency], "s"),
+          "Narrow cut (every hop carries m·min(k,n))",
+          BlockRow("hop after type 1", [_N.h1, _BN.h1], "s"),
+          BlockRow("hop after type 2", [_N.h2, _BN.h2], "s"),
+          BlockRow("pace", [_N.pace, _BN.pace], "s"),
+          BlockRow("latency", [_N.latency, _BN.latency], "s"),
+          BlockRow("cut used (the cheaper)", [pp.CUT, CUT_BEST])),
 )
 _PAIR_ROW = INPUT_BLOCK.row + len(INPUT_BLOCK.rows) + 2
 PAIRING_BLOCK = Block(
@@ -329,11 +405,14 @@ PAIRING_BLOCK = Block(
     rows=(
         *(BlockRow(q.label, [q], q.unit, q.doc) for q in (
             tp.ROW_TYPE, tp.WHY, tp.AR_NAME, tp.AR_COLS, tp.SPLIT_COLS, tp.SHARD, tp.AR_BYTES,
-            tp.AR_COUNT, tp.COL_COUNT, tp.AR_TIME, tp.ALGBW, tp.BUSBW, tp.AR_TOTAL)),
+            tp.AR_COUNT, tp.COL_COUNT, tp.AR_TIME, tp.ALGBW, tp.BUSBW, tp.AR_TOTAL,
+            tp.HIDDEN)),
         BlockRow(tp.OUT_STATE.label, [tp.OUT_STATE], "", "layer 1 row-split: its replicated "
                  "input is sliced for free"),
         *(BlockRow(q.label, [q], q.unit, q.doc) for q in (
             tp.LAST_SHARDED, tp.GATHER_BYTES, tp.GATHER_TIME, tp.GATHER_USED)),
+        "Pipeline: the whole batch where it sits",
+        *(BlockRow(q.label, [q], q.unit, q.doc) for q in (pp.BATCH_IN, pp.BATCH_OUT)),
         "What the other pairing would cost",
         *(BlockRow(q.label, [q], q.unit, q.doc) for q in (
             tp.OTHER_COLS, tp.OTHER_BYTES, tp.OTHER_COUNT, tp.OTHER_TIME, tp.OTHER_TOTAL)),
@@ -359,7 +438,9 @@ TABLE = Table(name="parallel_layers", header_row=SWEEP.first_row + len(sweep.DEF
               col=0, inputs=(pp.PAR_LAYER,), columns=(*pp.COLUMNS, *tp.COLUMNS))
 #: The best-M helper table: right of the sweep chart's (hidden) data, both variants' widths.
 BEST_COL = parallel_chart.right_edge((SWEEP, TABLE)) + 2
-BEST = pp.candidates_table(TABLE.header_row, BEST_COL, (pp.MAIN_CASE, *sweep.CASES))
+#: 512 candidate rows a formula ranks: not for paper
+BEST = replace(pp.candidates_table(TABLE.header_row, BEST_COL, (pp.MAIN_CASE, *sweep.CASES)),
+               prints=False)
 
 
 def sheet(google: bool = False) -> SheetSpec:
@@ -374,7 +455,8 @@ def sheet(google: bool = False) -> SheetSpec:
              "(Megatron-LM): column-split then row-split layers, a ring all-reduce of the "
              "narrower activation after each row-split layer.", span=PROSE_COLS),
         Text(2, 0, "Layers, shapes, dtype and efficiencies come from the Pipeline and Inputs "
-             "sheets; link bandwidth is per direction; nothing overlaps communication in TP.",
+             "sheets; link bandwidth is per direction; TP's all-reduces overlap compute only "
+             "as far as the input above says (none by default).",
              span=PROSE_COLS),
         *(Text(_DEF_ROW + i, 0, t, span=PROSE_COLS) for i, t in enumerate(DEFINITIONS)),
         Text(_LASTING_ROW - 1, 0, "What stays true whatever the numbers", "subtitle"),
@@ -389,19 +471,39 @@ def sheet(google: bool = False) -> SheetSpec:
              f"at every candidate M = 1 ... min(m, {pp.MAX_MICRO}), for the input m and each "
              "sweep row", "subtitle"),
         Text(BEST.header_row - 1, BEST_COL, "MIN/MATCH on the ranking column picks the first "
-             "least latency (ties to the smaller M); blank past min(m, 512).")
+             "least latency (ties to the smaller M); blank past min(m, 512). Hidden like the "
+             "chart data: unhide the columns to read it.")
     ]
-    return parallel_chart.with_chart(SheetSpec(
+    base = SheetSpec(
         name=SHEET,
         time_unit=TIME_UNIT,
         texts=tuple(texts),
-        blocks=(INPUT_BLOCK, FLAG_BLOCK, COUNT_BLOCK, FLOW_BLOCK, PAIRING_BLOCK, COMPARISON,
-                VERDICT_BLOCK),
+        blocks=(INPUT_BLOCK, FLAG_BLOCK, FLOW_BLOCK, PAIRING_BLOCK, COMPARISON, VERDICT_BLOCK),
         tables=(TABLE, SWEEP, BEST),
         column_widths=widths,
         freeze=None,
         regime_columns=("mb_regime", "tp_regime"),
-    ), SWEEP, google, clear_of=(TABLE,))
+        hidden_spans=((BEST_COL, BEST_COL + len(BEST.all_columns()) - 1),),
+    )
+    # the same place in the xlsx and the Google variant: right of the wider one
+    right = max(_right(parallel_chart.with_chart(base, SWEEP, g, clear_of=(TABLE,)))
+                for g in (False, True))
+    return _with_helpers(parallel_chart.with_chart(base, SWEEP, google, clear_of=(TABLE,)),
+                         right + 2)
+
+
+def _right(spec: SheetSpec) -> int:
+    return max([t.col + len(t.all_columns()) - 1 for t in spec.tables]
+               + [last for _, last in spec.hidden_spans])
+
+
+def _with_helpers(spec: SheetSpec, col: int) -> SheetSpec:
+    """The layer counts only feed formulas ("...any FALSE TRUE" read as noise at the top
+    right of the printed sheet): right of everything else, in hidden columns, so they
+    neither show nor print."""
+    counts = replace(COUNT_BLOCK, row=INPUT_BLOCK.row, col=col)
+    return replace(spec, blocks=(*spec.blocks, counts),
+                   hidden_spans=(*spec.hidden_spans, (col, col + len(counts.header) - 1)))
 
 
 def input_values(layers: int, gpus: int, micro_batches: int | None, link_bw: float | None,

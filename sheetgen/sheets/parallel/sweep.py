@@ -15,9 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from sheetgen.core.excel import is_number
 from sheetgen.model import factories as rf
 from sheetgen.model.vocabulary import Input, Quantity, Table, Validation
-from sheetgen.sheets.parallel import pp
+from sheetgen.sheets.parallel import pp, tp
 from sheetgen.sheets.parallel.inputs import all_gather, better, ring_allreduce
 
 _WHOLE = Validation("whole_min", minimum=1, maximum=2**31 - 1, message="A positive whole number")
@@ -30,16 +31,11 @@ DEFAULT_ROWS: tuple[tuple[int | None, float | None], ...] = (
     (1, None), (8, None), (64, None), (512, None), (1024, None), (2048, None), (None, 1),
     (None, 4))
 
-def _is_number(v: Any) -> bool:
-    return isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool) \
-        and not np.isnan(v)
-
-
 def _status(sweep_m_typed: Any, sweep_times: Any) -> Any:
     def one(m: Any, times: Any) -> str:
-        if _is_number(m):
+        if is_number(m):
             return "ok" if m >= 1 else "m must be 1 or more"
-        if _is_number(times):
+        if is_number(times):
             return "ok" if times > 0 else "× must be positive"
         return "type m or × input m"
 
@@ -95,8 +91,12 @@ S_LAT = Quantity("sw_s_latency", "one GPU: latency", "s",
                  lambda pp_n_t1, sw_f_t1, pp_n_t2, sw_f_t2: pp_n_t1 * sw_f_t1
                  + pp_n_t2 * sw_f_t2, fmt="time")
 # Pipeline parallel at this row's best M.
-FLOW = pp.flow_shop("sw_p_", "sw_rows", "sw_micro", latency="sw_p_latency")
-P_LAT = FLOW.latency
+FLOW = pp.flow_shop("sw_p_", "sw_rows", "sw_micro", latency="sw_p_latency_bal",
+                    what="PP, balanced cut")
+NFLOW = pp.flow_shop("sw_n_", "sw_rows", "sw_micro", latency="sw_n_latency",
+                     what="PP, narrow cut", cut=pp.NARROW_CUT, times="sw_p_")
+P_LAT = pp.cheaper("sw_p_latency", "sw_p_latency_bal", "sw_n_latency", "PP latency")
+P_CUT = pp.cut_used("sw_p_cut", "sw_p_latency_bal", "sw_n_latency")
 # A stream needs no micro-batches (back-to-back batches keep every stage busy) and M = 1
 # is its best rate: M micro-batches take at least as long per row (ceil(m/M) rows, weights
 # re-read, M latencies), so the stream column is PP at M = 1.
@@ -119,7 +119,8 @@ def _mix(name: str, label: str, pairs: tuple[tuple[str, str], ...], extra: str =
 # Tensor parallel at m rows: row-split layers m×shard·shard×w, column-split m×w·w×shard.
 T_ROW = rf.time_of("sw_t_row", "sw_m", "tp_shard", "tp_ar_cols", "TP: row-split layer")
 T_COL = rf.time_of("sw_t_col", "sw_m", "tp_ar_cols", "tp_shard", "TP: column-split layer")
-T_AR_BYTES = rf.elements_bytes("sw_t_ar_bytes", "sw_m", "tp_ar_cols", "TP: all-reduce bytes")
+T_AR_BYTES = rf.elements_bytes("sw_t_ar_bytes", "sw_m", "tp_ar_cols", "TP: all-reduce bytes",
+                               per=rf.OUT_BYTES)
 T_AR = ring_allreduce("sw_t_ar", "sw_t_ar_bytes", "TP: one all-reduce")
 T_OUT = Quantity("sw_t_out_bytes", "TP: final output bytes", "B",
                  "{tp_gather_bytes}/{pipe_m}*{sw_m}",
@@ -130,10 +131,13 @@ T_GATHER = Quantity("sw_t_gather", "TP: all-gather counted", "s",
                     "IF({tp_gather_used}>0,{sw_t_gather_all},0)",
                     lambda tp_gather_used, sw_t_gather_all: np.where(
                         tp_gather_used > 0, sw_t_gather_all, 0.0) * 1.0, fmt="time")
-T_LAT = _mix("sw_t_latency", "TP latency", (("tp_ar_count", "sw_t_row"),
-                                             ("tp_col_count", "sw_t_col"),
-                                             ("tp_ar_count", "sw_t_ar")),
-             "{sw_t_gather}", lambda sw_t_gather, **_: sw_t_gather)
+T_COMPUTE = _mix("sw_t_compute", "TP: compute", (("tp_ar_count", "sw_t_row"),
+                                                ("tp_col_count", "sw_t_col")))
+T_AR_TOTAL = _mix("sw_t_ar_total", "TP: all-reduces", (("tp_ar_count", "sw_t_ar"),))
+T_COMM = rf.plus("sw_t_comm", ("sw_t_ar_total", "sw_t_gather"), "TP: link time", "s",
+                 fmt="time")
+T_HIDDEN = tp.hidden("sw_t_hidden", "sw_t_ar_total", "sw_t_compute", "TP: hidden")
+T_LAT = tp.latency("sw_t_latency", "sw_t_compute", "sw_t_comm", "sw_t_hidden", "TP latency")
 T_TPUT = rf.ratio("sw_t_tput", "sw_m", "sw_t_latency", "TP throughput (stream = one at a time)",
                   "rows/s", fmt="sci")
 LEAD = Quantity("sw_tp_lead", "TP latency lead over PP", "",
@@ -149,12 +153,12 @@ def _relabel(q: Quantity, label: str) -> Quantity:
     return replace(q, label=label)
 
 
-HEADLINE = (SW_CHECK, SW_M, SW_MICRO, S_LAT, P_LAT, T_LAT, _relabel(B_LAT, "latency: better"), LEAD,
+HEADLINE = (SW_CHECK, SW_M, SW_MICRO, S_LAT, P_LAT, P_CUT, T_LAT,
+            _relabel(B_LAT, "latency: better"), LEAD,
             P_STREAM, P_FLUSHED, T_TPUT, _relabel(B_STREAM, "stream: better"),
             _relabel(B_FLUSHED, "one at a time: better"))
-HELPERS = (SW_ROWS, *FLOW.columns()[:-1], *FULL.columns()[:-1], T_ROW, T_COL, T_AR_BYTES, T_AR,
-           T_OUT,
-           T_GATHER_ALL, T_GATHER)
+HELPERS = (SW_ROWS, *FLOW.columns(), *NFLOW.columns()[2:], *FULL.columns()[:-1], T_ROW, T_COL,
+           T_AR_BYTES, T_AR, T_OUT, T_GATHER_ALL, T_GATHER, T_COMPUTE, T_AR_TOTAL, T_COMM, T_HIDDEN)
 
 
 def table(header_row: int) -> Table:

@@ -16,6 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from sheetgen.core import time_cells
+from sheetgen.core.excel import excel_round
 from sheetgen.model.vocabulary import Quantity
 
 Args = dict[str, Any]
@@ -54,12 +55,6 @@ def _digits(x: float, digits: int) -> int:
     """Decimals that keep `digits` significant ones (floor(log10) is ROUNDDOWN of a shifted
     positive number: ROUNDDOWN truncates towards zero)."""
     return max(0, digits + 99 - math.trunc(math.log10(abs(x) + 1e-12) + 100))
-
-
-def excel_round(x: float, digits: int) -> float:
-    """ROUND as spreadsheets do it: halves away from zero."""
-    scale = 10.0 ** digits
-    return math.copysign(math.floor(abs(x) * scale + 0.5), x) / scale
 
 
 def number_text(x: float) -> str:

@@ -69,6 +69,7 @@ WHY = Quantity(
     '&" is the wider activation, "&IF({pipe_k}<{pipe_n},"n/k","k/n")&" times the bytes"))',
     _why, fmt="text")
 AR_BYTES = rf.elements_bytes("allreduce_bytes", "pipe_m", "tp_ar_cols", "all-reduce payload",
+                             per=rf.OUT_BYTES,
                              doc="The partial sums of one row-split layer's output.")
 AR_TIME = ring_allreduce("allreduce_time", "allreduce_bytes", "one ring all-reduce")
 
@@ -119,11 +120,14 @@ TP_IN_HELD = Quantity(
         tp_in) * 1.0, fmt="int",
     doc="Layer 1 row-split: the input arrives replicated; the slice it reads is free.")
 TP = rf.matmul_roofline("tp_", "pipe_m", "tp_in", "tp_out", what="TP per-GPU")
-TP_WEIGHT = rf.elements_bytes("tp_weight", "tp_in", "tp_out", "TP weight bytes per GPU")
+TP_WEIGHT = rf.elements_bytes("tp_weight", "tp_in", "tp_out", "TP weight bytes per GPU",
+                              per=rf.WEIGHT_BYTES)
+_A, _C = rf.ACT_BYTES, rf.OUT_BYTES
 TP_LIVE = Quantity("tp_live", "TP live activations per GPU", "B",
-                   "{dtype_bytes_sel}*{pipe_m}*({tp_in_held}+{tp_out})",
-                   lambda dtype_bytes_sel, pipe_m, tp_in_held, tp_out:
-                       dtype_bytes_sel * pipe_m * (tp_in_held + tp_out), fmt="sci")
+                   f"{{pipe_m}}*({{{_A}}}*{{tp_in_held}}+{{{_C}}}*{{tp_out}})",
+                   lambda pipe_m, tp_in_held, tp_out, **b: pipe_m
+                   * (b[_A] * tp_in_held + b[_C] * tp_out), fmt="sci",
+                   doc="Input in A's storage; output (or partial sums) in C's.")
 TP_WS = rf.plus("tp_ws", ("tp_live", "tp_weight"), "TP working set per GPU", "B")
 AR_AFTER = Quantity("ar_after", "TP all-reduce after this layer", "s",
                     'IF({tp_split}="row",{allreduce_time},0)',
@@ -173,7 +177,7 @@ OUT_STATE = Quantity(
 OTHER_COLS = Quantity("tp_other_cols", "other pairing: all-reduced width", "",
                       "{tp_split_cols}", lambda tp_split_cols: tp_split_cols, fmt="int")
 OTHER_BYTES = rf.elements_bytes("tp_other_bytes", "pipe_m", "tp_other_cols",
-                                "other pairing: all-reduce payload")
+                                "other pairing: all-reduce payload", per=rf.OUT_BYTES)
 OTHER_TIME = ring_allreduce("tp_other_time", "tp_other_bytes", "other pairing: one all-reduce")
 OTHER_COUNT = Quantity(
     "tp_other_count", "other pairing: all-reduces per batch", "",
@@ -188,9 +192,9 @@ OTHER_TOTAL = Quantity("tp_other_comm", "other pairing: all-reduce time per batc
 
 WEIGHTS = rf.total("tp_weights", "tp_weight", "TP weights per GPU", "B")
 ACTS = rf.largest("tp_acts", "tp_live", "TP activations per GPU", "B")
-MEM = rf.plus("tp_mem", ("tp_weights", "tp_acts"), "TP memory per GPU", "B")
-FITS = rf.at_most("tp_fits", "tp_mem", "vram_bytes", "TP fits")
-WS = rf.largest("tp_ws_max", "tp_ws", "TP largest working set", "B")
+MEM, FITS = rf.memory_fit("tp_mem", "tp_fits", "tp_weights", "tp_acts", "TP memory per GPU",
+                          "TP fits")
+LARGEST_WORKING_SET = rf.largest("tp_ws_max", "tp_ws", "TP largest working set", "B")
 WS_FITS = rf.at_most("tp_ws_fits", "tp_ws_max", "vram_bytes", "TP fits at once")
 COMPUTE = rf.total("tp_compute", "tp_time", "TP compute time per GPU", "s", fmt="time")
 VOLUME = Quantity(
@@ -204,11 +208,29 @@ VOLUME = Quantity(
 AR_TOTAL = rf.total("tp_ar_total", "ar_after", "TP all-reduce time per batch", "s", fmt="time")
 COMM = rf.plus("tp_comm", ("tp_ar_total", "tp_gather_used"), "TP link time per batch", "s",
                fmt="time")
-LATENCY = rf.plus("tp_latency", ("tp_compute", "tp_comm"), "TP latency, one batch", "s",
-                  fmt="time", doc="Shards compute in parallel; all-reduces do not overlap.")
+
+
+def hidden(name: str, ar_total: str, compute: str, label: str) -> Quantity:
+    """All-reduce time hidden behind compute: the overlap share of it, at most the compute."""
+    return Quantity(name, label, "s", f"MIN({{tp_overlap}}*{{{ar_total}}},{{{compute}}})",
+                    lambda **a: np.minimum(a["tp_overlap"] * a[ar_total], a[compute]) * 1.0,
+                    fmt="time", doc="MIN(overlap × all-reduce time, compute time)")
+
+
+def latency(name: str, compute: str, comm: str, hidden_: str, label: str) -> Quantity:
+    """Shards compute in parallel; communication adds, less what hides behind compute."""
+    return Quantity(name, label, "s", f"{{{compute}}}+{{{comm}}}-{{{hidden_}}}",
+                    lambda **a: a[compute] + a[comm] - a[hidden_], fmt="time",
+                    doc="compute + communication - the hidden share")
+
+
+HIDDEN = hidden("tp_hidden", "tp_ar_total", "tp_compute", "TP all-reduce hidden behind compute")
+LATENCY = latency("tp_latency", "tp_compute", "tp_comm", "tp_hidden", "TP latency, one batch")
 TPUT = rf.ratio("tp_tput", "pipe_m", "tp_latency", "TP throughput", "rows/s", fmt="sci",
                 doc="m / latency: without overlap a stream runs one batch at a time.")
-IDLE = rf.ratio("tp_idle", "tp_comm", "tp_latency", "TP idle share of GPU time", "",
-                fmt="pct", doc="GPUs wait for every all-reduce.")
-I1 = rf.first_of("tp_i1", "tp_intensity", "TP layer-1 intensity", "FLOP/B")
-R1 = rf.first_of("tp_r1", "tp_regime", "TP layer-1 regime", "", fmt="text")
+IDLE = Quantity("tp_idle", "TP idle share of GPU time", "",
+                "({tp_comm}-{tp_hidden})/{tp_latency}",
+                lambda tp_comm, tp_hidden, tp_latency: (tp_comm - tp_hidden) / tp_latency,
+                fmt="pct", doc="GPUs wait for every all-reduce not hidden behind compute.")
+LAYER1_INTENSITY = rf.first_of("tp_i1", "tp_intensity", "TP layer-1 intensity", "FLOP/B")
+LAYER1_REGIME = rf.first_of("tp_r1", "tp_regime", "TP layer-1 regime", "", fmt="text")

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from xlsxwriter.utility import xl_col_to_name
 
+from sheetgen.core.excel import looks_blank
 from sheetgen.core.units import MEGA
 from sheetgen.errors import InputError
 from sheetgen.evaluate import evaluate_workbook
@@ -26,10 +27,10 @@ from sheetgen.inputs.presets import DEFAULT_DTYPE, check_dtype
 from sheetgen.inputs.shapes import DIMS, Shape, header_key, parse_dim
 from sheetgen.verify.compare import validate_rtol
 
-from .compare import grade_column, reference, regime_of
+from .against_model import grade_column, reference, regime_of
 from .headers import ALIASES, KINDS, bracket_units, normalise, recognise, unit_scale
-from .report import SHOWN_FAILURES, ColumnGrade, GradeReport, RowFailure, _blank
-from .table import _figure, _find_table
+from .report import SHOWN_FAILURES, ColumnGrade, GradeReport, RowFailure
+from .table import find_table, gpu_figure
 
 DEFAULT_GRADE_RTOL = 1e-6  # hand-made sheets: typed constants are often rounded a little
 
@@ -57,13 +58,13 @@ def grade_workbook(path: str | os.PathLike[str], *, gpu: str | None = None,
         if time_scale is None:
             raise InputError(f"--time-unit {time_unit!r}: choose one of s, ms, us, ns")
     ev = evaluate_workbook(p, progress=progress, lenient=True)
-    name, header_row, header = _find_table(ev, p.name, sheet)
+    name, header_row, header = find_table(ev, p.name, sheet)
 
     dims: dict[str, int] = {}
     columns: list[ColumnGrade] = []
     unrecognised: list[tuple[str, str]] = []
     for i, cell in enumerate(header):
-        if _blank(cell):
+        if looks_blank(cell):
             continue
         letter = xl_col_to_name(i)
         key = header_key(cell)
@@ -81,7 +82,7 @@ def grade_workbook(path: str | os.PathLike[str], *, gpu: str | None = None,
                                    1.0 if scale is None else scale))
     if not columns:
         known = ", ".join(spellings[0] for _k, spellings in ALIASES.values())
-        heads = ", ".join(repr(str(c)) for c in header if not _blank(c))
+        heads = ", ".join(repr(str(c)) for c in header if not looks_blank(c))
         raise InputError(f"{p.name} sheet {name!r}: no column to grade besides m, k, n in the "
                          f"header on row {header_row} ({heads}); name columns such as {known}")
 
@@ -97,7 +98,7 @@ def grade_workbook(path: str | os.PathLike[str], *, gpu: str | None = None,
             cells = {d: cols[d][j] for d in DIMS}
             cells = {d: None if isinstance(v, float) and math.isnan(v) else v
                      for d, v in cells.items()}
-            if all(_blank(v) for v in cells.values()):
+            if all(looks_blank(v) for v in cells.values()):
                 continue
             try:
                 shape = Shape(*(parse_dim(cells[d], f"{d}") for d in DIMS))
@@ -110,9 +111,9 @@ def grade_workbook(path: str | os.PathLike[str], *, gpu: str | None = None,
         raise InputError(f"{p.name} sheet {name!r}: no shapes below the header on row "
                          f"{header_row}")
 
-    peak_value = None if peak is None else _figure(ev, name, peak, "--peak", "rate", "FLOP/s",
+    peak_value = None if peak is None else gpu_figure(ev, name, peak, "--peak", "rate", "FLOP/s",
                                                    MEGA)
-    bw_value = None if bw is None else _figure(ev, name, bw, "--bw", "bw", "B/s", MEGA)
+    bw_value = None if bw is None else gpu_figure(ev, name, bw, "--bw", "bw", "B/s", MEGA)
     ref, figures = reference(shapes, gpu=gpu, dtype=dtype, peak=peak_value, bw=bw_value,
                              gpu_file=gpu_file,
                              storage=(activation_dtype, weight_dtype, output_dtype))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
+from sheetgen.core.excel import ExcelError
 from sheetgen.core.units import PREFIXES, TIME_UNITS
-from sheetgen.evaluate import ExcelError
 
 #: quantity -> (kind of unit, header spellings). Spellings are compared after `normalise`:
 #: lower case, units in brackets dropped, `_ - . : ,` as spaces, no spaces around `/`.

@@ -20,12 +20,12 @@ class RowFailure:
     formula: str | None
 
     def line(self) -> str:
-        return (f"row {self.row} ({self.cell}): got {_show(self.got)}, expected "
-                f"{_show(self.expected)}" + (f"  {self.formula}" if self.formula else ""))
+        return (f"row {self.row} ({self.cell}): got {show_value(self.got)}, expected "
+                f"{show_value(self.expected)}" + (f"  {self.formula}" if self.formula else ""))
 
     def as_dict(self) -> dict[str, Any]:
-        return {"row": self.row, "cell": self.cell, "got": _plain(self.got),
-                "expected": _plain(self.expected), "formula": self.formula}
+        return {"row": self.row, "cell": self.cell, "got": plain(self.got),
+                "expected": plain(self.expected), "formula": self.formula}
 
 
 @dataclass
@@ -112,20 +112,20 @@ class GradeReport:
     def as_dict(self) -> dict[str, Any]:
         return {"file": self.path, "ok": self.ok, "sheet": self.sheet,
                 "header_row": self.header_row, "rows": self.rows,
-                "gpu": {k: _plain(v) for k, v in self.gpu.items()},
+                "gpu": {k: plain(v) for k, v in self.gpu.items()},
                 "columns": [c.as_dict() for c in self.columns],
                 "unrecognised": [{"column": c, "header": h} for c, h in self.unrecognised],
                 "skipped": [{"row": r, "why": w} for r, w in self.skipped],
                 "not_evaluated": [{"cell": c, "why": w} for c, w in self.not_evaluated]}
 
 
-def _show(value: Any) -> str:
+def show_value(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.10g}"
     return repr(value) if isinstance(value, str) else str(value)
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     if hasattr(value, "item"):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
@@ -133,7 +133,3 @@ def _plain(value: Any) -> Any:
     if value is None or isinstance(value, bool | int | float | str):
         return value
     return str(value)
-
-
-def _blank(value: Any) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip())

@@ -9,12 +9,13 @@ from typing import Any
 import numpy as np
 from xlsxwriter.utility import xl_col_to_name
 
+from sheetgen.core.excel import looks_blank
 from sheetgen.errors import InputError
 from sheetgen.evaluate import EvaluatedWorkbook
-from sheetgen.inputs.shapes import _find_header, _missing_header
+from sheetgen.inputs.shapes import find_header, missing_header
 
 from .headers import bracket_units, normalise, unit_scale
-from .report import _blank, _show
+from .report import show_value
 
 HEADER_SCAN_ROWS = 1000  # rows read to look for the header (HEADER_SEARCH_ROWS non-blank)
 MAX_COLUMNS = 200
@@ -28,10 +29,10 @@ def _rows(ev: EvaluatedWorkbook, sheet: str) -> list[tuple[int, list[Any]]]:
     ref = f"A1:{xl_col_to_name(min(last_col, MAX_COLUMNS) - 1)}{last_row}"
     values = ev.range_values(sheet, ref)
     return [(i, row) for i, row in enumerate(values, start=1)
-            if any(not _blank(v) for v in row)]
+            if any(not looks_blank(v) for v in row)]
 
 
-def _find_table(ev: EvaluatedWorkbook, name: str, sheet: str | None
+def find_table(ev: EvaluatedWorkbook, name: str, sheet: str | None
                 ) -> tuple[str, int, list[Any]]:
     """(sheet, header row, header cells) of the m/k/n table."""
     if sheet is not None:
@@ -40,13 +41,13 @@ def _find_table(ev: EvaluatedWorkbook, name: str, sheet: str | None
             raise InputError(f"{name} has no sheet {sheet!r} "
                              f"(sheets: {', '.join(map(repr, ev.sheet_names))})")
         rows = _rows(ev, match)
-        line, _cols, near = _find_header(rows)
+        line, _cols, near = find_header(rows)
         if line is None:
-            raise _missing_header(f"{name} sheet {match!r}", near)
+            raise missing_header(f"{name} sheet {match!r}", near)
         return match, line, dict(rows)[line]
     for s in ev.sheet_names:
         rows = _rows(ev, s)
-        line, _cols, _near = _find_header(rows)
+        line, _cols, _near = find_header(rows)
         if line is not None:
             return s, line, dict(rows)[line]
     raise InputError(f"{name}: not a sheetgen workbook, and no sheet has a header row with "
@@ -57,7 +58,7 @@ def _find_table(ev: EvaluatedWorkbook, name: str, sheet: str | None
 _CELL = re.compile(r"^(?:'?(?P<sheet>[^!]+?)'?!)?\$?(?P<col>[A-Za-z]{1,3})\$?(?P<row>\d+)$")
 
 
-def _figure(ev: EvaluatedWorkbook, sheet: str, spec: str, option: str, kind: str,
+def gpu_figure(ev: EvaluatedWorkbook, sheet: str, spec: str, option: str, kind: str,
             unit: str, smallest: float) -> float:
     """A GPU figure from --peak/--bw: a number, or a cell (`B2`, `Sheet1!B2`) whose value is
     in SI units unless the label beside or above it gives one (`Peak (TFLOP/s)`)."""
@@ -80,11 +81,11 @@ def _figure(ev: EvaluatedWorkbook, sheet: str, spec: str, option: str, kind: str
         value = ev.value(match, f"{col}{row}")
         where = f"{option} {match}!{col}{row}"
         scale = _label_scale(ev, match, col, row, kind)
-    if isinstance(value, str) and (number := _number(value)) is not None:
+    if isinstance(value, str) and (number := cell_number(value)) is not None:
         value = number
     if isinstance(value, bool) or not isinstance(value, int | float) or not (
             math.isfinite(value) and value > 0):
-        raise InputError(f"{where}: expected a positive number, got {_show(value)}")
+        raise InputError(f"{where}: expected a positive number, got {show_value(value)}")
     si_value = float(value) * scale
     if si_value < smallest:
         raise InputError(f"{where}: {si_value:g} {unit} is implausibly small; give the value "
@@ -113,7 +114,7 @@ def _label_scale(ev: EvaluatedWorkbook, sheet: str, col: str, row: int, kind: st
     return 1.0
 
 
-def _number(value: Any) -> float | None:
+def cell_number(value: Any) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int | float | np.integer | np.floating):

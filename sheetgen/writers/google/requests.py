@@ -26,6 +26,7 @@ from typing import Any
 from xlsxwriter.utility import xl_cell_to_rowcol, xl_rowcol_to_cell
 
 from sheetgen.layout import page, palette
+from sheetgen.layout.charts import LABELLED_POINTS_MAX
 from sheetgen.layout.planner import Cell, ChartPlan, SheetPlan, TablePlan, WorkbookPlan
 from sheetgen.layout.styles import (
     BOOLEAN_CODE,
@@ -48,7 +49,6 @@ PLACEHOLDER_TITLE = "sheetgen (replacing)"
 PX_PER_CHAR = 7  # xlsx column width (characters) to pixels, as Excel draws the default font
 MIN_ROWS, MIN_COLS = 1000, 26  # a new tab's grid, as Google makes one, or more if needed
 CHART_PX = (720, 440)
-LABELLED_POINTS_MAX = 500  # as the xlsx chart: custom point labels only for smaller tables
 
 Progress = Callable[[int], None]
 Request = dict[str, Any]
@@ -151,9 +151,10 @@ def number_format(code: str) -> dict[str, str] | None:
     return {"type": "NUMBER", "pattern": code}
 
 
-#: CellStyle's alignments as the Sheets API spells them. Left is not sent: the cells styled
-#: left hold text, which Sheets aligns left already (and a 10,000-row push stays one body).
-_HORIZONTAL = {"center": "CENTER", "right": "RIGHT"}
+#: CellStyle's alignments as the Sheets API spells them. Left and right are not sent: the
+#: cells styled so hold text or numbers, which Sheets aligns so already, and it pads every
+#: cell, so neighbours never run together (and a 10,000-row push stays small).
+_HORIZONTAL = {"center": "CENTER"}
 
 
 def sheets_format(style: CellStyle) -> dict[str, Any]:

@@ -30,15 +30,14 @@ import pandas as pd
 from gspread.exceptions import APIError
 from xlsxwriter.utility import quote_sheetname
 
-from sheetgen.assemble import DEFAULT_SPARE_ROWS, sheet_specs
+from sheetgen.assemble import DEFAULT_SPARE_ROWS, SheetLayout, sheet_specs
 from sheetgen.core.time_cells import scaled
 from sheetgen.errors import SheetsError
 from sheetgen.inputs.presets import DEFAULT_DTYPE
-from sheetgen.layout.planner import SheetPlan, TablePlan, WorkbookPlan, plan_workbook
-from sheetgen.model.vocabulary import Input
+from sheetgen.layout.planner import SheetPlan, TablePlan, WorkbookPlan
 from sheetgen.sheets import practice as practice_sheet
-from sheetgen.verify.check import CheckReport, Mismatch
 from sheetgen.verify.compare import expected_cells, values_match
+from sheetgen.verify.readback import CheckReport, Mismatch, replan, table_rows_present
 from sheetgen.writers.google.client import (
     authorize,
     describe_api_error,
@@ -260,14 +259,6 @@ def _layout(practice: bool = False, model: Any = None) -> WorkbookPlan:
                                   transformer=_transformer_inputs(model)), chart_helpers=True)
 
 
-def _specs(practice: bool, model: Any = None) -> list[Any]:
-    from sheetgen.assemble import BuildConfig
-
-    return sheet_specs(BuildConfig(practice=1 if practice else 0, presets=None,  # type: ignore[arg-type]
-                                   transformer=_transformer_inputs(model)),
-                       chart_helpers=True)
-
-
 def _transformer_inputs(model: Any) -> Any:
     if model is None:
         return None
@@ -403,44 +394,9 @@ def plan_from_cells(value_at: Callable[[str, int, int], Any],
     formula columns) or any input value (input-only tables), from its first row down.
     `practice`: include the Practice sheet; `model`: the Transformer tab's structure.
     """
-    layout = _layout(practice, model)
-    values: dict[str, Any] = {}
-    for sp in layout.sheets:
-        for c in sp.cells:
-            if c.role == "input" and c.name:
-                values[c.name] = _blank_to_none(value_at(sp.name, c.row, c.col))
-        for t in sp.tables:
-            end = _table_end(sp, t, grid_rows.get(sp.name, 0))
-            formulas = [c for c in t.columns if not c.is_input]
-            n = 0
-            for r in range(t.first_row, end):
-                if formulas:
-                    present = formula_at(sp.name, r, formulas[0].col) is not None
-                else:
-                    present = any(_blank_to_none(value_at(sp.name, r, c.col)) is not None
-                                  for c in t.columns)
-                if not present:
-                    break
-                n += 1
-            for c in t.columns:
-                if c.is_input:
-                    values[c.name] = [_blank_to_none(value_at(sp.name, t.first_row + i, c.col))
-                                      for i in range(n)]
-    specs = _specs(practice, model)
-    registry_inputs = {i.name for s in specs for i in _inputs_of(s)}
-    missing = registry_inputs - set(values)
-    if missing:  # pragma: no cover - the layout plan places every input
-        raise ValueError(f"inputs not placed: {sorted(missing)}")
-    return plan_workbook(specs, values, metadata, from_cells=True)
-
-
-def _inputs_of(spec: Any) -> list[Input]:
-    items = [i for b in spec.blocks for i in b.items() if isinstance(i, Input)]
-    return items + [i for t in spec.tables for i in t.inputs]
-
-
-def _blank_to_none(v: Any) -> Any:
-    return None if v is None or v == "" else v
+    layout = SheetLayout(practice=practice, chart_helpers=True, model=model)
+    rows = table_rows_present(sheet_specs(layout), value_at, formula_at, grid_rows)
+    return replan(layout, rows, value_at, metadata=metadata)
 
 
 def check_spreadsheet(spreadsheet: str, *, client: gspread.Client | None = None,

@@ -13,15 +13,16 @@ import pandas as pd
 
 from sheetgen.api import gpu_figures, table_frame
 from sheetgen.assemble import BuildConfig, plan_build
+from sheetgen.core.excel import looks_blank
 from sheetgen.evaluate import EvaluatedWorkbook, NotEvaluated
 from sheetgen.inputs.presets import DTYPE_BYTES, Presets, load_presets
 from sheetgen.inputs.shapes import Shape
-from sheetgen.layout.styles import COMPUTE_BOUND, MEMORY_BOUND
+from sheetgen.model.vocabulary import COMPUTE_BOUND, MEMORY_BOUND
 from sheetgen.sheets import matmul
 
 from .headers import KINDS
-from .report import SHOWN_FAILURES, ColumnGrade, RowFailure, _blank, _plain
-from .table import _number
+from .report import SHOWN_FAILURES, ColumnGrade, RowFailure, plain
+from .table import cell_number
 
 
 def reference(shapes: Sequence[Shape], *, gpu: str | None, dtype: str,
@@ -74,8 +75,8 @@ def _same(a: np.ndarray, b: np.ndarray, rtol: float) -> np.ndarray:
 def _grade_numbers(got: list[Any], expected: np.ndarray, scale: float, rtol: float
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(ok, missing, SI values with NaN where not a number) per row."""
-    missing = np.array([_blank(v) for v in got], dtype=bool)
-    nums = np.array([_number(v) if not m else None for v, m in zip(got, missing, strict=True)],
+    missing = np.array([looks_blank(v) for v in got], dtype=bool)
+    nums = np.array([cell_number(v) if not m else None for v, m in zip(got, missing, strict=True)],
                     dtype=float)  # None -> nan
     si_values = nums * scale
     ok = _same(si_values, expected, rtol) & ~missing
@@ -202,7 +203,7 @@ def grade_column(ev: EvaluatedWorkbook, sheet: str, col: ColumnGrade, rows: list
     expected_si = ref[col.quantity].to_numpy()
     col.rows = len(rows)
     if col.quantity == "regime":
-        missing = np.array([_blank(v) for v in raw], dtype=bool)
+        missing = np.array([looks_blank(v) for v in raw], dtype=bool)
         ok = np.array([regime_of(v) == e for v, e in zip(raw, expected_si, strict=True)])
         got_si = np.full(len(raw), np.nan)
         shown_expected = list(expected_si)
@@ -221,7 +222,7 @@ def grade_column(ev: EvaluatedWorkbook, sheet: str, col: ColumnGrade, rows: list
     for i in np.flatnonzero(bad)[:SHOWN_FAILURES]:
         cell = f"{col.column}{rows[i]}"
         col.failures.append(RowFailure(rows[i], cell, "missing" if missing[i] else raw[i],
-                                       _plain(shown_expected[i]), ev.formula(sheet, cell)))
+                                       plain(shown_expected[i]), ev.formula(sheet, cell)))
     if col.failed:
         if unevaluated.any():
             first = next(v for v in raw if isinstance(v, NotEvaluated))

@@ -1,0 +1,262 @@
+"""Read a built workbook back, wherever it lives: its layout, its input cells, and the
+reference model re-run on them. Also the report `check` gives.
+
+One read-back for both homes of a workbook: an xlsx (`check`, `read`: cells evaluated by
+sheetgen.evaluate) and a Google spreadsheet (`read`, `check`: cells fetched through the Sheets
+API). Each supplies a `CellReader`; where the inputs sit and what they mean is decided here.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from xml.etree import ElementTree
+
+import numpy as np
+
+from sheetgen.assemble import SheetLayout, sheet_specs
+from sheetgen.core import a1
+from sheetgen.core.excel import is_number
+from sheetgen.errors import WorkbookError
+from sheetgen.files.untrusted import open_package
+from sheetgen.inputs.model_config import ModelConfig
+from sheetgen.layout.planner import WorkbookPlan, input_addresses, plan_workbook
+from sheetgen.model.reference import Registry
+from sheetgen.model.vocabulary import Input, SheetSpec
+
+#: (sheet, zero-based row, zero-based column) -> the cell's value: None (or "") when blank.
+CellReader = Callable[[str, int, int], Any]
+#: (sheet, zero-based column, zero-based first row, rows) -> the column's values.
+ColumnReader = Callable[[str, int, int, int], Sequence[Any]]
+
+ROWS_PREFIX = "sheetgen.rows."
+_CUSTOM = "{http://schemas.openxmlformats.org/officeDocument/2006/custom-properties}"
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One formula cell whose value is not the reference model's (or whose formula changed)."""
+
+    sheet: str
+    cell: str
+    quantity: str
+    got: Any
+    expected: Any
+    formula: str | None
+    note: str = ""  # e.g. "formula changed"
+
+    def line(self) -> str:
+        note = f"{self.note}: " if self.note else ""
+        return (f"{self.sheet}!{self.cell}  {self.quantity}  {note}got {_show(self.got)}  "
+                f"expected {_show(self.expected)}  ({self.formula or 'no formula'})")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"sheet": self.sheet, "cell": self.cell, "quantity": self.quantity,
+                "got": _jsonable(self.got), "expected": _jsonable(self.expected),
+                "formula": self.formula, "note": self.note}
+
+
+@dataclass
+class CheckReport:
+    """The outcome of checking a workbook (xlsx) or a spreadsheet (Google Sheets)."""
+
+    path: str
+    checked: dict[str, int] = field(default_factory=dict)  # formula cells per sheet
+    mismatches: list[Mismatch] = field(default_factory=list)
+    shape_rows: int = 0  # Matmul rows with a valid shape
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+    @property
+    def cells(self) -> int:
+        return sum(self.checked.values())
+
+    def summary(self) -> list[str]:
+        lines = [f"{self.path}: {self.cells} formula cells checked, "
+                 f"{self.shape_rows} shape rows"]
+        for sheet, n in self.checked.items():
+            bad = sum(1 for m in self.mismatches if m.sheet == sheet)
+            lines.append(f"  {sheet:<12} {n:>8} cells  {bad} mismatch{'es' if bad != 1 else ''}")
+        return lines
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"target": self.path, "ok": self.ok, "checked": self.checked,
+                "mismatches": [m.as_dict() for m in self.mismatches]}
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.10g}"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, bool | int | str) or value is None:
+        return value
+    if isinstance(value, float):
+        return value if np.isfinite(value) else str(value)
+    return str(value)
+
+
+# --------------------------------------------------------------------------- layout
+
+
+def read_metadata(path: str | os.PathLike[str]) -> dict[str, str]:
+    """sheetgen's custom document properties of an xlsx (docProps/custom.xml); {} if none."""
+    with open_package(path) as z:  # budget checked before docProps is read
+        if "docProps/custom.xml" not in z.namelist():
+            return {}
+        try:
+            root = ElementTree.fromstring(z.read("docProps/custom.xml"))
+        except ElementTree.ParseError:
+            return {}  # unreadable properties: judged as a workbook sheetgen did not write
+    out = {}
+    for prop in root.iter(f"{_CUSTOM}property"):
+        name = prop.get("name", "")
+        if name.startswith("sheetgen."):
+            out[name] = "".join(prop.itertext())
+    return out
+
+
+def layout_from_metadata(meta: Mapping[str, str]) -> tuple[SheetLayout, dict[str, int]]:
+    """The layout and table row counts an xlsx's sheetgen properties record."""
+    rows: dict[str, int] = {}
+    for key, value in meta.items():
+        if key.startswith(ROWS_PREFIX):
+            try:
+                rows[key[len(ROWS_PREFIX):]] = int(value)
+            except ValueError:
+                raise WorkbookError(f"damaged sheetgen property {key}={value!r} (not a row "
+                                    "count)") from None
+    model = None
+    if meta.get("sheetgen.model"):  # the Transformer sheet's structure
+        model = ModelConfig.from_json(meta["sheetgen.model"])
+    # The Measured sheet's note names its source: text, so the layout needs no source.
+    layout = SheetLayout(practice=bool(rows.get("practice")), measured=bool(rows.get("measured")),
+                         prefix=meta.get("sheetgen.prefix", ""), model=model)
+    return layout, rows
+
+
+def _cell_inputs(spec: SheetSpec) -> list[Input]:
+    items = [i for b in spec.blocks for i in b.items() if isinstance(i, Input)]
+    return items + [i for t in spec.tables for i in t.inputs]
+
+
+def table_rows_present(specs: Sequence[SheetSpec], value_at: CellReader,
+                       formula_at: Callable[[str, int, int], str | None],
+                       grid_rows: Mapping[str, int]) -> dict[str, int]:
+    """Each table's row count where none is recorded (Google): from its first row down, the
+    rows that hold a formula (tables with formula columns) or any input value (input-only
+    tables), stopping at the next table below in the same columns or the grid's end."""
+    out: dict[str, int] = {}
+    for spec in specs:
+        for table in spec.tables:
+            columns = table.all_columns()
+            cols = set(range(table.col, table.col + len(columns)))
+            below = [t.header_row - 1 for t in spec.tables
+                     if t.header_row > table.header_row
+                     and cols & set(range(t.col, t.col + len(t.all_columns())))]
+            end = min([*below, max(grid_rows.get(spec.name, 0), table.first_row)])
+            formula_col = next((table.col + i for i, c in enumerate(columns)
+                                if not isinstance(c, Input)), None)
+            n = 0
+            for r in range(table.first_row, end):
+                if formula_col is not None:
+                    present = formula_at(spec.name, r, formula_col) is not None
+                else:
+                    present = any(cell_input(value_at(spec.name, r, c)) is not None
+                                  for c in cols)
+                if not present:
+                    break
+                n += 1
+            out[table.name] = n
+    return out
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def cell_input(value: Any) -> Any:
+    """An input cell's value as the reference model takes it: blank (None or "") is None,
+    numbers, text and booleans as they are, anything else (an error value) as its text."""
+    if value is None or (isinstance(value, str) and value == ""):
+        return None
+    if isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+def read_inputs(specs: Sequence[SheetSpec], rows: Mapping[str, int], value_at: CellReader,
+                column_at: ColumnReader | None = None) -> dict[str, Any]:
+    """Every input's value from the workbook's own cells (a table input: one per row)."""
+    values: dict[str, Any] = {}
+    for name, (sheet, row, col, n) in input_addresses(specs, rows).items():
+        if n == 0:
+            values[name] = cell_input(value_at(sheet, row, col))
+        elif column_at is not None:
+            values[name] = [cell_input(v) for v in column_at(sheet, col, row, n)]
+        else:
+            values[name] = [cell_input(value_at(sheet, row + i, col)) for i in range(n)]
+    return values
+
+
+_NUMERIC_RULES = ("whole_min", "decimal_range")
+
+
+def check_number_inputs(specs: Sequence[SheetSpec], values: Mapping[str, Any]) -> None:
+    """Refuse, naming the cell, a single-cell numeric input that holds no number (text, an
+    error value, a boolean or a blank) or one outside the range its cell's validation allows:
+    the sheet shows #VALUE! or nonsense there, and the model has nothing to compute with.
+
+    An input some formula tests with ISNUMBER or ISBLANK (an override left blank for the
+    preset's figure, "auto") is one the sheet handles in any form: the model does too.
+    """
+    registry = Registry(specs)
+    si = registry.from_cells({k: v for k, v in values.items() if is_number(v)})
+    tolerant = {name for q in registry.quantities() for name in q.dependencies()
+                if f"ISNUMBER({{{name}}})" in q.template or f"ISBLANK({{{name}}})" in q.template}
+    where = input_addresses(specs, {t: 0 for t in registry.tables})
+    for name, item in registry.items.items():
+        rule = item.validation if isinstance(item, Input) else None
+        if rule is None or rule.kind not in _NUMERIC_RULES or name in registry.table_of \
+                or name in tolerant:
+            continue
+        sheet, row, col, _ = where[name]
+        cell = f"{sheet}!{a1.cell(row, col)}"
+        value = values.get(name)
+        if value is None:
+            raise WorkbookError(f"{cell} ({item.label}) is blank; it needs a number "
+                                f"({rule.message})")
+        if not is_number(value):
+            raise WorkbookError(f"{cell} ({item.label}) holds {value!r}, not a number "
+                                f"({rule.message})")
+        low = -math.inf if rule.minimum is None else rule.minimum
+        high = math.inf if rule.maximum is None else rule.maximum
+        if not (math.isfinite(si[name]) and low <= si[name] <= high):
+            raise WorkbookError(f"{cell} ({item.label}) holds {value!r}, outside what the "
+                                f"cell allows ({rule.message})")
+
+
+def replan(layout: SheetLayout, rows: Mapping[str, int], value_at: CellReader,
+           column_at: ColumnReader | None = None,
+           metadata: Mapping[str, str] | None = None) -> WorkbookPlan:
+    """The plan of a built workbook with the reference model run on its own input cells (so a
+    flipped dropdown, typed shapes or an edited preset are modelled, not reported).
+
+    A user's file can hold anything in an input cell: the numeric ones are checked first
+    (`check_number_inputs`), and what the model raises on a value it rejects (ValueError)
+    becomes a WorkbookError. Any other exception is a bug in sheetgen and propagates.
+    """
+    specs = sheet_specs(layout)
+    values = read_inputs(specs, rows, value_at, column_at)
+    check_number_inputs(specs, values)
+    try:
+        return plan_workbook(specs, values, metadata, from_cells=True)
+    except ValueError as exc:
+        raise WorkbookError(f"cannot run the reference model on this workbook's inputs "
+                            f"(an input cell holds something unexpected): {exc}") from None
