@@ -5,7 +5,8 @@ fresh process so its peak RSS (``ru_maxrss`` of the child, imports included) is 
 ``sheetgen build`` (``--spare-rows 0``), ``sheetgen check``, ``sheetgen read`` (CSV to
 /dev/null) and ``sheetgen show --json`` (to /dev/null). Every figure is given with its
 baseline from the same run: time and memory against the smallest size (so linear growth
-reads as the size ratio, and bounded memory as about 1.0), and memory against the same
+reads as the size ratio, and bounded memory as about 1.0; CPU time beside wall time, as it
+is far less disturbed by other processes), and memory against the same
 command's process with nothing to do (``sheetgen --version`` style import floor: the
 command run on the smallest file of 10 rows).
 
@@ -34,20 +35,20 @@ import resource, subprocess, sys, time
 t0 = time.perf_counter()
 p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 dt = time.perf_counter() - t0
-kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print(p.returncode, dt, kb / 1024, repr(p.stderr[-300:]))
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(p.returncode, dt, u.ru_maxrss / 1024, u.ru_utime + u.ru_stime, repr(p.stderr[-300:]))
 """
 
 
-def measure(cmd: list[str]) -> tuple[float, float]:
-    """(wall seconds, peak RSS MB) of one command in its own process."""
+def measure(cmd: list[str]) -> tuple[float, float, float]:
+    """(wall seconds, peak RSS MB, CPU seconds) of one command in its own process."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     out = subprocess.run([sys.executable, "-c", _CHILD, *cmd], capture_output=True,
-                         text=True, check=True, env=env).stdout.split(maxsplit=3)
+                         text=True, check=True, env=env).stdout.split(maxsplit=4)
     if out[0] != "0":
-        raise SystemExit(f"{' '.join(cmd)} failed: {out[3]}")
-    return float(out[1]), float(out[2])
+        raise SystemExit(f"{' '.join(cmd)} failed: {out[4]}")
+    return float(out[1]), float(out[2]), float(out[3])
 
 
 def commands(n: int, work: Path) -> dict[str, list[str]]:
@@ -67,29 +68,32 @@ def bench(sizes: list[int], work: Path) -> list[dict]:
         write_shapes_csv(work / f"shapes_{n}.csv", n)
         cmds = commands(n, work)
         for step in STEPS:
-            seconds, mb = measure(cmds[step])
+            seconds, mb, cpu = measure(cmds[step])
             if n == 10:
                 floor[step] = mb
                 continue
-            rows.append({"rows": n, "step": step, "seconds": seconds, "mb": mb,
+            rows.append({"rows": n, "step": step, "seconds": seconds, "cpu": cpu, "mb": mb,
                          "floor_mb": floor[step]})
             print(f"  {n:,} {step}: {seconds:.1f} s, {mb:.0f} MB", file=sys.stderr)
         (work / f"big_{n}.xlsx").unlink(missing_ok=True)
     first = {r["step"]: r for r in rows if r["rows"] == sizes[0]}
     for r in rows:
         r["time_ratio"] = r["seconds"] / first[r["step"]]["seconds"]
+        r["cpu_ratio"] = r["cpu"] / first[r["step"]]["cpu"]
         r["mb_ratio"] = r["mb"] / first[r["step"]]["mb"]
         r["mb_per_row"] = (r["mb"] - r["floor_mb"]) * 1e6 / r["rows"]
     return rows
 
 
 def table(rows: list[dict], sizes: list[int]) -> str:
-    head = (f"| rows | step | s | peak MB | time / {sizes[0]:,} rows | memory / {sizes[0]:,} "
-            "rows | size ratio | peak MB above the 10-row run | B per row above it |")
-    lines = [head, "|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    head = (f"| rows | step | s | CPU s | peak MB | time / {sizes[0]:,} rows | CPU time / "
+            f"{sizes[0]:,} rows | memory / {sizes[0]:,} rows | size ratio | peak MB above the "
+            "10-row run | B per row above it |")
+    lines = [head, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
-        lines.append(f"| {r['rows']:,} | {r['step']} | {r['seconds']:.1f} | {r['mb']:.0f} "
-                     f"| {r['time_ratio']:.2f} | {r['mb_ratio']:.2f} "
+        lines.append(f"| {r['rows']:,} | {r['step']} | {r['seconds']:.1f} | {r['cpu']:.1f} "
+                     f"| {r['mb']:.0f} | {r['time_ratio']:.2f} | {r['cpu_ratio']:.2f} "
+                     f"| {r['mb_ratio']:.2f} "
                      f"| {r['rows'] / sizes[0]:.1f} | {r['mb'] - r['floor_mb']:.0f} "
                      f"| {r['mb_per_row']:.0f} |")
     return "\n".join(lines)

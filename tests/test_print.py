@@ -113,8 +113,9 @@ def test_rendered_cells_show_readable_units(rendered):
     assert "312.0 TFLOP/s" in matmul  # a compute-bound shape at the bf16 peak
     assert "E+07" not in matmul and "E+14" not in matmul  # no raw SI scientific notation
     inputs = "\n".join(t for t in pages if t.startswith("Inputs "))
-    # the A100's "40 GB" is 40 GiB = 42,949,672,960 B (templates/gpus.toml)
-    assert "1.555 TB/s" in inputs and "42.95 GB" in inputs
+    # the A100's "40 GB" is 40 GiB = 42,949,672,960 B (templates/gpus.toml); the fit uses it
+    # less the 2 GiB reserve = 40,802,189,312 B, shown in decimal GB
+    assert "1.555 TB/s" in inputs and "42.95 GB" in inputs and "40.80 GB" in inputs
 
 
 def test_number_formats_of_time_size_and_rate_cells(tmp_path: Path):
@@ -135,6 +136,7 @@ def test_number_formats_of_time_size_and_rate_cells(tmp_path: Path):
     formats = {inputs.cell(r, 1).value: inputs.cell(r, 2).number_format
                for r in range(1, inputs.max_row + 1)}
     assert formats["HBM bandwidth"] == NUMBER_FORMATS["bandwidth"]
+    assert formats["GPU memory the fit uses"] == NUMBER_FORMATS["bytes"]
     assert formats["GPU memory (as the card has it)"] == NUMBER_FORMATS["bytes"]
     assert formats["Peak FLOP/s (dense)"] == NUMBER_FORMATS["rate"]
 

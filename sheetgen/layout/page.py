@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from sheetgen.layout.text_fit import DEFAULT_WIDTH, INDENT_WIDTH, TEXT_WIDTH, wrapped_lines
 
 if TYPE_CHECKING:
-    from sheetgen.layout.planner import Cell, ChartPlan, SheetPlan, TablePlan
+    from sheetgen.layout.cells import Cell, ChartPlan, SheetPlan, TablePlan
 
 LINE_POINTS = 15.0  # one line of 11-point text, as Excel and LibreOffice space it
 #: page margins in inches (left, right, top, bottom), and the footer: sheet name left,
