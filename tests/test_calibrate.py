@@ -299,7 +299,7 @@ def test_several_dtypes_are_fitted_per_dtype(tmp_path):
     preset = tmp_path / "h100.toml"
     proc = run("calibrate", str(XLA), "--gpu", "H100 SXM", "--json", "--preset-out",
                str(preset), "--name", "H100 both")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.exit_code == 0, proc.output
     report = json.loads(proc.stdout)
     bf16, tf32 = report["dtypes"]
     assert (bf16["dtype"], tf32["dtype"]) == ("bf16", "tf32")

@@ -114,9 +114,9 @@ def test_capacity_as_gb_is_the_interview_arithmetic():
     assert s["card_bytes"] == 42_949_672_960 and s["vram_bytes"] == 40e9  # no reserve
     s = sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, memory_reserve=0.5e9).model.scalars
     assert s["vram_bytes"] == 42_949_672_960 - 0.5e9
-    with pytest.raises(sheetgen.errors.InputError, match="--capacity-as"):
+    with pytest.raises(sheetgen.errors.InputError, match=r"capacity.as"):
         sheetgen.plan(shapes=[(1, 1, 1)], capacity_as="GiB/GB")
-    with pytest.raises(sheetgen.errors.InputError, match="--memory-reserve"):
+    with pytest.raises(sheetgen.errors.InputError, match=r"memory.reserve"):
         sheetgen.plan(shapes=[(1, 1, 1)], memory_reserve=-1)
 
 

@@ -16,8 +16,8 @@ from itertools import pairwise
 
 import pytest
 from click.testing import CliRunner
+from helpers import scalars
 
-import sheetgen
 from sheetgen.assemble import BuildConfig, input_values, sheet_specs
 from sheetgen.cli import cli
 from sheetgen.inputs.shapes import Shape
@@ -83,10 +83,6 @@ def tp_latency(m, *, k=K, n=N, layers=LAYERS, g=G, bw=NVLINK, lat=NVLINK_LAT):
 def verdict(pp, tp, margin=0.05):
     return "pipeline" if pp <= tp * (1 - margin) else "tensor" if tp <= pp * (1 - margin) \
         else "tie"
-
-
-def scalars(**options):
-    return sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, **options).model.scalars
 
 
 def sweep(ms, **options):

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 LINE_POINTS = 15.0  # one line of 11-point text, as Excel and LibreOffice space it
 #: page margins in inches (left, right, top, bottom), and the footer: sheet name left,
 #: "page / pages" right (Excel's &A, &P, &N codes), so every printed page says what it is
-MARGINS = (0.4, 0.4, 0.5, 0.5)
+MARGINS = (0.3, 0.3, 0.35, 0.45)
 FOOTER_LEFT, FOOTER_RIGHT = "&A", "&P / &N"
 FREEZE_MAX_ROWS = 16  # freeze below a table header only when it sits this high on the sheet
 INSET = ("formula", "row_note")  # wrapped cells the writers indent one step
@@ -29,14 +29,14 @@ REPEAT_SHARE = 0.15  # the label column repeats on every page when at most this 
 
 
 #: A4 landscape in points, less the margins: what a page holds at 100 %
-PAGE_POINTS = (841.89 - 72 * (MARGINS[0] + MARGINS[1]), 595.3 - 72 * MARGINS[2] - 36.0)
+PAGE_POINTS = (841.89 - 72 * (MARGINS[0] + MARGINS[1]), 595.3 - 72 * (MARGINS[2] + MARGINS[3]))
 #: Below this scale a sheet is split across pages rather than shrunk to one page wide
 #: (11-point text prints at 8 points)
 MIN_SCALE = 75
 #: The scale of a sheet split across pages: its pages hold more of a wide table, and the
-#: default workbook prints on at most 30 pages; 11-point text prints at 6 points, the
-#: smallest words (chart axes) at about 5 (tests/test_print.py measures both)
-SPLIT_SCALE = 50
+#: default workbook prints on at most 30 pages; 11-point text prints 6.75 points high in
+#: LibreOffice, the smallest words (chart axes) 6.1 (tests/test_print.py measures both)
+SPLIT_SCALE = 47
 FILL = 0.98  # of a page's width or height: room for what the estimate below misses
 
 

@@ -80,7 +80,9 @@ def fit_columns(sp: SheetPlan) -> None:
         for column in table.columns:
             if column.fmt in ("text", "status") and len(column.values):
                 longest = max(len(str(v)) for v in column.values.tolist())
-                need = min(MAX_TEXT_WIDTH, longest * TEXT_CHAR + 2.5)
+                # the indent step and a character to spare: a label such as
+                # 4096x8192x28672 ran past its column in the filled workbook
+                need = min(MAX_TEXT_WIDTH, longest * TEXT_CHAR + INDENT_WIDTH + 1.0)
             elif column.fmt in FORMAT_CHARS:
                 need = FORMAT_CHARS[column.fmt] * NUMBER_CHAR + 1.5
             else:

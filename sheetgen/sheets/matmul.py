@@ -272,8 +272,8 @@ def sheet() -> SheetSpec:
             Text(1, 0, "Time ≈ max(FLOPs / attainable FLOP/s, bytes / attainable bandwidth): "
                  "a matmul is compute-bound when its intensity (FLOPs per byte moved) is at "
                  "or above the ridge point, memory-bound below it."),
-            Text(2, 0, "Type shapes into the yellow m, k, n cells of the spare rows; the "
-                 "computed columns fill in once all three are positive whole numbers. The "
+            Text(2, 0, "m, k, n are inputs (yellow; green where they read your own sheet); "
+                 "the computed columns fill in once all three are positive whole numbers. The "
                  "refined time adds the launch floor and (when on) wave quantization of "
                  "tile_m×tile_n tiles over the GPU's SMs (Inputs sheet)."),
             Text(TABLE.header_row - 1, POINTS_COL, "Chart points (#N/A where no point)",
