@@ -8,7 +8,7 @@ import re
 from sheetgen.assemble import BuildConfig, plan_build
 from sheetgen.verify.compare import expected_cells
 
-PORTABLE = {"MAX", "MIN", "IF", "AND", "OR", "NOT", "SUM", "SUMPRODUCT", "INDEX", "MATCH",
+PORTABLE = {"CHOOSE", "MAX", "MIN", "IF", "AND", "OR", "NOT", "SUM", "SUMPRODUCT", "INDEX", "MATCH",
             "ROUNDUP", "ROUNDDOWN", "ROUND", "MOD", "LOG10", "ABS", "ISNUMBER", "ISBLANK",
             "IFERROR", "COUNT",
             # NA(): Excel (support.microsoft.com "NA function"), LibreOffice (help "NA"),

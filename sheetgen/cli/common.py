@@ -294,9 +294,10 @@ _CAPACITY_OPTIONS = [
                  help="The fit's GPU memory: GiB = the card's bytes (the vendor's '40 GB' is "
                       "40 GiB) less --memory-reserve; GB = the advertised figure in decimal "
                       "bytes, nothing reserved (the interview's 40 GB = 40e9)."),
-    click.option("--memory-reserve", type=float, metavar="BYTES",
+    click.option("--memory-reserve", type=float, metavar="BYTES", default=2 * 2**30,
+                 show_default=True,
                  help="Bytes kept from the fit for the CUDA context, NCCL buffers and "
-                      "workspaces (default 2 GiB = 2147483648; used with --capacity-as GiB)."),
+                      "workspaces (2 GiB; used with --capacity-as GiB)."),
 ]
 
 

@@ -111,7 +111,7 @@ def push_plan(plan: WorkbookPlan, spreadsheet: str, *, client: gspread.Client | 
         if clash and not replace:
             raise SheetsError(
                 f"Spreadsheet {key} already has {_join(clash)}, which sheetgen writes; pass "
-                "--replace (replace=True) to rewrite sheetgen's tabs (other tabs are never "
+                "--replace to rewrite sheetgen's tabs (other tabs are never "
                 "touched).")
         check_cell_limit(plan, state, key)
         writes = 0
