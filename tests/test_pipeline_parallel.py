@@ -153,4 +153,5 @@ def test_libreoffice_agrees_on_pipeline_and_parallelism(libreoffice):
     # the fp32 flip pushes the model out of the A100's memory, and LibreOffice says so
     assert expected.model.scalars["pipe_fits"] is False
     pipe = next(c for c in expected.sheet("Pipeline").cells if c.name == "pipe_fits")
-    assert values["Pipeline"][(pipe.row, pipe.col)] is False
+    # FALSE; LibreOffice saves a result under the "TRUE";"TRUE";"FALSE" format as 0
+    assert values["Pipeline"][(pipe.row, pipe.col)] in (False, 0)
