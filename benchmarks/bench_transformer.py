@@ -42,6 +42,18 @@ LLAMA2_70B = {**LLAMA2_7B, "hidden_size": 8192, "intermediate_size": 28672,
               "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8}
 
 
+#: TensorRT-LLM's build.py at that commit: "--use_custom_all_reduce: Activates
+#: latency-optimized algorithm for all-reduce instead of NCCL", off unless given, and the
+#: documented builds do not give it: the TP4 engines all-reduce with NCCL, whose algorithm
+#: within one NVLink node is the ring
+#: (examples/llama/build.py at 138f96d45f90b9667426f7c47297d8c06bafac73).
+RING = "ring"
+#: FlashAttention-2's forward on an A100: "50-73% of the theoretical maximum FLOPs/s"
+#: (Dao 2023, arXiv:2307.08691, abstract); the low end, for the causal forward at these
+#: lengths. (On H100 the default, 0.35, is FlashAttention-2's utilization there.)
+A100_FA2 = 0.50
+
+
 @dataclass(frozen=True)
 class Measurement:
     """One published figure and the setup it was measured on."""
@@ -59,6 +71,8 @@ class Measurement:
     measured_ms: float
     note: str = ""
     known: bool = True  # every input of the estimate is stated by the source
+    allreduce: str = "auto"  # the TP all-reduce the measured build used, where stated
+    attention_eff: float | None = None  # flash attention's efficiency; None: the default
 
 
 MEASUREMENTS = [
@@ -76,7 +90,8 @@ MEASUREMENTS = [
                 833.421, "latency_llama8B_tp1"),
     Measurement(VLLM, "mixtral-8x7b", "Mixtral-8x7B", "H200", "bf16", 2, 8, 32, 128, "e2e",
                 1917.44, "latency_mixtral8x7B_tp2"),
-    *(Measurement(TRTLLM, cfg, name, gpu, dtype, tp, 1, prompt, 1, "ttft", ms, note, known)
+    *(Measurement(TRTLLM, cfg, name, gpu, dtype, tp, 1, prompt, 1, "ttft", ms, note, known,
+                  RING, A100_FA2 if gpu.startswith("A100") else None)
       for cfg, name, gpu, dtype, tp, prompt, ms, note, known in (
           (LLAMA2_7B, "LLaMA 7B", "H100 SXM", "fp8", 1, 128, 7, "engine-level", True),
           (LLAMA2_7B, "LLaMA 7B", "H100 SXM", "fp8", 1, 2048, 36, "engine-level", True),
@@ -99,7 +114,8 @@ DECODE_METRICS = ("tpot", "e2e")
 def estimate(m: Measurement) -> dict[str, Any]:
     """sheetgen's bound and realistic estimate of one measurement, in ms."""
     frame = sheetgen.transformer(m.model, gpu=m.gpu, dtype=m.dtype, tp=m.tp, batch=m.batch,
-                                 prompt_tokens=m.prompt, generate=m.generate)
+                                 prompt_tokens=m.prompt, generate=m.generate,
+                                 allreduce=m.allreduce, attention_eff=m.attention_eff)
     s = frame.attrs["summary"]
     if m.metric == "e2e":
         bound = s["ttft_bound"] + (m.generate - 1) * s["tpot_bound"]

@@ -10,6 +10,10 @@ Conventions (every figure SI: FLOP, byte, second):
 - attention is batched per KV head: the query heads sharing a KV head (GQA) are the rows, so
   K and V are read once per KV head; the score matrix stays on chip (flash attention);
 - prefill attention is causal: each query attends to (prompt + 1) / 2 keys on average;
+- the realistic estimate runs attention at flash attention's measured rate, not the GEMMs':
+  its own dtype's peak (16-bit for fp8/int8 compute: flash-attention kernels take fp16/bf16
+  operands) times its own efficiency (FlashAttention-2 reaches 35 % of an H100's peak,
+  arXiv:2407.08608; 50-73 % of an A100's, arXiv:2307.08691);
 - TPOT is the mean over the generate − 1 decode steps, whose contexts run prompt + 1 ...
   prompt + generate − 1: every decode cost is linear in the context (attention stays
   memory-bound), so the mean is the cost at the mean context prompt + generate / 2;
@@ -35,6 +39,16 @@ PREFILL, DECODE = "prefill", "decode"
 #: plain: 2 × width); the new token's K and V are written to the cache in the KV dtype.
 NORM_RESIDUAL_ELEMENTS = 10
 NONMATMUL_KERNELS = 4  # per layer: two fused norm+residual, the activation, the KV write
+#: Flash attention's forward rate as a share of its dtype's dense peak, the realistic
+#: estimate's default: FlashAttention-2 on an H100, "only 35% utilization" (Shah et al. 2024,
+#: FlashAttention-3, arXiv:2407.08608, abstract; FlashAttention-3 reaches 75 %). On an A100
+#: FlashAttention-2 reaches 50-73 % (Dao 2023, arXiv:2307.08691, abstract).
+ATTENTION_EFF = 0.35
+#: Compute dtypes a flash-attention kernel runs in as they are; narrower ones (fp8, int8
+#: compute) run attention in fp16 (TensorRT-LLM's FP8 builds name float16 for the attention
+#: plugin; vLLM's flash-attention kernels take fp16/bf16), whose peak equals bf16's.
+ATTENTION_DTYPES = ("fp32", "tf32", "bf16", "fp16")
+ATTENTION_FALLBACK = "fp16"
 
 
 @dataclass(frozen=True)
@@ -52,6 +66,7 @@ class Workload:
     embed_bytes: float = 2.0  # the embedding table and lm_head
     reserve: float = 0.10  # share of capacity left for the CUDA context, NCCL, workspaces
     allreduce: str = AUTO
+    attn_eff: float = ATTENTION_EFF  # flash attention's share of its dtype's peak (realistic)
 
 
 @dataclass(frozen=True)
@@ -70,6 +85,7 @@ class Machine:
     real_memory_eff: float = 1.0
     real_link_eff: float = 1.0
     launch: float = 0.0  # s per kernel, the realistic estimate's floor
+    attn_peak: float | None = None  # peak FLOP/s of attention's dtype; None: `peak`
 
 
 @dataclass(frozen=True)
@@ -87,6 +103,7 @@ class Op:
     w: float
     o: float
     extra_bytes: float = 0.0
+    attention: bool = False  # runs at flash attention's rate in the realistic estimate
 
     @property
     def flops(self) -> float:
@@ -96,6 +113,14 @@ class Op:
     def bytes_moved(self) -> float:
         one = self.a * self.m * self.k + self.w * self.k * self.n + self.o * self.m * self.n
         return self.count * one + self.extra_bytes
+
+
+def attention_dtype(choice: str, compute: str) -> str:
+    """The dtype attention computes in: `choice`, or for "auto" the compute dtype when a
+    flash-attention kernel takes it, else fp16."""
+    if choice != AUTO:
+        return choice
+    return compute if compute in ATTENTION_DTYPES else ATTENTION_FALLBACK
 
 
 def split(total: float, g: int) -> float:
@@ -152,9 +177,9 @@ def phase_ops(cfg: ModelConfig, wl: Workload, phase: str) -> list[Op]:
     ops = [
         Op(phase, "qkv", tokens, h, s.qkv, layers, layers, a, w, o),
         Op(phase, "attention scores", queries * s.group, d, ctx, layers * b * s.kv_heads,
-           layers, a, kv, 0.0),
+           layers, a, kv, 0.0, attention=True),
         Op(phase, "attention values", queries * s.group, ctx, d, layers * b * s.kv_heads,
-           0, 0.0, kv, o),
+           0, 0.0, kv, o, attention=True),
         Op(phase, "out proj", tokens, s.heads * d, h, layers, layers, a, w, o),
     ]
     if cfg.moe:
@@ -256,8 +281,9 @@ def estimate(cfg: ModelConfig, wl: Workload, hw: Machine) -> Estimate:
     ops = phase_ops(cfg, wl, PREFILL) + phase_ops(cfg, wl, DECODE)
     bpeak, bbw = hw.peak * hw.compute_eff, hw.bw * hw.memory_eff
     rpeak, rbw = hw.peak * hw.real_compute_eff, hw.bw * hw.real_memory_eff
+    apeak = (hw.peak if hw.attn_peak is None else hw.attn_peak) * wl.attn_eff
     bound = [op_time(op, bpeak, bbw) for op in ops]
-    real = [op_time(op, rpeak, rbw, hw.launch) for op in ops]
+    real = [op_time(op, apeak if op.attention else rpeak, rbw, hw.launch) for op in ops]
     s = shapes(cfg, wl.tp)
     out: dict[str, Any] = {}
     for phase, tokens in ((PREFILL, wl.batch * wl.prompt), (DECODE, wl.batch)):

@@ -21,6 +21,7 @@ import numpy as np
 
 from sheetgen.inputs import precision
 from sheetgen.inputs.model_config import ModelConfig
+from sheetgen.inputs.presets import DTYPES
 from sheetgen.layout import palette
 from sheetgen.model import factories as rf
 from sheetgen.model import transformer as ref
@@ -38,12 +39,13 @@ from sheetgen.model.vocabulary import (
     Validation,
 )
 from sheetgen.sheets import practice
-from sheetgen.sheets.gpu_specs import lookup
+from sheetgen.sheets.gpu_specs import lookup, match, number
 from sheetgen.sheets.matmul import ROOF_DECADES
 from sheetgen.sheets.parallel import inputs as pin
 from sheetgen.sheets.parallel import text as txt
 
 SHEET = "Transformer"
+ATTN_RATE = "xf_attn_real_flops"  # the attention rows' realistic FLOP/s
 ON_CHIP = "xf_on_chip"  # bytes per element of an operand that never leaves the chip
 #: the Inputs sheet's per-operand bytes (A, B, C), which every sheet's matmuls use
 AB, WB, OB = rf.ACT_BYTES, rf.WEIGHT_BYTES, rf.OUT_BYTES
@@ -108,17 +110,19 @@ def operand_bytes(name: str, count: str, m: str, k: str, n: str, a_: str | None,
              doc="Each operand once, in its own dtype.")
 
 
-def realistic_time(name: str, kernels: str | None, flops_: str | None, bytes_: str) -> Quantity:
-    """kernels · launch floor + max(FLOPs / (peak · measured compute eff), bytes /
-    (bandwidth · measured memory eff)): the preset's sourced efficiencies, not the bound's."""
+def realistic_time(name: str, kernels: str | None, flops_: str | None, bytes_: str,
+                   rate: str = "xf_real_flops") -> Quantity:
+    """kernels · launch floor + max(FLOPs / rate, bytes / (bandwidth · measured memory eff)):
+    the preset's sourced efficiencies, not the bound's. `rate`: the realistic FLOP/s (peak ·
+    measured compute eff; attention's own for the attention rows)."""
     floor = f"{{{kernels}}}*{{launch_overhead}}+" if kernels else ""
     mem = f"{{{bytes_}}}/{{xf_real_bw}}"
-    body = f"MAX({{{flops_}}}/{{xf_real_flops}},{mem})" if flops_ else mem
+    body = f"MAX({{{flops_}}}/{{{rate}}},{mem})" if flops_ else mem
 
     def fn(a: dict[str, Any]) -> Any:
         t = a[bytes_] / a["xf_real_bw"]
         if flops_:
-            t = max(a[flops_] / a["xf_real_flops"], t)
+            t = max(a[flops_] / a[rate], t)
         return (a[kernels] * a["launch_overhead"] if kernels else 0.0) + t
 
     return q(name, "realistic time", "s", floor + body, fn, fmt="time",
@@ -194,10 +198,21 @@ RESERVE = Input("xf_reserve", "memory reserve", "fraction", fmt="pct",
                     "default gpu_memory_utilization 0.9 (vllm/config.py, CacheConfig).")
 ALLREDUCE = _choice("xf_allreduce", "TP all-reduce", ref.ALLREDUCES,
                     "auto: the fastest of ring, one-shot and two-shot for each phase.")
+ATTN_DTYPE = _choice("xf_attn_dtype", "attention compute dtype", (precision.AUTO, *DTYPES),
+                     "The realistic estimate's attention rate. auto: the compute dtype, or fp16 "
+                     "for fp8/int8 compute (flash-attention kernels take fp16/bf16 operands; "
+                     "TensorRT-LLM's FP8 builds name float16 for the attention plugin).")
+ATTN_EFF = Input("xf_attn_eff", "flash-attention efficiency", "fraction", fmt="pct",
+                 validation=Validation("decimal_range", minimum=0.01, maximum=1.0,
+                                       message="A fraction from 0.01 to 1"),
+                 doc="Share of that dtype's peak attention reaches (realistic estimate): "
+                     "FlashAttention-2 35 % on H100, FlashAttention-3 75 % (arXiv:2407.08608); "
+                     "FlashAttention-2 50-73 % on A100 (arXiv:2307.08691).")
 
 MODEL_INPUTS = (HIDDEN, LAYERS, HEADS, KV_HEADS, HEAD_DIM, FFN, VOCAB, TIED)
 MOE_INPUTS = (EXPERTS, TOP_K, EXPERT_FFN)
-WORKLOAD_INPUTS = (BATCH, PROMPT, GENERATE, TP, KV_DTYPE, E_DTYPE, RESERVE, ALLREDUCE)
+WORKLOAD_INPUTS = (BATCH, PROMPT, GENERATE, TP, KV_DTYPE, E_DTYPE, RESERVE, ALLREDUCE,
+                   ATTN_DTYPE, ATTN_EFF)
 
 
 def _split(name: str, total: str, label: str) -> Quantity:
@@ -237,6 +252,7 @@ def derived(cfg: ModelConfig) -> list[Quantity]:
                    "realistic FLOP/s (measured efficiency)", "FLOP/s"),
         rf.product("xf_real_bw", "hbm_bw", "suggest_memory_eff",
                    "realistic bandwidth (measured efficiency)", "B/s"),
+        *attention_rate(),
     ]
     if cfg.moe:
         out.append(_split("xf_effn_g", "xf_expert_ffn", "expert MLP width per GPU"))
@@ -262,6 +278,37 @@ def derived(cfg: ModelConfig) -> list[Quantity]:
     return out
 
 
+def attention_rate() -> list[Quantity]:
+    """Attention's realistic FLOP/s: its dtype's dense peak (GPU Specs) · the flash-attention
+    efficiency. Falls back to the compute dtype's peak where the GPU lacks that dtype."""
+    wide = ",".join(f'{{dtype}}="{d}"' for d in ref.ATTENTION_DTYPES)
+    peak = ("INDEX({spec_peaks[]},MATCH({gpu_name},{spec_name[]},0),"
+            "MATCH({xf_attn_dtype_used},{dtype_name[]},0))")
+
+    def used(a: dict[str, Any]) -> str:
+        choice = str(a["xf_attn_dtype"]).strip().lower()
+        return ref.attention_dtype(choice, str(a["dtype"]).strip().lower())
+
+    def attn_peak(a: dict[str, Any]) -> float:
+        row = match(a["spec_name"], a["gpu_name"])
+        col = match(a["dtype_name"], a["xf_attn_dtype_used"])
+        value = (float("nan") if row is None or col is None
+                 else number(np.asarray(a["spec_peaks"], dtype=object)[row][col]))
+        return a["peak_flops"] if math.isnan(value) else value
+
+    return [
+        q("xf_attn_dtype_used", "attention dtype used", "",
+          f'IF({{xf_attn_dtype}}="{precision.AUTO}",IF(OR({wide}),{{dtype}},'
+          f'"{ref.ATTENTION_FALLBACK}"),{{xf_attn_dtype}})', used, fmt="text",
+          doc="auto: the compute dtype when 16-bit or wider, else fp16."),
+        q("xf_attn_peak", "attention dtype's peak", "FLOP/s",
+          f"IF(ISNUMBER({peak}),{peak},{{peak_flops}})", attn_peak,
+          doc="GPU Specs' dense peak for that dtype (the compute dtype's if the GPU lacks it)."),
+        rf.product("xf_attn_real_flops", "xf_attn_peak", "xf_attn_eff",
+                   "realistic attention FLOP/s (flash attention)", "FLOP/s"),
+    ]
+
+
 # ---------------------------------------------------------------------------- op rows
 
 
@@ -269,7 +316,7 @@ def _op(ph: str, slug: str, label: str, m: tuple[str, Callable[[dict[str, Any]],
         k: tuple[str, Callable[[dict[str, Any]], float]],
         n: tuple[str, Callable[[dict[str, Any]], float]],
         count: tuple[str, Callable[[dict[str, Any]], float]], kernels: str | None,
-        a_: str | None, w_: str | None, o_: str | None) -> OpRow:
+        a_: str | None, w_: str | None, o_: str | None, rate: str = "xf_real_flops") -> OpRow:
     p = f"xf_{ph}_{slug}_"
     dims = [q(p + d, d, "", t, f, fmt="ratio") for d, (t, f) in
             zip(("m", "k", "n", "count"), (m, k, n, count), strict=True)]
@@ -285,7 +332,8 @@ def _op(ph: str, slug: str, label: str, m: tuple[str, Callable[[dict[str, Any]],
     ct = rf.compute_time(p + "compute_time", p + "flops")
     mt = rf.memory_time(p + "memory_time", p + "bytes")
     t = rf.predicted_time(p + "time", p + "compute_time", p + "memory_time", "bound time")
-    real = realistic_time(p + "real", kern.name if kern else None, p + "flops", p + "bytes")
+    real = realistic_time(p + "real", kern.name if kern else None, p + "flops", p + "bytes",
+                          rate)
     return OpRow(label, (*dims, kern, f, b, i, r, ct, mt, t, real), t.name, real.name,
                  (i.name, f.name))
 
@@ -315,9 +363,9 @@ def op_rows(cfg: ModelConfig, ph: str) -> list[OpRow]:
         _op(ph, "qkv", "QKV projection", tok, _ref("xf_hidden"), _ref("xf_qkv_g"), layers,
             kern, AB, WB, OB),
         _op(ph, "scores", "attention scores (Q·Kᵀ)", rows_attn, _ref("xf_head_dim"), ctx,
-            heads, kern, AB, "xf_kvb", None),
+            heads, kern, AB, "xf_kvb", None, ATTN_RATE),
         _op(ph, "values", "attention values (P·V)", rows_attn, ctx, _ref("xf_head_dim"),
-            heads, None, None, "xf_kvb", OB),
+            heads, None, None, "xf_kvb", OB, ATTN_RATE),
         _op(ph, "out", "output projection", tok, _times("xf_heads_g", "xf_head_dim"),
             _ref("xf_hidden"), layers, kern, AB, WB, OB),
     ]
@@ -836,6 +884,8 @@ class TransformerInputs:
     embedding_dtype: str | None = None
     reserve: float = 0.10
     allreduce: str = ref.AUTO
+    attention_dtype: str | None = None  # None: auto (the compute dtype, fp16 under fp8/int8)
+    attention_eff: float = ref.ATTENTION_EFF
 
     def dtypes(self) -> dict[str, str]:
         """The KV cache's and the embeddings' storage choices ("auto": the activations' and
@@ -859,6 +909,7 @@ def input_values(ti: TransformerInputs) -> dict[str, Any]:
         "xf_batch": ti.batch, "xf_prompt": ti.prompt_tokens, "xf_generate": ti.generate,
         "xf_tp": ti.tp, "xf_kv_dtype": d["kv"], "xf_embed_dtype": d["embedding"],
         "xf_reserve": ti.reserve, "xf_allreduce": ti.allreduce,
+        "xf_attn_dtype": ti.attention_dtype or precision.AUTO, "xf_attn_eff": ti.attention_eff,
         "xf_point": list(range(1, n + 1)), "xf_pt_op": labels,
         "xf_decade": list(ROOF_DECADES), "xf_reveal": 0,
         **{f"xf_guess_{slug}": None for slug, *_ in DRILLS},
@@ -878,6 +929,12 @@ def check_inputs(ti: TransformerInputs) -> None:
         precision.check_storage(value, option)
     if not (isinstance(ti.reserve, int | float) and 0 <= ti.reserve <= 0.99):
         raise InputError(f"--reserve must be a fraction from 0 to 0.99, got {ti.reserve!r}")
+    if ti.attention_dtype not in (None, precision.AUTO, *DTYPES):
+        raise InputError(f"--attention-dtype must be auto or one of {', '.join(DTYPES)}, got "
+                         f"{ti.attention_dtype!r}")
+    eff = ti.attention_eff
+    if isinstance(eff, bool) or not (isinstance(eff, int | float) and 0.01 <= eff <= 1):
+        raise InputError(f"--attention-eff must be a fraction from 0.01 to 1, got {eff!r}")
     if ti.allreduce not in ref.ALLREDUCES:
         raise InputError(f"--allreduce must be one of {', '.join(ref.ALLREDUCES)}, got "
                          f"{ti.allreduce!r}")
