@@ -37,6 +37,11 @@ CASES = [
                                                         allreduce="ring",
                                                         embedding_dtype="bf16")),
     ("H100 SXM", "fp8", None, TransformerInputs(from_dict(QWEN_MOE), batch=2, tp=2)),
+    # Mistral's 4096-token sliding window: decode steps partly capped, then prefill capped
+    ("H100 SXM", "bf16", None, TransformerInputs(load_bundled("mistral-7b"), batch=2,
+                                                 prompt_tokens=3000, generate=2000)),
+    ("A100 80GB SXM", "bf16", "int8", TransformerInputs(load_bundled("mistral-7b"),
+                                                        prompt_tokens=6000, generate=3)),
 ]
 
 #: Dense fp16/bf16 tensor peaks (datasheets): attention's rate under fp8/int8 compute
@@ -221,7 +226,8 @@ def test_random_workloads_agree_with_the_reference(seed: int) -> None:
     import random
 
     rng = random.Random(seed)
-    name = rng.choice(["llama-3.1-8b", "mixtral-8x7b", "opt-13b", "qwen2.5-7b"])
+    name = rng.choice(["llama-3.1-8b", "mixtral-8x7b", "opt-13b", "qwen2.5-7b",
+                       "mistral-7b"])
     model = load_bundled(name) if seed % 4 else from_dict(QWEN_MOE)
     ti = TransformerInputs(model, batch=rng.choice([1, 3, 64, 512]),
                            prompt_tokens=rng.choice([1, 17, 2048, 32768]),

@@ -10,6 +10,8 @@ Conventions (every figure SI: FLOP, byte, second):
 - attention is batched per KV head: the query heads sharing a KV head (GQA) are the rows, so
   K and V are read once per KV head; the score matrix stays on chip (flash attention);
 - prefill attention is causal: each query attends to (prompt + 1) / 2 keys on average;
+- sliding-window attention (Mistral 7B, arXiv:2310.06825): each query attends to at most the
+  last W keys, and the KV cache keeps W tokens per sequence (the paper's rolling buffer);
 - the realistic estimate runs attention at flash attention's measured rate, not the GEMMs':
   its own dtype's peak (16-bit for fp8/int8 compute: flash-attention kernels take fp16/bf16
   operands) times its own efficiency (FlashAttention-2 reaches 35 % of an H100's peak,
@@ -123,6 +125,37 @@ def attention_dtype(choice: str, compute: str) -> str:
     return compute if compute in ATTENTION_DTYPES else ATTENTION_FALLBACK
 
 
+def prefill_mean_keys(prompt: int, window: int = 0) -> float:
+    """Mean keys a causal query attends to over positions 1 … prompt: min(position, W)
+    (window 0: no window)."""
+    if not window or prompt <= window:
+        return (prompt + 1) / 2.0
+    inside = window * (window + 1) / 2.0  # positions 1 … W attend to themselves and before
+    return (inside + (prompt - window) * window) / prompt
+
+
+def decode_mean_context(prompt: int, generate: int, window: int = 0) -> float:
+    """Mean keys over the generate − 1 decode steps, contexts prompt + 1 … prompt + generate
+    − 1, each capped at the window: prompt + generate / 2 when no cap applies."""
+    last = prompt + generate - 1
+    if not window or last <= window:
+        return prompt + generate / 2.0
+    if prompt + 1 >= window:
+        return float(window)
+    below = sum_range(prompt + 1, window)  # the steps whose whole context fits the window
+    return (below + (last - window) * window) / (generate - 1)
+
+
+def sum_range(lo: int, hi: int) -> float:
+    """lo + (lo + 1) + … + hi."""
+    return (hi - lo + 1) * (lo + hi) / 2.0
+
+
+def kv_tokens(context: int, window: int = 0) -> int:
+    """Tokens of one sequence the KV cache holds: the context, at most the window."""
+    return min(context, window) if window else context
+
+
 def split(total: float, g: int) -> float:
     """The larger share of `total` over g GPUs (a whole number)."""
     return float(math.ceil(total / g))
@@ -171,7 +204,8 @@ def phase_ops(cfg: ModelConfig, wl: Workload, phase: str) -> list[Op]:
     prefill = phase == PREFILL
     tokens = float(b * wl.prompt) if prefill else float(b)
     queries = float(wl.prompt) if prefill else 1.0
-    ctx = (wl.prompt + 1) / 2.0 if prefill else wl.prompt + wl.generate / 2.0
+    ctx = (prefill_mean_keys(wl.prompt, cfg.window) if prefill
+           else decode_mean_context(wl.prompt, wl.generate, cfg.window))
     a, w, o, kv = wl.act_bytes, wl.weight_bytes, wl.out_bytes, wl.kv_bytes
     up = 2 if cfg.gated else 1
     ops = [
@@ -299,7 +333,7 @@ def estimate(cfg: ModelConfig, wl: Workload, hw: Machine) -> Estimate:
         out[f"{phase}_bound"] = sum(bound[i] for i in idx) + out[f"{phase}_comm_bound"]
         out[f"{phase}_real"] = sum(real[i] for i in idx) + out[f"{phase}_comm"]
     weights, embed = weights_per_gpu(cfg, wl)
-    context = wl.prompt + wl.generate
+    context = kv_tokens(wl.prompt + wl.generate, cfg.window)
     kv_tok_g = kv_per_token(cfg, wl.kv_bytes, s.kv_heads)
     up_width, _ = mlp_widths(cfg, s)
     widest = max(s.qkv, up_width, cfg.hidden)
@@ -310,7 +344,7 @@ def estimate(cfg: ModelConfig, wl: Workload, hw: Machine) -> Estimate:
     memory = weights + kv_g + activations
     ridge = (hw.peak * hw.compute_eff) / (hw.bw * hw.memory_eff)
     critical = ridge * wl.weight_bytes / 2 * (cfg.experts / cfg.top_k if cfg.moe else 1.0)
-    mean_ctx = wl.prompt + wl.generate / 2.0
+    mean_ctx = decode_mean_context(wl.prompt, wl.generate, cfg.window)
     read_per_step = weights - (0.0 if cfg.tied else embed)
     tpot, ttft = out[f"{DECODE}_real"], out[f"{PREFILL}_real"]
     out.update(

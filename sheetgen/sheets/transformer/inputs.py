@@ -73,6 +73,9 @@ FFN = _num("xf_ffn", "MLP width", "intermediate_size / ffn_dim / n_inner")
 VOCAB = _num("xf_vocab", "vocabulary", "vocab_size")
 TIED = _choice("xf_tied", "lm_head tied to the embeddings", (YES, NO),
                "tie_word_embeddings: a tied lm_head reads the embedding table")
+WINDOW = _num("xf_window", "sliding window (0: full attention)",
+              "sliding_window: each token attends to the last W; the KV cache keeps W per "
+              "sequence (Mistral 7B's rolling buffer, arXiv:2310.06825)", rule=_COUNT)
 EXPERTS = _num("xf_experts", "experts", "num_local_experts / num_experts")
 TOP_K = _num("xf_top_k", "experts per token", "num_experts_per_tok")
 EXPERT_FFN = _num("xf_expert_ffn", "expert MLP width", "moe_intermediate_size, else the MLP width")
@@ -107,7 +110,7 @@ ATTN_EFF = Input("xf_attn_eff", "flash-attention efficiency", "fraction", fmt="p
                      "FlashAttention-2 35 % on H100, FlashAttention-3 75 % (arXiv:2407.08608); "
                      "FlashAttention-2 50-73 % on A100 (arXiv:2307.08691).")
 
-MODEL_INPUTS = (HIDDEN, LAYERS, HEADS, KV_HEADS, HEAD_DIM, FFN, VOCAB, TIED)
+MODEL_INPUTS = (HIDDEN, LAYERS, HEADS, KV_HEADS, HEAD_DIM, FFN, VOCAB, TIED, WINDOW)
 MOE_INPUTS = (EXPERTS, TOP_K, EXPERT_FFN)
 WORKLOAD_INPUTS = (BATCH, PROMPT, GENERATE, TP, KV_DTYPE, E_DTYPE, RESERVE, ALLREDUCE,
                    ATTN_DTYPE, ATTN_EFF)
@@ -139,13 +142,26 @@ def derived(cfg: ModelConfig) -> list[Quantity]:
         q("xf_pf_tokens", "prefill tokens (m)", "", "{xf_batch}*{xf_prompt}",
           lambda a: a["xf_batch"] * a["xf_prompt"], fmt="int"),
         rf.same_as("xf_dc_tokens", "xf_batch", "decode tokens per step (m)", "", fmt="int"),
-        q("xf_pf_ctx", "prefill mean attended context (causal)", "", "({xf_prompt}+1)/2",
-          lambda a: (a["xf_prompt"] + 1) / 2, fmt="ratio"),
-        q("xf_dc_ctx", "decode mean context", "", "{xf_prompt}+{xf_generate}/2",
-          lambda a: a["xf_prompt"] + a["xf_generate"] / 2, fmt="ratio",
-          doc="Steps run contexts prompt + 1 … prompt + N − 1: the mean is prompt + N/2."),
+        q("xf_pf_ctx", "prefill mean attended context (causal)", "",
+          "IF(OR({xf_window}=0,{xf_prompt}<={xf_window}),({xf_prompt}+1)/2,"
+          "({xf_window}*({xf_window}+1)/2+({xf_prompt}-{xf_window})*{xf_window})/{xf_prompt})",
+          lambda a: ref.prefill_mean_keys(a["xf_prompt"], a["xf_window"]), fmt="ratio",
+          doc="Query i attends to min(i, W) keys: (prompt + 1)/2 without a window."),
+        q("xf_dc_ctx", "decode mean context", "",
+          "IF(OR({xf_window}=0,{xf_prompt}+{xf_generate}-1<={xf_window}),"
+          "{xf_prompt}+{xf_generate}/2,IF({xf_prompt}+1>={xf_window},{xf_window},"
+          "(({xf_window}*({xf_window}+1)-{xf_prompt}*({xf_prompt}+1))/2"
+          "+({xf_prompt}+{xf_generate}-1-{xf_window})*{xf_window})/({xf_generate}-1)))",
+          lambda a: ref.decode_mean_context(a["xf_prompt"], a["xf_generate"], a["xf_window"]),
+          fmt="ratio",
+          doc="Steps run contexts prompt + 1 … prompt + N − 1, each capped at the window: "
+              "the mean is prompt + N/2 when no cap applies."),
         rf.plus("xf_context", ("xf_prompt", "xf_generate"), "context at the end", "",
                 fmt="int"),
+        q("xf_kv_tokens", "KV-cache tokens per sequence", "",
+          "IF({xf_window}=0,{xf_context},MIN({xf_context},{xf_window}))",
+          lambda a: ref.kv_tokens(a["xf_context"], a["xf_window"]), fmt="int",
+          doc="The context, at most the window (a rolling buffer of W tokens)."),
         rf.product("xf_real_flops", "peak_flops", "suggest_compute_eff",
                    "realistic FLOP/s (measured efficiency)", "FLOP/s"),
         rf.product("xf_real_bw", "hbm_bw", "suggest_memory_eff",

@@ -115,10 +115,10 @@ def totals(cfg: ModelConfig, rows: dict[str, list[OpRow]]) -> list[Quantity]:
           lambda a: 2 * a["xf_layers"] * a["xf_kv_g"] * a["xf_head_dim"] * a["xf_kvb"],
           doc="Replicated KV heads count on every GPU that holds them."),
         q("kv_bytes", "KV cache (whole batch, all GPUs' unique heads)", "B",
-          "{xf_batch}*{xf_context}*{kv_bytes_per_token}",
-          lambda a: a["xf_batch"] * a["xf_context"] * a["kv_bytes_per_token"]),
-        q("xf_kv_gpu", "KV cache per GPU", "B", "{xf_batch}*{xf_context}*{xf_kv_token_g}",
-          lambda a: a["xf_batch"] * a["xf_context"] * a["xf_kv_token_g"]),
+          "{xf_batch}*{xf_kv_tokens}*{kv_bytes_per_token}",
+          lambda a: a["xf_batch"] * a["xf_kv_tokens"] * a["kv_bytes_per_token"]),
+        q("xf_kv_gpu", "KV cache per GPU", "B", "{xf_batch}*{xf_kv_tokens}*{xf_kv_token_g}",
+          lambda a: a["xf_batch"] * a["xf_kv_tokens"] * a["xf_kv_token_g"]),
         q("xf_act_seq", "prefill activations per sequence", "B",
           "{xf_prompt}*({act_elem_bytes}*{xf_hidden}+{out_elem_bytes}*{xf_widest})",
           lambda a: a["xf_prompt"] * (a[AB] * a["xf_hidden"] + a[OB] * a["xf_widest"]),
@@ -133,10 +133,10 @@ def totals(cfg: ModelConfig, rows: dict[str, list[OpRow]]) -> list[Quantity]:
               "which replaces the Inputs sheet's MEMORY_RESERVE here."),
         rf.at_most("fits", "memory_per_gpu", "xf_usable", "fits"),
         q("max_batch", "largest batch that fits at this context", "",
-          "MAX(0,ROUNDDOWN(({xf_usable}-{weights_bytes})/({xf_context}*{xf_kv_token_g}"
+          "MAX(0,ROUNDDOWN(({xf_usable}-{weights_bytes})/({xf_kv_tokens}*{xf_kv_token_g}"
           "+{xf_act_seq}),0))",
           lambda a: float(max(0, math.floor((a["xf_usable"] - a["weights_bytes"])
-                                            / (a["xf_context"] * a["xf_kv_token_g"]
+                                            / (a["xf_kv_tokens"] * a["xf_kv_token_g"]
                                                + a["xf_act_seq"])))), fmt="int"),
         q("critical_batch", "critical batch (decode turns compute-bound)", "",
           "{attainable_ridge}*{weight_elem_bytes}/2"

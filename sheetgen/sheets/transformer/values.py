@@ -55,7 +55,7 @@ def input_values(ti: TransformerInputs) -> dict[str, Any]:
     return {
         "xf_hidden": cfg.hidden, "xf_layers": cfg.layers, "xf_heads": cfg.heads,
         "xf_kv_heads": cfg.kv_heads, "xf_head_dim": cfg.head_dim, "xf_ffn": cfg.ffn,
-        "xf_vocab": cfg.vocab, "xf_tied": YES if cfg.tied else NO,
+        "xf_vocab": cfg.vocab, "xf_tied": YES if cfg.tied else NO, "xf_window": cfg.window,
         "xf_experts": cfg.experts, "xf_top_k": cfg.top_k, "xf_expert_ffn": cfg.expert_ffn,
         "xf_shared_ffn": cfg.shared_ffn,
         "xf_batch": ti.batch, "xf_prompt": ti.prompt_tokens, "xf_generate": ti.generate,
