@@ -25,8 +25,6 @@ from sheetgen.sheets.transformer.common import (
     OpRow,
 )
 
-# ---------------------------------------------------------------------------- chart
-
 
 def _pick(name: str, label: str, unit: str, values: list[tuple[str, Callable[..., float]]],
           scale: float = 1.0) -> Quantity:

@@ -7,9 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from sheetgen.model import transformer as ref
-from sheetgen.model.vocabulary import (
-    Quantity,
-)
+from sheetgen.model.vocabulary import Quantity
 from sheetgen.sheets.parallel import inputs as pin
 from sheetgen.sheets.transformer.common import (
     OB,
@@ -43,8 +41,6 @@ def direct_allreduce(algorithm: str, name: str, nbytes: str, eff: str, label: st
              f"IF({{xf_tp}}>1,{steps}*{{{nbytes}}}/({{link_bw}}*{{{eff}}})+{latency},0)", fn,
              fmt="time", doc=doc)
 
-
-# ---------------------------------------------------------------------------- comm
 
 
 def comm(ph: str) -> list[Quantity]:

@@ -10,9 +10,7 @@ from typing import Any
 
 from sheetgen.model import factories as rf
 from sheetgen.model import transformer as ref
-from sheetgen.model.vocabulary import (
-    Quantity,
-)
+from sheetgen.model.vocabulary import Quantity
 
 SHEET = "Transformer"
 ATTN_RATE = "xf_attn_real_flops"  # the attention rows' realistic FLOP/s

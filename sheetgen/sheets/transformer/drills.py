@@ -12,8 +12,6 @@ from sheetgen.model.vocabulary import (
 )
 from sheetgen.sheets import practice
 
-# ---------------------------------------------------------------------------- drills
-
 REVEAL = Input("xf_reveal", "reveal the answers (1 = yes)", fmt="int",
                validation=Validation("decimal_range", minimum=0, maximum=1,
                                      message="0 hides the answers, 1 shows them"))

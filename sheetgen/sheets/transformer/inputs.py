@@ -62,8 +62,6 @@ def storage_bytes_of(name: str, choice: str, auto: str, label: str) -> Quantity:
              doc=f"auto: {auto} on the Inputs sheet.")
 
 
-# ---------------------------------------------------------------------------- inputs
-
 HIDDEN = _num("xf_hidden", "hidden size", "hidden_size / n_embd")
 LAYERS = _num("xf_layers", "layers", "num_hidden_layers / n_layer")
 HEADS = _num("xf_heads", "attention heads", "num_attention_heads / n_head")

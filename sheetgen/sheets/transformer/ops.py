@@ -12,9 +12,7 @@ from typing import Any
 from sheetgen.inputs.model_config import ModelConfig
 from sheetgen.model import factories as rf
 from sheetgen.model import transformer as ref
-from sheetgen.model.vocabulary import (
-    Quantity,
-)
+from sheetgen.model.vocabulary import Quantity
 from sheetgen.sheets.transformer.common import (
     AB,
     ATTN_RATE,
@@ -62,8 +60,6 @@ def realistic_time(name: str, kernels: str | None, flops_: str | None, bytes_: s
     return q(name, "realistic time", "s", floor + body, fn, fmt="time",
              doc="Launch floor per kernel + the roofline at the measured efficiencies.")
 
-
-# ---------------------------------------------------------------------------- op rows
 
 
 def _op(ph: str, slug: str, label: str, m: tuple[str, Callable[[dict[str, Any]], float]],

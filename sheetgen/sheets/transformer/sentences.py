@@ -4,12 +4,8 @@ intensity, the KV cache's share, the fit, the all-reduces.
 
 from __future__ import annotations
 
-from sheetgen.model.vocabulary import (
-    Quantity,
-)
+from sheetgen.model.vocabulary import Quantity
 from sheetgen.sheets.parallel import text as txt
-
-# ---------------------------------------------------------------------------- sentences
 
 
 def _gb(name: str) -> txt.Num:

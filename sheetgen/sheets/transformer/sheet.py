@@ -31,8 +31,6 @@ from sheetgen.sheets.transformer.ops import op_rows
 from sheetgen.sheets.transformer.sentences import sentences
 from sheetgen.sheets.transformer.totals import totals
 
-# ---------------------------------------------------------------------------- the sheet
-
 OP_HEADER = ("operation", "m", "k", "n", "count", "kernels", "FLOPs", "bytes moved",
              "FLOP/B", "regime", "compute", "memory", "bound time", "realistic", "unit",
              "note")

@@ -10,9 +10,7 @@ from typing import Any
 
 from sheetgen.inputs.model_config import ModelConfig
 from sheetgen.model import factories as rf
-from sheetgen.model.vocabulary import (
-    Quantity,
-)
+from sheetgen.model.vocabulary import Quantity
 from sheetgen.sheets.transformer.common import (
     AB,
     OB,
@@ -22,8 +20,6 @@ from sheetgen.sheets.transformer.common import (
     OpRow,
     q,
 )
-
-# ---------------------------------------------------------------------------- totals
 
 
 def _weights(cfg: ModelConfig, gpu: bool) -> tuple[str, Callable[[dict[str, Any]], float]]:

@@ -21,7 +21,6 @@ from sheetgen.sheets.transformer.common import (
 from sheetgen.sheets.transformer.drills import DRILLS
 from sheetgen.sheets.transformer.ops import op_rows
 
-# ---------------------------------------------------------------------------- values
 
 @dataclass(frozen=True)
 class TransformerInputs:
