@@ -101,8 +101,9 @@ MEASUREMENTS = [
                 833.421, "latency_llama8B_tp1"),
     Measurement(VLLM, "mixtral-8x7b", "Mixtral-8x7B", "H200", "bf16", 2, 8, 32, 128, "e2e",
                 1917.44, "latency_mixtral8x7B_tp2"),
-    *(Measurement(TRTLLM, cfg, name, gpu, dtype, tp, 1, prompt, 1, "ttft", ms, note, known,
-                  RING, A100_FA2 if gpu.startswith("A100") else None)
+    *(Measurement(TRTLLM, cfg, name, gpu, dtype, tp, 1, prompt, 1, "ttft", ms,
+                  note + ("; NCCL ring all-reduce" if tp > 1 else ""), known, RING,
+                  A100_FA2 if gpu.startswith("A100") else None)
       for cfg, name, gpu, dtype, tp, prompt, ms, note, known in (
           (LLAMA2_7B, "LLaMA 7B", "H100 SXM", "fp8", 1, 128, 7, "engine-level", True),
           (LLAMA2_7B, "LLaMA 7B", "H100 SXM", "fp8", 1, 2048, 36, "engine-level", True),
