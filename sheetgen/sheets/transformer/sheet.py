@@ -89,7 +89,8 @@ def sheet(cfg: ModelConfig, google: bool = False) -> SheetSpec:
         Text(1, 0, "One row per operation per phase: prefill (m = batch × prompt tokens) "
              "and one decode step (m = batch, attending over the KV cache at the mean "
              "context). Bound = the roofline at the Inputs sheet's efficiencies; realistic = "
-             "the GPU preset's measured efficiencies plus a launch floor per kernel.",
+             "the GPU preset's measured efficiencies (attention: flash attention's) plus a "
+             "launch floor per kernel.",
              span=14),
         Text(2, 0, "Source: " + (cfg.source or "given fields") + (
             "; assumed: " + "; ".join(cfg.assumptions) if cfg.assumptions else ""),
