@@ -172,3 +172,32 @@ def test_sliding_window_caps_attention_and_the_kv_cache_by_hand() -> None:
     assert scores.flops == pytest.approx(2 * 6000 * 4 * 128 * 2698.24 * 32 * 8)
     full = t.estimate(dataclasses.replace(cfg, window=0), wl, H100).summary
     assert full["kv_bytes"] == 10_001 * 131_072 and full["tpot"] > s["tpot"]
+
+
+def test_chunked_prefill_reads_the_weights_once_per_chunk_by_hand() -> None:
+    """Llama-3.1-8B, one 8192-token prompt in chunks of 2048: 4 steps of m = 2048."""
+    cfg = load_bundled("llama-3.1-8b")
+    assert t.prefill_steps(8192, 2048) == 4 and t.prefill_steps(8192, 3000) == 3
+    assert t.prefill_steps(8192, 0) == t.prefill_steps(100, 8192) == 1
+    whole = {o.op: o for o in t.phase_ops(cfg, t.Workload(prompt=8192), t.PREFILL)}
+    chunked = {o.op: o for o in t.phase_ops(cfg, t.Workload(prompt=8192, chunk=2048),
+                                            t.PREFILL)}
+    qkv = chunked["qkv"]
+    assert (qkv.m, qkv.count) == (2048, 32 * 4)
+    # the same FLOPs: 2 · 8192 tokens · 4096 · 6144 (QKV: 32 + 2 · 8 heads of 128) · 32 layers
+    assert qkv.flops == whole["qkv"].flops == 2 * 8192 * 4096 * 6144 * 32
+    # bf16: the 4096 × 6144 weight is read 4 times, activations and outputs once
+    assert qkv.bytes_moved == 32 * 4 * (2 * 2048 * 4096 + 2 * 4096 * 6144 + 2 * 2048 * 6144)
+    assert chunked["attention scores"].flops == pytest.approx(whole["attention scores"].flops)
+    assert chunked["lm_head"].count == 1
+    assert chunked["non-matmul"].bytes_moved == whole["non-matmul"].bytes_moved
+    s = t.estimate(cfg, t.Workload(prompt=8192, chunk=2048), H100).summary
+    full = t.estimate(cfg, t.Workload(prompt=8192), H100).summary
+    # 2048-token chunks stay above the critical batch (295): compute-bound, the re-reads hide
+    assert s["ttft_bound"] == pytest.approx(full["ttft_bound"])
+    # 64-token chunks are memory-bound: 128 steps each read the layers' 6.98e9 bf16 weights
+    # (8.03e9 parameters less the two 128256 × 4096 tables), 13.96 GB
+    small = t.estimate(cfg, t.Workload(prompt=8192, chunk=64), H100).summary
+    assert small["ttft_bound"] > 128 * 13.9e9 / 3.35e12 > 3 * full["ttft_bound"]
+    # prefill's peak activations: one chunk's 2048 tokens · (2 · 4096 + 2 · 28672) B
+    assert s["activations"] == 2048 * (2 * 4096 + 2 * 28672)

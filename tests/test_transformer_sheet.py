@@ -39,7 +39,8 @@ CASES = [
     ("H100 SXM", "fp8", None, TransformerInputs(from_dict(QWEN_MOE), batch=2, tp=2)),
     # Mistral's 4096-token sliding window: decode steps partly capped, then prefill capped
     ("H100 SXM", "bf16", None, TransformerInputs(load_bundled("mistral-7b"), batch=2,
-                                                 prompt_tokens=3000, generate=2000)),
+                                                 prompt_tokens=3000, generate=2000,
+                                                 prefill_chunk=1024)),
     ("A100 80GB SXM", "bf16", "int8", TransformerInputs(load_bundled("mistral-7b"),
                                                         prompt_tokens=6000, generate=3)),
 ]
@@ -59,6 +60,7 @@ def _reference(p: WorkbookPlan, ti: TransformerInputs, gpu: str, dtype: str,
     store = precision.resolve(dtype, weight=weight or precision.AUTO)
     size = precision.STORAGE_BYTES
     wl = t.Workload(batch=ti.batch, prompt=ti.prompt_tokens, generate=ti.generate, tp=ti.tp,
+                    chunk=ti.prefill_chunk,
                     weight_bytes=size[store.weight], act_bytes=size[store.activation],
                     out_bytes=size[store.output],
                     kv_bytes=size[ti.kv_dtype or store.activation],
@@ -81,7 +83,9 @@ def test_sheet_cells_equal_the_pure_reference(gpu: str, dtype: str, weight: str 
     frame = sheetgen.transformer(ti.model, gpu=gpu, dtype=dtype, batch=ti.batch,
                                  prompt_tokens=ti.prompt_tokens, generate=ti.generate,
                                  tp=ti.tp, weight_dtype=weight, kv_dtype=ti.kv_dtype,
-                                 embedding_dtype=ti.embedding_dtype, allreduce=ti.allreduce)
+                                 embedding_dtype=ti.embedding_dtype, allreduce=ti.allreduce,
+                                 attention_eff=ti.attention_eff,
+                                 prefill_chunk=ti.prefill_chunk)
     assert len(frame) == len(est.ops)
     for row, op, bound, real in zip(frame.to_dict("records"), est.ops, est.op_bound,
                                     est.op_real, strict=True):
@@ -188,6 +192,9 @@ def test_cli_build_show_and_errors(tmp_path: Path) -> None:
     one_line_error(runner.invoke(cli, ["build", str(tmp_path / "x.xlsx"), "--model",
                                        "llama-3.1-8b", "--attention-dtype", "fp9"]),
                    "--attention-dtype")
+    one_line_error(runner.invoke(cli, ["build", str(tmp_path / "x.xlsx"), "--model",
+                                       "llama-3.1-8b", "--prefill-chunk", "-1"]),
+                   "--prefill-chunk")
     res = runner.invoke(cli, ["models"])
     assert "huggingface.co/meta-llama/Llama-3.1-70B" in res.output
 
@@ -235,7 +242,8 @@ def test_random_workloads_agree_with_the_reference(seed: int) -> None:
                            kv_dtype=rng.choice([None, "fp8"]),
                            allreduce=rng.choice(["auto", "ring", "one-shot", "two-shot"]),
                            reserve=rng.choice([0.0, 0.1]),
-                           attention_eff=rng.choice([0.35, 0.6, 1.0]))
+                           attention_eff=rng.choice([0.35, 0.6, 1.0]),
+                           prefill_chunk=rng.choice([0, 0, 500, 4096]))
     gpu = rng.choice(["H100 SXM", "A100 80GB SXM", "MI300X"])
     weight = rng.choice([None, "int8", "fp32", "int4", "nvfp4"])
     p = _plan(gpu, "bf16", weight, ti)

@@ -10,6 +10,9 @@ Conventions (every figure SI: FLOP, byte, second):
 - attention is batched per KV head: the query heads sharing a KV head (GQA) are the rows, so
   K and V are read once per KV head; the score matrix stays on chip (flash attention);
 - prefill attention is causal: each query attends to (prompt + 1) / 2 keys on average;
+- chunked prefill: the prompt runs in S = ceil(prompt / chunk) equal steps, each reading
+  every weight again (m = batch · prompt / S, S times as many matmuls); attention's FLOPs are
+  those of the whole causal prompt, two all-reduces per layer per step;
 - sliding-window attention (Mistral 7B, arXiv:2310.06825): each query attends to at most the
   last W keys, and the KV cache keeps W tokens per sequence (the paper's rolling buffer);
 - the realistic estimate runs attention at flash attention's measured rate, not the GEMMs':
@@ -69,6 +72,7 @@ class Workload:
     reserve: float = 0.10  # share of capacity left for the CUDA context, NCCL, workspaces
     allreduce: str = AUTO
     attn_eff: float = ATTENTION_EFF  # flash attention's share of its dtype's peak (realistic)
+    chunk: int = 0  # chunked prefill: tokens per step and sequence (0: the whole prompt)
 
 
 @dataclass(frozen=True)
@@ -123,6 +127,11 @@ def attention_dtype(choice: str, compute: str) -> str:
     if choice != AUTO:
         return choice
     return compute if compute in ATTENTION_DTYPES else ATTENTION_FALLBACK
+
+
+def prefill_steps(prompt: int, chunk: int = 0) -> int:
+    """Forward steps of a prefill in chunks of at most `chunk` tokens (0: one step)."""
+    return math.ceil(prompt / chunk) if chunk else 1
 
 
 def prefill_mean_keys(prompt: int, window: int = 0) -> float:
@@ -202,43 +211,47 @@ def phase_ops(cfg: ModelConfig, wl: Workload, phase: str) -> list[Op]:
     s = shapes(cfg, wl.tp)
     h, d, layers, b = cfg.hidden, cfg.head_dim, cfg.layers, wl.batch
     prefill = phase == PREFILL
-    tokens = float(b * wl.prompt) if prefill else float(b)
-    queries = float(wl.prompt) if prefill else 1.0
+    steps = prefill_steps(wl.prompt, wl.chunk) if prefill else 1
+    total = float(b * wl.prompt) if prefill else float(b)
+    tokens = total / steps  # one step's
+    queries = wl.prompt / steps if prefill else 1.0
+    layers_steps = layers * steps
     ctx = (prefill_mean_keys(wl.prompt, cfg.window) if prefill
            else decode_mean_context(wl.prompt, wl.generate, cfg.window))
     a, w, o, kv = wl.act_bytes, wl.weight_bytes, wl.out_bytes, wl.kv_bytes
     up = 2 if cfg.gated else 1
+    n = layers_steps  # matmuls of each kind, and their kernels
     ops = [
-        Op(phase, "qkv", tokens, h, s.qkv, layers, layers, a, w, o),
-        Op(phase, "attention scores", queries * s.group, d, ctx, layers * b * s.kv_heads,
-           layers, a, kv, 0.0, attention=True),
-        Op(phase, "attention values", queries * s.group, ctx, d, layers * b * s.kv_heads,
+        Op(phase, "qkv", tokens, h, s.qkv, n, n, a, w, o),
+        Op(phase, "attention scores", queries * s.group, d, ctx, n * b * s.kv_heads,
+           n, a, kv, 0.0, attention=True),
+        Op(phase, "attention values", queries * s.group, ctx, d, n * b * s.kv_heads,
            0, 0.0, kv, o, attention=True),
-        Op(phase, "out proj", tokens, s.heads * d, h, layers, layers, a, w, o),
+        Op(phase, "out proj", tokens, s.heads * d, h, n, n, a, w, o),
     ]
     if cfg.moe:
         touched = distinct_experts(cfg.experts, cfg.top_k, tokens)
         rows = tokens * cfg.top_k / touched
         ops += [
-            Op(phase, "router", tokens, h, cfg.experts, layers, layers, a, w, o),
+            Op(phase, "router", tokens, h, cfg.experts, n, n, a, w, o),
             Op(phase, "experts up" if not cfg.gated else "experts gate+up", rows, h,
-               up * s.expert_ffn, layers * touched, layers, a, w, o),
-            Op(phase, "experts down", rows, s.expert_ffn, h, layers * touched, layers, a, w, o),
+               up * s.expert_ffn, n * touched, n, a, w, o),
+            Op(phase, "experts down", rows, s.expert_ffn, h, n * touched, n, a, w, o),
         ]
         if cfg.shared_ffn:
             ops += [Op(phase, "shared gate+up" if cfg.gated else "shared up", tokens, h,
-                       up * s.shared_ffn, layers, layers, a, w, o),
-                    Op(phase, "shared down", tokens, s.shared_ffn, h, layers, layers, a, w, o)]
+                       up * s.shared_ffn, n, n, a, w, o),
+                    Op(phase, "shared down", tokens, s.shared_ffn, h, n, n, a, w, o)]
     else:
         ops += [Op(phase, "mlp gate+up" if cfg.gated else "mlp up", tokens, h, up * s.ffn,
-                   layers, layers, a, w, o),
-                Op(phase, "mlp down", tokens, s.ffn, h, layers, layers, a, w, o)]
+                   n, n, a, w, o),
+                Op(phase, "mlp down", tokens, s.ffn, h, n, n, a, w, o)]
     ops.append(Op(phase, "lm_head", float(b), h, s.vocab, 1, 1, a, wl.embed_bytes, o))
     _, elementwise = mlp_widths(cfg, s)
     per_token = (a * (NORM_RESIDUAL_ELEMENTS * h + (up + 1) * elementwise)
                  + kv * 2 * s.kv_heads * d)
-    ops.append(Op(phase, "non-matmul", tokens, 0.0, 0.0, 0.0, layers * NONMATMUL_KERNELS,
-                  a, w, o, extra_bytes=layers * tokens * per_token))
+    ops.append(Op(phase, "non-matmul", total, 0.0, 0.0, 0.0, n * NONMATMUL_KERNELS,
+                  a, w, o, extra_bytes=layers * total * per_token))
     return ops
 
 
@@ -320,14 +333,16 @@ def estimate(cfg: ModelConfig, wl: Workload, hw: Machine) -> Estimate:
     real = [op_time(op, apeak if op.attention else rpeak, rbw, hw.launch) for op in ops]
     s = shapes(cfg, wl.tp)
     out: dict[str, Any] = {}
-    for phase, tokens in ((PREFILL, wl.batch * wl.prompt), (DECODE, wl.batch)):
+    steps = prefill_steps(wl.prompt, wl.chunk)
+    for phase, tokens, per in ((PREFILL, wl.batch * wl.prompt / steps, steps),
+                               (DECODE, wl.batch, 1)):
         nbytes = tokens * cfg.hidden * wl.out_bytes
         tb = allreduce_times(nbytes, wl.tp, hw.link_bw * hw.link_eff, hw.link_latency)
         tr = allreduce_times(nbytes, wl.tp, hw.link_bw * hw.real_link_eff, hw.link_latency)
         used = allreduce_used(tb, wl.allreduce)
         out[f"{phase}_allreduce"] = used
-        out[f"{phase}_comm_bound"] = 2 * cfg.layers * tb[used]
-        out[f"{phase}_comm"] = 2 * cfg.layers * tr[used]  # the bound's choice
+        out[f"{phase}_comm_bound"] = 2 * cfg.layers * per * tb[used]
+        out[f"{phase}_comm"] = 2 * cfg.layers * per * tr[used]  # the bound's choice
         out[f"{phase}_allreduce_times"] = tb
         idx = [i for i, op in enumerate(ops) if op.phase == phase]
         out[f"{phase}_bound"] = sum(bound[i] for i in idx) + out[f"{phase}_comm_bound"]
@@ -337,7 +352,7 @@ def estimate(cfg: ModelConfig, wl: Workload, hw: Machine) -> Estimate:
     kv_tok_g = kv_per_token(cfg, wl.kv_bytes, s.kv_heads)
     up_width, _ = mlp_widths(cfg, s)
     widest = max(s.qkv, up_width, cfg.hidden)
-    act_per_seq = wl.prompt * (wl.act_bytes * cfg.hidden + wl.out_bytes * widest)
+    act_per_seq = wl.prompt / steps * (wl.act_bytes * cfg.hidden + wl.out_bytes * widest)
     activations = wl.batch * act_per_seq
     kv_g = wl.batch * context * kv_tok_g
     usable = hw.capacity * (1 - wl.reserve)

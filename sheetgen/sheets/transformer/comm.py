@@ -11,6 +11,8 @@ from sheetgen.model.vocabulary import Quantity
 from sheetgen.sheets.parallel import inputs as pin
 from sheetgen.sheets.transformer.common import (
     OB,
+    STEP_TOKENS,
+    STEPS,
     q,
 )
 
@@ -47,8 +49,9 @@ def comm(ph: str) -> list[Quantity]:
     """The two all-reduces per layer of one phase: each algorithm, the one used, the total."""
     p = f"xf_{ph}_"
     nbytes = p + "ar_bytes"
-    out = [q(nbytes, "bytes per all-reduce", "B", f"{{{p}tokens}}*{{xf_hidden}}*{{out_elem_bytes}}",
-             lambda a: a[p + "tokens"] * a["xf_hidden"] * a[OB]),
+    tok, step = STEP_TOKENS[ph], STEPS[ph]
+    out = [q(nbytes, "bytes per all-reduce", "B", f"{{{tok}}}*{{xf_hidden}}*{{out_elem_bytes}}",
+             lambda a: a[tok] * a["xf_hidden"] * a[OB], doc="One step's tokens."),
            pin.ring_allreduce(p + "ring", nbytes, "ring", gpus="xf_tp", bw="link_bw",
                               latency="link_latency", eff="link_eff"),
            direct_allreduce(ref.ONE_SHOT, p + "one", nbytes, "link_eff", "one-shot"),
@@ -70,12 +73,14 @@ def comm(ph: str) -> list[Quantity]:
 
         def fn(a: dict[str, Any]) -> float:
             chosen = {ref.RING: a[r], ref.ONE_SHOT: a[o], ref.TWO_SHOT: a[t]}[a[p + "ar_used"]]
-            return 2 * a["xf_layers"] * chosen
+            return 2 * a["xf_layers"] * (a[step] if step else 1) * chosen
 
+        steps = f"*{{{step}}}" if step else ""
         return q(name, label, "s",
-                 f'2*{{xf_layers}}*IF({{{p}ar_used}}="{ref.RING}",{{{r}}},IF({{{p}ar_used}}='
-                 f'"{ref.ONE_SHOT}",{{{o}}},{{{t}}}))', fn, fmt="time",
-                 doc="Two all-reduces per layer (after attention, after the MLP).")
+                 f'2*{{xf_layers}}{steps}*IF({{{p}ar_used}}="{ref.RING}",{{{r}}},'
+                 f'IF({{{p}ar_used}}="{ref.ONE_SHOT}",{{{o}}},{{{t}}}))', fn, fmt="time",
+                 doc="Two all-reduces per layer (after attention, after the MLP)"
+                     + (", per step." if step else "."))
 
     out.append(pick((ring, one, two), "all-reduces per step (bound)", p + "comm_bound"))
     out += [pin.ring_allreduce(p + "ring_real", nbytes, "ring (measured link eff)",

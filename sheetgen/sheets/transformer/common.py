@@ -19,6 +19,10 @@ ON_CHIP = "xf_on_chip"  # bytes per element of an operand that never leaves the 
 AB, WB, OB = rf.ACT_BYTES, rf.WEIGHT_BYTES, rf.OUT_BYTES
 YES, NO = "yes", "no"
 PHASES = (("pf", ref.PREFILL), ("dc", ref.DECODE))
+#: per phase: the tokens of one forward step (m of its weight matmuls) and, for chunked
+#: prefill, the number of steps (None: one step)
+STEP_TOKENS = {"pf": "xf_pf_step", "dc": "xf_dc_tokens"}
+STEPS = {"pf": "xf_pf_steps", "dc": None}
 
 
 def q(name: str, label: str, unit: str, template: str, fn: Callable[[dict[str, Any]], Any],

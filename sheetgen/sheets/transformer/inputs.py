@@ -24,6 +24,7 @@ from sheetgen.sheets.transformer.common import (
     NO,
     ON_CHIP,
     PHASES,
+    STEP_TOKENS,
     YES,
     q,
 )
@@ -71,6 +72,10 @@ FFN = _num("xf_ffn", "MLP width", "intermediate_size / ffn_dim / n_inner")
 VOCAB = _num("xf_vocab", "vocabulary", "vocab_size")
 TIED = _choice("xf_tied", "lm_head tied to the embeddings", (YES, NO),
                "tie_word_embeddings: a tied lm_head reads the embedding table")
+CHUNK = _num("xf_chunk", "prefill chunk (tokens; 0: the whole prompt)",
+             "Chunked prefill: each sequence's prompt in steps of at most this many tokens, "
+             "each step reading every weight again (vLLM's max_num_batched_tokens, "
+             "TensorRT-LLM's chunked context).", rule=_COUNT)
 WINDOW = _num("xf_window", "sliding window (0: full attention)",
               "sliding_window: each token attends to the last W; the KV cache keeps W per "
               "sequence (Mistral 7B's rolling buffer, arXiv:2310.06825)", rule=_COUNT)
@@ -111,7 +116,7 @@ ATTN_EFF = Input("xf_attn_eff", "flash-attention efficiency", "fraction", fmt="p
 MODEL_INPUTS = (HIDDEN, LAYERS, HEADS, KV_HEADS, HEAD_DIM, FFN, VOCAB, TIED, WINDOW)
 MOE_INPUTS = (EXPERTS, TOP_K, EXPERT_FFN)
 WORKLOAD_INPUTS = (BATCH, PROMPT, GENERATE, TP, KV_DTYPE, E_DTYPE, RESERVE, ALLREDUCE,
-                   ATTN_DTYPE, ATTN_EFF)
+                   ATTN_DTYPE, ATTN_EFF, CHUNK)
 
 
 def _split(name: str, total: str, label: str) -> Quantity:
@@ -137,8 +142,16 @@ def derived(cfg: ModelConfig) -> list[Quantity]:
         q("xf_qkv_g", "QKV width per GPU", "", "({xf_heads_g}+2*{xf_kv_g})*{xf_head_dim}",
           lambda a: (a["xf_heads_g"] + 2 * a["xf_kv_g"]) * a["xf_head_dim"], fmt="int"),
         _split("xf_vocab_g", "xf_vocab", "vocabulary per GPU"),
-        q("xf_pf_tokens", "prefill tokens (m)", "", "{xf_batch}*{xf_prompt}",
+        q("xf_pf_tokens", "prefill tokens (all steps)", "", "{xf_batch}*{xf_prompt}",
           lambda a: a["xf_batch"] * a["xf_prompt"], fmt="int"),
+        q("xf_pf_steps", "prefill steps (chunks)", "",
+          "IF({xf_chunk}=0,1,ROUNDUP({xf_prompt}/{xf_chunk},0))",
+          lambda a: float(ref.prefill_steps(a["xf_prompt"], a["xf_chunk"])), fmt="int",
+          doc="ROUNDUP(prompt / chunk); 1 without chunking."),
+        rf.ratio("xf_pf_queries", "xf_prompt", "xf_pf_steps", "prompt tokens per step", "",
+                 doc="The chunks are taken as equal: prompt / steps tokens each."),
+        rf.product("xf_pf_step", "xf_batch", "xf_pf_queries", "prefill tokens per step (m)",
+                   "", fmt="ratio"),
         rf.same_as("xf_dc_tokens", "xf_batch", "decode tokens per step (m)", "", fmt="int"),
         q("xf_pf_ctx", "prefill mean attended context (causal)", "",
           "IF(OR({xf_window}=0,{xf_prompt}<={xf_window}),({xf_prompt}+1)/2,"
@@ -169,7 +182,7 @@ def derived(cfg: ModelConfig) -> list[Quantity]:
     if cfg.moe:
         out.append(_split("xf_effn_g", "xf_expert_ffn", "expert MLP width per GPU"))
         for ph, _ in PHASES:
-            tok = f"xf_{ph}_tokens"
+            tok = STEP_TOKENS[ph]
             out.append(q(f"xf_{ph}_touched", f"{'prefill' if ph == 'pf' else 'decode'} "
                          "experts touched (expected)", "",
                          f"IF({{xf_top_k}}>={{xf_experts}},{{xf_experts}},{{xf_experts}}*(1-10^"

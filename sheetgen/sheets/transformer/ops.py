@@ -18,6 +18,8 @@ from sheetgen.sheets.transformer.common import (
     ATTN_RATE,
     OB,
     ON_CHIP,
+    STEP_TOKENS,
+    STEPS,
     WB,
     OpRow,
     q,
@@ -65,16 +67,14 @@ def realistic_time(name: str, kernels: str | None, flops_: str | None, bytes_: s
 def _op(ph: str, slug: str, label: str, m: tuple[str, Callable[[dict[str, Any]], float]],
         k: tuple[str, Callable[[dict[str, Any]], float]],
         n: tuple[str, Callable[[dict[str, Any]], float]],
-        count: tuple[str, Callable[[dict[str, Any]], float]], kernels: str | None,
+        count: tuple[str, Callable[[dict[str, Any]], float]],
+        kernels: tuple[str, Callable[[dict[str, Any]], float]] | None,
         a_: str | None, w_: str | None, o_: str | None, rate: str = "xf_real_flops") -> OpRow:
     p = f"xf_{ph}_{slug}_"
     dims = [q(p + d, d, "", t, f, fmt="ratio") for d, (t, f) in
             zip(("m", "k", "n", "count"), (m, k, n, count), strict=True)]
-    kern = None
-    if kernels:
-        name = kernels.strip("{}")
-        kern = q(p + "kernels", "kernels", "", kernels,
-                 (lambda a: 1.0) if kernels == "1" else (lambda a: a[name]), fmt="int")
+    kern = q(p + "kernels", "kernels", "", kernels[0], kernels[1], fmt="int") if kernels \
+        else None
     f = counted_flops(p + "flops", p + "count", p + "m", p + "k", p + "n")
     b = operand_bytes(p + "bytes", p + "count", p + "m", p + "k", p + "n", a_, w_, o_)
     i = rf.intensity(p + "intensity", p + "flops", p + "bytes")
@@ -103,12 +103,14 @@ def _const(value: float) -> tuple[str, Callable[[dict[str, Any]], float]]:
 def op_rows(cfg: ModelConfig, ph: str) -> list[OpRow]:
     """The operation rows of one phase, in execution order."""
     up = 2 if cfg.gated else 1
-    tok = _ref(f"xf_{ph}_tokens")
+    step = STEPS[ph]  # chunked prefill: every weight matmul runs once per step
+    per_step = (step,) if step else ()
+    tok = _ref(STEP_TOKENS[ph])
     ctx = _ref(f"xf_{ph}_ctx")
-    layers = _ref("xf_layers")
-    kern = "{xf_layers}"
-    rows_attn = _times("xf_prompt", "xf_group") if ph == "pf" else _ref("xf_group")
-    heads = _times("xf_layers", "xf_batch", "xf_kv_g")
+    layers = _times("xf_layers", *per_step)
+    kern = layers
+    rows_attn = _times("xf_pf_queries", "xf_group") if ph == "pf" else _ref("xf_group")
+    heads = _times("xf_layers", "xf_batch", "xf_kv_g", *per_step)
     ops = [
         _op(ph, "qkv", "QKV projection", tok, _ref("xf_hidden"), _ref("xf_qkv_g"), layers,
             kern, AB, WB, OB),
@@ -122,16 +124,16 @@ def op_rows(cfg: ModelConfig, ph: str) -> list[OpRow]:
     upname = "gate+up" if cfg.gated else "up"
     if cfg.moe:
         touched = f"xf_{ph}_touched"
-        rows = (f"{{xf_{ph}_tokens}}*{{xf_top_k}}/{{{touched}}}",
-                lambda a: a[f"xf_{ph}_tokens"] * a["xf_top_k"] / a[touched])
+        rows = (f"{{{STEP_TOKENS[ph]}}}*{{xf_top_k}}/{{{touched}}}",
+                lambda a: a[STEP_TOKENS[ph]] * a["xf_top_k"] / a[touched])
         eff = ("2*{xf_effn_g}" if up == 2 else "{xf_effn_g}", lambda a: up * a["xf_effn_g"])
         ops += [
             _op(ph, "router", "MoE router", tok, _ref("xf_hidden"), _ref("xf_experts"), layers,
                 kern, AB, WB, OB),
             _op(ph, "eup", f"experts {upname} (touched experts)", rows, _ref("xf_hidden"),
-                eff, _times("xf_layers", touched), kern, AB, WB, OB),
+                eff, _times("xf_layers", touched, *per_step), kern, AB, WB, OB),
             _op(ph, "edown", "experts down", rows, _ref("xf_effn_g"), _ref("xf_hidden"),
-                _times("xf_layers", touched), kern, AB, WB, OB),
+                _times("xf_layers", touched, *per_step), kern, AB, WB, OB),
         ]
         if cfg.shared_ffn:
             sw = ("2*{xf_sffn_g}" if up == 2 else "{xf_sffn_g}", lambda a: up * a["xf_sffn_g"])
@@ -150,7 +152,7 @@ def op_rows(cfg: ModelConfig, ph: str) -> list[OpRow]:
                 AB, WB, OB),
         ]
     ops.append(_op(ph, "lm", "lm_head (last position)", _ref("xf_batch"), _ref("xf_hidden"),
-                   _ref("xf_vocab_g"), _const(1), "1", AB, "xf_eb", OB))
+                   _ref("xf_vocab_g"), _const(1), _const(1), AB, "xf_eb", OB))
     ops.append(_nonmatmul(cfg, ph))
     return ops
 
@@ -171,8 +173,11 @@ def _nonmatmul(cfg: ModelConfig, ph: str) -> OpRow:
             return a["xf_ffn_g"]
     tok = f"xf_{ph}_tokens"
     m = rf.same_as(p + "m", tok, "m", "", fmt="ratio")
-    kern = q(p + "kernels", "kernels", "", f"{ref.NONMATMUL_KERNELS}*{{xf_layers}}",
-             lambda a: ref.NONMATMUL_KERNELS * a["xf_layers"], fmt="int")
+    step = STEPS[ph]
+    kern = q(p + "kernels", "kernels", "", f"{ref.NONMATMUL_KERNELS}*{{xf_layers}}"
+             + (f"*{{{step}}}" if step else ""),
+             lambda a: ref.NONMATMUL_KERNELS * a["xf_layers"] * (a[step] if step else 1),
+             fmt="int")
     b = q(p + "bytes", "bytes moved", "B",
           f"{{xf_layers}}*{{{p}m}}*({{act_elem_bytes}}*({ref.NORM_RESIDUAL_ELEMENTS}*{{xf_hidden}}"
           f"+{up + 1}*({width}))+{{xf_kvb}}*2*{{xf_kv_g}}*{{xf_head_dim}})",

@@ -24,9 +24,9 @@ def sentences() -> list[Quantity]:
     cb = _n("critical_batch")
     return [
         txt.sentence("xf_say_prefill", "prefill", [
-            "Prefill runs ", _n("xf_pf_tokens"), " tokens through each weight read, ",
-            txt.When("{xf_pf_tokens}>={critical_batch}",
-                     lambda a: a["xf_pf_tokens"] >= a["critical_batch"],
+            "Prefill runs ", _n("xf_pf_step"), " tokens through each weight read, ",
+            txt.When("{xf_pf_step}>={critical_batch}",
+                     lambda a: a["xf_pf_step"] >= a["critical_batch"],
                      ["above the critical batch of ", cb, ": its weight matmuls are "
                       "compute-bound, so TTFT halves with twice the FLOP/s (fp8 compute, or "
                       "twice the GPUs) and hardly moves with bandwidth."],

@@ -37,6 +37,7 @@ class TransformerInputs:
     allreduce: str = ref.AUTO
     attention_dtype: str | None = None  # None: auto (the compute dtype, fp16 under fp8/int8)
     attention_eff: float = ref.ATTENTION_EFF
+    prefill_chunk: int = 0  # tokens per prefill step and sequence; 0: the whole prompt
 
     def dtypes(self) -> dict[str, str]:
         """The KV cache's and the embeddings' storage choices ("auto": the activations' and
@@ -61,6 +62,7 @@ def input_values(ti: TransformerInputs) -> dict[str, Any]:
         "xf_tp": ti.tp, "xf_kv_dtype": d["kv"], "xf_embed_dtype": d["embedding"],
         "xf_reserve": ti.reserve, "xf_allreduce": ti.allreduce,
         "xf_attn_dtype": ti.attention_dtype or precision.AUTO, "xf_attn_eff": ti.attention_eff,
+        "xf_chunk": ti.prefill_chunk,
         "xf_point": list(range(1, n + 1)), "xf_pt_op": labels,
         "xf_decade": list(ROOF_DECADES), "xf_reveal": 0,
         **{f"xf_guess_{slug}": None for slug, *_ in DRILLS},
@@ -72,7 +74,8 @@ def check_inputs(ti: TransformerInputs) -> None:
     from sheetgen.errors import InputError
 
     for option, value, low in (("--batch", ti.batch, 1), ("--prompt-tokens", ti.prompt_tokens, 1),
-                               ("--generate", ti.generate, 1), ("--tp", ti.tp, 1)):
+                               ("--generate", ti.generate, 1), ("--tp", ti.tp, 1),
+                               ("--prefill-chunk", ti.prefill_chunk, 0)):
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= 2**31 - 1:
             raise InputError(f"{option} must be a whole number from {low}, got {value!r}")
     for option, value in zip(("--kv-dtype", "--embedding-dtype"), ti.dtypes().values(),
