@@ -42,7 +42,8 @@ CASES = [
                                                  prompt_tokens=3000, generate=2000,
                                                  prefill_chunk=1024)),
     ("A100 80GB SXM", "bf16", "int8", TransformerInputs(load_bundled("mistral-7b"),
-                                                        prompt_tokens=6000, generate=3)),
+                                                        prompt_tokens=6000, generate=3,
+                                                        layer_kernels=9)),
 ]
 
 #: Dense fp16/bf16 tensor peaks (datasheets): attention's rate under fp8/int8 compute
@@ -65,7 +66,8 @@ def _reference(p: WorkbookPlan, ti: TransformerInputs, gpu: str, dtype: str,
                     out_bytes=size[store.output],
                     kv_bytes=size[ti.kv_dtype or store.activation],
                     embed_bytes=size[ti.embedding_dtype or store.weight], reserve=ti.reserve,
-                    allreduce=ti.allreduce, attn_eff=ti.attention_eff)
+                    allreduce=ti.allreduce, attn_eff=ti.attention_eff,
+                    layer_kernels=ti.layer_kernels)
     hw = t.Machine(peak=s["peak_flops"], bw=s["hbm_bw"], capacity=s["capacity_bytes"],
                    link_bw=s["link_bw"], link_latency=s["link_latency"],
                    real_compute_eff=s["suggest_compute_eff"],
@@ -85,7 +87,8 @@ def test_sheet_cells_equal_the_pure_reference(gpu: str, dtype: str, weight: str 
                                  tp=ti.tp, weight_dtype=weight, kv_dtype=ti.kv_dtype,
                                  embedding_dtype=ti.embedding_dtype, allreduce=ti.allreduce,
                                  attention_eff=ti.attention_eff,
-                                 prefill_chunk=ti.prefill_chunk)
+                                 prefill_chunk=ti.prefill_chunk,
+                                 layer_kernels=ti.layer_kernels)
     assert len(frame) == len(est.ops)
     for row, op, bound, real in zip(frame.to_dict("records"), est.ops, est.op_bound,
                                     est.op_real, strict=True):
@@ -243,7 +246,8 @@ def test_random_workloads_agree_with_the_reference(seed: int) -> None:
                            allreduce=rng.choice(["auto", "ring", "one-shot", "two-shot"]),
                            reserve=rng.choice([0.0, 0.1]),
                            attention_eff=rng.choice([0.35, 0.6, 1.0]),
-                           prefill_chunk=rng.choice([0, 0, 500, 4096]))
+                           prefill_chunk=rng.choice([0, 0, 500, 4096]),
+                           layer_kernels=rng.choice([15, 9, 0, 40]))
     gpu = rng.choice(["H100 SXM", "A100 80GB SXM", "MI300X"])
     weight = rng.choice([None, "int8", "fp32", "int4", "nvfp4"])
     p = _plan(gpu, "bf16", weight, ti)
