@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -202,6 +203,16 @@ def test_cli_build_show_and_errors(tmp_path: Path) -> None:
     assert "huggingface.co/meta-llama/Llama-3.1-70B" in res.output
 
 
+def _letters(col: int) -> str:
+    """A 0-based column index in A1 letters."""
+    out = ""
+    col += 1
+    while col:
+        col, r = divmod(col - 1, 26)
+        out = chr(65 + r) + out
+    return out
+
+
 def test_push_to_google_holds_the_sheet(sheets_emulator, service_account_file) -> None:
     from sheets_emulator import FAST_RETRY, SA_EMAIL
 
@@ -228,6 +239,24 @@ def test_push_to_google_holds_the_sheet(sheets_emulator, service_account_file) -
     assert report.ok and report.checked["Transformer"] > 200, report.mismatches[:3]
     block = sheetgen.read(key, client=gsheets_client, sheet="Transformer", block=True)
     assert block.loc["kv_bytes_per_token", "value"] == 131_072  # Mixtral: 2·32·8·128·2 B
+    # the chart: ceiling, prefill and decode on LOG10 helpers, one split domain (three x
+    # columns), each series in its own column at its offset and blank at the others'
+    tab = sheets_emulator.spreadsheets[key].sheet(title="Transformer")
+    (chart,) = tab.charts
+    basic = chart["spec"]["basicChart"]
+    assert chart["spec"]["title"].endswith("(log10 axes)")
+    assert basic["chartType"] == "SCATTER"
+    domains = [s["startColumnIndex"] for s in basic["domains"][0]["domain"]["sourceRange"][
+        "sources"]]
+    assert len(domains) == 3 and domains[1] - domains[0] == domains[2] - domains[1] == 4
+    for i, item in enumerate(basic["series"]):
+        cols = [s["startColumnIndex"] for s in item["series"]["sourceRange"]["sources"]]
+        assert cols == [d + 1 + i for d in domains]
+    # by hand: the ceiling's decade-0 point is the ridge, 989.4e12 / 3.35e12 = 295.3 FLOP/B
+    values = engine_compute(sheets_emulator.snapshot(key))
+    x0 = domains[0]
+    logs = [values[("Transformer", f"{_letters(x0)}{r}")] for r in range(6, 13)]
+    assert math.log10(989.4e12 / 3.35e12) in [pytest.approx(v, rel=1e-12) for v in logs]
 
 
 @pytest.mark.parametrize("seed", range(8))
