@@ -17,6 +17,7 @@ from helpers import run
 from sheetgen.calibrate import fit
 from sheetgen.calibrate.data import Measurements, read_measurements
 from sheetgen.calibrate.report import calibrate, calibrate_file
+from sheetgen.errors import InputError
 from sheetgen.inputs.presets import load_preset_file, load_presets
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -314,3 +315,37 @@ def test_several_dtypes_are_fitted_per_dtype(tmp_path):
                "H100 both", "--no-fit", "--json")
     checked = json.loads(proc.stdout)
     assert checked["compute_efficiency"] == gpu.compute_efficiency("tf32")
+
+
+def test_kernel_terms_by_hand():
+    """The K loop: k = 2,048 at 1.2 ns per unit of k is 2.4576 µs. The quantize pass of a
+    1024×4096 bf16 activation to fp8: 4,194,304 elements × 5 B = 20,971,520 B, at 80 % of
+    H100's 3.35 TB/s = 7.825 µs, after the GEMM's own refined time."""
+    from sheetgen.model import kernel_terms
+
+    assert kernel_terms.k_loop_time(2048, 1.2e-9) == pytest.approx(2.4576e-6, rel=1e-12)
+    moved = kernel_terms.quantize_bytes(1, 1024, 4096, kernel_terms.DYNAMIC_FP8_QUANTIZE_BYTES)
+    assert moved == 20_971_520
+    assert moved / (3.35e12 * 0.8) == pytest.approx(7.8252e-6, rel=1e-4)
+    device = fit.Device("H100", 1979e12, 3.35e12, 1, 132, (1, 1, 2))
+    data = Measurements("t", "time_s", "fp8", *(np.array([v], float) for v in
+                                                (1024, 4096, 4096, 1, 1e-4)))
+    base = fit.Params(0.7, 0.8, 3e-6, overlap=2.0)
+    with_terms = fit.Params(0.7, 0.8, 3e-6, overlap=2.0, k_latency=1.2e-9, k_loop=True,
+                            quantize_bytes=5.0)
+    extra = fit.predict(device, with_terms, data) - fit.predict(device, base, data)
+    assert extra[0] == pytest.approx(4096 * 1.2e-9 + 20_971_520 / (3.35e12 * 0.8), rel=1e-12)
+
+
+def test_fp8_tables_state_their_quantize_pass(tmp_path):
+    """aiconfigurator's fp8 rows include TensorRT-LLM's dynamic activation quantization (its
+    collector loads no input scale): each fp8 CSV says 5 bytes per element, the bf16 ones
+    nothing; a bad value is one Error: line."""
+    data_dir = Path(__file__).resolve().parent.parent / "benchmarks" / "data"
+    for name in ("aic_h100_sxm_fp8.csv", "aic_h200_sxm_fp8.csv", "aic_b200_sxm_fp8.csv"):
+        assert read_measurements(data_dir / name).quantize_bytes == 5.0
+    assert read_measurements(data_dir / "aic_h100_sxm_bf16.csv").quantize_bytes == 0.0
+    bad = tmp_path / "bad.csv"
+    bad.write_text("# activation_quantize_bytes_per_element: lots\nm,k,n,time_s\n1,2,3,1e-6\n")
+    with pytest.raises(InputError, match="must be a number of bytes"):
+        _ = read_measurements(bad).quantize_bytes

@@ -90,6 +90,8 @@ class Calibration:
             "wave_quantization": self.params.waves,
             "tile_m": self.params.tile_m, "tile_n": self.params.tile_n,
             "overlap_exponent": self.params.overlap, "form": self.params.form,
+            "k_latency_s": self.params.k_latency,
+            "activation_quantize_bytes": self.params.quantize_bytes,
             "sm_count": device_for(self.gpu, self.dtype).sm_count,
             "median_abs_error_before": before[0], "p90_abs_error_before": before[1],
             "median_abs_error_after": after[0], "p90_abs_error_after": after[1],
@@ -98,7 +100,10 @@ class Calibration:
                           "compute_efficiency": h.params.compute_efficiency,
                           "memory_efficiency": h.params.memory_efficiency,
                           "launch_overhead_s": h.params.launch_overhead,
-                          "overlap_exponent": h.params.overlap}
+                          "overlap_exponent": h.params.overlap,
+                          "k_latency_s": h.params.k_latency,
+                          "train_median_abs_error": h.train_median_abs_error,
+                          "train_p90_abs_error": h.train_p90_abs_error}
                          for h in self.held_out],
             "rows": rows,
             "faster_than_roof": [r for r in rows if r["faster_than_roof"]],
@@ -113,6 +118,11 @@ class Calibration:
                  f"{device_for(self.gpu, self.dtype).sm_count} SMs)" if p.waves else "waves off")
         if p.overlap >= 1:
             waves += f", smooth max of compute and memory time (p = {p.overlap:.3g})"
+        if p.k_loop:
+            waves += f", K-loop latency {p.k_latency * 1e12:.3g} ps per unit of k"
+        if p.quantize_bytes:
+            waves += (f", activation quantize pass {p.quantize_bytes:g} B per element of A "
+                      "(from the file)")
         out = [f"{self.gpu.name} {self.dtype}: refined model {how} {len(d)} measured times "
                f"({d.origin}, column {d.time_header!r})",
                f"  compute efficiency {p.compute_efficiency:.3f}, memory efficiency "
@@ -208,7 +218,8 @@ def measured_inputs(cal: Calibration) -> MeasuredInputs:
         b=[int(v) for v in d.b], seconds=[float(v) for v in d.measured],
         compute_efficiency=p.compute_efficiency, memory_efficiency=p.memory_efficiency,
         launch_overhead=p.launch_overhead, waves=p.waves, tile_m=p.tile_m, tile_n=p.tile_n,
-        sm_count=device_for(cal.gpu, cal.dtype).sm_count, source=d.origin, overlap=p.overlap)
+        sm_count=device_for(cal.gpu, cal.dtype).sm_count, source=d.origin, overlap=p.overlap,
+        k_latency=p.k_latency, quantize_bytes=p.quantize_bytes)
 
 
 def calibrate_file(path: str | Path, *, gpu: str | None = None,
