@@ -107,17 +107,19 @@ def _bench():
     return bench_accuracy
 
 
-#: held-out (median, p90) of the smooth max per table, as docs/measuring.md reports them
+#: held-out (median, p90) of the model (smooth max + K loop, + the quantize pass where the
+#: file states one) per table, as docs/measuring.md reports them
 DOCUMENTED = {
-    "XLA H100 SXM bf16": (0.046, 0.115), "XLA H100 SXM tf32": (0.107, 0.244),
-    "XLA MI300X bf16": (0.097, 0.268), "aiconfigurator A100 SXM bf16": (0.139, 0.329),
-    "aiconfigurator H100 SXM bf16": (0.067, 0.279), "aiconfigurator H100 SXM fp8": (0.055, 0.400),
-    "aiconfigurator H200 bf16": (0.073, 0.263), "aiconfigurator H200 fp8": (0.066, 0.405),
-    "aiconfigurator B200 bf16": (0.080, 0.426), "aiconfigurator B200 fp8": (0.095, 0.354),
+    "XLA H100 SXM bf16": (0.040, 0.132), "XLA H100 SXM tf32": (0.069, 0.173),
+    "XLA MI300X bf16": (0.097, 0.268), "aiconfigurator A100 SXM bf16": (0.134, 0.314),
+    "aiconfigurator H100 SXM bf16": (0.067, 0.254), "aiconfigurator H100 SXM fp8": (0.039, 0.146),
+    "aiconfigurator H200 bf16": (0.075, 0.254), "aiconfigurator H200 fp8": (0.045, 0.178),
+    "aiconfigurator B200 bf16": (0.080, 0.313), "aiconfigurator B200 fp8": (0.055, 0.145),
 }
 #: where the goal (held-out median ≤ 10 %, p90 ≤ 25 %) holds today
-MEDIAN_GOAL_MET = set(DOCUMENTED) - {"aiconfigurator A100 SXM bf16", "XLA H100 SXM tf32"}
-P90_GOAL_MET = {"XLA H100 SXM bf16", "XLA H100 SXM tf32"}
+MEDIAN_GOAL_MET = set(DOCUMENTED) - {"aiconfigurator A100 SXM bf16"}
+P90_GOAL_MET = {"XLA H100 SXM bf16", "XLA H100 SXM tf32", "aiconfigurator H100 SXM fp8",
+                "aiconfigurator H200 fp8", "aiconfigurator B200 fp8"}
 
 
 @pytest.fixture(scope="module")
@@ -131,20 +133,38 @@ def test_every_table_is_scored_and_documented(scores):
     doc = (ROOT / "docs" / "measuring.md").read_text("utf-8")
     for name, s in scores.items():
         median, p90 = DOCUMENTED[name]
-        assert s.smooth_max.median_abs_error == pytest.approx(median, abs=0.0006), name
-        assert s.smooth_max.p90_abs_error == pytest.approx(p90, abs=0.0006), name
+        assert s.model.median_abs_error == pytest.approx(median, abs=0.0006), name
+        assert s.model.p90_abs_error == pytest.approx(p90, abs=0.0006), name
         assert f"**{median:.1%} / {p90:.1%}**" in doc, name
 
 
 def test_per_table_goals(scores):
-    """Held-out median ≤ 10 % and p90 ≤ 25 %: where it holds, and that the smooth max (the form
-    chosen on the NVIDIA tables) beats the hard max's median on every table, AMD's included."""
+    """Held-out median ≤ 10 % and p90 ≤ 25 %: where it holds; the model beats the hard max's
+    p90 and halves the roofline's median on every table, AMD's included."""
     for name, s in scores.items():
-        assert s.smooth_max.median_abs_error <= s.hard_max.median_abs_error, name
-        assert s.smooth_max.median_abs_error < 0.5 * s.roofline.median_abs_error, name
-        assert (s.smooth_max.median_abs_error <= 0.10) == (name in MEDIAN_GOAL_MET), name
-        assert (s.smooth_max.p90_abs_error <= 0.25) == (name in P90_GOAL_MET), name
+        assert s.model.p90_abs_error <= s.hard_max.p90_abs_error, name
+        assert s.model.median_abs_error < 0.5 * s.roofline.median_abs_error, name
+        assert s.goals() == (name in MEDIAN_GOAL_MET, name in P90_GOAL_MET), name
     mi300x = scores["XLA MI300X bf16"]
     assert mi300x.hard_max.median_abs_error > 0.13  # one efficiency per regime: 14 %
-    assert mi300x.smooth_max.params.compute_efficiency == pytest.approx(668.4 / 1307.4,
-                                                                        abs=0.03)  # MAMF
+    assert mi300x.model.params.compute_efficiency == pytest.approx(668.4 / 1307.4,
+                                                                   abs=0.03)  # MAMF
+    assert mi300x.model.params.k_latency < 1e-15  # the K loop finds nothing there
+
+
+def test_quantize_pass_is_what_the_fp8_tables_were_missing(tmp_path):
+    """Without its `activation_quantize_bytes_per_element` line, aiconfigurator's H100 fp8
+    table is fitted as a bare fp8 GEMM and the held-out p90 is 34 % (40 % before the K loop);
+    with the 5-byte quantize pass it is 14.6 %, and the fitted floor, efficiencies and p are
+    physical either way."""
+    from sheetgen.calibrate import fit
+    from sheetgen.calibrate.report import device_for
+
+    text = (DATA / "aic_h100_sxm_fp8.csv").read_text("utf-8")
+    bare = tmp_path / "bare.csv"
+    bare.write_text("\n".join(ln for ln in text.splitlines()
+                              if "activation_quantize_bytes_per_element" not in ln))
+    device = device_for(load_presets().get("H100 SXM"), "fp8")
+    by_model = {h.model: h for h in fit.held_out(device, read_measurements(bare), ())}
+    assert by_model[fit.SMOOTH_K_LOOP].p90_abs_error > 0.30
+    assert by_model[fit.SMOOTH_K_LOOP].params.quantize_bytes == 0
