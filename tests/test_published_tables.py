@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "benchmarks" / "data"
 TABLES = tomllib.loads((DATA / "tables.toml").read_text("utf-8"))["table"]
 #: rows per table, as benchmarks/data/NOTICE states them
-ROWS = {"xla_h100_sm90.csv": 375, "xla_mi300x_bf16.csv": 376, "aic_a100_sxm_bf16.csv": 1680}
+ROWS = {"xla_h100_sm90.csv": 375, "xla_mi300x_bf16.csv": 376, "aic_a100_sxm_bf16.csv": 1680,
+        "xla_b200_sm100.csv": 375}
 
 
 def _rows(name: str) -> list[dict[str, str]]:
@@ -37,7 +38,8 @@ def test_every_listed_table_reads_against_its_preset(table):
     assert table["file"] in (DATA / "NOTICE").read_text("utf-8")
 
 
-@pytest.mark.parametrize("name", ["xla_h100_sm90.csv", "xla_mi300x_bf16.csv"])
+@pytest.mark.parametrize("name", ["xla_h100_sm90.csv", "xla_mi300x_bf16.csv",
+                                  "xla_b200_sm100.csv"])
 def test_xla_rates_are_whole_nanosecond_timings(name):
     """XLA's generator writes each rate as 2·b·m·n·k / t, to the unit, for a whole number of
     nanoseconds t; a mistyped digit in a copied rate breaks that (the MI300X rates were
@@ -59,6 +61,19 @@ def test_mi300x_rows_hand_checked():
     assert float(one["time_s"]) == pytest.approx(235.69e-6, rel=1e-4)
     assert rows[("4", "4096", "4096", "4096")]["flops_per_s"] == "570675049165250"
     assert {r["device"] for r in rows.values()} == {"rocm"}
+
+
+def test_b200_rows_hand_checked():
+    """Rows read off the same file's sm_100_B200 section: b=1 4096³ bf16 at
+    1,416,867,213,789,406 FLOP/s = 97.0 µs (63 % of the 2.25 PFLOP/s dense peak), fp8 at
+    2,764,981,863,158,106 = 49.7 µs; every shape has one bf16 and one fp8 row."""
+    rows = _rows("xla_b200_sm100.csv")
+    by = {(r["b"], r["m"], r["k"], r["n"], r["dtype"]): r for r in rows}
+    bf16 = by[("1", "4096", "4096", "4096", "bf16")]
+    assert bf16["flops_per_s"] == "1416867213789406"
+    assert float(bf16["time_s"]) == pytest.approx(97.003e-6, rel=1e-4)
+    assert by[("1", "4096", "4096", "4096", "fp8")]["flops_per_s"] == "2764981863158106"
+    assert sorted(r["dtype"] for r in rows).count("fp8") == 375 == len(rows) - 375
 
 
 @pytest.mark.parametrize(("name", "mamf"), [("aic_h100_sxm_bf16.csv", 794.5e12),
@@ -115,11 +130,13 @@ DOCUMENTED = {
     "aiconfigurator H100 SXM bf16": (0.067, 0.254), "aiconfigurator H100 SXM fp8": (0.039, 0.146),
     "aiconfigurator H200 bf16": (0.075, 0.254), "aiconfigurator H200 fp8": (0.045, 0.178),
     "aiconfigurator B200 bf16": (0.080, 0.313), "aiconfigurator B200 fp8": (0.055, 0.145),
+    "XLA B200 bf16": (0.043, 0.153), "XLA B200 fp8": (0.037, 0.111),
 }
 #: where the goal (held-out median ≤ 10 %, p90 ≤ 25 %) holds today
 MEDIAN_GOAL_MET = set(DOCUMENTED) - {"aiconfigurator A100 SXM bf16"}
 P90_GOAL_MET = {"XLA H100 SXM bf16", "XLA H100 SXM tf32", "aiconfigurator H100 SXM fp8",
-                "aiconfigurator H200 fp8", "aiconfigurator B200 fp8"}
+                "aiconfigurator H200 fp8", "aiconfigurator B200 fp8", "XLA B200 bf16",
+                "XLA B200 fp8"}
 
 
 @pytest.fixture(scope="module")
