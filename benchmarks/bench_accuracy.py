@@ -59,6 +59,9 @@ class Table:
     gpu: str
     dtype: str
     url: str
+    #: False for a table whose rates a dense GEMM at the spec peak cannot reach (scored and
+    #: shown, not counted for the goal)
+    goal: bool = True
 
 
 def published_tables(path: Path = TABLES) -> list[Table]:
@@ -126,11 +129,13 @@ def published_rows(link: bool = True) -> list[str]:
         p = s.model.params
         name = f"[{t.name}]({t.url})" if link else t.name
         median_ok, p90_ok = s.goals()
+        goal = (f"{_yes(median_ok)} / {_yes(p90_ok)}" if t.goal
+                else "not counted: rates above the spec peak")
         quantize = f"{s.quantize_bytes:g} B/elt" if s.quantize_bytes else "none"
         out.append(f"| {name} | {t.gpu} | {s.fit_rows} / {s.roofline.rows} | {s.flagged} | "
                    f"{_pair(s.roofline)} | {_pair(s.hard_max)} | {_pair(s.smooth_max)} | "
                    f"{s.model.train_median_abs_error:.1%} / {s.model.train_p90_abs_error:.1%} "
-                   f"| **{_pair(s.model)}** | {_yes(median_ok)} / {_yes(p90_ok)} | "
+                   f"| **{_pair(s.model)}** | {goal} | "
                    f"{p.compute_efficiency:.3f} / {p.memory_efficiency:.3f} / "
                    f"{p.launch_overhead * 1e6:.2f} µs / {p.overlap:.2f} / "
                    f"{p.k_latency * 1e12:.0f} ps / {quantize} |")
@@ -139,11 +144,12 @@ def published_rows(link: bool = True) -> list[str]:
 
 def goal_summary() -> str:
     """Which tables meet the held-out goal, in one sentence."""
-    scores = [score_table(t) for t in published_tables()]
+    scores = [score_table(t) for t in published_tables() if t.goal]
     median = [s.table.name for s in scores if not s.goals()[0]]
     p90 = [s.table.name for s in scores if not s.goals()[1]]
     n = len(scores)
-    return (f"held-out median ≤ {GOAL_MEDIAN:.0%} on {n - len(median)} of {n} tables"
+    return ("counting the tables whose rates a dense GEMM can reach: "
+            f"held-out median ≤ {GOAL_MEDIAN:.0%} on {n - len(median)} of {n} tables"
             + (f" (not: {', '.join(median)})" if median else "")
             + f"; p90 ≤ {GOAL_P90:.0%} on {n - len(p90)} of {n}"
             + (f" (not: {', '.join(p90)})" if p90 else ""))

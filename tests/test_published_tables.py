@@ -20,7 +20,7 @@ DATA = ROOT / "benchmarks" / "data"
 TABLES = tomllib.loads((DATA / "tables.toml").read_text("utf-8"))["table"]
 #: rows per table, as benchmarks/data/NOTICE states them
 ROWS = {"xla_h100_sm90.csv": 375, "xla_mi300x_bf16.csv": 376, "aic_a100_sxm_bf16.csv": 1680,
-        "xla_b200_sm100.csv": 375}
+        "xla_b200_sm100.csv": 375, "xla_h100_sm90_fp8.csv": 375}
 
 
 def _rows(name: str) -> list[dict[str, str]]:
@@ -39,7 +39,7 @@ def test_every_listed_table_reads_against_its_preset(table):
 
 
 @pytest.mark.parametrize("name", ["xla_h100_sm90.csv", "xla_mi300x_bf16.csv",
-                                  "xla_b200_sm100.csv"])
+                                  "xla_b200_sm100.csv", "xla_h100_sm90_fp8.csv"])
 def test_xla_rates_are_whole_nanosecond_timings(name):
     """XLA's generator writes each rate as 2·b·m·n·k / t, to the unit, for a whole number of
     nanoseconds t; a mistyped digit in a copied rate breaks that (the MI300X rates were
@@ -74,6 +74,20 @@ def test_b200_rows_hand_checked():
     assert float(bf16["time_s"]) == pytest.approx(97.003e-6, rel=1e-4)
     assert by[("1", "4096", "4096", "4096", "fp8")]["flops_per_s"] == "2764981863158106"
     assert sorted(r["dtype"] for r in rows).count("fp8") == 375 == len(rows) - 375
+
+
+def test_xla_h100_fp8_rates_exceed_the_dense_peak():
+    """The current file's sm_90 fp8 rows (e4m3 x e4m3 -> bf16): b=4 4096³ at
+    2,592,796,435,858,738 FLOP/s, 1.31x the H100 SXM's dense fp8 peak (1,979 TFLOP/s, NVIDIA
+    H100 datasheet; 3,958 is with sparsity); 29 of 375 rates are above it, so calibrate flags
+    those rows and the table is not counted for the goal."""
+    rows = _rows("xla_h100_sm90_fp8.csv")
+    top = max(rows, key=lambda r: int(r["flops_per_s"]))
+    assert (top["b"], top["m"], top["k"], top["n"]) == ("4", "4096", "4096", "4096")
+    assert int(top["flops_per_s"]) == 2592796435858738
+    peak = load_presets().get("H100 SXM").peak("fp8")
+    assert peak == 1978.9e12  # 3,957.8 with sparsity, halved
+    assert sum(int(r["flops_per_s"]) > peak for r in rows) == 29
 
 
 @pytest.mark.parametrize(("name", "mamf"), [("aic_h100_sxm_bf16.csv", 794.5e12),
@@ -131,9 +145,12 @@ DOCUMENTED = {
     "aiconfigurator H200 bf16": (0.075, 0.254), "aiconfigurator H200 fp8": (0.045, 0.178),
     "aiconfigurator B200 bf16": (0.080, 0.313), "aiconfigurator B200 fp8": (0.055, 0.145),
     "XLA B200 bf16": (0.043, 0.153), "XLA B200 fp8": (0.037, 0.111),
+    "XLA H100 SXM fp8": (0.128, 0.350),
 }
+#: scored but not counted for the goal: rates a dense GEMM at the spec peak cannot reach
+NOT_COUNTED = {"XLA H100 SXM fp8"}
 #: where the goal (held-out median ≤ 10 %, p90 ≤ 25 %) holds today
-MEDIAN_GOAL_MET = set(DOCUMENTED) - {"aiconfigurator A100 SXM bf16"}
+MEDIAN_GOAL_MET = set(DOCUMENTED) - {"aiconfigurator A100 SXM bf16", *NOT_COUNTED}
 P90_GOAL_MET = {"XLA H100 SXM bf16", "XLA H100 SXM tf32", "aiconfigurator H100 SXM fp8",
                 "aiconfigurator H200 fp8", "aiconfigurator B200 fp8", "XLA B200 bf16",
                 "XLA B200 fp8"}
@@ -162,6 +179,9 @@ def test_per_table_goals(scores):
     for name, s in scores.items():
         assert s.model.p90_abs_error <= s.hard_max.p90_abs_error + 0.005, name
         assert s.model.median_abs_error < 0.5 * s.roofline.median_abs_error, name
+        if name in NOT_COUNTED:
+            assert not s.table.goal, name
+            continue
         assert s.goals() == (name in MEDIAN_GOAL_MET, name in P90_GOAL_MET), name
     mi300x = scores["XLA MI300X bf16"]
     assert mi300x.hard_max.median_abs_error > 0.13  # one efficiency per regime: 14 %
