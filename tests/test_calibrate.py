@@ -349,3 +349,23 @@ def test_fp8_tables_state_their_quantize_pass(tmp_path):
     bad.write_text("# activation_quantize_bytes_per_element: lots\nm,k,n,time_s\n1,2,3,1e-6\n")
     with pytest.raises(InputError, match="must be a number of bytes"):
         _ = read_measurements(bad).quantize_bytes
+
+
+def test_split_k_floor_by_hand():
+    """The second kernel's floor applies where the 128×128 output tiles under-fill the SMs
+    and k reaches the switch: on an H100 (132 SMs) 1×2048×32 is one tile, so it pays; 1×1024×32
+    (k below 2,048) and 4096×4096×4096 (1,024 tiles) do not; min_k 0 turns the term off."""
+    from sheetgen.model import kernel_terms, refined
+
+    tiles = refined.tiles(np.array([1, 1, 4096]), np.array([32, 32, 4096]), 128, 128)
+    assert list(tiles) == [1, 1, 1024]
+    got = kernel_terms.split_k_floor(tiles, 132, np.array([2048, 1024, 4096]), 2048, 1.5e-6)
+    assert list(got) == [1.5e-6, 0.0, 0.0]
+    assert list(kernel_terms.split_k_floor(tiles, 132, np.array([2048] * 3), 0, 1.5e-6)) == [0] * 3
+    device = fit.Device("H100", 989.4e12, 3.35e12, 2, 132)
+    data = Measurements("t", "time_s", "bf16", *(np.array([v], float) for v in
+                                                (1, 2048, 32, 1, 5e-6)))
+    base = fit.Params(0.8, 0.8, 2.5e-6)
+    split = fit.Params(0.8, 0.8, 2.5e-6, split_floor=1.5e-6, split_min_k=2048)
+    assert (fit.predict(device, split, data) - fit.predict(device, base, data))[0] == \
+        pytest.approx(1.5e-6, rel=1e-12)

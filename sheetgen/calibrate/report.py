@@ -92,6 +92,8 @@ class Calibration:
             "overlap_exponent": self.params.overlap, "form": self.params.form,
             "k_latency_s": self.params.k_latency,
             "activation_quantize_bytes": self.params.quantize_bytes,
+            "split_k_floor_s": self.params.split_floor,
+            "split_k_min_k": self.params.split_min_k,
             "sm_count": device_for(self.gpu, self.dtype).sm_count,
             "median_abs_error_before": before[0], "p90_abs_error_before": before[1],
             "median_abs_error_after": after[0], "p90_abs_error_after": after[1],
@@ -102,6 +104,7 @@ class Calibration:
                           "launch_overhead_s": h.params.launch_overhead,
                           "overlap_exponent": h.params.overlap,
                           "k_latency_s": h.params.k_latency,
+                          "split_k_floor_s": h.params.split_floor,
                           "train_median_abs_error": h.train_median_abs_error,
                           "train_p90_abs_error": h.train_p90_abs_error}
                          for h in self.held_out],
@@ -120,6 +123,9 @@ class Calibration:
             waves += f", smooth max of compute and memory time (p = {p.overlap:.3g})"
         if p.k_loop:
             waves += f", K-loop latency {p.k_latency * 1e12:.3g} ps per unit of k"
+        if p.split_min_k:
+            waves += (f", split-K kernel floor {seconds(p.split_floor)} where the tiles "
+                      f"under-fill the SMs and k ≥ {p.split_min_k:g}")
         if p.quantize_bytes:
             waves += (f", activation quantize pass {p.quantize_bytes:g} B per element of A "
                       "(from the file)")
@@ -219,7 +225,8 @@ def measured_inputs(cal: Calibration) -> MeasuredInputs:
         compute_efficiency=p.compute_efficiency, memory_efficiency=p.memory_efficiency,
         launch_overhead=p.launch_overhead, waves=p.waves, tile_m=p.tile_m, tile_n=p.tile_n,
         sm_count=device_for(cal.gpu, cal.dtype).sm_count, source=d.origin, overlap=p.overlap,
-        k_latency=p.k_latency, quantize_bytes=p.quantize_bytes)
+        k_latency=p.k_latency, quantize_bytes=p.quantize_bytes, split_floor=p.split_floor,
+        split_min_k=p.split_min_k)
 
 
 def calibrate_file(path: str | Path, *, gpu: str | None = None,
