@@ -369,3 +369,21 @@ def test_split_k_floor_by_hand():
     split = fit.Params(0.8, 0.8, 2.5e-6, split_floor=1.5e-6, split_min_k=2048)
     assert (fit.predict(device, split, data) - fit.predict(device, base, data))[0] == \
         pytest.approx(1.5e-6, rel=1e-12)
+
+
+def test_quantize_bytes_option(tmp_path):
+    """--quantize-bytes states the quantize pass for a file without the metadata line (and
+    overrides one; without either it is 0); a negative value is one Error: line, exit 2."""
+    src = tmp_path / "t.csv"
+    src.write_text("m,k,n,time_s\n4096,4096,4096,2.1e-4\n1,8192,8192,4.6e-5\n"
+                   "256,256,256,5.2e-6\n1024,1024,1024,2e-5\n")
+    proc = run("calibrate", str(src), "--gpu", "H100 SXM", "--quantize-bytes", "5", "--json")
+    assert proc.exit_code == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["activation_quantize_bytes"] == 5.0
+    plain = json.loads(run("calibrate", str(src), "--gpu", "H100 SXM", "--json").stdout)
+    assert plain["activation_quantize_bytes"] == 0.0
+    bad = run("calibrate", str(src), "--gpu", "H100 SXM", "--quantize-bytes", "-1")
+    assert bad.exit_code == 2
+    assert bad.stderr.strip() == ("Error: --quantize-bytes -1: bytes per element of A must be "
+                                  "0 or more")

@@ -5,6 +5,7 @@ per-row errors before and after, held-out scores, flagged rows, JSON and the fit
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,14 @@ from typing import Any
 import numpy as np
 
 from sheetgen.calibrate import fit
-from sheetgen.calibrate.data import Measurements, SeveralDtypes, read_measurements
+from sheetgen.calibrate.data import (
+    QUANTIZE_KEY,
+    Measurements,
+    SeveralDtypes,
+    read_measurements,
+)
 from sheetgen.core.units import seconds
+from sheetgen.errors import InputError
 from sheetgen.inputs import precision
 from sheetgen.inputs import presets as hardware
 from sheetgen.inputs.preset_toml import write_preset
@@ -231,26 +238,34 @@ def measured_inputs(cal: Calibration) -> MeasuredInputs:
 
 def calibrate_file(path: str | Path, *, gpu: str | None = None,
                    gpu_file: str | Path | None = None, dtype: str | None = None,
-                   no_fit: bool = False, sheet: str | None = None) -> Calibration:
-    """Read the measurements and calibrate the chosen preset to them."""
+                   no_fit: bool = False, sheet: str | None = None,
+                   quantize_bytes: float | None = None) -> Calibration:
+    """Read the measurements and calibrate the chosen preset to them; `quantize_bytes`
+    overrides the file's activation-quantize bytes per element."""
     presets = hardware.load_presets(gpu_file)
     chosen = presets.get(gpu or presets.default)
     data = read_measurements(path, dtype=dtype, sheet=sheet)
+    if quantize_bytes is not None:
+        if not math.isfinite(quantize_bytes) or quantize_bytes < 0:
+            raise InputError(f"quantize_bytes={quantize_bytes!r}: bytes per element of A "
+                             "must be 0 or more")
+        data.metadata = {**data.metadata, QUANTIZE_KEY: repr(float(quantize_bytes))}
     return calibrate(data, chosen, no_fit=no_fit)
 
 
 def calibrate_dtypes(path: str | Path, *, gpu: str | None = None,
                      gpu_file: str | Path | None = None, dtype: str | None = None,
-                     no_fit: bool = False, sheet: str | None = None) -> list[Calibration]:
+                     no_fit: bool = False, sheet: str | None = None,
+                     quantize_bytes: float | None = None) -> list[Calibration]:
     """One calibration per dtype of the file (just the chosen one with `dtype`); the
     preset's default dtype (bf16) first when present."""
     try:
         return [calibrate_file(path, gpu=gpu, gpu_file=gpu_file, dtype=dtype, no_fit=no_fit,
-                               sheet=sheet)]
+                               sheet=sheet, quantize_bytes=quantize_bytes)]
     except SeveralDtypes as several:
         order = sorted(several.dtypes, key=lambda d: (d != hardware.DEFAULT_DTYPE, d))
         return [calibrate_file(path, gpu=gpu, gpu_file=gpu_file, dtype=d, no_fit=no_fit,
-                               sheet=sheet) for d in order]
+                               sheet=sheet, quantize_bytes=quantize_bytes) for d in order]
 
 
 def merged_preset(cals: list[Calibration], name: str | None = None) -> dict[str, Any]:
