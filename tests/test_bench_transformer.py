@@ -69,3 +69,18 @@ def test_kernel_floor_evidence_brackets_the_preset_floor() -> None:
     assert {m.layer_kernels for m in bench.MEASUREMENTS if m.source != bench.TRTLLM} == {9}
     lines = bench.floor_evidence()
     assert sum(ln.startswith("| LLaMA") for ln in lines) == len(trt)
+
+
+def test_fitted_floors_are_the_calibration_docs_figures() -> None:
+    """--floors quotes calibrate's fitted floors as docs/measuring.md's accuracy table gives
+    them (the model's floor column), so a refit there shows here."""
+    bench = _bench()
+    docs = (ROOT / "docs" / "measuring.md").read_text("utf-8")
+    quoted = {"aiconfigurator H100 SXM bf16": bench.FITTED_FLOORS["aiconfigurator fit"]["H100 SXM"],
+              "aiconfigurator A100 SXM bf16":
+                  bench.FITTED_FLOORS["aiconfigurator fit"]["A100 80GB SXM"],
+              "XLA H100 SXM bf16": bench.FITTED_FLOORS["XLA H100 fit"]["H100 SXM"]}
+    for table, floor in quoted.items():
+        row = next(ln for ln in docs.splitlines() if ln.startswith(f"| [{table}]"))
+        fitted = row.rstrip(" |").split("|")[-1].split(" / ")[2]
+        assert fitted == f"{1e6 * floor:.2f} µs", (table, fitted)
