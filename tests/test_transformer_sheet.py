@@ -199,6 +199,9 @@ def test_cli_build_show_and_errors(tmp_path: Path) -> None:
     one_line_error(runner.invoke(cli, ["build", str(tmp_path / "x.xlsx"), "--model",
                                        "llama-3.1-8b", "--prefill-chunk", "-1"]),
                    "--prefill-chunk")
+    one_line_error(runner.invoke(cli, ["build", str(tmp_path / "x.xlsx"), "--model",
+                                       "llama-3.1-8b", "--layer-kernels", "-1"]),
+                   "--layer-kernels")
     res = runner.invoke(cli, ["models"])
     assert "huggingface.co/meta-llama/Llama-3.1-70B" in res.output
 
