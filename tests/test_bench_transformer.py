@@ -33,6 +33,8 @@ def test_decode_rows_within_25_percent_and_docs_table_current(
     docs = (ROOT / "docs" / "transformer.md").read_text("utf-8")
     for row in rows:
         assert row in docs, row
+    # the whole table as printed, its header rule included, is one block of the page
+    assert "\n".join(ln for ln in printed.splitlines() if ln.startswith("|")) in docs
     # the measured figures as published: NIM ITL 18.58 ms; vLLM 70B TP4 2077.53 ms
     assert {m.measured_ms for m in bench.MEASUREMENTS} >= {18.58, 2077.53}
 
