@@ -234,7 +234,7 @@ def transformer(config: Any, *, gpu: str | None = None,
     dtype's peak times flash attention's efficiency (None: the compute dtype, fp16 under
     fp8/int8 compute; None: 0.35, FlashAttention-2 on an H100). `prefill_chunk`: chunked
     prefill, tokens per step and sequence (0: the whole prompt in one step). `layer_kernels`:
-    kernels per layer, each paying the launch floor (None: 15, an unfused TensorRT-LLM build).
+    kernels per layer, each paying the launch floor (None: 9, a fused build; 15: unfused).
     Columns: phase, op, m, k, n, count, flops, bytes_moved, intensity, regime, time (the
     bound), realistic_time. attrs["gpu"]: the GPU figures; attrs["summary"]: ttft, tpot,
     ttft_bound, tpot_bound, tokens_per_s (whole batch), weights_bytes (one GPU's),

@@ -218,11 +218,16 @@ def test_kernels_per_layer_by_hand() -> None:
     dense, moe = from_dict(LLAMA2_7B), load_bundled("mixtral-8x7b")
     assert t.matmul_kernels(dense) == 5 and t.matmul_kernels(moe) == 6  # router, up, down
     assert t.other_kernels(dense, 15) == 10 and t.other_kernels(dense, 3) == 0
-    ops = t.phase_ops(dense, t.Workload(prompt=128, generate=1), t.PREFILL)
+    ops = t.phase_ops(dense, t.Workload(prompt=128, generate=1, layer_kernels=15), t.PREFILL)
     # 32 layers × 15 kernels, and the lm_head's one
     assert sum(o.kernels for o in ops) == 32 * 15 + 1 == 481
-    chunked = t.phase_ops(dense, t.Workload(prompt=128, generate=1, chunk=64), t.PREFILL)
+    chunked = t.phase_ops(dense, t.Workload(prompt=128, generate=1, chunk=64, layer_kernels=15),
+                          t.PREFILL)
     assert sum(o.kernels for o in chunked) == 2 * 32 * 15 + 1
+    # the default is a fused build's 9
+    assert t.DEFAULT_LAYER_KERNELS == 9
+    fused = t.phase_ops(dense, t.Workload(prompt=128, generate=1), t.PREFILL)
+    assert sum(o.kernels for o in fused) == 32 * 9 + 1
 
 
 def test_kernel_floors_add_to_the_realistic_ttft_by_hand() -> None:
@@ -231,15 +236,16 @@ def test_kernel_floors_add_to_the_realistic_ttft_by_hand() -> None:
     fused build's 9 kernels (32 × 6 × 5 µs); the bound has none."""
     cfg = from_dict(LLAMA2_7B)
     hw = dataclasses.replace(H100, launch=5e-6)
-    unfused = t.estimate(cfg, t.Workload(prompt=128, generate=1), hw).summary
+    unfused = t.estimate(cfg, t.Workload(prompt=128, generate=1, layer_kernels=15), hw).summary
     fused = t.estimate(cfg, t.Workload(prompt=128, generate=1, layer_kernels=9), hw).summary
     assert unfused["ttft"] - fused["ttft"] == pytest.approx(32 * 6 * 5e-6, rel=1e-9)
     assert unfused["ttft_bound"] == fused["ttft_bound"]
-    none = t.estimate(cfg, t.Workload(prompt=128, generate=1),
+    none = t.estimate(cfg, t.Workload(prompt=128, generate=1, layer_kernels=15),
                       dataclasses.replace(H100, launch=0.0)).summary
     assert unfused["ttft"] - none["ttft"] == pytest.approx((32 * 15 + 1) * 5e-6, rel=1e-9)
     # 80 layers × 15 kernels × 5 µs = 6.0 ms (LLaMA 70B), plus the lm_head's 5 µs
     big = from_dict({**LLAMA2_7B, "num_hidden_layers": 80})
-    a = t.estimate(big, t.Workload(prompt=128, generate=1), hw).summary
-    b = t.estimate(big, t.Workload(prompt=128, generate=1), dataclasses.replace(hw, launch=0))
+    a = t.estimate(big, t.Workload(prompt=128, generate=1, layer_kernels=15), hw).summary
+    b = t.estimate(big, t.Workload(prompt=128, generate=1, layer_kernels=15),
+                   dataclasses.replace(hw, launch=0))
     assert a["ttft"] - b.summary["ttft"] == pytest.approx(80 * 15 * 5e-6 + 5e-6, rel=1e-9)

@@ -76,8 +76,8 @@ _OPTIONS = [
     click.option("--prefill-chunk", "xf_prefill_chunk", type=int,
                  help="Chunked prefill: prompt tokens per step [0: the whole prompt]."),
     click.option("--layer-kernels", "xf_layer_kernels", type=int,
-                 help="Kernels per layer, each paying the launch floor [15: an unfused "
-                      "TensorRT-LLM llama build; 9: a fused one]."),
+                 help="Kernels per layer, each paying the launch floor [9: a fused build "
+                      "(vLLM); 15: an unfused TensorRT-LLM v0.5 llama build]."),
 ]
 _KEYS = ("model", "model_config", "batch", "prompt_tokens", "generate", "tp", "weight_dtype",
          "activation_dtype", "output_dtype", "kv_dtype", "embedding_dtype", "reserve",

@@ -43,9 +43,9 @@ PREFILL, DECODE = "prefill", "decode"
 #: 6·h); the MLP activation reads its inputs and writes its output (gated: 3 × width,
 #: plain: 2 × width); the new token's K and V are written to the cache in the KV dtype.
 NORM_RESIDUAL_ELEMENTS = 10
-#: Kernels per layer of an unfused build, the realistic estimate's default (each pays the
-#: per-kernel floor, `launch_overhead`): TensorRT-LLM's llama built without the RMSNorm and
-#: GEMM plugins and without the fused MLP (tensorrt_llm/models/llama/model.py,
+#: Kernels per layer of an unfused build (each pays the per-kernel floor, `launch_overhead`):
+#: TensorRT-LLM's llama built without the RMSNorm and GEMM plugins and without the fused MLP
+#: (tensorrt_llm/models/llama/model.py,
 #: LLaMADecoderLayer.forward; tensorrt_llm/functional.py rms_norm; layers/mlp.py GatedMLP;
 #: layers/attention.py with the gpt_attention plugin): two RMSNorms of two kernels each (the
 #: mean-square reduction, then the pointwise scale), five GEMMs (QKV, output, gate, up,
@@ -57,6 +57,8 @@ LAYER_KERNELS = 15
 #: matmul row of this model (QKV, attention, output, gate+up, down) and four more (two fused
 #: residual-add + RMSNorm, the activation, the KV-cache write).
 FUSED_LAYER_KERNELS = 9
+#: The realistic estimate's default: a fused build, as today's serving stacks run.
+DEFAULT_LAYER_KERNELS = FUSED_LAYER_KERNELS
 #: Flash attention's forward rate as a share of its dtype's dense peak, the realistic
 #: estimate's default: FlashAttention-2 on an H100, "only 35% utilization" (Shah et al. 2024,
 #: FlashAttention-3, arXiv:2407.08608, abstract; FlashAttention-3 reaches 75 %). On an A100
@@ -86,7 +88,7 @@ class Workload:
     allreduce: str = AUTO
     attn_eff: float = ATTENTION_EFF  # flash attention's share of its dtype's peak (realistic)
     chunk: int = 0  # chunked prefill: tokens per step and sequence (0: the whole prompt)
-    layer_kernels: float = LAYER_KERNELS  # kernels per layer, each paying the launch floor
+    layer_kernels: float = DEFAULT_LAYER_KERNELS  # kernels per layer, each paying the launch floor
 
 
 @dataclass(frozen=True)

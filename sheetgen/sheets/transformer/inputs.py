@@ -118,7 +118,8 @@ LAYER_KERNELS = Input("xf_layer_kernels", "kernels per layer", "", fmt="int",
                           f"estimate. {ref.LAYER_KERNELS}: TensorRT-LLM's llama without the "
                           "RMSNorm/GEMM plugins or fused MLP (models/llama/model.py: 2 RMSNorms "
                           "× 2, 5 GEMMs, 3 in the attention plugin, SiLU·gate, 2 residual adds); "
-                          f"{ref.FUSED_LAYER_KERNELS}: a fused build (vLLM). All-reduces apart.")
+                          f"{ref.FUSED_LAYER_KERNELS} (the default): a fused build (vLLM, "
+                          "TensorRT-LLM with its plugins). All-reduces apart.")
 
 MODEL_INPUTS = (HIDDEN, LAYERS, HEADS, KV_HEADS, HEAD_DIM, FFN, VOCAB, TIED, WINDOW)
 MOE_INPUTS = (EXPERTS, TOP_K, EXPERT_FFN)

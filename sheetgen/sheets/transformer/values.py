@@ -38,7 +38,7 @@ class TransformerInputs:
     attention_dtype: str | None = None  # None: auto (the compute dtype, fp16 under fp8/int8)
     attention_eff: float = ref.ATTENTION_EFF
     prefill_chunk: int = 0  # tokens per prefill step and sequence; 0: the whole prompt
-    layer_kernels: int = ref.LAYER_KERNELS  # each pays the launch floor (realistic)
+    layer_kernels: int = ref.DEFAULT_LAYER_KERNELS  # each pays the launch floor (realistic)
 
     def dtypes(self) -> dict[str, str]:
         """The KV cache's and the embeddings' storage choices ("auto": the activations' and
