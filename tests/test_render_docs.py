@@ -16,9 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import built_workbook
 from lo_helpers import libreoffice_job, needs_libreoffice
-
-from sheetgen.api import build_workbook
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "docs" / "render.py"
@@ -36,11 +35,11 @@ def load_render():
 def _pictures(tmp: Path) -> dict[str, Path]:
     """The workbooks docs/render.py prints, print areas narrowed as it narrows them."""
     render = load_render()
-    workbook, _ = build_workbook(tmp / "roofline.xlsx")
+    workbook, _ = built_workbook(tmp / "roofline.xlsx")
     render.narrow_print_areas(workbook, {"Matmul": render.matmul_area(workbook),
                                          "Parallelism": render.parallelism_area(workbook)},
                               one_page={"Parallelism"})
-    host, _ = build_workbook(tmp / "host.xlsx", link_over="host")
+    host, _ = built_workbook(tmp / "host.xlsx", link_over="host")
     render.narrow_print_areas(host, {"Parallelism": render.sweep_areas(host)}, one_page=set())
     return {"roofline": workbook, "host": host}
 
@@ -54,7 +53,7 @@ STALE_AREAS = "docs/render.py's print areas predate the best-M table and sweep"
 @pytest.mark.skip(reason=STALE_AREAS)
 def test_narrowed_pages_hold_what_the_pictures_show(libreoffice, tmp_path: Path):
     render = load_render()
-    workbook, _ = build_workbook(tmp_path / "roofline.xlsx")
+    workbook, _ = built_workbook(tmp_path / "roofline.xlsx")
     matmul, parallel = render.matmul_area(workbook), render.parallelism_area(workbook)
     # the chart's anchor (xlsxwriter writes it right of the table, from the second data row)
     # and the rows above the sweep's title
@@ -91,7 +90,7 @@ def test_sweep_pages_hold_the_chart_and_the_crossover(libreoffice, tmp_path: Pat
     page and its chart on the next, with the hand figures of tests/test_parallel_chart.py
     (TP 83.327 vs PP 114.324 ms at m = 1024; TP 165.935 vs PP 143.268 ms at m = 2048)."""
     render = load_render()
-    workbook, _ = build_workbook(tmp_path / "host.xlsx", link_over="host")
+    workbook, _ = built_workbook(tmp_path / "host.xlsx", link_over="host")
     areas = render.sweep_areas(workbook)
     table, chart = areas.split(",")
     assert re.fullmatch(r"\$A\$(\d+):\$I\$(\d+)", table), table
