@@ -4,11 +4,14 @@ Sizes are modest (CI budget); thresholds are monkeypatched so the big-file logic
 
 from __future__ import annotations
 
+import json
 import re
 import zipfile
 from pathlib import Path
 
+import pandas as pd
 import pytest
+from helpers import run
 from hostile_files import bomb_sheet, padding, write_package
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 
@@ -293,8 +296,6 @@ def test_streamed_output_stays_bounded_as_rows_grow(kind, frames, monkeypatch):
 
 
 def test_streamed_output_is_the_same_text(monkeypatch):
-    import json
-
     import sheetgen.cli.checking as checking
     import sheetgen.cli.terminal as terminal
     from sheetgen.api import analyze
@@ -343,3 +344,50 @@ def test_a_big_tables_chart_plots_its_first_rows_and_says_so(tmp_path, monkeypat
     roofline = next(c for c in charts if "(the first 50 of 80 rows)" in c)
     assert roofline.count('<c:ptCount val="50"/>') >= 2
     assert '<c:ptCount val="80"/>' not in roofline
+
+
+# ---- show a piece at a time: the table is never held whole --------------------------------
+def test_analyze_pieces_are_the_table_a_piece_at_a_time():
+    from sheetgen.api import analyze, analyze_pieces
+
+    pieces = list(analyze_pieces(shapes(50), piece_rows=7))
+    assert [len(p) for p in pieces] == [7] * 7 + [1]
+    joined = pd.concat(pieces)
+    pd.testing.assert_frame_equal(joined, analyze(shapes(50)), check_exact=True)
+    last = pieces[-1].iloc[0]
+    assert pieces[-1].index.tolist() == [49]
+    # shape 49 is 512 x 64 x 8192 (bf16, A100 40GB SXM at 1555 GB/s):
+    # FLOPs 2*512*64*8192; bytes 2*(512*64 + 64*8192 + 512*8192) = 9,502,720
+    assert (last["m"], last["k"], last["n"]) == (512, 64, 8192)
+    assert last["flops"] == 2 * 512 * 64 * 8192
+    assert last["bytes_moved"] == 9_502_720
+    assert last["memory_time"] == pytest.approx(9_502_720 / 1555e9, rel=1e-12)
+    assert all(p.attrs["gpu"] == pieces[0].attrs["gpu"] for p in pieces)
+
+
+def test_show_prints_the_same_text_in_pieces(tmp_path, monkeypatch):
+    import sheetgen.api as api
+
+    csv = tmp_path / "s.csv"
+    csv.write_text("m,k,n\n" + "".join(f"{m},{k},{n}\n" for m, k, n in shapes(30)), "utf-8")
+    whole = {flag: run("show", "--shapes", str(csv), *flag).output for flag in ((), ("--json",))}
+    monkeypatch.setattr(api, "PIECE_ROWS", 4)  # 8 pieces; show's table takes two passes
+    for flag, text in whole.items():
+        assert run("show", "--shapes", str(csv), *flag).output == text
+    rows = json.loads(whole[("--json",)])["rows"]
+    assert [(r["m"], r["k"], r["n"]) for r in rows] == shapes(30)
+
+
+def test_show_memory_does_not_grow_with_the_shapes():
+    """Four times the shapes, about the same peak: one piece of the table is alive at a time
+    (the shapes themselves, 8 bytes a row here, are the caller's)."""
+    import sheetgen.cli.terminal as terminal
+    from sheetgen.api import analyze_pieces
+    from sheetgen.inputs.shapes import Shape
+
+    peaks = []
+    for n in (800, 3_200):
+        objs = [Shape(*s) for s in shapes(n)]
+        peaks.append(_printing_peak(lambda o=objs: terminal.show_json_stream(
+            lambda: analyze_pieces(o, piece_rows=200))))
+    assert peaks[1] < 1.3 * peaks[0] + 100_000, peaks
