@@ -391,3 +391,20 @@ def test_show_memory_does_not_grow_with_the_shapes():
         peaks.append(_printing_peak(lambda o=objs: terminal.show_json_stream(
             lambda: analyze_pieces(o, piece_rows=200))))
     assert peaks[1] < 1.3 * peaks[0] + 100_000, peaks
+
+
+def test_group_sums_by_hand_in_one_pass():
+    """The Pipeline's per-stage sums (SUMPRODUCT((stage[]=stage)*time[])) by hand; computed
+    per group, so --layers 100000 no longer compares every layer with every other."""
+    import numpy as np
+
+    from sheetgen.model.factories import sum_where_equal
+
+    q = sum_where_equal("total", "stage", "time", "Stage total", "s")
+    keys = np.array([1, 2, 1, 3, 2, np.nan])
+    vals = np.array([1.0, 10.0, 100.0, 1000.0, 10000.0, 5.0])
+    # stage 1: 1 + 100; stage 2: 10 + 10000; stage 3: 1000; a blank stage equals no row
+    assert q.reference(stage=keys, time=vals).tolist() == [101, 10010, 101, 1000, 10010, 0]
+    assert q.reference(stage=np.array([]), time=np.array([])).tolist() == []
+    many = np.arange(200_000) // 4 + 1.0  # 50,000 stages of 4 layers
+    assert q.reference(stage=many, time=np.ones_like(many)).tolist() == [4.0] * 200_000
