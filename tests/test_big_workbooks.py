@@ -408,3 +408,18 @@ def test_group_sums_by_hand_in_one_pass():
     assert q.reference(stage=np.array([]), time=np.array([])).tolist() == []
     many = np.arange(200_000) // 4 + 1.0  # 50,000 stages of 4 layers
     assert q.reference(stage=many, time=np.ones_like(many)).tolist() == [4.0] * 200_000
+
+
+def test_a_time_column_scales_its_numbers_only():
+    """A column's cells in ms: numbers times 1000; text, blanks, booleans, NaN (a cell that
+    shows text) and infinities (no cell holds one) as they are."""
+    import numpy as np
+
+    from sheetgen.core.time_cells import scaled
+
+    column = np.empty(9, dtype=object)
+    column[:] = [1.5, 2, True, "n/a", None, float("nan"), float("inf"), np.float64(3.0), ""]
+    out = scaled(column, 1e3).tolist()
+    assert out[:5] == [1500.0, 2000, True, "n/a", None]
+    assert np.isnan(out[5]) and out[6] == float("inf") and out[7:] == [3000.0, ""]
+    assert type(out[2]) is bool
