@@ -62,14 +62,14 @@ def pp_latency(m, micro, *, k=K, n=N, layers=LAYERS, g=G, bw=NVLINK, lat=NVLINK_
 
 
 def best(m, **kw):
-    """(best M, its latency): every candidate for the balanced cut, ties to the smaller M;
-    the latency is the cheaper of the two cuts at that M."""
+    """(best M, its latency): every candidate M and both stage cuts, ties to the smaller M
+    (each alternative at its best: best M, cheapest cut)."""
     out = (0, math.inf)
     for micro in range(1, min(m, 512) + 1):
-        t = pp_latency(m, micro, **kw)
+        t = min(pp_latency(m, micro, **kw), pp_latency(m, micro, narrow=True, **kw))
         if t < out[1]:
             out = (micro, t)
-    return out[0], min(out[1], pp_latency(m, out[0], narrow=True, **kw))
+    return out
 
 
 def tp_latency(m, *, k=K, n=N, layers=LAYERS, g=G, bw=NVLINK, lat=NVLINK_LAT):
