@@ -336,13 +336,19 @@ class FlowShop:
     latency: Quantity
     #: t1, t2, h1, h2 are another cut's (flow_shop's `times`): only pace and latency are new
     reused: bool = False
+    #: the pace is written inside the latency's formula, not in a cell of its own
+    inline: bool = False
 
-    def columns(self) -> tuple[Quantity, ...]:
+    def parts(self) -> tuple[Quantity, ...]:
         return (self.t1, self.t2, self.h1, self.h2, self.pace, self.latency)
 
+    def columns(self) -> tuple[Quantity, ...]:
+        """The cells it takes (an inline pace takes none)."""
+        return tuple(q for q in self.parts() if not (self.inline and q is self.pace))
+
     def own(self) -> tuple[Quantity, ...]:
-        """The columns this flow adds (a reusing flow: its pace and latency)."""
-        return (self.pace, self.latency) if self.reused else self.columns()
+        """The cells this flow adds (a reusing flow: its pace and latency)."""
+        return self.columns()[4:] if self.reused else self.columns()
 
 
 @dataclass(frozen=True)
@@ -370,14 +376,16 @@ def _sent(cut: Cut, t: int, hop_time: str) -> str:
 
 def flow_shop(prefix: str, rows: str, micro: str, *, pace: str | None = None,
               latency: str | None = None, what: str = "PP", guard: bool = False,
-              cut: Cut = BALANCED, times: str | None = None) -> FlowShop:
+              cut: Cut = BALANCED, times: str | None = None, inline: bool = False
+              ) -> FlowShop:
     """The one definition of PP's pace and latency: `prefix` names the parts (per-layer
     times t1, t2 of each type and the hops of each type's output), `rows` the rows per
     micro-batch, `micro` the micro-batch count, `cut` where the stages end (which hops it
     sends, and how many). Pace = the slowest stage or sent hop; latency = Σ layers + Σ hops
     of one micro-batch + (M - 1) · pace. `guard`: blank where `rows` is blank (the best-M
     helper table); `times`: the prefix of t1, t2, h1, h2 already computed at the same rows
-    (another cut's), so only pace and latency are new."""
+    (another cut's), so only pace and latency are new; `inline`: the pace's formula goes
+    inside the latency's (the best-M table, 512 rows a case, keeps one cell fewer a row)."""
     t1n, t2n, h1n, h2n = ((times or prefix) + x for x in ("t1", "t2", "h1", "h2"))
     pace_n, lat_n = pace or prefix + "pace", latency or prefix + "latency"
     t1 = rf.time_of(t1n, rows, "pipe_n", "pipe_k", f"{what}: type-1 layer per micro-batch")
@@ -400,17 +408,20 @@ def flow_shop(prefix: str, rows: str, micro: str, *, pace: str | None = None,
 
     def lat_ref(**a: Any) -> Any:
         return (a["pp_n_t1"] * a[t1n] + a["pp_n_t2"] * a[t2n] + a[f"{cut.hops}1"] * a[h1n]
-                + a[f"{cut.hops}2"] * a[h2n] + (a[micro] - 1) * a[pace_n])
+                + a[f"{cut.hops}2"] * a[h2n]
+                + (a[micro] - 1) * (pace_ref(**a) if inline else a[pace_n]))
 
+    pace_term = pace_q.template if inline else f"{{{pace_n}}}"
     lat_q = Quantity(lat_n, f"{what} latency, one batch", "s",
                      f"{{pp_n_t1}}*{{{t1n}}}+{{pp_n_t2}}*{{{t2n}}}+{{{cut.hops}1}}*{{{h1n}}}"
-                     f"+{{{cut.hops}2}}*{{{h2n}}}+({{{micro}}}-1)*{{{pace_n}}}", lat_ref,
+                     f"+{{{cut.hops}2}}*{{{h2n}}}+({{{micro}}}-1)*{pace_term}", lat_ref,
                      fmt="time", doc="Σ layer and hop times of one micro-batch + (M - 1) × "
                                      "the pace (flow shop).")
-    parts = FlowShop(t1, t2, h1, h2, pace_q, lat_q, reused=times is not None)
+    flow = FlowShop(t1, t2, h1, h2, pace_q, lat_q, reused=times is not None, inline=inline)
     if guard:
-        parts = FlowShop(*(_guarded(q, rows) for q in parts.columns()), reused=parts.reused)
-    return parts
+        flow = FlowShop(*(_guarded(q, rows) for q in flow.parts()), reused=flow.reused,
+                        inline=inline)
+    return flow
 
 
 # The comparison's PP at M used (typed, or the best).
@@ -507,9 +518,10 @@ class Case:
 
 def case(prefix: str, m_expr: str, m_ref: Any, what: str) -> Case:
     rows = _case_rows(prefix + "rows", m_expr, m_ref, f"{what}: rows per micro-batch")
-    flow = flow_shop(prefix, rows.name, "cand_m", what=f"{what}, balanced cut", guard=True)
+    flow = flow_shop(prefix, rows.name, "cand_m", what=f"{what}, balanced cut", guard=True,
+                     inline=True)
     narrow = flow_shop(prefix + "n_", rows.name, "cand_m", what=f"{what}, narrow cut",
-                       guard=True, cut=NARROW_CUT, times=prefix)
+                       guard=True, cut=NARROW_CUT, times=prefix, inline=True)
     return Case(rows, flow, narrow, _rank(prefix + "rank", flow.latency.name,
                                           narrow.latency.name, f"{what}: ranking"))
 
