@@ -131,6 +131,12 @@ def hand_used(m, k, n, layers, g, micro, bw=NVLINK, lat=NVLINK_LAT):
     return nar if nar["latency"] < bal["latency"] else bal
 
 
+def hand_stream(m, k, n, layers, g, bw=NVLINK, lat=NVLINK_LAT):
+    """A stream at PP's best: M = 1 and the cut with the faster pace there."""
+    return max(hand_pp(m, k, n, layers, g, 1, bw, lat, narrow=c)["stream_one"]
+               for c in (False, True))
+
+
 MAX_M = 512  # the issue's candidates: M = 1 ... min(m, 512)
 
 
@@ -203,7 +209,8 @@ def test_hand_computed_tables(m, k, n, layers, g, micro):
                       ("tp_acts", t["acts"]), ("tp_gather_time", t["gather"]),
                       ("tp_tput", m / t["latency"]), ("pp_latency_m", p["latency"]),
                       ("pp_latency_one", p["latency_one"]), ("pp_pace", p["pace"]),
-                      ("pp_tput_stream", p["stream"]), ("pp_tput_stream_one", p["stream_one"]),
+                      ("pp_tput_stream", p["stream"]),
+                      ("pp_tput_stream_one", hand_stream(m, k, n, layers, g)),
                       ("pp_tput_flushed", p["flushed"]), ("pp_weights", p["weights"]),
                       ("pp_acts", p["acts"]), ("pp_bubble", p["bubble"]),
                       ("pp_stage_max", p["stage_max"]), ("pp_hop_max", p["hop_max"]),
@@ -275,8 +282,7 @@ def _hand_sweep_row(m, bw, lat):
     k, n, layers, g = 8192, 32768, 72, 2
     micro, p = hand_best(m, k, n, layers, g, bw, lat)
     t = hand_tp(m, k, n, layers, g, bw, lat)
-    p["stream_one"] = hand_pp(m, k, n, layers, g, 1, bw, lat,
-                              narrow=p["cut"] == "narrow")["stream_one"]
+    p["stream_one"] = hand_stream(m, k, n, layers, g, bw, lat)
     return p | {"micro": micro}, t, hand_single(m, k, n, layers)
 
 

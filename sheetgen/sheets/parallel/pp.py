@@ -200,14 +200,6 @@ STREAM = Quantity("pp_tput_stream", "PP throughput, stream of batches", "rows/s"
                   fmt="sci", doc="A full pipeline finishes a micro-batch every pace time.")
 
 
-def _stream_one(pipe_m: float, stage_time_full: Any, hop_time_full: Any) -> float:
-    return pipe_m / max(float(np.max(stage_time_full)), float(np.max(hop_time_full)))
-
-
-STREAM_ONE = Quantity("pp_tput_stream_one", "PP stream throughput at M = 1", "rows/s",
-                      "{pipe_m}/MAX(MAX({stage_time_full[]}),MAX({hop_time_full[]}))",
-                      _stream_one, fmt="sci",
-                      doc="Micro-batching does not raise it: it re-reads the weights.")
 FLUSHED = rf.ratio("pp_tput_flushed", "pipe_m", "pp_latency_m",
                    "PP throughput, one batch at a time", "rows/s", fmt="sci")
 BUBBLE = Quantity("pp_bubble", "PP bubble fraction (GPipe)", "",
@@ -463,6 +455,23 @@ PACE = cheaper("pp_pace", "pp_latency_bal", "pp_latency_narrow", "PP pace: slowe
                pick="pp_pace_bal", pick_narrow="pp_pace_narrow")
 CUT = cut_used("pp_cut", "pp_latency_bal", "pp_latency_narrow",
                "PP stage cut used (its figures below follow it)")
+
+# A stream of batches at its best: M = 1 (micro-batches only add re-reads and hop latencies)
+# and the cut with the faster pace there (the comparison's and every sweep row's).
+def stream_best(name: str, rows: str, balanced: str, narrow: str, label: str) -> Quantity:
+    """`rows` / the faster of the two cuts' paces at M = 1."""
+    return Quantity(name, label, "rows/s", f"{{{rows}}}/MIN({{{balanced}}},{{{narrow}}})",
+                    lambda **a: a[rows] / np.minimum(a[balanced], a[narrow]), fmt="sci",
+                    doc="M = 1 and the cut with the faster pace: micro-batching does not raise "
+                        "it (it re-reads the weights).")
+
+
+ONE_FLOW = flow_shop("p1_", "pipe_m", "pp_m", pace="pp_pace_one_bal",
+                     what="PP at M = 1, balanced cut")
+ONE_NARROW = flow_shop("p1n_", "pipe_m", "pp_m", pace="pp_pace_one_narrow",
+                       what="PP at M = 1, narrow cut", cut=NARROW_CUT, times="p1_")
+STREAM_ONE = stream_best("pp_tput_stream_one", "pipe_m", "pp_pace_one_bal",
+                         "pp_pace_one_narrow", "PP stream throughput at M = 1")
 
 # The best M: a helper table over the candidates, for the comparison's m and each sweep row.
 CAND_M = Input("cand_m", "candidate M", fmt="int", helper=True)

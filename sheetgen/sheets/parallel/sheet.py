@@ -156,7 +156,8 @@ COMPARISON_ROWS = (
     _row("latency, one batch, PP at its best M", "s", S_LATB, pp.LAT_BEST, T_LATB,
          B_LATB, "PP at the M and cut with the least latency (the helper table)"),
     _row("throughput, stream of batches", "rows/s", S_TPUT, pp.STREAM_ONE, tp.TPUT, B_STREAM,
-         "steady state, PP at its best M = 1 (cut used); TP without overlap: m / latency"),
+         "steady state, PP at its best: M = 1, the cut with the faster pace there; TP "
+         "without overlap: m / latency"),
     _row("...stream with M micro-batches", "rows/s", S_TPUT_M, pp.STREAM, T_TPUT_M,
          _higher("b_stream_m", pp.STREAM, T_TPUT_M),
          "micro-batching does not raise PP's stream rate"),
@@ -386,24 +387,25 @@ COUNT_BLOCK = Block(
           BlockRow("...any", list(pp.NARROW_HAS))),
 )
 _F, _B, _N, _BN = pp.PP_FLOW, pp.BEST_FLOW, pp.PP_NARROW, pp.BEST_NARROW
+_O, _ON = pp.ONE_FLOW, pp.ONE_NARROW
 CUT_BEST = pp.cut_used("pp_cut_best", "pp_latency_best_bal", "pp_latency_best_narrow",
                        "PP stage cut at its best M")
 CUT_SHOWN = rf.same_as("pp_cut_shown", "pp_cut", "PP stage cut used", "", fmt="text")
 FLOW_BLOCK = Block(
     row=COUNT_BLOCK.row + len(COUNT_BLOCK.rows) + 2, col=SIDE_COL,
-    header=("PP per micro-batch", "M used", "best M"),
-    rows=(BlockRow("rows per micro-batch", [None, pp.BEST_ROWS]),
-          BlockRow("type-1 layer", [_F.t1, _B.t1], "s"),
-          BlockRow("type-2 layer", [_F.t2, _B.t2], "s"),
-          BlockRow("hop of a type-1 output (m×k)", [_F.h1, _B.h1], "s"),
-          BlockRow("hop of a type-2 output (m×n)", [_F.h2, _B.h2], "s"),
+    header=("PP per micro-batch", "M used", "best M", "M = 1 (stream)"),
+    rows=(BlockRow("rows per micro-batch", [None, pp.BEST_ROWS, None]),
+          BlockRow("type-1 layer", [_F.t1, _B.t1, _O.t1], "s"),
+          BlockRow("type-2 layer", [_F.t2, _B.t2, _O.t2], "s"),
+          BlockRow("hop of a type-1 output (m×k)", [_F.h1, _B.h1, _O.h1], "s"),
+          BlockRow("hop of a type-2 output (m×n)", [_F.h2, _B.h2, _O.h2], "s"),
           "Balanced cut (ceil(L/G) layers a stage)",
-          BlockRow("pace", [_F.pace, _B.pace], "s"),
-          BlockRow("latency", [_F.latency, _B.latency], "s"),
+          BlockRow("pace", [_F.pace, _B.pace, _O.pace], "s"),
+          BlockRow("latency", [_F.latency, _B.latency, None], "s"),
           "Narrow cut (every hop carries m·min(k,n))",
-          BlockRow("pace", [_N.pace, _BN.pace], "s"),
-          BlockRow("latency", [_N.latency, _BN.latency], "s"),
-          BlockRow("cut used (the cheaper)", [CUT_SHOWN, CUT_BEST])),
+          BlockRow("pace", [_N.pace, _BN.pace, _ON.pace], "s"),
+          BlockRow("latency", [_N.latency, _BN.latency, None], "s"),
+          BlockRow("cut used (the cheaper)", [CUT_SHOWN, CUT_BEST, None])),
 )
 _PAIR_ROW = INPUT_BLOCK.row + len(INPUT_BLOCK.rows) + 2
 PAIRING_BLOCK = Block(

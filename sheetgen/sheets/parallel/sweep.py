@@ -99,16 +99,12 @@ P_LAT = pp.cheaper("sw_p_latency", "sw_p_latency_bal", "sw_n_latency", "PP laten
 P_CUT = pp.cut_used("sw_p_cut", "sw_p_latency_bal", "sw_n_latency", "PP stage cut at best M")
 # A stream needs no micro-batches (back-to-back batches keep every stage busy) and M = 1
 # is its best rate: M micro-batches take at least as long per row (ceil(m/M) rows, weights
-# re-read, M latencies), so the stream column is PP at M = 1, with the row's cut (as the
-# comparison's stream row has the cut used).
+# re-read, M latencies), so the stream column is PP at M = 1, with the cut whose pace is
+# faster there (as the comparison's stream row).
 FULL_N = pp.flow_shop("sw_fn_", "sw_m", "sw_micro", what="PP M=1, narrow cut",
                       cut=pp.NARROW_CUT, times="sw_f_")
-_PACE_AT_ONE = f'IF({{sw_p_cut}}="{pp.NARROW_NAME}",{{sw_fn_pace}},{{sw_f_pace}})'
-P_STREAM = Quantity("sw_p_stream", "PP throughput, stream (M = 1)", "rows/s",
-                    f"{{sw_m}}/{_PACE_AT_ONE}",
-                    lambda sw_m, sw_p_cut, sw_fn_pace, sw_f_pace: sw_m / np.where(
-                        np.asarray(sw_p_cut) == pp.NARROW_NAME, sw_fn_pace, sw_f_pace),
-                    fmt="sci", doc="m / the pace at M = 1 of the row's cut.")
+P_STREAM = pp.stream_best("sw_p_stream", "sw_m", "sw_f_pace", "sw_fn_pace",
+                          "PP throughput, stream (M = 1)")
 P_FLUSHED = rf.ratio("sw_p_flushed", "sw_m", "sw_p_latency", "PP throughput, one at a time",
                      "rows/s", fmt="sci")
 def _mix(name: str, label: str, pairs: tuple[tuple[str, str], ...], extra: str = "",
