@@ -456,6 +456,7 @@ PACE = cheaper("pp_pace", "pp_latency_bal", "pp_latency_narrow", "PP pace: slowe
 CUT = cut_used("pp_cut", "pp_latency_bal", "pp_latency_narrow",
                "PP stage cut used (its figures below follow it)")
 
+
 # A stream of batches at its best: M = 1 (micro-batches only add re-reads and hop latencies)
 # and the cut with the faster pace there (the comparison's and every sweep row's).
 def stream_best(name: str, rows: str, balanced: str, narrow: str, label: str) -> Quantity:

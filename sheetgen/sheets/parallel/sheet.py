@@ -346,10 +346,10 @@ DEFINITIONS = (
     "last output. With M micro-batches PP takes Σ stage and hop times of one micro-batch + "
     "(M - 1) × the slowest of them; TP and one GPU run the batch whole.",
     "Throughput, stream of batches: rows/s in the steady state of back-to-back batches. PP: "
-    "m / its slowest stage or hop at M = 1, its best (consecutive batches keep every stage "
-    "busy; M micro-batches only add re-reads); TP and one GPU: m / latency (the share of "
-    "TP's all-reduces not hidden behind compute stalls every GPU, so its stream runs one "
-    "batch after another).",
+    "m / its slowest stage or hop at M = 1 with the faster stage cut there, its best "
+    "(consecutive batches keep every stage busy; M micro-batches only add re-reads); TP "
+    "and one GPU: m / latency (the share of TP's all-reduces not hidden behind compute "
+    "stalls every GPU, so its stream runs one batch after another).",
     "Throughput, one batch at a time: m / latency (a flushed pipeline). Bubble fraction: "
     "GPipe's (G-1)/(M+G-1), the idle share with equal stages and hidden hops; the idle-share "
     "row counts hops, unequal stages, unused GPUs and all-reduce waits too.",
