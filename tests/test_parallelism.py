@@ -377,6 +377,12 @@ VARIANTS = {
                        "micro_batches": 1, "tp_pairing": "wide"},
     "g1": {"gpus": 1, "layers": 3, "micro_batches": 2},
     "typed_m_overlap": {"micro_batches": 8, "tp_overlap": 0.5, "link_over": "host"},
+    # the narrow cut's own best M (18, not the balanced cut's 20) and its figures
+    "narrow_best_m": {"pipeline_shape": (4096, 32768, 2048), "layers": 6, "link_bw": 31.5e9,
+                      "link_latency": 10e-6},
+    # the narrow cut with one layer a stage leaves stage 1 empty: stage 2 holds the input
+    "narrow_empty_stage": {"pipeline_shape": (4096, 8192, 1024), "layers": 4, "gpus": 4,
+                           "link_bw": 1e9, "link_latency": 5e-6},
 }
 
 
