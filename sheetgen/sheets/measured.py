@@ -22,6 +22,7 @@ import numpy as np
 from sheetgen.core.excel import ExcelError, is_number
 from sheetgen.inputs.presets import MAX_OVERLAP_EXPONENT
 from sheetgen.model import factories as rf
+from sheetgen.model import refined as rf_model
 from sheetgen.model.vocabulary import (
     NA_CODE,
     Axis,
@@ -185,7 +186,7 @@ class MeasuredInputs:
     waves: bool = False
     tile_m: int = 128
     tile_n: int = 128
-    sm_count: int = 1
+    sm_count: int | None = 1  # None: the preset gives none (the sheet shows n/a, waves off)
     source: str = ""
     overlap: float = 0.0
 
@@ -202,7 +203,8 @@ def input_values(data: MeasuredInputs) -> dict[str, Any]:
         "cal_compute_eff": data.compute_efficiency, "cal_memory_eff": data.memory_efficiency,
         "cal_floor": data.launch_overhead, "cal_waves": ON if data.waves else OFF,
         "cal_overlap": data.overlap,
-        "cal_tile_m": data.tile_m, "cal_tile_n": data.tile_n, "cal_sms": data.sm_count,
+        "cal_tile_m": data.tile_m, "cal_tile_n": data.tile_n,
+        "cal_sms": rf_model.NO_SMS if data.sm_count is None else data.sm_count,
         "meas_m": list(data.m), "meas_k": list(data.k), "meas_n": list(data.n),
         "meas_b": list(data.b), "meas_time": list(data.seconds),
         "meas_diag_x": _decades([*data.seconds, min(data.seconds) / 10]),
