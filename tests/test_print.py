@@ -149,9 +149,14 @@ def test_every_sheet_has_print_setup_freeze_and_tall_enough_headers(tmp_path: Pa
     for sheet in p.sheets:
         ws = wb[sheet.name]
         setup = print_setup(sheet)
-        assert ws.page_setup.orientation == "landscape", sheet.name
+        assert ws.page_setup.orientation == ("portrait" if setup.portrait else "landscape")
         assert ws.print_area, sheet.name
-        if setup.fit_width:  # one page wide, which the plan says keeps >= 75 %
+        if setup.fit_height:  # the whole sheet on one page, at the split scale or more
+            assert ws.sheet_properties.pageSetUpPr.fitToPage and setup.scale >= SPLIT_SCALE
+            # 1 x 1 pages: the default, which xlsxwriter leaves unwritten
+            assert {ws.page_setup.fitToWidth, ws.page_setup.fitToHeight} <= {None, 1}
+            assert setup.pages(sheet) == 1
+        elif setup.fit_width:  # one page wide, which the plan says keeps >= 75 %
             assert ws.sheet_properties.pageSetUpPr.fitToPage and setup.scale >= MIN_SCALE
             assert ws.page_setup.fitToHeight == 0
         else:  # split at the planned column breaks, at the split scale, not shrunk
@@ -164,6 +169,10 @@ def test_every_sheet_has_print_setup_freeze_and_tall_enough_headers(tmp_path: Pa
         for row, points in row_heights(sheet).items():
             assert ws.row_dimensions[row + 1].height == points >= 30
     assert split >= 3  # Matmul, Pipeline, Parallelism at least
+    # Inputs: 1,019 x 1,134 pt at 100 % takes two landscape pages at 76 %, and one portrait
+    # page at 53 % (min(0.98·552.1/1019, 0.98·784.3/1134) = 0.531): 11-pt text at 7.7 pt
+    inputs = print_setup(p.sheet("Inputs"))
+    assert (inputs.portrait, inputs.fit_height, inputs.scale) == (True, True, 53)
     # a two-line header such as "arithmetic intensity (FLOP/B)" in a 14-wide column
     matmul = p.sheet("Matmul")
     assert row_heights(matmul)[4] >= 2 * 15
