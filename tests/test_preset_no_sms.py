@@ -172,3 +172,16 @@ def test_libreoffice_agrees_with_the_reference(libreoffice, tmp_path):
     assert typed[(r, col["refined_time"])] * 1e-6 == pytest.approx(
         2 * 8192**3 / PEAK * 4100 / 4096, rel=1e-9)
     assert "waves on" in typed.values()
+
+
+def test_a_preset_written_back_leaves_the_missing_count_out(preset, tmp_path):
+    """calibrate's fitted preset of a count-less GPU: TOML has no null, so sm_count (and
+    its source) stay out, and the file loads back to a preset without a count."""
+    from sheetgen.inputs.preset_toml import preset_text, write_preset
+
+    gpu = {"name": NAME, "peak_flops": {"bf16": PEAK}, "hbm_bandwidth": BW,
+           "memory_bytes": 48e9, "link_bandwidth": 1e11, "link_latency": 8e-6,
+           "host_bandwidth": 3e10, "sm_count": None, "sm_count_source": "not given"}
+    assert "sm_count" not in preset_text([gpu])
+    back = load_presets(write_preset(tmp_path / "fit.toml", [gpu])).get(NAME)
+    assert back.sm_count is None and back.peak("bf16") == PEAK
