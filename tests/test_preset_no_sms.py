@@ -185,3 +185,19 @@ def test_a_preset_written_back_leaves_the_missing_count_out(preset, tmp_path):
     assert "sm_count" not in preset_text([gpu])
     back = load_presets(write_preset(tmp_path / "fit.toml", [gpu])).get(NAME)
     assert back.sm_count is None and back.peak("bf16") == PEAK
+
+
+def test_fill_with_the_preset_checks_clean(preset, tmp_path):
+    """`fill` (the formulas written into a user's own workbook) with the count-less preset:
+    the evaluator agrees with the reference model."""
+    import shutil
+
+    plan = tmp_path / "plan.xlsx"
+    shutil.copyfile(Path(__file__).resolve().parent.parent / "examples" / "plan.xlsx", plan)
+    out = tmp_path / "filled.xlsx"
+    result = run("fill", str(plan), "--gpu-file", str(preset), "--gpu", NAME, "-o", str(out))
+    assert result.exit_code == 0, result.output
+    report = check_workbook(out)
+    assert report.ok, [m.line() for m in report.mismatches[:5]]
+    values = openpyxl.load_workbook(out)["Matmul"]
+    assert any(NOTE in str(c.value) for row in values.iter_rows(max_row=4) for c in row)
