@@ -20,13 +20,22 @@ Reading parquet needs pandas with pyarrow (only this script; the CSVs are commit
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import sys
 from pathlib import Path
 from typing import Any
 
-COLUMNS = ("b", "m", "k", "n", "dtype", "device", "time_s", "flops_per_s")
+import table_csv
+
+from sheetgen.calibrate.data import QUANTIZE_KEY
+from sheetgen.model.kernel_terms import DYNAMIC_FP8_QUANTIZE_BYTES
+
+#: Why an fp8 table carries QUANTIZE_KEY: the collector loads no input scale, so TensorRT-LLM
+#: quantizes the activation dynamically in a kernel of its own before each fp8 GEMM.
+QUANTIZE_NOTE = (
+    "quantize: the weights carry no input_scale, so TensorRT-LLM's FP8QDQLinearMethod.apply "
+    "runs torch.ops.tensorrt_llm.quantize_e4m3_per_tensor on the bf16 activation before the "
+    "fp8 GEMM (collector/trtllm/collect_gemm.py says so); it reads A twice (amax, scale) and "
+    "writes it as fp8")
 #: sheetgen dtype -> aiconfigurator's gemm_dtype
 DTYPES = {"bf16": "bfloat16", "fp8": "fp8"}
 
@@ -50,20 +59,20 @@ def rows(frame: Any, dtype: str) -> list[dict[str, object]]:
     return out
 
 
-def csv_text(table: list[dict[str, object]], device_name: str, source: str) -> str:
-    buf = io.StringIO()
-    for line in (f"source: NVIDIA aiconfigurator measured GEMM table, {source}",
-                 "license: Apache-2.0, Copyright NVIDIA CORPORATION & AFFILIATES (see NOTICE)",
-                 f"device_name: {device_name}",
-                 "method: TensorRT-LLM Linear layer, CUDA-graph replay, latency per GEMM; "
-                 "fp8 rows include the dynamic quantization of the bf16 activation",
-                 "sample: the table's shapes with m, n and k all powers of two",
-                 "time_s: latency_ms / 1000"):
-        buf.write(f"# {line}\n")
-    writer = csv.DictWriter(buf, COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(table)
-    return buf.getvalue()
+def csv_text(table: list[dict[str, object]], device_name: str, source: str,
+             dtype: str = "bf16") -> str:
+    """The CSV: metadata lines, then the rows; an fp8 table says that its timings include
+    the activation-quantize pass (sheetgen.model.kernel_terms) and how many bytes it moves."""
+    lines = [f"source: NVIDIA aiconfigurator measured GEMM table, {source}",
+             "license: Apache-2.0, Copyright NVIDIA CORPORATION & AFFILIATES (see NOTICE)",
+             f"device_name: {device_name}",
+             "method: TensorRT-LLM Linear layer, CUDA-graph replay, latency per GEMM; "
+             "fp8 rows include the dynamic quantization of the bf16 activation"]
+    if dtype == "fp8":
+        lines += [QUANTIZE_NOTE, f"{QUANTIZE_KEY}: {DYNAMIC_FP8_QUANTIZE_BYTES:g}"]
+    lines += ["sample: the table's shapes with m, n and k all powers of two",
+              "time_s: latency_ms / 1000"]
+    return table_csv.csv_text(table, lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -77,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
 
     frame = pd.read_parquet(args.table)
     devices = sorted(set(frame["device"]))
-    text = csv_text(rows(frame, args.dtype), ", ".join(devices), args.source)
+    text = csv_text(rows(frame, args.dtype), ", ".join(devices), args.source, args.dtype)
     if args.output is None:
         sys.stdout.write(text)
     else:

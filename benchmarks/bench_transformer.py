@@ -11,17 +11,28 @@ docs/transformer.md holds.
     python benchmarks/bench_transformer.py --json       # the rows as JSON
     python benchmarks/bench_transformer.py --within 0.25  # exit 1 if a decode-time row
                                                           # (TPOT/ITL, end-to-end) is off by more
+    python benchmarks/bench_transformer.py --gemms      # the realistic GEMM time against
+                                                        # aiconfigurator's measured GEMMs at
+                                                        # prefill shapes, waves off and on
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
+import tomllib
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 import sheetgen
+from sheetgen.calibrate.data import read_measurements
+from sheetgen.inputs.presets import DTYPE_BYTES, load_presets
+from sheetgen.model import refined
 
 NIM = ("https://docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance.md "
        "(NVIDIA NIM LLM benchmarking, Llama-3.3-70b-instruct, NIM 1.8.0, 2 x H100 80G, fp8 TP2, "
@@ -42,6 +53,18 @@ LLAMA2_70B = {**LLAMA2_7B, "hidden_size": 8192, "intermediate_size": 28672,
               "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8}
 
 
+#: TensorRT-LLM's build.py at that commit: "--use_custom_all_reduce: Activates
+#: latency-optimized algorithm for all-reduce instead of NCCL", off unless given, and the
+#: documented builds do not give it: the TP4 engines all-reduce with NCCL, whose algorithm
+#: within one NVLink node is the ring
+#: (examples/llama/build.py at 138f96d45f90b9667426f7c47297d8c06bafac73).
+RING = "ring"
+#: FlashAttention-2's forward on an A100: "50-73% of the theoretical maximum FLOPs/s"
+#: (Dao 2023, arXiv:2307.08691, abstract); the low end, for the causal forward at these
+#: lengths. (On H100 the default, 0.35, is FlashAttention-2's utilization there.)
+A100_FA2 = 0.50
+
+
 @dataclass(frozen=True)
 class Measurement:
     """One published figure and the setup it was measured on."""
@@ -59,6 +82,8 @@ class Measurement:
     measured_ms: float
     note: str = ""
     known: bool = True  # every input of the estimate is stated by the source
+    allreduce: str = "auto"  # the TP all-reduce the measured build used, where stated
+    attention_eff: float | None = None  # flash attention's efficiency; None: the default
 
 
 MEASUREMENTS = [
@@ -76,7 +101,9 @@ MEASUREMENTS = [
                 833.421, "latency_llama8B_tp1"),
     Measurement(VLLM, "mixtral-8x7b", "Mixtral-8x7B", "H200", "bf16", 2, 8, 32, 128, "e2e",
                 1917.44, "latency_mixtral8x7B_tp2"),
-    *(Measurement(TRTLLM, cfg, name, gpu, dtype, tp, 1, prompt, 1, "ttft", ms, note, known)
+    *(Measurement(TRTLLM, cfg, name, gpu, dtype, tp, 1, prompt, 1, "ttft", ms,
+                  note + ("; NCCL ring all-reduce" if tp > 1 else ""), known, RING,
+                  A100_FA2 if gpu.startswith("A100") else None)
       for cfg, name, gpu, dtype, tp, prompt, ms, note, known in (
           (LLAMA2_7B, "LLaMA 7B", "H100 SXM", "fp8", 1, 128, 7, "engine-level", True),
           (LLAMA2_7B, "LLaMA 7B", "H100 SXM", "fp8", 1, 2048, 36, "engine-level", True),
@@ -99,7 +126,8 @@ DECODE_METRICS = ("tpot", "e2e")
 def estimate(m: Measurement) -> dict[str, Any]:
     """sheetgen's bound and realistic estimate of one measurement, in ms."""
     frame = sheetgen.transformer(m.model, gpu=m.gpu, dtype=m.dtype, tp=m.tp, batch=m.batch,
-                                 prompt_tokens=m.prompt, generate=m.generate)
+                                 prompt_tokens=m.prompt, generate=m.generate,
+                                 allreduce=m.allreduce, attention_eff=m.attention_eff)
     s = frame.attrs["summary"]
     if m.metric == "e2e":
         bound = s["ttft_bound"] + (m.generate - 1) * s["tpot_bound"]
@@ -125,12 +153,57 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+DATA = Path(__file__).resolve().parent / "data"
+#: prefill-shaped GEMMs: the prompt's tokens as m, the weight matrix k × n of a real layer
+PREFILL_M = (128, 256, 512, 1024, 2048, 4096, 8192)
+MIN_KN = 1024
+
+
+def gemm_evidence() -> list[str]:
+    """The realistic time of one GEMM as the Transformer sheet computes it (launch floor +
+    max(FLOPs / (peak · measured compute eff), bytes / (bandwidth · measured memory eff)),
+    bf16 output) against NVIDIA aiconfigurator's measured GEMMs (benchmarks/data/NOTICE) at
+    prefill shapes, and the same with the refined time's tile/wave quantization
+    (sheetgen.model.refined, the preset's tile and SM count): the median estimate / measured
+    per m and the mean |log(estimate / measured)| over all of them."""
+    out = ["| table | waves | " + " | ".join(f"m={m}" for m in PREFILL_M) + " | mean abs log |",
+           "|---|---|" + "---:|" * (len(PREFILL_M) + 1)]
+    presets = load_presets()
+    for t in tomllib.loads((DATA / "tables.toml").read_text("utf-8"))["table"]:
+        if not t["file"].startswith("aic_"):
+            continue
+        gpu, dtype = presets.get(t["gpu"]), t["dtype"]  # "H200": the H200 SXM preset
+        d = read_measurements(DATA / t["file"], dtype=dtype)
+        keep = (d.b == 1) & np.isin(d.m, PREFILL_M) & (d.k >= MIN_KN) & (d.n >= MIN_KN)
+        m, k, n, measured = d.m[keep], d.k[keep], d.n[keep], d.measured[keep]
+        size = DTYPE_BYTES[dtype]
+        compute = 2 * m * k * n / (gpu.peak(dtype) * gpu.compute_efficiency(dtype))
+        memory = (size * (m * k + k * n) + 2 * m * n) / (
+            gpu.hbm_bandwidth * gpu.measured_memory_efficiency)
+        tiles = refined.tiles(m, n, gpu.tile_m, gpu.tile_n)
+        wave_eff = refined.wave_efficiency(tiles, refined.waves(tiles, gpu.sm_count),
+                                           gpu.sm_count)
+        for waves in (False, True):
+            c = refined.quantized_compute_time(compute, wave_eff) if waves else compute
+            ratio = (gpu.launch_overhead + np.maximum(c, memory)) / measured
+            medians = [statistics.median(ratio[m == x]) for x in PREFILL_M]
+            spread = float(np.mean(np.abs(np.log(ratio))))
+            out.append(f"| {t['name']} | {'on' if waves else 'off'} | "
+                       + " | ".join(f"{x:.2f}" for x in medians) + f" | {spread:.3f} |")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--within", type=float, help="fail when a decode-time row's error "
                         "is larger than this fraction")
+    parser.add_argument("--gemms", action="store_true", help="the realistic GEMM time against "
+                        "aiconfigurator's measured GEMMs at prefill shapes, waves off and on")
     args = parser.parse_args(argv)
+    if args.gemms:
+        print("\n".join(gemm_evidence()))
+        return 0
     rows = [estimate(m) for m in MEASUREMENTS]
     if args.json:
         print(json.dumps(rows, indent=2))

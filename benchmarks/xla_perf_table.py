@@ -19,17 +19,16 @@ Time per row = 2·b·m·n·k / FLOP/s. XLA runs f32 matmuls on Hopper as TF32 by
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import table_csv
+
 #: XLA's dtype combination -> sheetgen dtype (only same-typed operands are kept).
 DTYPES = {"bf16xbf16->bf16": "bf16", "f32xf32->f32": "tf32",
           "f8e4m3fnxf8e4m3fn->bf16": "fp8", "f16xf16->f16": "fp16"}
-COLUMNS = ("b", "m", "k", "n", "dtype", "device", "time_s", "flops_per_s")
 #: XLA's device key -> (the CSV's device column, the GPU it names)
 ARCHITECTURES = {"sm_90": ("cuda", "H100"), "sm_100_B200": ("cuda", "B200"),
                  "gfx942": ("rocm", "MI300X")}
@@ -71,18 +70,13 @@ def rows(text: str, device: str, dtypes: Sequence[str] = ()) -> list[dict[str, o
 
 
 def csv_text(table: list[dict[str, object]], device: str, source: str) -> str:
-    buf = io.StringIO()
     platform, gpu = ARCHITECTURES.get(device, ("cuda", device))
-    for line in (f"source: XLA GPU matmul perf table, device key {device}, {source}",
-                 "license: Apache-2.0, Copyright The OpenXLA Authors (see NOTICE)",
-                 f"device: {platform} (XLA's key names the architecture: {device} = {gpu})",
-                 "dtype: f32 rows ran as TF32 (XLA's default on Hopper): written as tf32",
-                 "time_s: 2*b*m*n*k / flops_per_s"):
-        buf.write(f"# {line}\n")
-    writer = csv.DictWriter(buf, COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(table)
-    return buf.getvalue()
+    return table_csv.csv_text(table, (
+        f"source: XLA GPU matmul perf table, device key {device}, {source}",
+        "license: Apache-2.0, Copyright The OpenXLA Authors (see NOTICE)",
+        f"device: {platform} (XLA's key names the architecture: {device} = {gpu})",
+        "dtype: f32 rows ran as TF32 (XLA's default on Hopper): written as tf32",
+        "time_s: 2*b*m*n*k / flops_per_s"))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -220,7 +220,9 @@ def transformer(config: Any, *, gpu: str | None = None,
                 weight_dtype: str | None = None, activation_dtype: str | None = None,
                 output_dtype: str | None = None, kv_dtype: str | None = None,
                 embedding_dtype: str | None = None, reserve: float = 0.10,
-                allreduce: str = "auto", **options: Any) -> pd.DataFrame:
+                allreduce: str = "auto", attention_dtype: str | None = None,
+                attention_eff: float | None = None, prefill_chunk: int = 0,
+                **options: Any) -> pd.DataFrame:
     """A transformer's serving estimate: one row per operation per phase (prefill, decode).
 
     `config`: a bundled model name (as `--model`), a path to a Hugging Face config.json
@@ -228,6 +230,10 @@ def transformer(config: Any, *, gpu: str | None = None,
     Parallelism sheet's `gpus` is separate). `weight_dtype`, `activation_dtype`,
     `output_dtype`: every sheet's operand storage (as `plan`; None follows `dtype`);
     `kv_dtype` and `embedding_dtype` (None: the activations' and the weights' storage).
+    `attention_dtype` and `attention_eff`: the realistic estimate's attention rate, that
+    dtype's peak times flash attention's efficiency (None: the compute dtype, fp16 under
+    fp8/int8 compute; None: 0.35, FlashAttention-2 on an H100). `prefill_chunk`: chunked
+    prefill, tokens per step and sequence (0: the whole prompt in one step).
     Columns: phase, op, m, k, n, count, flops, bytes_moved, intensity, regime, time (the
     bound), realistic_time. attrs["gpu"]: the GPU figures; attrs["summary"]: ttft, tpot,
     ttft_bound, tpot_bound, tokens_per_s (whole batch), weights_bytes (one GPU's),
@@ -241,7 +247,10 @@ def transformer(config: Any, *, gpu: str | None = None,
     ti = xf.TransformerInputs(resolve(config), batch=batch, prompt_tokens=prompt_tokens,
                               generate=generate, tp=tp, kv_dtype=kv_dtype,
                               embedding_dtype=embedding_dtype, reserve=reserve,
-                              allreduce=allreduce)
+                              allreduce=allreduce, attention_dtype=attention_dtype,
+                              prefill_chunk=prefill_chunk,
+                              **({} if attention_eff is None
+                                 else {"attention_eff": attention_eff}))
     p = plan(gpu=gpu, dtype=dtype, spare_rows=0, gpu_file=gpu_file, transformer=ti,
              weight_dtype=weight_dtype, activation_dtype=activation_dtype,
              output_dtype=output_dtype, **options)

@@ -17,6 +17,7 @@ from helpers import run
 from sheetgen.calibrate import fit
 from sheetgen.calibrate.data import Measurements, read_measurements
 from sheetgen.calibrate.report import calibrate, calibrate_file
+from sheetgen.errors import InputError
 from sheetgen.inputs.presets import load_preset_file, load_presets
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -314,3 +315,75 @@ def test_several_dtypes_are_fitted_per_dtype(tmp_path):
                "H100 both", "--no-fit", "--json")
     checked = json.loads(proc.stdout)
     assert checked["compute_efficiency"] == gpu.compute_efficiency("tf32")
+
+
+def test_kernel_terms_by_hand():
+    """The K loop: k = 2,048 at 1.2 ns per unit of k is 2.4576 µs. The quantize pass of a
+    1024×4096 bf16 activation to fp8: 4,194,304 elements × 5 B = 20,971,520 B, at 80 % of
+    H100's 3.35 TB/s = 7.825 µs, after the GEMM's own refined time."""
+    from sheetgen.model import kernel_terms
+
+    assert kernel_terms.k_loop_time(2048, 1.2e-9) == pytest.approx(2.4576e-6, rel=1e-12)
+    moved = kernel_terms.quantize_bytes(1, 1024, 4096, kernel_terms.DYNAMIC_FP8_QUANTIZE_BYTES)
+    assert moved == 20_971_520
+    assert moved / (3.35e12 * 0.8) == pytest.approx(7.8252e-6, rel=1e-4)
+    device = fit.Device("H100", 1979e12, 3.35e12, 1, 132, (1, 1, 2))
+    data = Measurements("t", "time_s", "fp8", *(np.array([v], float) for v in
+                                                (1024, 4096, 4096, 1, 1e-4)))
+    base = fit.Params(0.7, 0.8, 3e-6, overlap=2.0)
+    with_terms = fit.Params(0.7, 0.8, 3e-6, overlap=2.0, k_latency=1.2e-9, k_loop=True,
+                            quantize_bytes=5.0)
+    extra = fit.predict(device, with_terms, data) - fit.predict(device, base, data)
+    assert extra[0] == pytest.approx(4096 * 1.2e-9 + 20_971_520 / (3.35e12 * 0.8), rel=1e-12)
+
+
+def test_fp8_tables_state_their_quantize_pass(tmp_path):
+    """aiconfigurator's fp8 rows include TensorRT-LLM's dynamic activation quantization (its
+    collector loads no input scale): each fp8 CSV says 5 bytes per element, the bf16 ones
+    nothing; a bad value is one Error: line."""
+    data_dir = Path(__file__).resolve().parent.parent / "benchmarks" / "data"
+    for name in ("aic_h100_sxm_fp8.csv", "aic_h200_sxm_fp8.csv", "aic_b200_sxm_fp8.csv"):
+        assert read_measurements(data_dir / name).quantize_bytes == 5.0
+    assert read_measurements(data_dir / "aic_h100_sxm_bf16.csv").quantize_bytes == 0.0
+    bad = tmp_path / "bad.csv"
+    bad.write_text("# activation_quantize_bytes_per_element: lots\nm,k,n,time_s\n1,2,3,1e-6\n")
+    with pytest.raises(InputError, match="must be a number of bytes"):
+        _ = read_measurements(bad).quantize_bytes
+
+
+def test_split_k_floor_by_hand():
+    """The second kernel's floor applies where the 128×128 output tiles under-fill the SMs
+    and k reaches the switch: on an H100 (132 SMs) 1×2048×32 is one tile, so it pays; 1×1024×32
+    (k below 2,048) and 4096×4096×4096 (1,024 tiles) do not; min_k 0 turns the term off."""
+    from sheetgen.model import kernel_terms, refined
+
+    tiles = refined.tiles(np.array([1, 1, 4096]), np.array([32, 32, 4096]), 128, 128)
+    assert list(tiles) == [1, 1, 1024]
+    got = kernel_terms.split_k_floor(tiles, 132, np.array([2048, 1024, 4096]), 2048, 1.5e-6)
+    assert list(got) == [1.5e-6, 0.0, 0.0]
+    assert list(kernel_terms.split_k_floor(tiles, 132, np.array([2048] * 3), 0, 1.5e-6)) == [0] * 3
+    device = fit.Device("H100", 989.4e12, 3.35e12, 2, 132)
+    data = Measurements("t", "time_s", "bf16", *(np.array([v], float) for v in
+                                                (1, 2048, 32, 1, 5e-6)))
+    base = fit.Params(0.8, 0.8, 2.5e-6)
+    split = fit.Params(0.8, 0.8, 2.5e-6, split_floor=1.5e-6, split_min_k=2048)
+    assert (fit.predict(device, split, data) - fit.predict(device, base, data))[0] == \
+        pytest.approx(1.5e-6, rel=1e-12)
+
+
+def test_quantize_bytes_option(tmp_path):
+    """--quantize-bytes states the quantize pass for a file without the metadata line (and
+    overrides one; without either it is 0); a negative value is one Error: line, exit 2."""
+    src = tmp_path / "t.csv"
+    src.write_text("m,k,n,time_s\n4096,4096,4096,2.1e-4\n1,8192,8192,4.6e-5\n"
+                   "256,256,256,5.2e-6\n1024,1024,1024,2e-5\n")
+    proc = run("calibrate", str(src), "--gpu", "H100 SXM", "--quantize-bytes", "5", "--json")
+    assert proc.exit_code == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["activation_quantize_bytes"] == 5.0
+    plain = json.loads(run("calibrate", str(src), "--gpu", "H100 SXM", "--json").stdout)
+    assert plain["activation_quantize_bytes"] == 0.0
+    bad = run("calibrate", str(src), "--gpu", "H100 SXM", "--quantize-bytes", "-1")
+    assert bad.exit_code == 2
+    assert bad.stderr.strip() == ("Error: --quantize-bytes -1: bytes per element of A must be "
+                                  "0 or more")

@@ -14,6 +14,7 @@ import pytest
 from gspread.exceptions import APIError
 from sheets_emulator import (
     FAST_RETRY,
+    FAULT_TIMEOUT,
     SA_EMAIL,
     TEST_TIMEOUT,
     KeyPair,
@@ -293,6 +294,7 @@ def test_retry_after_429_500_drop_timeout_applies_once(sheets_emulator, gsheets_
     gsheets_client.http_client.policy = dataclasses.replace(
         gsheets_client.http_client.policy, sleep=slept.append, max_attempts=6
     )
+    gsheets_client.set_timeout(FAULT_TIMEOUT)  # the fault outlasts it
     sheets_emulator.inject(
         r":batchUpdate$",
         [{"status": 429, "headers": {"Retry-After": "1"}}, 500, "drop", "timeout", 503],

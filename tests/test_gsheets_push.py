@@ -22,6 +22,7 @@ from helpers import one_line_error, run
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 from sheets_emulator import (
     FAST_RETRY,
+    FAULT_TIMEOUT,
     SA_EMAIL,
     HTTPReply,
     SheetsEmulator,
@@ -453,6 +454,7 @@ def test_faults_survived_nothing_duplicated_or_lost(sheets_emulator, gsheets_cli
     slept: list[float] = []
     gsheets_client.http_client.policy = dataclasses.replace(
         gsheets_client.http_client.policy, sleep=slept.append, max_attempts=6)
+    gsheets_client.set_timeout(FAULT_TIMEOUT)  # the fault outlasts it
     sheets_emulator.inject(KEY + r":batchUpdate$",
                            [{"status": 429, "headers": {"Retry-After": "2"}}, 500, "drop",
                             "timeout"])

@@ -38,21 +38,26 @@ def calibration(tmp_path_factory):
     return tmp, _calibrate(tmp)
 
 
-def _plan(cal, waves: bool | None = None):
+#: a K-loop latency and a quantize pass, set by hand (the small table's fit chooses no K loop)
+TERMS = {"k_latency": 2e-10, "quantize_bytes": 5.0, "split_floor": 1.5e-6,
+         "split_min_k": 512.0}
+
+
+def _plan(cal, waves: bool | None = None, **terms: float):
     inputs = measured_inputs(cal)
     if waves is not None:
-        inputs = measured.MeasuredInputs(**{**inputs.__dict__, "waves": waves})
+        inputs = measured.MeasuredInputs(**{**inputs.__dict__, "waves": waves, **terms})
     return plan_build(BuildConfig(gpu="H100 SXM", dtype="bf16", spare_rows=0,
                                   measured=inputs))
 
 
 def test_sheet_matches_the_fit_without_the_sheet(calibration):
     _tmp, cal = calibration
-    for waves in (False, True):
-        p = _plan(cal, waves)
+    for waves, terms in ((False, {}), (True, {}), (False, TERMS)):
+        p = _plan(cal, waves, **terms)
         table = p.table("measured")
         col = {c.name: p.model.columns[c.name] for c in table.columns}  # SI
-        params = fit.Params(**{**cal.params.__dict__, "waves": waves})
+        params = fit.Params(**{**cal.params.__dict__, "waves": waves, **terms})
         expect = fit.predict(device_for(cal.gpu, cal.dtype), params, cal.data)
         np.testing.assert_allclose(np.asarray(col[measured.CAL_TIME.name], float), expect,
                                    rtol=1e-12)
@@ -71,21 +76,27 @@ def test_sheet_matches_the_fit_without_the_sheet(calibration):
 @libreoffice_job("measured-sheet")
 def _measured_workbooks(tmp: Path) -> dict[str, Path]:
     cal = _calibrate(tmp)
-    plans = {"off": _plan(cal, False), "on": _plan(cal, True)}
+    plans = {"off": _plan(cal, False), "on": _plan(cal, True),
+             "terms": _plan(cal, False, **TERMS)}
     files = {k: write_xlsx(p, tmp / f"waves_{k}.xlsx") for k, p in plans.items()}
     with pytest.MonkeyPatch.context() as mp:  # every cached value wrong: only a recalculation
         mp.setattr(sheetgen.writers.xlsx, "_cached",  # can fix them
                    lambda v: "WRONG" if isinstance(v, str) and v else -12345.0)
         files["wrong"] = write_xlsx(plans["on"], tmp / "wrong.xlsx")
     # a user's edit on the Measured sheet: waves off, another floor, overlap exponent 1.5,
-    # a new measured time
+    # a K-loop latency of 0.3 ns per k, a 5-byte quantize pass, a 2 µs split-K floor from
+    # k = 1,024, a new measured time
     edited = tmp / "edited.xlsx"
     wb = openpyxl.load_workbook(files["on"])
     ws = wb["Measured"]
-    block = {ws.cell(r, 1).value: r for r in range(1, 30)}
+    block = {ws.cell(r, 1).value: r for r in range(1, 40)}
     ws.cell(block[measured.CAL_WAVES.label], 2).value = "off"
     ws.cell(block[measured.CAL_FLOOR.label], 2).value = 3  # the sheet's times are µs
     ws.cell(block[measured.CAL_OVERLAP.label], 2).value = 1.5
+    ws.cell(block[measured.CAL_K_LATENCY.label], 2).value = 3e-4  # µs per unit of k
+    ws.cell(block[measured.CAL_QUANT_BYTES.label], 2).value = 5
+    ws.cell(block[measured.CAL_SPLIT_FLOOR.label], 2).value = 2  # µs
+    ws.cell(block[measured.CAL_SPLIT_MIN_K.label], 2).value = 1024
     first = measured.TABLE.first_row + 1
     ws.cell(first, 5).value = 400
     wb.save(edited)
@@ -96,7 +107,8 @@ def _measured_workbooks(tmp: Path) -> dict[str, Path]:
 @needs_libreoffice
 def test_libreoffice_recalculates_the_measured_sheet_to_the_model(calibration, libreoffice):
     _, cal = calibration
-    plans = {"off": _plan(cal, False), "on": _plan(cal, True)}
+    plans = {"off": _plan(cal, False), "on": _plan(cal, True),
+             "terms": _plan(cal, False, **TERMS)}
     out = libreoffice.outputs("measured-sheet")
     for key in plans:
         assert mismatches(plans[key], read_values(out[key])) == [], key
@@ -106,7 +118,8 @@ def test_libreoffice_recalculates_the_measured_sheet_to_the_model(calibration, l
     data.measured = data.measured.copy()
     data.measured[0] = 4e-4
     params = fit.Params(**{**cal.params.__dict__, "waves": False, "launch_overhead": 3e-6,
-                           "overlap": 1.5})
+                           "overlap": 1.5, "k_latency": 3e-10, "quantize_bytes": 5.0,
+                           "split_floor": 2e-6, "split_min_k": 1024.0})
     expect = fit.predict(device_for(cal.gpu, cal.dtype), params, data)
     col = measured.TABLE.col + [c.name for c in measured.TABLE.all_columns()].index(
         measured.CAL_TIME.name)

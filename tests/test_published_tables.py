@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "benchmarks" / "data"
 TABLES = tomllib.loads((DATA / "tables.toml").read_text("utf-8"))["table"]
 #: rows per table, as benchmarks/data/NOTICE states them
-ROWS = {"xla_h100_sm90.csv": 375, "xla_mi300x_bf16.csv": 376, "aic_a100_sxm_bf16.csv": 1680}
+ROWS = {"xla_h100_sm90.csv": 375, "xla_mi300x_bf16.csv": 376, "aic_a100_sxm_bf16.csv": 1680,
+        "xla_b200_sm100.csv": 375, "xla_h100_sm90_fp8.csv": 375}
 
 
 def _rows(name: str) -> list[dict[str, str]]:
@@ -37,7 +38,8 @@ def test_every_listed_table_reads_against_its_preset(table):
     assert table["file"] in (DATA / "NOTICE").read_text("utf-8")
 
 
-@pytest.mark.parametrize("name", ["xla_h100_sm90.csv", "xla_mi300x_bf16.csv"])
+@pytest.mark.parametrize("name", ["xla_h100_sm90.csv", "xla_mi300x_bf16.csv",
+                                  "xla_b200_sm100.csv", "xla_h100_sm90_fp8.csv"])
 def test_xla_rates_are_whole_nanosecond_timings(name):
     """XLA's generator writes each rate as 2·b·m·n·k / t, to the unit, for a whole number of
     nanoseconds t; a mistyped digit in a copied rate breaks that (the MI300X rates were
@@ -59,6 +61,33 @@ def test_mi300x_rows_hand_checked():
     assert float(one["time_s"]) == pytest.approx(235.69e-6, rel=1e-4)
     assert rows[("4", "4096", "4096", "4096")]["flops_per_s"] == "570675049165250"
     assert {r["device"] for r in rows.values()} == {"rocm"}
+
+
+def test_b200_rows_hand_checked():
+    """Rows read off the same file's sm_100_B200 section: b=1 4096³ bf16 at
+    1,416,867,213,789,406 FLOP/s = 97.0 µs (63 % of the 2.25 PFLOP/s dense peak), fp8 at
+    2,764,981,863,158,106 = 49.7 µs; every shape has one bf16 and one fp8 row."""
+    rows = _rows("xla_b200_sm100.csv")
+    by = {(r["b"], r["m"], r["k"], r["n"], r["dtype"]): r for r in rows}
+    bf16 = by[("1", "4096", "4096", "4096", "bf16")]
+    assert bf16["flops_per_s"] == "1416867213789406"
+    assert float(bf16["time_s"]) == pytest.approx(97.003e-6, rel=1e-4)
+    assert by[("1", "4096", "4096", "4096", "fp8")]["flops_per_s"] == "2764981863158106"
+    assert sorted(r["dtype"] for r in rows).count("fp8") == 375 == len(rows) - 375
+
+
+def test_xla_h100_fp8_rates_exceed_the_dense_peak():
+    """The current file's sm_90 fp8 rows (e4m3 x e4m3 -> bf16): b=4 4096³ at
+    2,592,796,435,858,738 FLOP/s, 1.31x the H100 SXM's dense fp8 peak (1,979 TFLOP/s, NVIDIA
+    H100 datasheet; 3,958 is with sparsity); 29 of 375 rates are above it, so calibrate flags
+    those rows and the table is not counted for the goal."""
+    rows = _rows("xla_h100_sm90_fp8.csv")
+    top = max(rows, key=lambda r: int(r["flops_per_s"]))
+    assert (top["b"], top["m"], top["k"], top["n"]) == ("4", "4096", "4096", "4096")
+    assert int(top["flops_per_s"]) == 2592796435858738
+    peak = load_presets().get("H100 SXM").peak("fp8")
+    assert peak == 1978.9e12  # 3,957.8 with sparsity, halved
+    assert sum(int(r["flops_per_s"]) > peak for r in rows) == 29
 
 
 @pytest.mark.parametrize(("name", "mamf"), [("aic_h100_sxm_bf16.csv", 794.5e12),
@@ -107,17 +136,22 @@ def _bench():
     return bench_accuracy
 
 
-#: held-out (median, p90) of the smooth max per table, as docs/measuring.md reports them
+#: held-out (median, p90) of the model (smooth max + K loop + split-K floor, + the quantize
+#: pass where the file states one) per table, as docs/measuring.md reports them
 DOCUMENTED = {
-    "XLA H100 SXM bf16": (0.046, 0.115), "XLA H100 SXM tf32": (0.107, 0.244),
-    "XLA MI300X bf16": (0.097, 0.268), "aiconfigurator A100 SXM bf16": (0.139, 0.329),
-    "aiconfigurator H100 SXM bf16": (0.067, 0.279), "aiconfigurator H100 SXM fp8": (0.055, 0.400),
-    "aiconfigurator H200 bf16": (0.073, 0.263), "aiconfigurator H200 fp8": (0.066, 0.405),
-    "aiconfigurator B200 bf16": (0.080, 0.426), "aiconfigurator B200 fp8": (0.095, 0.354),
+    "XLA H100 SXM bf16": (0.040, 0.132), "XLA H100 SXM tf32": (0.069, 0.171),
+    "XLA MI300X bf16": (0.097, 0.268), "aiconfigurator A100 SXM bf16": (0.107, 0.307),
+    "aiconfigurator H100 SXM bf16": (0.056, 0.170), "aiconfigurator H100 SXM fp8": (0.037, 0.143),
+    "aiconfigurator H200 bf16": (0.062, 0.230), "aiconfigurator H200 fp8": (0.041, 0.172),
+    "aiconfigurator B200 bf16": (0.069, 0.215), "aiconfigurator B200 fp8": (0.053, 0.134),
+    "XLA B200 bf16": (0.043, 0.153), "XLA B200 fp8": (0.037, 0.111),
+    "XLA H100 SXM fp8": (0.128, 0.350),
 }
+#: scored but not counted for the goal: rates a dense GEMM at the spec peak cannot reach
+NOT_COUNTED = {"XLA H100 SXM fp8"}
 #: where the goal (held-out median ≤ 10 %, p90 ≤ 25 %) holds today
-MEDIAN_GOAL_MET = set(DOCUMENTED) - {"aiconfigurator A100 SXM bf16", "XLA H100 SXM tf32"}
-P90_GOAL_MET = {"XLA H100 SXM bf16", "XLA H100 SXM tf32"}
+MEDIAN_GOAL_MET = set(DOCUMENTED) - {"aiconfigurator A100 SXM bf16", *NOT_COUNTED}
+P90_GOAL_MET = MEDIAN_GOAL_MET - {"XLA MI300X bf16"}
 
 
 @pytest.fixture(scope="module")
@@ -131,20 +165,48 @@ def test_every_table_is_scored_and_documented(scores):
     doc = (ROOT / "docs" / "measuring.md").read_text("utf-8")
     for name, s in scores.items():
         median, p90 = DOCUMENTED[name]
-        assert s.smooth_max.median_abs_error == pytest.approx(median, abs=0.0006), name
-        assert s.smooth_max.p90_abs_error == pytest.approx(p90, abs=0.0006), name
+        assert s.model.median_abs_error == pytest.approx(median, abs=0.0006), name
+        assert s.model.p90_abs_error == pytest.approx(p90, abs=0.0006), name
         assert f"**{median:.1%} / {p90:.1%}**" in doc, name
 
 
 def test_per_table_goals(scores):
-    """Held-out median ≤ 10 % and p90 ≤ 25 %: where it holds, and that the smooth max (the form
-    chosen on the NVIDIA tables) beats the hard max's median on every table, AMD's included."""
+    """Held-out median ≤ 10 % and p90 ≤ 25 %: where it holds; the model halves the roofline's
+    median on every counted table, AMD's included, and its p90 is never more than half a point
+    above the hard max's (XLA H100 bf16: 13.2 % against 12.8 %; lower on every other counted
+    table)."""
     for name, s in scores.items():
-        assert s.smooth_max.median_abs_error <= s.hard_max.median_abs_error, name
-        assert s.smooth_max.median_abs_error < 0.5 * s.roofline.median_abs_error, name
-        assert (s.smooth_max.median_abs_error <= 0.10) == (name in MEDIAN_GOAL_MET), name
-        assert (s.smooth_max.p90_abs_error <= 0.25) == (name in P90_GOAL_MET), name
+        if name in NOT_COUNTED:
+            assert not s.table.goal, name
+            continue
+        assert s.model.p90_abs_error <= s.hard_max.p90_abs_error + 0.005, name
+        assert s.model.median_abs_error < 0.5 * s.roofline.median_abs_error, name
+        assert s.goals() == (name in MEDIAN_GOAL_MET, name in P90_GOAL_MET), name
     mi300x = scores["XLA MI300X bf16"]
     assert mi300x.hard_max.median_abs_error > 0.13  # one efficiency per regime: 14 %
-    assert mi300x.smooth_max.params.compute_efficiency == pytest.approx(668.4 / 1307.4,
-                                                                        abs=0.03)  # MAMF
+    assert mi300x.model.params.compute_efficiency == pytest.approx(668.4 / 1307.4,
+                                                                   abs=0.03)  # MAMF
+    assert mi300x.model.params.k_latency < 1e-15  # the K loop finds nothing there
+    assert mi300x.model.params.split_floor < 1e-12  # nor the split-K floor
+    # the split-K floor is about one more launch floor wherever aiconfigurator's tables fit it
+    for name in ("aiconfigurator H100 SXM bf16", "aiconfigurator H200 bf16",
+                 "aiconfigurator B200 bf16"):
+        p = scores[name].model.params
+        assert 0.5 * p.launch_overhead < p.split_floor < 1.5 * p.launch_overhead, name
+
+
+def test_quantize_pass_is_what_the_fp8_tables_were_missing(tmp_path):
+    """Without its `activation_quantize_bytes_per_element` line, aiconfigurator's H100 fp8
+    table is fitted as a bare fp8 GEMM and the held-out p90 stays above 30 % (40 % with the
+    smooth max alone); with the 5-byte quantize pass it is 14.3 %."""
+    from sheetgen.calibrate import fit
+    from sheetgen.calibrate.report import device_for
+
+    text = (DATA / "aic_h100_sxm_fp8.csv").read_text("utf-8")
+    bare = tmp_path / "bare.csv"
+    bare.write_text("\n".join(ln for ln in text.splitlines()
+                              if "activation_quantize_bytes_per_element" not in ln))
+    device = device_for(load_presets().get("H100 SXM"), "fp8")
+    by_model = {h.model: h for h in fit.held_out(device, read_measurements(bare), ())}
+    assert by_model[fit.SMOOTH_K_SPLIT].p90_abs_error > 0.30
+    assert by_model[fit.SMOOTH_K_SPLIT].params.quantize_bytes == 0

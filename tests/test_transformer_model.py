@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -134,3 +135,69 @@ def test_missing_field_is_one_error_naming_it(tmp_path: Path) -> None:
         read_config(path)
     with pytest.raises(InputError, match="unknown model 'llama-9'"):
         load_bundled("llama-9")
+
+
+def test_sliding_window_read_from_the_config() -> None:
+    # Mistral-7B-v0.1's config: sliding_window 4096 (its paper's Table 1: window 4096)
+    assert load_bundled("mistral-7b").window == 4096
+    assert load_bundled("llama-3.1-8b").window == 0
+    # Qwen2 configs carry sliding_window with use_sliding_window false: no window
+    qwen = {**LLAMA_70B, "model_type": "qwen2", "sliding_window": 131072,
+            "use_sliding_window": False}
+    assert from_dict(qwen).window == 0
+    assert from_dict({**qwen, "use_sliding_window": True}).window == 131072
+    with pytest.raises(InputError, match="sliding_window"):
+        from_dict({**LLAMA_70B, "sliding_window": -1})
+
+
+def test_sliding_window_caps_attention_and_the_kv_cache_by_hand() -> None:
+    """Mistral-7B (W = 4096), one sequence, 6000-token prompt, 4001 generated tokens."""
+    cfg = load_bundled("mistral-7b")
+    wl = t.Workload(prompt=6000, generate=4001)
+    # prefill: query i attends to min(i, 4096) keys; (4096·4097/2 + 1904·4096) / 6000
+    assert t.prefill_mean_keys(6000, 4096) == pytest.approx(16_189_440 / 6000)
+    assert t.prefill_mean_keys(4000, 4096) == 4001 / 2  # inside the window: causal mean
+    # decode: contexts 6001 … 10000 all exceed the window: 4096 keys per step
+    assert t.decode_mean_context(6000, 4001, 4096) == 4096
+    # prompt 3000, 2001 tokens: contexts 3001 … 4096 (sum 7097·1096/2) then 904 steps at 4096
+    assert t.decode_mean_context(3000, 2001, 4096) == pytest.approx(
+        (7097 * 1096 / 2 + 904 * 4096) / 2000)
+    assert t.decode_mean_context(3000, 1001, 4096) == 3000 + 1001 / 2  # never capped
+    s = t.estimate(cfg, wl, H100).summary
+    # the cache keeps 4096 tokens: 4096 · (2 · 32 layers · 8 KV heads · 128 · 2 B) = 0.5 GiB
+    assert s["kv_bytes"] == 4096 * 131_072 == 2**29
+    ops = {(o.phase, o.op): o for o in t.phase_ops(cfg, wl, t.PREFILL)}
+    scores = ops[(t.PREFILL, "attention scores")]
+    # 2 · (6000 queries · 4 per KV head) · 128 · 2698.24 keys · (32 layers · 8 KV heads)
+    assert scores.flops == pytest.approx(2 * 6000 * 4 * 128 * 2698.24 * 32 * 8)
+    full = t.estimate(dataclasses.replace(cfg, window=0), wl, H100).summary
+    assert full["kv_bytes"] == 10_001 * 131_072 and full["tpot"] > s["tpot"]
+
+
+def test_chunked_prefill_reads_the_weights_once_per_chunk_by_hand() -> None:
+    """Llama-3.1-8B, one 8192-token prompt in chunks of 2048: 4 steps of m = 2048."""
+    cfg = load_bundled("llama-3.1-8b")
+    assert t.prefill_steps(8192, 2048) == 4 and t.prefill_steps(8192, 3000) == 3
+    assert t.prefill_steps(8192, 0) == t.prefill_steps(100, 8192) == 1
+    whole = {o.op: o for o in t.phase_ops(cfg, t.Workload(prompt=8192), t.PREFILL)}
+    chunked = {o.op: o for o in t.phase_ops(cfg, t.Workload(prompt=8192, chunk=2048),
+                                            t.PREFILL)}
+    qkv = chunked["qkv"]
+    assert (qkv.m, qkv.count) == (2048, 32 * 4)
+    # the same FLOPs: 2 · 8192 tokens · 4096 · 6144 (QKV: 32 + 2 · 8 heads of 128) · 32 layers
+    assert qkv.flops == whole["qkv"].flops == 2 * 8192 * 4096 * 6144 * 32
+    # bf16: the 4096 × 6144 weight is read 4 times, activations and outputs once
+    assert qkv.bytes_moved == 32 * 4 * (2 * 2048 * 4096 + 2 * 4096 * 6144 + 2 * 2048 * 6144)
+    assert chunked["attention scores"].flops == pytest.approx(whole["attention scores"].flops)
+    assert chunked["lm_head"].count == 1
+    assert chunked["non-matmul"].bytes_moved == whole["non-matmul"].bytes_moved
+    s = t.estimate(cfg, t.Workload(prompt=8192, chunk=2048), H100).summary
+    full = t.estimate(cfg, t.Workload(prompt=8192), H100).summary
+    # 2048-token chunks stay above the critical batch (295): compute-bound, the re-reads hide
+    assert s["ttft_bound"] == pytest.approx(full["ttft_bound"])
+    # 64-token chunks are memory-bound: 128 steps each read the layers' 6.98e9 bf16 weights
+    # (8.03e9 parameters less the two 128256 × 4096 tables), 13.96 GB
+    small = t.estimate(cfg, t.Workload(prompt=8192, chunk=64), H100).summary
+    assert small["ttft_bound"] > 128 * 13.9e9 / 3.35e12 > 3 * full["ttft_bound"]
+    # prefill's peak activations: one chunk's 2048 tokens · (2 · 4096 + 2 · 28672) B
+    assert s["activations"] == 2048 * (2 * 4096 + 2 * 28672)

@@ -37,30 +37,41 @@ CASES = [
                                                         allreduce="ring",
                                                         embedding_dtype="bf16")),
     ("H100 SXM", "fp8", None, TransformerInputs(from_dict(QWEN_MOE), batch=2, tp=2)),
+    # Mistral's 4096-token sliding window: decode steps partly capped, then prefill capped
+    ("H100 SXM", "bf16", None, TransformerInputs(load_bundled("mistral-7b"), batch=2,
+                                                 prompt_tokens=3000, generate=2000,
+                                                 prefill_chunk=1024)),
+    ("A100 80GB SXM", "bf16", "int8", TransformerInputs(load_bundled("mistral-7b"),
+                                                        prompt_tokens=6000, generate=3)),
 ]
+
+#: Dense fp16/bf16 tensor peaks (datasheets): attention's rate under fp8/int8 compute
+DENSE_16BIT = {"H100 SXM": 989.4e12, "A100 40GB SXM": 312e12}
 
 
 def _plan(gpu: str, dtype: str, weight: str | None, ti: TransformerInputs) -> WorkbookPlan:
     return plan_build(BuildConfig(gpu=gpu, dtype=dtype, weight_dtype=weight, transformer=ti))
 
 
-def _reference(p: WorkbookPlan, ti: TransformerInputs, dtype: str,
+def _reference(p: WorkbookPlan, ti: TransformerInputs, gpu: str, dtype: str,
                weight: str | None) -> t.Estimate:
     """The pure model on the same figures; bytes per element from the storage rules."""
     s = p.model.scalars
     store = precision.resolve(dtype, weight=weight or precision.AUTO)
     size = precision.STORAGE_BYTES
     wl = t.Workload(batch=ti.batch, prompt=ti.prompt_tokens, generate=ti.generate, tp=ti.tp,
+                    chunk=ti.prefill_chunk,
                     weight_bytes=size[store.weight], act_bytes=size[store.activation],
                     out_bytes=size[store.output],
                     kv_bytes=size[ti.kv_dtype or store.activation],
                     embed_bytes=size[ti.embedding_dtype or store.weight], reserve=ti.reserve,
-                    allreduce=ti.allreduce)
+                    allreduce=ti.allreduce, attn_eff=ti.attention_eff)
     hw = t.Machine(peak=s["peak_flops"], bw=s["hbm_bw"], capacity=s["capacity_bytes"],
                    link_bw=s["link_bw"], link_latency=s["link_latency"],
                    real_compute_eff=s["suggest_compute_eff"],
                    real_memory_eff=s["suggest_memory_eff"],
-                   real_link_eff=s["suggest_link_eff"], launch=s["launch_overhead"])
+                   real_link_eff=s["suggest_link_eff"], launch=s["launch_overhead"],
+                   attn_peak=DENSE_16BIT[gpu] if dtype in ("fp8", "int8") else None)
     return t.estimate(ti.model, wl, hw)
 
 
@@ -68,11 +79,13 @@ def _reference(p: WorkbookPlan, ti: TransformerInputs, dtype: str,
 def test_sheet_cells_equal_the_pure_reference(gpu: str, dtype: str, weight: str | None,
                                               ti: TransformerInputs) -> None:
     p = _plan(gpu, dtype, weight, ti)
-    est = _reference(p, ti, dtype, weight)
+    est = _reference(p, ti, gpu, dtype, weight)
     frame = sheetgen.transformer(ti.model, gpu=gpu, dtype=dtype, batch=ti.batch,
                                  prompt_tokens=ti.prompt_tokens, generate=ti.generate,
                                  tp=ti.tp, weight_dtype=weight, kv_dtype=ti.kv_dtype,
-                                 embedding_dtype=ti.embedding_dtype, allreduce=ti.allreduce)
+                                 embedding_dtype=ti.embedding_dtype, allreduce=ti.allreduce,
+                                 attention_eff=ti.attention_eff,
+                                 prefill_chunk=ti.prefill_chunk)
     assert len(frame) == len(est.ops)
     for row, op, bound, real in zip(frame.to_dict("records"), est.ops, est.op_bound,
                                     est.op_real, strict=True):
@@ -173,6 +186,15 @@ def test_cli_build_show_and_errors(tmp_path: Path) -> None:
     one_line_error(runner.invoke(cli, ["build", str(tmp_path / "x.xlsx"), "--model",
                                        "llama-3.1-8b", "--weight-dtype", "int3"]),
                    "--weight-dtype")
+    one_line_error(runner.invoke(cli, ["build", str(tmp_path / "x.xlsx"), "--model",
+                                       "llama-3.1-8b", "--attention-eff", "2"]),
+                   "--attention-eff")
+    one_line_error(runner.invoke(cli, ["build", str(tmp_path / "x.xlsx"), "--model",
+                                       "llama-3.1-8b", "--attention-dtype", "fp9"]),
+                   "--attention-dtype")
+    one_line_error(runner.invoke(cli, ["build", str(tmp_path / "x.xlsx"), "--model",
+                                       "llama-3.1-8b", "--prefill-chunk", "-1"]),
+                   "--prefill-chunk")
     res = runner.invoke(cli, ["models"])
     assert "huggingface.co/meta-llama/Llama-3.1-70B" in res.output
 
@@ -211,18 +233,21 @@ def test_random_workloads_agree_with_the_reference(seed: int) -> None:
     import random
 
     rng = random.Random(seed)
-    name = rng.choice(["llama-3.1-8b", "mixtral-8x7b", "opt-13b", "qwen2.5-7b"])
+    name = rng.choice(["llama-3.1-8b", "mixtral-8x7b", "opt-13b", "qwen2.5-7b",
+                       "mistral-7b"])
     model = load_bundled(name) if seed % 4 else from_dict(QWEN_MOE)
     ti = TransformerInputs(model, batch=rng.choice([1, 3, 64, 512]),
                            prompt_tokens=rng.choice([1, 17, 2048, 32768]),
                            generate=rng.choice([1, 2, 500]), tp=rng.choice([1, 2, 3, 8, 64]),
                            kv_dtype=rng.choice([None, "fp8"]),
                            allreduce=rng.choice(["auto", "ring", "one-shot", "two-shot"]),
-                           reserve=rng.choice([0.0, 0.1]))
+                           reserve=rng.choice([0.0, 0.1]),
+                           attention_eff=rng.choice([0.35, 0.6, 1.0]),
+                           prefill_chunk=rng.choice([0, 0, 500, 4096]))
     gpu = rng.choice(["H100 SXM", "A100 80GB SXM", "MI300X"])
     weight = rng.choice([None, "int8", "fp32", "int4", "nvfp4"])
     p = _plan(gpu, "bf16", weight, ti)
-    est = _reference(p, ti, "bf16", weight)
+    est = _reference(p, ti, gpu, "bf16", weight)
     for key in ("ttft", "tpot", "ttft_bound", "tpot_bound", "weights_bytes", "memory_per_gpu",
                 "max_batch", "critical_batch", "kv_bytes"):
         assert p.model.scalars[key] == pytest.approx(est.summary[key], rel=1e-12), key
@@ -248,3 +273,31 @@ def test_formulas_stay_in_the_portable_dialect() -> None:
                 assert not _NUMBER.search(text), e.formula
     assert used <= PORTABLE and not used & AVOID, used - PORTABLE
     assert {"INDEX", "MATCH", "ROUNDUP", "LOG10", "NA"} <= used
+
+
+def test_prefill_attention_runs_at_flash_attention_rate_by_hand() -> None:
+    """Llama-3.1-8B, 2048-token prompt, batch 1, H100: attention's realistic time is its causal
+    FLOPs at 35 % of the 16-bit peak (FlashAttention-2 on H100) plus one launch per layer,
+    whether the GEMMs compute in bf16 or fp8; the bound keeps the compute dtype's peak."""
+    rows = {}
+    for dtype in ("bf16", "fp8"):
+        f = sheetgen.transformer("llama-3.1-8b", gpu="H100 SXM", dtype=dtype, prompt_tokens=2048,
+                                 generate=2)
+        rows[dtype] = f[(f.phase == "prefill")].set_index("op")
+    # Q·Kᵀ: 2 · (2048 queries · 4 query heads per KV head) · 128 · 1024.5 mean keys
+    #        · (32 layers · 8 KV heads)
+    flops = 2 * 2048 * 4 * 128 * 1024.5 * 32 * 8
+    assert rows["bf16"].loc["attention scores (Q·Kᵀ)", "flops"] == pytest.approx(flops)
+    real = flops / (989.4e12 * 0.35) + 32 * 5e-6
+    for dtype in ("bf16", "fp8"):
+        assert rows[dtype].loc["attention scores (Q·Kᵀ)", "realistic_time"] == \
+            pytest.approx(real, rel=1e-9)
+    assert rows["fp8"].loc["attention scores (Q·Kᵀ)", "time"] == pytest.approx(
+        flops / 1978.9e12, rel=1e-9)  # the bound: the fp8 peak, compute-bound
+    mlp = rows["fp8"].loc["MLP gate+up", "realistic_time"]
+    assert mlp < rows["bf16"].loc["MLP gate+up", "realistic_time"]
+    faster = sheetgen.transformer("llama-3.1-8b", gpu="H100 SXM", prompt_tokens=2048,
+                                  generate=2, attention_eff=0.75)  # FlashAttention-3
+    fa3 = faster[faster.phase == "prefill"].set_index("op")
+    assert fa3.loc["attention scores (Q·Kᵀ)", "realistic_time"] == pytest.approx(
+        flops / (989.4e12 * 0.75) + 32 * 5e-6, rel=1e-9)

@@ -40,6 +40,10 @@ MEASURED_WORDS = ("measured", "median", "mean", "observed", "actual", "elapsed",
 BATCH_HEADERS = ("b", "batch", "batch size", "batch count", "batches")
 DTYPE_HEADERS = ("dtype", "data type", "type", "precision")
 DEVICE_HEADERS = ("device",)
+#: The `# key: value` line by which a measurement file says its timed code path quantizes the
+#: activation in a kernel of its own before the GEMM (sheetgen.model.kernel_terms): the bytes
+#: per element of A that pass moves (5 for a dynamic per-tensor FP8 quantization).
+QUANTIZE_KEY = "activation_quantize_bytes_per_element"
 
 
 class SeveralDtypes(InputError):
@@ -69,6 +73,20 @@ class Measurements:
 
     def __len__(self) -> int:
         return len(self.measured)
+
+    @property
+    def quantize_bytes(self) -> float:
+        """Bytes per element of A moved by a separate activation-quantize kernel that the
+        timings include (the file's QUANTIZE_KEY line; 0 without one)."""
+        raw = self.metadata.get(QUANTIZE_KEY, "0")
+        try:
+            value = float(raw)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value < 0:
+            raise InputError(f"{self.origin}: '# {QUANTIZE_KEY}: {raw}' must be a number of "
+                             "bytes, 0 or more")
+        return value
 
     def subset(self, keep: np.ndarray) -> Measurements:
         return Measurements(self.origin, self.time_header, self.dtype, self.m[keep],

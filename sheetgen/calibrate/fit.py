@@ -14,9 +14,12 @@ them, and letting them pull the fit would hide a timing bug or a cache effect.
 
 The overlap exponent p (1 ≤ p ≤ MAX_OVERLAP_EXPONENT) replaces the roofline's hard
 max(compute, memory) with their p-norm: p = 1 adds the two times, a large p is the hard max.
-It was chosen over a Hill-type ramp of the compute efficiency (e_max·F^h / (F^h + F_half^h)),
-separate floors per regime and a latency per unit of k, on the held-out halves of the
-published NVIDIA tables (docs/measuring.md).
+It was chosen over a Hill-type ramp of the compute efficiency (e_max·F^h / (F^h + F_half^h))
+and separate floors per regime, on the held-out halves of the published NVIDIA tables
+(docs/measuring.md). Three terms run after it (sheetgen.model.kernel_terms): the serial K loop
+(a fitted latency per unit of k) and the split-K reduction kernel's floor (fitted), forms the
+held-out half must choose, and, when the measurement file says its timings include one, a
+separate activation-quantize pass (its bytes per element are the file's, never fitted).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from scipy.optimize import least_squares
 
 from sheetgen.calibrate.data import Measurements
 from sheetgen.model import factories as rf
-from sheetgen.model import refined
+from sheetgen.model import kernel_terms, refined
 from sheetgen.sheets import matmul
 
 MIN_EFFICIENCY = 1e-3  # the lower bound of a fitted efficiency (the upper one is 1)
@@ -67,15 +70,24 @@ class Params:
     tile_m: int = 128
     tile_n: int = 128
     overlap: float = 0.0  # the overlap exponent p; 0 = the hard max
+    k_latency: float = 0.0  # s per unit of k: the serial K loop (kernel_terms.k_loop_time)
+    k_loop: bool = False  # whether k_latency is a fitted term of this form
+    quantize_bytes: float = 0.0  # bytes per element of A of a separate quantize pass (data's)
+    split_floor: float = 0.0  # s: the split-K reduction kernel's floor (kernel_terms)
+    split_min_k: float = 0.0  # k from which an under-filled GEMM runs split-K; 0 = off
 
     @property
     def form(self) -> str:
-        """The model's extra degree of freedom, in words."""
+        """The model's extra degrees of freedom, in words."""
         if self.waves:
-            return f"waves ({self.tile_m}x{self.tile_n} tiles)"
-        if self.overlap >= refined.MIN_OVERLAP_EXPONENT:
-            return f"smooth max (p = {self.overlap:.3g})"
-        return "hard max"
+            out = f"waves ({self.tile_m}x{self.tile_n} tiles)"
+        elif self.overlap >= refined.MIN_OVERLAP_EXPONENT:
+            out = f"smooth max (p = {self.overlap:.3g})"
+        else:
+            out = "hard max"
+        out += " + K-loop latency" if self.k_loop else ""
+        return out + (f" + split-K floor (k ≥ {self.split_min_k:g})" if self.split_min_k
+                      else "")
 
 
 PURE = Params()  # the seed's pure roofline: spec figures, no floor, no quantization
@@ -97,8 +109,15 @@ def predict(device: Device, params: Params, data: Measurements) -> np.ndarray:
         waves = refined.waves(tiles, device.sm_count)
         compute = refined.quantized_compute_time(
             compute, refined.wave_efficiency(tiles, waves, device.sm_count))
-    return np.asarray(refined.refined_time(params.launch_overhead, compute, memory,
-                                           params.overlap), dtype=float)
+    roof = refined.refined_time(params.launch_overhead, compute, memory, params.overlap)
+    split = kernel_terms.split_k_floor(b * refined.tiles(m, n, params.tile_m, params.tile_n),
+                                       device.sm_count, k, params.split_min_k,
+                                       params.split_floor)
+    quantize = matmul.MEMORY_TIME.reference(
+        bytes_moved=kernel_terms.quantize_bytes(b, m, k, params.quantize_bytes),
+        attainable_bw=device.bandwidth * params.memory_efficiency)
+    return np.asarray(kernel_terms.total_time(
+        roof, kernel_terms.k_loop_time(k, params.k_latency), split, quantize), dtype=float)
 
 
 def relative_error(predicted: np.ndarray, measured: np.ndarray) -> np.ndarray:
@@ -112,18 +131,30 @@ def faster_than_roof(device: Device, data: Measurements) -> np.ndarray:
 
 
 def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int = 128,
-        tile_n: int = 128, overlap: bool = False) -> Params:
-    """The robust least-squares fit of efficiencies and floor, and of the overlap exponent
-    when `overlap` (flagged rows excluded)."""
+        tile_n: int = 128, overlap: bool = False, k_loop: bool = False,
+        split_k: bool = False) -> Params:
+    """The robust least-squares fit of efficiencies and floor, of the overlap exponent when
+    `overlap`, of the K loop's latency per unit of k when `k_loop` and of the split-K
+    kernel's floor when `split_k` (flagged rows excluded; the quantize pass's bytes come from
+    the data)."""
     keep = ~faster_than_roof(device, data)
+    qbytes = data.quantize_bytes
     if not keep.any():
-        return replace(PURE, waves=waves, tile_m=tile_m, tile_n=tile_n)
+        return replace(PURE, waves=waves, tile_m=tile_m, tile_n=tile_n, k_loop=k_loop,
+                       quantize_bytes=qbytes,
+                       split_min_k=kernel_terms.SPLIT_K_MIN_K if split_k else 0.0)
     rows = data.subset(keep)
     scale = float(np.min(rows.measured))  # the floor in units of the fastest time
+    k_scale = scale / float(np.max(rows.k))  # latency per k in units of that over the max k
+    n_base = 4 if overlap else 3
+    n_split = n_base + (1 if k_loop else 0)
 
     def params(x: np.ndarray) -> Params:
         return Params(float(x[0]), float(x[1]), float(x[2]) * scale, waves, tile_m, tile_n,
-                      float(x[3]) if overlap else 0.0)
+                      float(x[3]) if overlap else 0.0,
+                      float(x[n_base]) * k_scale if k_loop else 0.0, k_loop, qbytes,
+                      float(x[n_split]) * scale if split_k else 0.0,
+                      kernel_terms.SPLIT_K_MIN_K if split_k else 0.0)
 
     def residuals(x: np.ndarray) -> np.ndarray:
         return relative_error(predict(device, params(x), rows), rows.measured)
@@ -135,6 +166,14 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
         lower.append(refined.MIN_OVERLAP_EXPONENT)
         upper.append(MAX_OVERLAP_EXPONENT)
         starts = [[*x0, p] for x0 in starts for p in (1.5, 4.0)]
+    if k_loop:
+        lower.append(0.0)
+        upper.append(np.inf)
+        starts = [[*x0, 0.5] for x0 in starts]
+    if split_k:
+        lower.append(0.0)
+        upper.append(np.inf)
+        starts = [[*x0, 0.3] for x0 in starts]
     best = None
     for x0 in starts:
         result = least_squares(residuals, x0=x0, bounds=(lower, upper), loss="soft_l1",
@@ -162,45 +201,65 @@ def split_halves(device: Device, data: Measurements) -> tuple[np.ndarray, np.nda
 
 @dataclass(frozen=True)
 class HeldOut:
-    """One model fitted on the fit half and scored on the test half."""
+    """One model fitted on the fit half and scored on the test half (and on its own fit
+    half: train_* say how much better it does on rows it has seen)."""
 
     model: str
     params: Params
     median_abs_error: float
     p90_abs_error: float
     rows: int
+    train_median_abs_error: float = float("nan")
+    train_p90_abs_error: float = float("nan")
+
+
+SMOOTH_K_LOOP = "calibrated + smooth max + K loop"
+SMOOTH_K_SPLIT = "calibrated + smooth max + K loop + split-K"
 
 
 def held_out(device: Device, data: Measurements, tiles: Sequence[tuple[int, int]]
              = TILE_CANDIDATES) -> list[HeldOut]:
     """Pure roofline, fitted floor + efficiencies (hard max), the same with a smooth overlap,
-    and with waves for each tile shape, each scored on the rows it was not fitted to."""
+    with a smooth overlap and the K loop's latency, and with waves for each tile shape, each
+    scored on the rows it was not fitted to."""
     train, test = split_halves(device, data)
     fit_rows, test_rows = data.subset(train), data.subset(test)
-    out = [_score("pure roofline", PURE, device, test_rows)]
-    out.append(_score("calibrated", fit(device, fit_rows), device, test_rows))
+    pure = replace(PURE, quantize_bytes=data.quantize_bytes)
+    out = [_score("pure roofline", PURE, device, test_rows, fit_rows)]
+    if pure != PURE:
+        out.append(_score("roofline + quantize pass", pure, device, test_rows, fit_rows))
+    out.append(_score("calibrated", fit(device, fit_rows), device, test_rows, fit_rows))
     out.append(_score("calibrated + smooth max", fit(device, fit_rows, overlap=True), device,
-                      test_rows))
+                      test_rows, fit_rows))
+    out.append(_score(SMOOTH_K_LOOP, fit(device, fit_rows, overlap=True, k_loop=True), device,
+                      test_rows, fit_rows))
+    out.append(_score(SMOOTH_K_SPLIT, fit(device, fit_rows, overlap=True, k_loop=True,
+                                          split_k=True), device, test_rows, fit_rows))
     for tm, tn in dict.fromkeys(tiles):
         p = fit(device, fit_rows, waves=True, tile_m=tm, tile_n=tn)
-        out.append(_score(f"calibrated + waves ({tm}x{tn} tiles)", p, device, test_rows))
+        out.append(_score(f"calibrated + waves ({tm}x{tn} tiles)", p, device, test_rows,
+                          fit_rows))
     return out
 
 
-def _score(model: str, params: Params, device: Device, rows: Measurements) -> HeldOut:
+def _score(model: str, params: Params, device: Device, rows: Measurements,
+           train: Measurements) -> HeldOut:
     med, p90 = stats(relative_error(predict(device, params, rows), rows.measured))
-    return HeldOut(model, params, med, p90, len(rows))
+    t_med, t_p90 = stats(relative_error(predict(device, params, train), train.measured))
+    return HeldOut(model, params, med, p90, len(rows), t_med, t_p90)
 
 
 def choose(device: Device, data: Measurements, tiles: Sequence[tuple[int, int]]
            = TILE_CANDIDATES) -> tuple[Params, list[HeldOut]]:
-    """The final fit on every row, in the form (hard max, smooth max, or waves with the tile
-    shape that did best) that predicted the held-out half best (lowest median |error|; the
-    plain form wins ties)."""
+    """The final fit on every row, in the form (hard max, smooth max, smooth max + K loop (+
+    split-K floor), or waves with the tile shape that did best) that predicted the held-out
+    half best (lowest median |error|; the simpler form wins ties)."""
     if len(data) < MIN_HELD_OUT_ROWS:
         return fit(device, data), []
     scores = held_out(device, data, tiles)
-    best = min(scores[1:], key=lambda s: s.median_abs_error)
+    best = min((s for s in scores if s.model.startswith("calibrated")),
+               key=lambda s: s.median_abs_error)
     p = best.params
     return fit(device, data, waves=p.waves, tile_m=p.tile_m, tile_n=p.tile_n,
-               overlap=p.overlap >= refined.MIN_OVERLAP_EXPONENT), scores
+               overlap=p.overlap >= refined.MIN_OVERLAP_EXPONENT, k_loop=p.k_loop,
+               split_k=p.split_min_k > 0), scores

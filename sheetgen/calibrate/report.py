@@ -5,6 +5,7 @@ per-row errors before and after, held-out scores, flagged rows, JSON and the fit
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,14 @@ from typing import Any
 import numpy as np
 
 from sheetgen.calibrate import fit
-from sheetgen.calibrate.data import Measurements, SeveralDtypes, read_measurements
+from sheetgen.calibrate.data import (
+    QUANTIZE_KEY,
+    Measurements,
+    SeveralDtypes,
+    read_measurements,
+)
 from sheetgen.core.units import seconds
+from sheetgen.errors import InputError
 from sheetgen.inputs import precision
 from sheetgen.inputs import presets as hardware
 from sheetgen.inputs.preset_toml import write_preset
@@ -91,6 +98,10 @@ class Calibration:
             "wave_quantization": self.params.waves,
             "tile_m": self.params.tile_m, "tile_n": self.params.tile_n,
             "overlap_exponent": self.params.overlap, "form": self.params.form,
+            "k_latency_s": self.params.k_latency,
+            "activation_quantize_bytes": self.params.quantize_bytes,
+            "split_k_floor_s": self.params.split_floor,
+            "split_k_min_k": self.params.split_min_k,
             "sm_count": device_for(self.gpu, self.dtype).sm_count,
             "median_abs_error_before": before[0], "p90_abs_error_before": before[1],
             "median_abs_error_after": after[0], "p90_abs_error_after": after[1],
@@ -99,7 +110,11 @@ class Calibration:
                           "compute_efficiency": h.params.compute_efficiency,
                           "memory_efficiency": h.params.memory_efficiency,
                           "launch_overhead_s": h.params.launch_overhead,
-                          "overlap_exponent": h.params.overlap}
+                          "overlap_exponent": h.params.overlap,
+                          "k_latency_s": h.params.k_latency,
+                          "split_k_floor_s": h.params.split_floor,
+                          "train_median_abs_error": h.train_median_abs_error,
+                          "train_p90_abs_error": h.train_p90_abs_error}
                          for h in self.held_out],
             "rows": rows,
             "faster_than_roof": [r for r in rows if r["faster_than_roof"]],
@@ -115,6 +130,14 @@ class Calibration:
                  else NO_SMS_NOTE if p.waves else "waves off")
         if p.overlap >= 1:
             waves += f", smooth max of compute and memory time (p = {p.overlap:.3g})"
+        if p.k_loop:
+            waves += f", K-loop latency {p.k_latency * 1e12:.3g} ps per unit of k"
+        if p.split_min_k:
+            waves += (f", split-K kernel floor {seconds(p.split_floor)} where the tiles "
+                      f"under-fill the SMs and k ≥ {p.split_min_k:g}")
+        if p.quantize_bytes:
+            waves += (f", activation quantize pass {p.quantize_bytes:g} B per element of A "
+                      "(from the file)")
         out = [f"{self.gpu.name} {self.dtype}: refined model {how} {len(d)} measured times "
                f"({d.origin}, column {d.time_header!r})",
                f"  compute efficiency {p.compute_efficiency:.3f}, memory efficiency "
@@ -210,31 +233,41 @@ def measured_inputs(cal: Calibration) -> MeasuredInputs:
         b=[int(v) for v in d.b], seconds=[float(v) for v in d.measured],
         compute_efficiency=p.compute_efficiency, memory_efficiency=p.memory_efficiency,
         launch_overhead=p.launch_overhead, waves=p.waves, tile_m=p.tile_m, tile_n=p.tile_n,
-        sm_count=device_for(cal.gpu, cal.dtype).sm_count, source=d.origin, overlap=p.overlap)
+        sm_count=device_for(cal.gpu, cal.dtype).sm_count, source=d.origin, overlap=p.overlap,
+        k_latency=p.k_latency, quantize_bytes=p.quantize_bytes, split_floor=p.split_floor,
+        split_min_k=p.split_min_k)
 
 
 def calibrate_file(path: str | Path, *, gpu: str | None = None,
                    gpu_file: str | Path | None = None, dtype: str | None = None,
-                   no_fit: bool = False, sheet: str | None = None) -> Calibration:
-    """Read the measurements and calibrate the chosen preset to them."""
+                   no_fit: bool = False, sheet: str | None = None,
+                   quantize_bytes: float | None = None) -> Calibration:
+    """Read the measurements and calibrate the chosen preset to them; `quantize_bytes`
+    overrides the file's activation-quantize bytes per element."""
     presets = hardware.load_presets(gpu_file)
     chosen = presets.get(gpu or presets.default)
     data = read_measurements(path, dtype=dtype, sheet=sheet)
+    if quantize_bytes is not None:
+        if not math.isfinite(quantize_bytes) or quantize_bytes < 0:
+            raise InputError(f"quantize_bytes={quantize_bytes!r}: bytes per element of A "
+                             "must be 0 or more")
+        data.metadata = {**data.metadata, QUANTIZE_KEY: repr(float(quantize_bytes))}
     return calibrate(data, chosen, no_fit=no_fit)
 
 
 def calibrate_dtypes(path: str | Path, *, gpu: str | None = None,
                      gpu_file: str | Path | None = None, dtype: str | None = None,
-                     no_fit: bool = False, sheet: str | None = None) -> list[Calibration]:
+                     no_fit: bool = False, sheet: str | None = None,
+                     quantize_bytes: float | None = None) -> list[Calibration]:
     """One calibration per dtype of the file (just the chosen one with `dtype`); the
     preset's default dtype (bf16) first when present."""
     try:
         return [calibrate_file(path, gpu=gpu, gpu_file=gpu_file, dtype=dtype, no_fit=no_fit,
-                               sheet=sheet)]
+                               sheet=sheet, quantize_bytes=quantize_bytes)]
     except SeveralDtypes as several:
         order = sorted(several.dtypes, key=lambda d: (d != hardware.DEFAULT_DTYPE, d))
         return [calibrate_file(path, gpu=gpu, gpu_file=gpu_file, dtype=d, no_fit=no_fit,
-                               sheet=sheet) for d in order]
+                               sheet=sheet, quantize_bytes=quantize_bytes) for d in order]
 
 
 def merged_preset(cals: list[Calibration], name: str | None = None) -> dict[str, Any]:

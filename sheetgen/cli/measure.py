@@ -10,6 +10,7 @@ import click
 
 from sheetgen.cli.common import DescribedDefault, cli, gpu_file_option, user_errors
 from sheetgen.core.defaults import DEFAULT_MEASURE_REPEATS, DEFAULT_MEASURE_SECONDS
+from sheetgen.errors import InputError
 from sheetgen.inputs.presets import DTYPES
 
 
@@ -80,17 +81,23 @@ def measure(out: Path, device: str, shapes: Path | None, dtype: str | None,
 @click.option("-o", "--output", "out", type=click.Path(path_type=Path),
               help="Also build a workbook with a Measured sheet (live errors, chart).")
 @click.option("--force", is_flag=True, help="Overwrite the preset or workbook if it exists.")
+@click.option("--quantize-bytes", type=float, cls=DescribedDefault,
+              show_default="the file's '# activation_quantize_bytes_per_element' line, else 0",
+              help="Bytes per element of A that a separate activation-quantize kernel, timed "
+                   "with each matmul, moves (5: dynamic per-tensor FP8 from bf16).")
 def calibrate(measured: Path, gpu: str | None, gpu_file: Path | None, dtype: str | None,
               sheet: str | None, as_json: bool, no_fit: bool, preset_out: Path | None,
-              name: str | None, out: Path | None, force: bool) -> None:
+              name: str | None, out: Path | None, force: bool,
+              quantize_bytes: float | None) -> None:
     """Fit compute and memory efficiency and the launch floor to MEASURED times.
 
     MEASURED is a CSV or xlsx with m, k, n and a time column (`time_s`, `time (ms)`,
     `latency (us)`, ...; `measure`'s CSV as it is); an optional `b` column counts b
     independent matmuls per row. Rows faster than the roofline allows are flagged and left
-    out of the fit. Wave quantization or a smooth max of compute and memory time is kept only
-    if it predicts held-out rows better. A file with several dtypes (a `dtype` column) and no
-    --dtype is fitted per dtype; the preset gets each dtype's compute efficiency.
+    out of the fit. Wave quantization, a smooth max of compute and memory time, the K loop's
+    latency and a split-K kernel's floor are kept only if they predict held-out rows better.
+    A file with several dtypes (a `dtype` column) and no --dtype is fitted per dtype; the
+    preset gets each dtype's compute efficiency.
 
     \b
     Example:
@@ -104,12 +111,15 @@ def calibrate(measured: Path, gpu: str | None, gpu_file: Path | None, dtype: str
     from sheetgen.writers.xlsx import check_output_path
 
     with user_errors():
+        if quantize_bytes is not None and not quantize_bytes >= 0:
+            raise InputError(f"--quantize-bytes {quantize_bytes:g}: bytes per element of A "
+                             "must be 0 or more")
         if preset_out is not None:
             check_preset_path(preset_out, force)
         if out is not None:
             check_output_path(out, force)
         cals = calibrate_dtypes(measured, gpu=gpu, gpu_file=gpu_file, dtype=dtype,
-                                no_fit=no_fit, sheet=sheet)
+                                no_fit=no_fit, sheet=sheet, quantize_bytes=quantize_bytes)
         cal = cals[0]  # the Measured sheet shows the first (bf16 when present)
         if preset_out is not None:
             write_merged_preset(cals, preset_out, name, force=force)

@@ -67,10 +67,18 @@ _OPTIONS = [
     click.option("--allreduce", "xf_allreduce",
                  type=click.Choice(["auto", "ring", "one-shot", "two-shot"]),
                  help="TP all-reduce algorithm [auto: the fastest per phase]."),
+    click.option("--attention-dtype", "xf_attention_dtype",
+                 help="dtype attention runs in, realistic estimate [auto: --dtype, fp16 under "
+                      "fp8/int8]."),
+    click.option("--attention-eff", "xf_attention_eff", type=float,
+                 help="Flash attention's share of that dtype's peak [0.35: FlashAttention-2 "
+                      "on H100]."),
+    click.option("--prefill-chunk", "xf_prefill_chunk", type=int,
+                 help="Chunked prefill: prompt tokens per step [0: the whole prompt]."),
 ]
 _KEYS = ("model", "model_config", "batch", "prompt_tokens", "generate", "tp", "weight_dtype",
          "activation_dtype", "output_dtype", "kv_dtype", "embedding_dtype", "reserve",
-         "allreduce")
+         "allreduce", "attention_dtype", "attention_eff", "prefill_chunk")
 
 
 #: Workbook-wide options (sheetgen.cli.common's --activation-dtype, --weight-dtype,

@@ -16,6 +16,7 @@ a value that sits on the ridge to the last bit.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -113,6 +114,11 @@ def is_number(value: Any) -> bool:
     """What ISNUMBER says of a cell's value: a finite int or float (NumPy's too), never a
     boolean (TRUE is no number to ISNUMBER) and never NaN or ±inf (no cell holds them; the
     model's NaN stands for a cell that shows text, such as 'n/a')."""
+    kind = type(value)
+    if kind is float:  # the common cases first: the model calls this per cell
+        return math.isfinite(value)
+    if kind is int:
+        return True
     return isinstance(value, int | float | np.integer | np.floating) \
         and not isinstance(value, bool | np.bool_) and bool(np.isfinite(value))
 

@@ -60,6 +60,7 @@ class ModelConfig:
     expert_ffn: int = 0
     shared_ffn: int = 0  # Qwen2-MoE's shared expert width (0: none)
     max_context: int = 0  # 0: not stated
+    window: int = 0  # sliding-window attention span in tokens (0: full attention)
     source: str = ""
     assumptions: tuple[str, ...] = field(default_factory=tuple)
 
@@ -180,6 +181,11 @@ def from_dict(raw: dict[str, Any], *, name: str = "", where: str = "model config
     if model_type == "opt" and raw.get("word_embed_proj_dim", hidden) != hidden:
         notes.append("word_embed_proj_dim differs from hidden_size: the projections are "
                      "left out")
+    window = 0
+    if raw.get("sliding_window") is not None and raw.get("use_sliding_window") is not False:
+        window = _whole(raw, "sliding_window", where)
+        if raw.get("use_sliding_window") and raw.get("max_window_layers") is not None:
+            notes.append("max_window_layers ignored: every layer is taken as windowed")
     max_context = 0
     for key in ("max_position_embeddings", "n_positions", "n_ctx"):
         if isinstance(raw.get(key), int) and raw[key] > 0:
@@ -190,7 +196,7 @@ def from_dict(raw: dict[str, Any], *, name: str = "", where: str = "model config
         model_type=model_type or "unknown", hidden=hidden, layers=got["layers"], heads=heads,
         kv_heads=kv, head_dim=head_dim, ffn=ffn, vocab=got["vocab"], gated=gated, tied=tied,
         experts=experts if experts > 1 else 0, top_k=top_k, expert_ffn=expert_ffn,
-        shared_ffn=shared_ffn, max_context=max_context, source=source,
+        shared_ffn=shared_ffn, max_context=max_context, window=window, source=source,
         assumptions=tuple(notes))
 
 

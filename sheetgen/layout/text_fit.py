@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import replace
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ MAX_HEADER_LINES = 3  # a table column grows until its header wraps in this many
 MAX_HEADER_WIDTH = 20.0  # ...up to this width
 
 
+@lru_cache(maxsize=1 << 16)  # the same labels are fitted in every plan
 def wrapped_lines(text: str, width: float, factor: float = BOLD_WIDTH) -> int:
     """Lines `text` takes when wrapped in a column `width` characters wide (bold unless told:
     `factor` is the text's width per character in column-width units)."""

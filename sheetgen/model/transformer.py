@@ -10,6 +10,15 @@ Conventions (every figure SI: FLOP, byte, second):
 - attention is batched per KV head: the query heads sharing a KV head (GQA) are the rows, so
   K and V are read once per KV head; the score matrix stays on chip (flash attention);
 - prefill attention is causal: each query attends to (prompt + 1) / 2 keys on average;
+- chunked prefill: the prompt runs in S = ceil(prompt / chunk) equal steps, each reading
+  every weight again (m = batch · prompt / S, S times as many matmuls); attention's FLOPs are
+  those of the whole causal prompt, two all-reduces per layer per step;
+- sliding-window attention (Mistral 7B, arXiv:2310.06825): each query attends to at most the
+  last W keys, and the KV cache keeps W tokens per sequence (the paper's rolling buffer);
+- the realistic estimate runs attention at flash attention's measured rate, not the GEMMs':
+  its own dtype's peak (16-bit for fp8/int8 compute: flash-attention kernels take fp16/bf16
+  operands) times its own efficiency (FlashAttention-2 reaches 35 % of an H100's peak,
+  arXiv:2407.08608; 50-73 % of an A100's, arXiv:2307.08691);
 - TPOT is the mean over the generate − 1 decode steps, whose contexts run prompt + 1 ...
   prompt + generate − 1: every decode cost is linear in the context (attention stays
   memory-bound), so the mean is the cost at the mean context prompt + generate / 2;
@@ -35,6 +44,16 @@ PREFILL, DECODE = "prefill", "decode"
 #: plain: 2 × width); the new token's K and V are written to the cache in the KV dtype.
 NORM_RESIDUAL_ELEMENTS = 10
 NONMATMUL_KERNELS = 4  # per layer: two fused norm+residual, the activation, the KV write
+#: Flash attention's forward rate as a share of its dtype's dense peak, the realistic
+#: estimate's default: FlashAttention-2 on an H100, "only 35% utilization" (Shah et al. 2024,
+#: FlashAttention-3, arXiv:2407.08608, abstract; FlashAttention-3 reaches 75 %). On an A100
+#: FlashAttention-2 reaches 50-73 % (Dao 2023, arXiv:2307.08691, abstract).
+ATTENTION_EFF = 0.35
+#: Compute dtypes a flash-attention kernel runs in as they are; narrower ones (fp8, int8
+#: compute) run attention in fp16 (TensorRT-LLM's FP8 builds name float16 for the attention
+#: plugin; vLLM's flash-attention kernels take fp16/bf16), whose peak equals bf16's.
+ATTENTION_DTYPES = ("fp32", "tf32", "bf16", "fp16")
+ATTENTION_FALLBACK = "fp16"
 
 
 @dataclass(frozen=True)
@@ -52,6 +71,8 @@ class Workload:
     embed_bytes: float = 2.0  # the embedding table and lm_head
     reserve: float = 0.10  # share of capacity left for the CUDA context, NCCL, workspaces
     allreduce: str = AUTO
+    attn_eff: float = ATTENTION_EFF  # flash attention's share of its dtype's peak (realistic)
+    chunk: int = 0  # chunked prefill: tokens per step and sequence (0: the whole prompt)
 
 
 @dataclass(frozen=True)
@@ -70,6 +91,7 @@ class Machine:
     real_memory_eff: float = 1.0
     real_link_eff: float = 1.0
     launch: float = 0.0  # s per kernel, the realistic estimate's floor
+    attn_peak: float | None = None  # peak FLOP/s of attention's dtype; None: `peak`
 
 
 @dataclass(frozen=True)
@@ -87,6 +109,7 @@ class Op:
     w: float
     o: float
     extra_bytes: float = 0.0
+    attention: bool = False  # runs at flash attention's rate in the realistic estimate
 
     @property
     def flops(self) -> float:
@@ -96,6 +119,50 @@ class Op:
     def bytes_moved(self) -> float:
         one = self.a * self.m * self.k + self.w * self.k * self.n + self.o * self.m * self.n
         return self.count * one + self.extra_bytes
+
+
+def attention_dtype(choice: str, compute: str) -> str:
+    """The dtype attention computes in: `choice`, or for "auto" the compute dtype when a
+    flash-attention kernel takes it, else fp16."""
+    if choice != AUTO:
+        return choice
+    return compute if compute in ATTENTION_DTYPES else ATTENTION_FALLBACK
+
+
+def prefill_steps(prompt: int, chunk: int = 0) -> int:
+    """Forward steps of a prefill in chunks of at most `chunk` tokens (0: one step)."""
+    return math.ceil(prompt / chunk) if chunk else 1
+
+
+def prefill_mean_keys(prompt: int, window: int = 0) -> float:
+    """Mean keys a causal query attends to over positions 1 … prompt: min(position, W)
+    (window 0: no window)."""
+    if not window or prompt <= window:
+        return (prompt + 1) / 2.0
+    inside = window * (window + 1) / 2.0  # positions 1 … W attend to themselves and before
+    return (inside + (prompt - window) * window) / prompt
+
+
+def decode_mean_context(prompt: int, generate: int, window: int = 0) -> float:
+    """Mean keys over the generate − 1 decode steps, contexts prompt + 1 … prompt + generate
+    − 1, each capped at the window: prompt + generate / 2 when no cap applies."""
+    last = prompt + generate - 1
+    if not window or last <= window:
+        return prompt + generate / 2.0
+    if prompt + 1 >= window:
+        return float(window)
+    below = sum_range(prompt + 1, window)  # the steps whose whole context fits the window
+    return (below + (last - window) * window) / (generate - 1)
+
+
+def sum_range(lo: int, hi: int) -> float:
+    """lo + (lo + 1) + … + hi."""
+    return (hi - lo + 1) * (lo + hi) / 2.0
+
+
+def kv_tokens(context: int, window: int = 0) -> int:
+    """Tokens of one sequence the KV cache holds: the context, at most the window."""
+    return min(context, window) if window else context
 
 
 def split(total: float, g: int) -> float:
@@ -144,42 +211,47 @@ def phase_ops(cfg: ModelConfig, wl: Workload, phase: str) -> list[Op]:
     s = shapes(cfg, wl.tp)
     h, d, layers, b = cfg.hidden, cfg.head_dim, cfg.layers, wl.batch
     prefill = phase == PREFILL
-    tokens = float(b * wl.prompt) if prefill else float(b)
-    queries = float(wl.prompt) if prefill else 1.0
-    ctx = (wl.prompt + 1) / 2.0 if prefill else wl.prompt + wl.generate / 2.0
+    steps = prefill_steps(wl.prompt, wl.chunk) if prefill else 1
+    total = float(b * wl.prompt) if prefill else float(b)
+    tokens = total / steps  # one step's
+    queries = wl.prompt / steps if prefill else 1.0
+    layers_steps = layers * steps
+    ctx = (prefill_mean_keys(wl.prompt, cfg.window) if prefill
+           else decode_mean_context(wl.prompt, wl.generate, cfg.window))
     a, w, o, kv = wl.act_bytes, wl.weight_bytes, wl.out_bytes, wl.kv_bytes
     up = 2 if cfg.gated else 1
+    n = layers_steps  # matmuls of each kind, and their kernels
     ops = [
-        Op(phase, "qkv", tokens, h, s.qkv, layers, layers, a, w, o),
-        Op(phase, "attention scores", queries * s.group, d, ctx, layers * b * s.kv_heads,
-           layers, a, kv, 0.0),
-        Op(phase, "attention values", queries * s.group, ctx, d, layers * b * s.kv_heads,
-           0, 0.0, kv, o),
-        Op(phase, "out proj", tokens, s.heads * d, h, layers, layers, a, w, o),
+        Op(phase, "qkv", tokens, h, s.qkv, n, n, a, w, o),
+        Op(phase, "attention scores", queries * s.group, d, ctx, n * b * s.kv_heads,
+           n, a, kv, 0.0, attention=True),
+        Op(phase, "attention values", queries * s.group, ctx, d, n * b * s.kv_heads,
+           0, 0.0, kv, o, attention=True),
+        Op(phase, "out proj", tokens, s.heads * d, h, n, n, a, w, o),
     ]
     if cfg.moe:
         touched = distinct_experts(cfg.experts, cfg.top_k, tokens)
         rows = tokens * cfg.top_k / touched
         ops += [
-            Op(phase, "router", tokens, h, cfg.experts, layers, layers, a, w, o),
+            Op(phase, "router", tokens, h, cfg.experts, n, n, a, w, o),
             Op(phase, "experts up" if not cfg.gated else "experts gate+up", rows, h,
-               up * s.expert_ffn, layers * touched, layers, a, w, o),
-            Op(phase, "experts down", rows, s.expert_ffn, h, layers * touched, layers, a, w, o),
+               up * s.expert_ffn, n * touched, n, a, w, o),
+            Op(phase, "experts down", rows, s.expert_ffn, h, n * touched, n, a, w, o),
         ]
         if cfg.shared_ffn:
             ops += [Op(phase, "shared gate+up" if cfg.gated else "shared up", tokens, h,
-                       up * s.shared_ffn, layers, layers, a, w, o),
-                    Op(phase, "shared down", tokens, s.shared_ffn, h, layers, layers, a, w, o)]
+                       up * s.shared_ffn, n, n, a, w, o),
+                    Op(phase, "shared down", tokens, s.shared_ffn, h, n, n, a, w, o)]
     else:
         ops += [Op(phase, "mlp gate+up" if cfg.gated else "mlp up", tokens, h, up * s.ffn,
-                   layers, layers, a, w, o),
-                Op(phase, "mlp down", tokens, s.ffn, h, layers, layers, a, w, o)]
+                   n, n, a, w, o),
+                Op(phase, "mlp down", tokens, s.ffn, h, n, n, a, w, o)]
     ops.append(Op(phase, "lm_head", float(b), h, s.vocab, 1, 1, a, wl.embed_bytes, o))
     _, elementwise = mlp_widths(cfg, s)
     per_token = (a * (NORM_RESIDUAL_ELEMENTS * h + (up + 1) * elementwise)
                  + kv * 2 * s.kv_heads * d)
-    ops.append(Op(phase, "non-matmul", tokens, 0.0, 0.0, 0.0, layers * NONMATMUL_KERNELS,
-                  a, w, o, extra_bytes=layers * tokens * per_token))
+    ops.append(Op(phase, "non-matmul", total, 0.0, 0.0, 0.0, n * NONMATMUL_KERNELS,
+                  a, w, o, extra_bytes=layers * total * per_token))
     return ops
 
 
@@ -256,35 +328,38 @@ def estimate(cfg: ModelConfig, wl: Workload, hw: Machine) -> Estimate:
     ops = phase_ops(cfg, wl, PREFILL) + phase_ops(cfg, wl, DECODE)
     bpeak, bbw = hw.peak * hw.compute_eff, hw.bw * hw.memory_eff
     rpeak, rbw = hw.peak * hw.real_compute_eff, hw.bw * hw.real_memory_eff
+    apeak = (hw.peak if hw.attn_peak is None else hw.attn_peak) * wl.attn_eff
     bound = [op_time(op, bpeak, bbw) for op in ops]
-    real = [op_time(op, rpeak, rbw, hw.launch) for op in ops]
+    real = [op_time(op, apeak if op.attention else rpeak, rbw, hw.launch) for op in ops]
     s = shapes(cfg, wl.tp)
     out: dict[str, Any] = {}
-    for phase, tokens in ((PREFILL, wl.batch * wl.prompt), (DECODE, wl.batch)):
+    steps = prefill_steps(wl.prompt, wl.chunk)
+    for phase, tokens, per in ((PREFILL, wl.batch * wl.prompt / steps, steps),
+                               (DECODE, wl.batch, 1)):
         nbytes = tokens * cfg.hidden * wl.out_bytes
         tb = allreduce_times(nbytes, wl.tp, hw.link_bw * hw.link_eff, hw.link_latency)
         tr = allreduce_times(nbytes, wl.tp, hw.link_bw * hw.real_link_eff, hw.link_latency)
         used = allreduce_used(tb, wl.allreduce)
         out[f"{phase}_allreduce"] = used
-        out[f"{phase}_comm_bound"] = 2 * cfg.layers * tb[used]
-        out[f"{phase}_comm"] = 2 * cfg.layers * tr[used]  # the bound's choice
+        out[f"{phase}_comm_bound"] = 2 * cfg.layers * per * tb[used]
+        out[f"{phase}_comm"] = 2 * cfg.layers * per * tr[used]  # the bound's choice
         out[f"{phase}_allreduce_times"] = tb
         idx = [i for i, op in enumerate(ops) if op.phase == phase]
         out[f"{phase}_bound"] = sum(bound[i] for i in idx) + out[f"{phase}_comm_bound"]
         out[f"{phase}_real"] = sum(real[i] for i in idx) + out[f"{phase}_comm"]
     weights, embed = weights_per_gpu(cfg, wl)
-    context = wl.prompt + wl.generate
+    context = kv_tokens(wl.prompt + wl.generate, cfg.window)
     kv_tok_g = kv_per_token(cfg, wl.kv_bytes, s.kv_heads)
     up_width, _ = mlp_widths(cfg, s)
     widest = max(s.qkv, up_width, cfg.hidden)
-    act_per_seq = wl.prompt * (wl.act_bytes * cfg.hidden + wl.out_bytes * widest)
+    act_per_seq = wl.prompt / steps * (wl.act_bytes * cfg.hidden + wl.out_bytes * widest)
     activations = wl.batch * act_per_seq
     kv_g = wl.batch * context * kv_tok_g
     usable = hw.capacity * (1 - wl.reserve)
     memory = weights + kv_g + activations
     ridge = (hw.peak * hw.compute_eff) / (hw.bw * hw.memory_eff)
     critical = ridge * wl.weight_bytes / 2 * (cfg.experts / cfg.top_k if cfg.moe else 1.0)
-    mean_ctx = wl.prompt + wl.generate / 2.0
+    mean_ctx = decode_mean_context(wl.prompt, wl.generate, cfg.window)
     read_per_step = weights - (0.0 if cfg.tied else embed)
     tpot, ttft = out[f"{DECODE}_real"], out[f"{PREFILL}_real"]
     out.update(

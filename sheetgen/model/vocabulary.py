@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, Literal
 
 #: How a guarded table wraps each derived column: blank unless the row's guard says "ok".
@@ -96,6 +97,12 @@ class Input:
 LINK_NUMBER = "{source}*1"
 
 
+@cache  # templates are few and parsed in every plan
+def _template_refs(template: str) -> tuple[tuple[str, RefKind], ...]:
+    return tuple((m.group(1), PLACEHOLDER_KINDS[m.group(2)])
+                 for m in PLACEHOLDER.finditer(template))
+
+
 @dataclass(frozen=True)
 class Quantity:
     """A derived value: one formula template and the Python reference that must agree with it."""
@@ -123,8 +130,7 @@ class Quantity:
 
     def refs(self) -> list[tuple[str, RefKind]]:
         """Placeholders in template order, with how each is referenced."""
-        return [(m.group(1), PLACEHOLDER_KINDS[m.group(2)])
-                for m in PLACEHOLDER.finditer(self.template)]
+        return list(_template_refs(self.template))
 
     def dependencies(self) -> set[str]:
         return {name for name, _ in self.refs()}

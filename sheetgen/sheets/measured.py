@@ -5,9 +5,13 @@ Two predictions per row: the workbook's roofline (the Inputs sheet's GPU, dtype 
 efficiencies) and the refined model with the fitted values, which are input cells of this
 sheet (they never change the Inputs sheet silently):
 
-    refined = floor + max(quantized compute time, memory time)
+    refined = floor + (c^p + memory time^p)^(1/p)  (p = 0: max(c, memory time))
     compute = b·2mkn / (PEAK_FLOPS · fitted compute eff), memory = b·bytes / (HBM_BW · fitted
-    memory eff), quantized = compute / wave efficiency when waves are on (sheetgen.model.refined)
+    memory eff), c = compute / wave efficiency when waves are on (sheetgen.model.refined)
+    total   = refined + k · K-loop latency + split-K floor (tiles < SMs and k ≥ K_split)
+              + b·m·k · quantize bytes / fitted bandwidth
+              (the serial K loop, a second (reduction) kernel's floor and a separate
+              activation-quantize kernel: sheetgen.model.kernel_terms)
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import numpy as np
 from sheetgen.core.excel import ExcelError, is_number
 from sheetgen.inputs.presets import MAX_OVERLAP_EXPONENT
 from sheetgen.model import factories as rf
+from sheetgen.model import kernel_terms
 from sheetgen.model import refined as rf_model
 from sheetgen.model.vocabulary import (
     NA_CODE,
@@ -63,6 +68,20 @@ CAL_OVERLAP = Input("cal_overlap", "overlap exponent p", "exponent", fmt="ratio"
 CAL_TILE_M = Input("cal_tile_m", "tile rows", "rows", fmt="int", validation=_WHOLE)
 CAL_TILE_N = Input("cal_tile_n", "tile columns", "cols", fmt="int", validation=_WHOLE)
 CAL_SMS = Input("cal_sms", "SMs (CUs, CPU threads)", "SMs", fmt="int", validation=_WHOLE)
+CAL_K_LATENCY = Input("cal_k_latency", "K-loop latency per unit of k", "s", fmt="sci",
+                      validation=Validation("decimal_range", minimum=0, maximum=1e-6,
+                                            message="Seconds per unit of k, 0 or more"))
+CAL_SPLIT_FLOOR = Input("cal_split_floor", "split-K kernel floor", "s", fmt="time",
+                        validation=Validation("decimal_range", minimum=0, maximum=1,
+                                              message="Seconds, 0 or more"))
+CAL_SPLIT_MIN_K = Input("cal_split_min_k", "split-K from k", "k", fmt="int",
+                        validation=Validation("decimal_range", minimum=0, maximum=1e9,
+                                              message="0 turns the split-K floor off"))
+CAL_QUANT_BYTES = Input("cal_quant_bytes", "activation quantize bytes per element", "B",
+                        fmt="ratio",
+                        validation=Validation("decimal_range", minimum=0, maximum=64,
+                                              message="0: no quantize pass; 5: dynamic "
+                                                      "per-tensor FP8 from bf16"))
 
 CAL_FLOPS = Quantity("cal_flops", "fitted attainable FLOP/s", "FLOP/s",
                      "{peak_flops}*{cal_compute_eff}",
@@ -123,7 +142,31 @@ FITTED = rf.RefinedInputs(tile_m="cal_tile_m", tile_n="cal_tile_n", sm_count="ca
                           overlap="cal_overlap")
 REFINED = rf.refined_roofline("meas_", "meas_m", "meas_n", "meas_cal_compute",
                               "meas_cal_memory", what="fitted", inputs=FITTED, batch="meas_b")
-CAL_TIME = REFINED.time
+K_LOOP = Quantity("meas_k_loop", "K-loop latency", "s", "{meas_k}*{cal_k_latency}",
+                  lambda meas_k, cal_k_latency: kernel_terms.k_loop_time(meas_k, cal_k_latency),
+                  fmt="time", doc="k · the fitted latency per unit of k (serial K loop).")
+SPLIT_K = Quantity(
+    "meas_split_k", "split-K kernel floor", "s",
+    f"IF(AND(ISNUMBER({{cal_sms}}),{{{REFINED.tiles.name}}}<{{cal_sms}},"
+    "{meas_k}>={cal_split_min_k},"
+    "{cal_split_min_k}>0),{cal_split_floor},0)",
+    lambda **a: kernel_terms.split_k_floor(a[REFINED.tiles.name], a["cal_sms"], a["meas_k"],
+                                           a["cal_split_min_k"], a["cal_split_floor"]),
+    fmt="time", doc="A second (reduction) kernel where the tiles under-fill the SMs.")
+QUANT_BYTES = Quantity(
+    "meas_quant_bytes", "quantize pass bytes", "B",
+    "{meas_b}*{meas_m}*{meas_k}*{cal_quant_bytes}",
+    lambda meas_b, meas_m, meas_k, cal_quant_bytes: kernel_terms.quantize_bytes(
+        meas_b, meas_m, meas_k, cal_quant_bytes),
+    fmt="sci", doc="b·m·k elements of A, each read and written by the quantize kernel.")
+QUANT_TIME = rf.ratio("meas_quant_time", "meas_quant_bytes", "cal_bw", "quantize pass time",
+                      "s", fmt="time")
+CAL_TIME = Quantity(
+    "meas_cal_time", "fitted time (refined + K loop + split-K + quantize)", "s",
+    f"{{{REFINED.time.name}}}+{{meas_k_loop}}+{{meas_split_k}}+{{meas_quant_time}}",
+    lambda **a: kernel_terms.total_time(a[REFINED.time.name], a["meas_k_loop"],
+                                        a["meas_split_k"], a["meas_quant_time"]),
+    fmt="time", doc="The three run one after the other.")
 CAL_ERROR = rf.relative_error("meas_cal_error", CAL_TIME.name, "meas_time", "refined error")
 ROOF_ABS = rf.absolute("meas_roof_abs", "meas_roof_error", "|roofline error|")
 CAL_ABS = rf.absolute("meas_cal_abs", "meas_cal_error", "|refined error|")
@@ -137,7 +180,8 @@ TABLE = Table(
     name="measured", header_row=28, col=0,
     inputs=(T_M, T_K, T_N, T_B, T_TIME),
     columns=(CHECK, *ONE.columns()[:2], FLOPS, BYTES, ROOF_COMPUTE, ROOF_MEMORY, ROOF_TIME,
-             ROOF_ERROR, CAL_COMPUTE, CAL_MEMORY, *REFINED.columns(), CAL_ERROR,
+             ROOF_ERROR, CAL_COMPUTE, CAL_MEMORY, *REFINED.columns(), K_LOOP, SPLIT_K, QUANT_BYTES,
+             QUANT_TIME, CAL_TIME, CAL_ERROR,
              ROOF_ABS, CAL_ABS, LABEL),
     guard="meas_check",
 )
@@ -155,6 +199,13 @@ BLOCK = Block(row=4, col=0, header=("Fitted model", "Value", "Unit", "Notes"), r
     BlockRow(CAL_TILE_M.label, [CAL_TILE_M], "rows", "thread-block tile of the wave model"),
     BlockRow(CAL_TILE_N.label, [CAL_TILE_N], "cols", ""),
     BlockRow(CAL_SMS.label, [CAL_SMS], "SMs", "one tile per SM per wave"),
+    BlockRow(CAL_K_LATENCY.label, [CAL_K_LATENCY], "s",
+             "serial K loop: k · this, after the refined time (0 = off)"),
+    BlockRow(CAL_SPLIT_FLOOR.label, [CAL_SPLIT_FLOOR], "s",
+             "a second kernel's floor where tiles < SMs and k ≥ the next value"),
+    BlockRow(CAL_SPLIT_MIN_K.label, [CAL_SPLIT_MIN_K], "k", "0 = off"),
+    BlockRow(CAL_QUANT_BYTES.label, [CAL_QUANT_BYTES], "B",
+             "separate quantize kernel: b·m·k · this / fitted bandwidth (0 = none)"),
     "Derived",
     BlockRow(CAL_FLOPS.label, [CAL_FLOPS], "FLOP/s", ""),
     BlockRow(CAL_BW.label, [CAL_BW], "B/s", ""),
@@ -189,6 +240,10 @@ class MeasuredInputs:
     sm_count: int | None = 1  # None: the preset gives none (the sheet shows n/a, waves off)
     source: str = ""
     overlap: float = 0.0
+    k_latency: float = 0.0
+    quantize_bytes: float = 0.0
+    split_floor: float = 0.0
+    split_min_k: float = 0.0
 
 
 def _decades(values: Sequence[float]) -> list[float]:
@@ -205,6 +260,8 @@ def input_values(data: MeasuredInputs) -> dict[str, Any]:
         "cal_overlap": data.overlap,
         "cal_tile_m": data.tile_m, "cal_tile_n": data.tile_n,
         "cal_sms": rf_model.NO_SMS if data.sm_count is None else data.sm_count,
+        "cal_k_latency": data.k_latency, "cal_quant_bytes": data.quantize_bytes,
+        "cal_split_floor": data.split_floor, "cal_split_min_k": data.split_min_k,
         "meas_m": list(data.m), "meas_k": list(data.k), "meas_n": list(data.n),
         "meas_b": list(data.b), "meas_time": list(data.seconds),
         "meas_diag_x": _decades([*data.seconds, min(data.seconds) / 10]),
@@ -285,7 +342,9 @@ def _sheet(source: str = "") -> SheetSpec:
                  "below (edit them to try others)."),
             Text(2, 0, "refined time = launch floor + (c^p + memory time^p)^(1/p), c = compute "
                  "time (/ wave efficiency when waves are on), p = 0: max(c, memory time); "
-                 "tiles = b·⌈m/Tm⌉·⌈n/Tn⌉, waves = ⌈tiles/SMs⌉."),
+                 "tiles = b·⌈m/Tm⌉·⌈n/Tn⌉, waves = ⌈tiles/SMs⌉; fitted time = refined + "
+                 "k·K-loop latency + split-K floor (tiles < SMs, k ≥ split-K from k) + "
+                 "b·m·k·quantize bytes / fitted bandwidth."),
             Text(TABLE.header_row - 1, 0, "Measurements", "subtitle"),
         ),
         blocks=(BLOCK,),

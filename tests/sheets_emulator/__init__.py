@@ -31,6 +31,7 @@ from .constants import CELL_LIMIT, PROJECT_ID, PROJECT_NUMBER, SA_EMAIL
 from .errors import Fault, HTTPReply, Invalid, google_error
 from .fixtures import (
     FAST_RETRY,
+    FAULT_TIMEOUT,
     TEST_TIMEOUT,
     KeyPair,
     generate_test_key,
@@ -44,7 +45,8 @@ from .state import CellKey, ComputeHook, LoggedRequest, Sheet, Snapshot, StoredS
 from .values import parse_raw, parse_user_entered
 
 __all__ = [
-    "CELL_LIMIT", "FAST_RETRY", "PROJECT_ID", "PROJECT_NUMBER", "SA_EMAIL", "TEST_TIMEOUT",
+    "CELL_LIMIT", "FAST_RETRY", "FAULT_TIMEOUT", "PROJECT_ID", "PROJECT_NUMBER", "SA_EMAIL",
+    "TEST_TIMEOUT",
     "A1Range", "BadRange", "CellKey", "ComputeHook", "Fault", "HTTPReply", "Invalid", "KeyPair",
     "LoggedRequest", "Sheet", "SheetsEmulator", "Snapshot", "StoredSpreadsheet", "a1",
     "col_index", "col_letters", "generate_test_key", "google_error", "gsheets_client",

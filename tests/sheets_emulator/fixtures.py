@@ -36,9 +36,12 @@ def generate_test_key() -> KeyPair:
 
 #: Retry policy for tests: real backoff code, millisecond delays.
 FAST_RETRY = {"base_delay": 0.01, "max_delay": 0.05, "max_elapsed": 5.0, "jitter": 0.1}
-#: Client timeout for tests (connect, read): below the emulator's timeout fault, with room for
-#: a loaded machine (the emulator evaluates every pushed formula before it answers).
-TEST_TIMEOUT = (2.0, 2.0)
+#: Client timeout for tests (connect, read), with room for a loaded machine: the emulator
+#: evaluates every pushed formula before it answers, which took over 2 s on a busy 2-core CI.
+TEST_TIMEOUT = (5.0, 30.0)
+#: The timeout a test that injects a "timeout" fault sets on its client: below the
+#: emulator's timeout_fault_seconds, so the fault is a read timeout and not a slow answer.
+FAULT_TIMEOUT = (2.0, 4.0)
 
 
 @pytest.fixture(scope="session")

@@ -50,7 +50,7 @@ class SheetsEmulator(AuthMixin, BatchUpdateMixin, ValuesMixin):
         self.compute: ComputeHook | None = compute
         self.api_enabled = True
         self.project_number = PROJECT_NUMBER
-        self.timeout_fault_seconds = 3.0
+        self.timeout_fault_seconds = 5.0
         #: False (default, like Google as far as we can tell): FORMULA render returns a text
         #: cell's text as is, so text "=x" and formula =x look the same there; only
         #: spreadsheets.get (includeGridData) tells stringValue from formulaValue. True: such

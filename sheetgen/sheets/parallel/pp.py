@@ -259,6 +259,9 @@ HAS_H2 = Quantity("sw_has_h2", "a hop after type 2", "", "{pp_hops_t2}>0",
 
 
 def _is_num(v: Any) -> bool:
+    kind = type(v)
+    if kind is float or kind is int:  # the common cases first: called per helper-table cell
+        return v == v
     return isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool) \
         and not np.isnan(v)
 
@@ -268,7 +271,7 @@ def _numeric(v: Any) -> tuple[Any, Any]:
     if not np.ndim(v):
         return float(v), True
     arr = np.asarray(v, dtype=object)
-    ok = np.array([_is_num(x) for x in arr], dtype=bool)
+    ok = np.fromiter(map(_is_num, arr), dtype=bool, count=len(arr))
     return np.where(ok, arr, np.nan).astype(float), ok
 
 

@@ -1,0 +1,72 @@
+"""Three terms of a measured matmul's time that the roofline's max(compute, memory) leaves
+out, each added after it (they run one after the other with the GEMM, so they do not overlap):
+
+    k_loop   = k · latency_per_k                    the serial K loop of one thread block
+    split_k  = floor_2 if tiles < SMs and k ≥ K_split, else 0
+                                                    a second (reduction) kernel's launch floor
+    quantize = b·m·k · bytes_per_element / attainable bandwidth
+                                                    a separate activation-quantize kernel
+
+The K loop: every output tile walks k in steps of the tile depth, each step waiting on a
+load from memory; a GEMM whose output has few tiles (small m·n) cannot hide that latency
+behind other tiles, so its time grows with k while its FLOPs and bytes stay tiny (on
+aiconfigurator's H100 table, m = 1, n = 32: 2.6 µs at k = 32, 5.0 µs at k = 2,048). The
+latency per unit of k is fitted; a large GEMM's compute or memory time dwarfs it.
+
+The split-K floor: a GEMM whose output tiles (sheetgen.model.refined.tiles) fill fewer
+thread blocks than the GPU has SMs leaves most SMs idle, so a library splits k across blocks
+and sums the partial results in a second kernel, whose launch costs a floor of its own. The
+libraries' switch is a heuristic; the default K_split = 2,048 is where aiconfigurator's H100
+bf16 table steps (m = 1, n = 32: 3.8 µs at k = 1,024, 5.0 µs at k = 2,048, about one floor
+more). The second floor is fitted, K_split is an input (0 turns the term off).
+
+The quantize pass: a dynamic FP8 path (TensorRT-LLM's `FP8QDQLinearMethod.apply` without a
+static input scale calls `torch.ops.tensorrt_llm.quantize_e4m3_per_tensor`) reads the bf16
+activation A once to find its absolute maximum, then again to scale it, and writes it as
+fp8: 2 + 2 + 1 = 5 bytes per element of A before the fp8 GEMM reads its 1 byte. The bytes per
+element are a property of the timed code path (0 when A arrives already quantized), stated
+by the measurement file, never fitted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sheetgen.model.refined import sms_known
+
+#: bytes per element of A that a dynamic per-tensor FP8 quantization moves before the GEMM:
+#: read bf16 (2) for the absolute maximum, read bf16 (2) again and write fp8 (1) to quantize.
+DYNAMIC_FP8_QUANTIZE_BYTES = 2.0 + 2.0 + 1.0
+
+
+def k_loop_time(k: Any, latency_per_k: Any) -> Any:
+    """Seconds of the serial K loop: k times the fitted latency per unit of k."""
+    return np.asarray(k, dtype=float) * latency_per_k
+
+
+#: k from which a GEMM that under-fills the SMs is taken to run split-K (two kernels)
+SPLIT_K_MIN_K = 2048
+
+
+def split_k_floor(tiles: Any, sms: Any, k: Any, min_k: Any, floor: Any) -> Any:
+    """The second kernel's floor where the output tiles under-fill the SMs and k ≥ min_k
+    (never when min_k is 0, nor without an SM count: a preset may leave it out)."""
+    t, kk = np.asarray(tiles, dtype=float), np.asarray(k, dtype=float)
+    if not sms_known(sms):
+        return np.zeros(np.broadcast(t, kk).shape)
+    split = (t < sms) & (kk >= min_k) & (np.asarray(min_k, dtype=float) > 0)
+    return np.where(split, floor, 0.0) * 1.0
+
+
+def quantize_bytes(b: Any, m: Any, k: Any, bytes_per_element: Any) -> Any:
+    """Bytes the activation-quantize pass moves: b·m·k elements of A."""
+    return (np.asarray(b, dtype=float) * np.asarray(m, dtype=float)
+            * np.asarray(k, dtype=float) * bytes_per_element)
+
+
+def total_time(refined: Any, k_loop: Any, split_k: Any, quantize: Any) -> Any:
+    """The refined roofline time plus the K loop, the split-K floor and the quantize pass, run
+    in sequence."""
+    return np.asarray(refined, dtype=float) + k_loop + split_k + quantize

@@ -1,0 +1,193 @@
+"""One roofline row per operation per phase: QKV, attention, output projection, MLP or MoE
+experts, lm_head, and the memory-bound non-matmul work, built from the Matmul sheet's
+factories.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from sheetgen.inputs.model_config import ModelConfig
+from sheetgen.model import factories as rf
+from sheetgen.model import transformer as ref
+from sheetgen.model.vocabulary import Quantity
+from sheetgen.sheets.transformer.common import (
+    AB,
+    ATTN_RATE,
+    OB,
+    ON_CHIP,
+    STEP_TOKENS,
+    STEPS,
+    WB,
+    OpRow,
+    q,
+)
+
+
+def counted_flops(name: str, count: str, m: str, k: str, n: str) -> Quantity:
+    """count · the matmul FLOPs of sheets.roofline.flops (2·m·k·n)."""
+    one = rf.flops("_one", m, k, n)
+    return q(name, "FLOPs", "FLOP", f"{{{count}}}*{one.template}",
+             lambda a: a[count] * one.reference(**a))
+
+
+def operand_bytes(name: str, count: str, m: str, k: str, n: str, a_: str | None,
+                  w_: str | None, o_: str | None) -> Quantity:
+    """count · the matmul bytes of factories.bytes_moved (a·m·k + w·k·n + o·m·n), each
+    operand in this sheet's dtype for it; None: an operand that stays on chip (flash
+    attention's score tile), 0 bytes per element (xf_on_chip)."""
+    one = rf.bytes_moved("_one", m, k, n, a=a_ or ON_CHIP, w=w_ or ON_CHIP, o=o_ or ON_CHIP)
+    return q(name, "bytes moved", "B", f"{{{count}}}*({one.template})",
+             lambda a: a[count] * one.reference(**a),
+             doc="Each operand once, in its own dtype.")
+
+
+def realistic_time(name: str, kernels: str | None, flops_: str | None, bytes_: str,
+                   rate: str = "xf_real_flops") -> Quantity:
+    """kernels · launch floor + max(FLOPs / rate, bytes / (bandwidth · measured memory eff)):
+    the preset's sourced efficiencies, not the bound's. `rate`: the realistic FLOP/s (peak ·
+    measured compute eff; attention's own for the attention rows)."""
+    floor = f"{{{kernels}}}*{{launch_overhead}}+" if kernels else ""
+    mem = f"{{{bytes_}}}/{{xf_real_bw}}"
+    body = f"MAX({{{flops_}}}/{{{rate}}},{mem})" if flops_ else mem
+
+    def fn(a: dict[str, Any]) -> Any:
+        t = a[bytes_] / a["xf_real_bw"]
+        if flops_:
+            t = max(a[flops_] / a[rate], t)
+        return (a[kernels] * a["launch_overhead"] if kernels else 0.0) + t
+
+    return q(name, "realistic time", "s", floor + body, fn, fmt="time",
+             doc="Launch floor per kernel + the roofline at the measured efficiencies.")
+
+
+
+def _op(ph: str, slug: str, label: str, m: tuple[str, Callable[[dict[str, Any]], float]],
+        k: tuple[str, Callable[[dict[str, Any]], float]],
+        n: tuple[str, Callable[[dict[str, Any]], float]],
+        count: tuple[str, Callable[[dict[str, Any]], float]],
+        kernels: tuple[str, Callable[[dict[str, Any]], float]] | None,
+        a_: str | None, w_: str | None, o_: str | None, rate: str = "xf_real_flops") -> OpRow:
+    p = f"xf_{ph}_{slug}_"
+    dims = [q(p + d, d, "", t, f, fmt="ratio") for d, (t, f) in
+            zip(("m", "k", "n", "count"), (m, k, n, count), strict=True)]
+    kern = q(p + "kernels", "kernels", "", kernels[0], kernels[1], fmt="int") if kernels \
+        else None
+    f = counted_flops(p + "flops", p + "count", p + "m", p + "k", p + "n")
+    b = operand_bytes(p + "bytes", p + "count", p + "m", p + "k", p + "n", a_, w_, o_)
+    i = rf.intensity(p + "intensity", p + "flops", p + "bytes")
+    r = rf.regime(p + "regime", p + "intensity")
+    ct = rf.compute_time(p + "compute_time", p + "flops")
+    mt = rf.memory_time(p + "memory_time", p + "bytes")
+    t = rf.predicted_time(p + "time", p + "compute_time", p + "memory_time", "bound time")
+    real = realistic_time(p + "real", kern.name if kern else None, p + "flops", p + "bytes",
+                          rate)
+    return OpRow(label, (*dims, kern, f, b, i, r, ct, mt, t, real), t.name, real.name,
+                 (i.name, f.name))
+
+
+def _ref(name: str) -> tuple[str, Callable[[dict[str, Any]], float]]:
+    return f"{{{name}}}", lambda a: a[name]
+
+
+def _times(*names: str) -> tuple[str, Callable[[dict[str, Any]], float]]:
+    return "*".join(f"{{{n}}}" for n in names), lambda a: math.prod(a[n] for n in names)
+
+
+def _const(value: float) -> tuple[str, Callable[[dict[str, Any]], float]]:
+    return f"{value:g}", lambda a: value
+
+
+def op_rows(cfg: ModelConfig, ph: str) -> list[OpRow]:
+    """The operation rows of one phase, in execution order."""
+    up = 2 if cfg.gated else 1
+    step = STEPS[ph]  # chunked prefill: every weight matmul runs once per step
+    per_step = (step,) if step else ()
+    tok = _ref(STEP_TOKENS[ph])
+    ctx = _ref(f"xf_{ph}_ctx")
+    layers = _times("xf_layers", *per_step)
+    kern = layers
+    rows_attn = _times("xf_pf_queries", "xf_group") if ph == "pf" else _ref("xf_group")
+    heads = _times("xf_layers", "xf_batch", "xf_kv_g", *per_step)
+    ops = [
+        _op(ph, "qkv", "QKV projection", tok, _ref("xf_hidden"), _ref("xf_qkv_g"), layers,
+            kern, AB, WB, OB),
+        _op(ph, "scores", "attention scores (Q·Kᵀ)", rows_attn, _ref("xf_head_dim"), ctx,
+            heads, kern, AB, "xf_kvb", None, ATTN_RATE),
+        _op(ph, "values", "attention values (P·V)", rows_attn, ctx, _ref("xf_head_dim"),
+            heads, None, None, "xf_kvb", OB, ATTN_RATE),
+        _op(ph, "out", "output projection", tok, _times("xf_heads_g", "xf_head_dim"),
+            _ref("xf_hidden"), layers, kern, AB, WB, OB),
+    ]
+    upname = "gate+up" if cfg.gated else "up"
+    if cfg.moe:
+        touched = f"xf_{ph}_touched"
+        rows = (f"{{{STEP_TOKENS[ph]}}}*{{xf_top_k}}/{{{touched}}}",
+                lambda a: a[STEP_TOKENS[ph]] * a["xf_top_k"] / a[touched])
+        eff = ("2*{xf_effn_g}" if up == 2 else "{xf_effn_g}", lambda a: up * a["xf_effn_g"])
+        ops += [
+            _op(ph, "router", "MoE router", tok, _ref("xf_hidden"), _ref("xf_experts"), layers,
+                kern, AB, WB, OB),
+            _op(ph, "eup", f"experts {upname} (touched experts)", rows, _ref("xf_hidden"),
+                eff, _times("xf_layers", touched, *per_step), kern, AB, WB, OB),
+            _op(ph, "edown", "experts down", rows, _ref("xf_effn_g"), _ref("xf_hidden"),
+                _times("xf_layers", touched, *per_step), kern, AB, WB, OB),
+        ]
+        if cfg.shared_ffn:
+            sw = ("2*{xf_sffn_g}" if up == 2 else "{xf_sffn_g}", lambda a: up * a["xf_sffn_g"])
+            ops += [
+                _op(ph, "sup", f"shared expert {upname}", tok, _ref("xf_hidden"), sw, layers,
+                    kern, AB, WB, OB),
+                _op(ph, "sdown", "shared expert down", tok, _ref("xf_sffn_g"),
+                    _ref("xf_hidden"), layers, kern, AB, WB, OB),
+            ]
+    else:
+        fw = ("2*{xf_ffn_g}" if up == 2 else "{xf_ffn_g}", lambda a: up * a["xf_ffn_g"])
+        ops += [
+            _op(ph, "up", f"MLP {upname}", tok, _ref("xf_hidden"), fw, layers, kern, AB,
+                WB, OB),
+            _op(ph, "down", "MLP down", tok, _ref("xf_ffn_g"), _ref("xf_hidden"), layers, kern,
+                AB, WB, OB),
+        ]
+    ops.append(_op(ph, "lm", "lm_head (last position)", _ref("xf_batch"), _ref("xf_hidden"),
+                   _ref("xf_vocab_g"), _const(1), _const(1), AB, "xf_eb", OB))
+    ops.append(_nonmatmul(cfg, ph))
+    return ops
+
+
+def _nonmatmul(cfg: ModelConfig, ph: str) -> OpRow:
+    """Norms, residual adds, the MLP activation and the KV-cache write: memory-bound bytes."""
+    p = f"xf_{ph}_misc_"
+    up = 2 if cfg.gated else 1
+    if cfg.moe:
+        width = "{xf_top_k}*{xf_effn_g}" + ("+{xf_sffn_g}" if cfg.shared_ffn else "")
+
+        def wfn(a: dict[str, Any]) -> float:
+            return a["xf_top_k"] * a["xf_effn_g"] + (a["xf_sffn_g"] if cfg.shared_ffn else 0)
+    else:
+        width = "{xf_ffn_g}"
+
+        def wfn(a: dict[str, Any]) -> float:
+            return a["xf_ffn_g"]
+    tok = f"xf_{ph}_tokens"
+    m = rf.same_as(p + "m", tok, "m", "", fmt="ratio")
+    step = STEPS[ph]
+    kern = q(p + "kernels", "kernels", "", f"{ref.NONMATMUL_KERNELS}*{{xf_layers}}"
+             + (f"*{{{step}}}" if step else ""),
+             lambda a: ref.NONMATMUL_KERNELS * a["xf_layers"] * (a[step] if step else 1),
+             fmt="int")
+    b = q(p + "bytes", "bytes moved", "B",
+          f"{{xf_layers}}*{{{p}m}}*({{act_elem_bytes}}*({ref.NORM_RESIDUAL_ELEMENTS}*{{xf_hidden}}"
+          f"+{up + 1}*({width}))+{{xf_kvb}}*2*{{xf_kv_g}}*{{xf_head_dim}})",
+          lambda a: a["xf_layers"] * a[p + "m"] * (
+              a[AB] * (ref.NORM_RESIDUAL_ELEMENTS * a["xf_hidden"] + (up + 1) * wfn(a))
+              + a["xf_kvb"] * 2 * a["xf_kv_g"] * a["xf_head_dim"]),
+          doc="Per token per layer: norms and residual adds 10·h, the activation "
+              f"{up + 1}× its width, in the activation dtype; the new K and V in the KV dtype.")
+    mt = rf.memory_time(p + "time", p + "bytes", "bound time")
+    real = realistic_time(p + "real", kern.name, None, p + "bytes")
+    return OpRow("non-matmul (norms, residual, activation, KV write)",
+                 (m, None, None, None, kern, None, b, None, None, None, None, mt, real),
+                 mt.name, real.name, None)
