@@ -11,6 +11,7 @@ docs/transformer.md holds.
     python benchmarks/bench_transformer.py --json       # the rows as JSON
     python benchmarks/bench_transformer.py --within 0.25  # exit 1 if a decode-time row
                                                           # (TPOT/ITL, end-to-end) is off by more
+    python benchmarks/bench_transformer.py --floors     # the per-kernel floor's evidence
     python benchmarks/bench_transformer.py --gemms      # the realistic GEMM time against
                                                         # aiconfigurator's measured GEMMs at
                                                         # prefill shapes, waves off and on
@@ -23,7 +24,7 @@ import json
 import statistics
 import sys
 import tomllib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ import sheetgen
 from sheetgen.calibrate.data import read_measurements
 from sheetgen.inputs.presets import DTYPE_BYTES, load_presets
 from sheetgen.model import refined
+from sheetgen.model import transformer as xref
 
 NIM = ("https://docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance.md "
        "(NVIDIA NIM LLM benchmarking, Llama-3.3-70b-instruct, NIM 1.8.0, 2 x H100 80G, fp8 TP2, "
@@ -84,26 +86,38 @@ class Measurement:
     known: bool = True  # every input of the estimate is stated by the source
     allreduce: str = "auto"  # the TP all-reduce the measured build used, where stated
     attention_eff: float | None = None  # flash attention's efficiency; None: the default
+    layer_kernels: int | None = None  # kernels per layer of the measured build; None: default
+    launch: float | None = None  # the per-kernel floor, s; None: the preset's launch_overhead
 
+
+#: Kernels per layer of each measured build (each pays the launch floor): TensorRT-LLM v0.5's
+#: llama engines were built without --use_rmsnorm_plugin, --use_gemm_plugin and
+#: --use_fused_mlp (the page's commands; examples/llama/build.py at 138f96d: off unless
+#: given), so each layer runs the unfused graph of tensorrt_llm/models/llama/model.py
+#: (sheetgen.model.transformer.LAYER_KERNELS, 15); vLLM's llama and NIM's TensorRT-LLM engines
+#: fuse the residual add into RMSNorm and gate with up (FUSED_LAYER_KERNELS, 9).
+UNFUSED, FUSED = xref.LAYER_KERNELS, xref.FUSED_LAYER_KERNELS
 
 MEASUREMENTS = [
     Measurement(NIM, "llama-3.1-70b", "Llama-3.3-70B-Instruct", "H100 SXM", "fp8", 2, 1, 5000,
-                500, "tpot", 18.58, "ITL at concurrency 1"),
+                500, "tpot", 18.58, "ITL at concurrency 1", layer_kernels=FUSED),
     Measurement(NIM, "llama-3.1-70b", "Llama-3.3-70B-Instruct", "H100 SXM", "fp8", 2, 1, 500,
-                2000, "tpot", 18.91, "ITL at concurrency 1"),
+                2000, "tpot", 18.91, "ITL at concurrency 1", layer_kernels=FUSED),
     Measurement(NIM, "llama-3.1-70b", "Llama-3.3-70B-Instruct", "H100 SXM", "fp8", 2, 1, 5000,
-                500, "ttft", 406.77, "client-side TTFT: includes request handling"),
+                500, "ttft", 406.77, "client-side TTFT: includes request handling",
+                layer_kernels=FUSED),
     Measurement(NIM, "llama-3.1-70b", "Llama-3.3-70B-Instruct", "H100 SXM", "fp8", 2, 1, 500,
-                2000, "ttft", 47.77, "client-side TTFT: includes request handling"),
+                2000, "ttft", 47.77, "client-side TTFT: includes request handling",
+                layer_kernels=FUSED),
     Measurement(VLLM, "llama-3.1-70b", "Llama-3-70B", "H200", "bf16", 4, 8, 32, 128, "e2e",
-                2077.53, "latency_llama70B_tp4"),
+                2077.53, "latency_llama70B_tp4", layer_kernels=FUSED),
     Measurement(VLLM, "llama-3.1-8b", "Llama-3.1-8B", "H200", "bf16", 1, 8, 32, 128, "e2e",
-                833.421, "latency_llama8B_tp1"),
+                833.421, "latency_llama8B_tp1", layer_kernels=FUSED),
     Measurement(VLLM, "mixtral-8x7b", "Mixtral-8x7B", "H200", "bf16", 2, 8, 32, 128, "e2e",
-                1917.44, "latency_mixtral8x7B_tp2"),
+                1917.44, "latency_mixtral8x7B_tp2", layer_kernels=FUSED),
     *(Measurement(TRTLLM, cfg, name, gpu, dtype, tp, 1, prompt, 1, "ttft", ms,
                   note + ("; NCCL ring all-reduce" if tp > 1 else ""), known, RING,
-                  A100_FA2 if gpu.startswith("A100") else None)
+                  A100_FA2 if gpu.startswith("A100") else None, UNFUSED)
       for cfg, name, gpu, dtype, tp, prompt, ms, note, known in (
           (LLAMA2_7B, "LLaMA 7B", "H100 SXM", "fp8", 1, 128, 7, "engine-level", True),
           (LLAMA2_7B, "LLaMA 7B", "H100 SXM", "fp8", 1, 2048, 36, "engine-level", True),
@@ -127,7 +141,9 @@ def estimate(m: Measurement) -> dict[str, Any]:
     """sheetgen's bound and realistic estimate of one measurement, in ms."""
     frame = sheetgen.transformer(m.model, gpu=m.gpu, dtype=m.dtype, tp=m.tp, batch=m.batch,
                                  prompt_tokens=m.prompt, generate=m.generate,
-                                 allreduce=m.allreduce, attention_eff=m.attention_eff)
+                                 allreduce=m.allreduce, attention_eff=m.attention_eff,
+                                 layer_kernels=m.layer_kernels,
+                                 **({} if m.launch is None else {"launch_overhead": m.launch}))
     s = frame.attrs["summary"]
     if m.metric == "e2e":
         bound = s["ttft_bound"] + (m.generate - 1) * s["tpot_bound"]
@@ -193,6 +209,40 @@ def gemm_evidence() -> list[str]:
     return out
 
 
+#: calibrate's fitted floors (docs/measuring.md, "Accuracy on measured data", the model's
+#: floor column): on aiconfigurator's H100 and A100 bf16 tables (CUDA-graph replay: no host
+#: launch), and on XLA's H100 bf16 table (no A100 table there: its H100 floor for both)
+FITTED_FLOORS = {"aiconfigurator fit": {"H100 SXM": 2.74e-6, "A100 80GB SXM": 3.51e-6},
+                 "XLA H100 fit": {"H100 SXM": 5.53e-6, "A100 80GB SXM": 5.53e-6}}
+
+
+def smallest_gemms() -> dict[str, float]:
+    """The shortest measured GEMM of each published table (s): a kernel's floor on that GPU."""
+    out = {}
+    for t in tomllib.loads((DATA / "tables.toml").read_text("utf-8"))["table"]:
+        d = read_measurements(DATA / t["file"], dtype=t["dtype"])
+        out[t["name"]] = float(np.min(d.measured))
+    return out
+
+
+def floor_evidence() -> list[str]:
+    """The per-kernel floor: each table's smallest measured GEMM, and the TensorRT-LLM rows'
+    error with the preset's floor and with calibrate's fitted floors."""
+    out = ["| table | smallest measured GEMM |", "|---|---:|"]
+    out += [f"| {name} | {1e6 * t:.2f} µs |" for name, t in smallest_gemms().items()]
+    floors = {"preset (5 µs)": None, **FITTED_FLOORS}
+    out += ["", "| TensorRT-LLM v0.5 row | measured | " + " | ".join(floors) + " |",
+            "|---|---:|" + "---:|" * len(floors)]
+    for m in MEASUREMENTS:
+        if m.source != TRTLLM:
+            continue
+        errs = [estimate(replace(m, launch=f[m.gpu] if f else None))["error"]
+                for f in floors.values()]
+        out.append(f"| {m.measured_model}, {m.tp}× {m.gpu}, {m.prompt} in | {m.measured_ms:g} ms "
+                   "| " + " | ".join(f"{e:+.0%}" for e in errs) + " |")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
@@ -200,7 +250,12 @@ def main(argv: list[str] | None = None) -> int:
                         "is larger than this fraction")
     parser.add_argument("--gemms", action="store_true", help="the realistic GEMM time against "
                         "aiconfigurator's measured GEMMs at prefill shapes, waves off and on")
+    parser.add_argument("--floors", action="store_true", help="the per-kernel floor: the "
+                        "published tables' smallest GEMMs, the TensorRT-LLM rows at each floor")
     args = parser.parse_args(argv)
+    if args.floors:
+        print("\n".join(floor_evidence()))
+        return 0
     if args.gemms:
         print("\n".join(gemm_evidence()))
         return 0

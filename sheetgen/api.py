@@ -8,18 +8,26 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from sheetgen.assemble import DEFAULT_SPARE_ROWS, BuildConfig, plan_build
+from sheetgen.assemble import (
+    DEFAULT_SPARE_ROWS,
+    BuildConfig,
+    input_values,
+    plan_build,
+    sheet_specs,
+)
 from sheetgen.errors import InputError
 from sheetgen.inputs.presets import DEFAULT_DTYPE, load_presets
 from sheetgen.inputs.shapes import Shape, header_key, parse_dim, read_shapes
 from sheetgen.layout.planner import WorkbookPlan
+from sheetgen.model.reference import Registry, evaluate
+from sheetgen.model.vocabulary import Quantity, SheetSpec
 from sheetgen.sheets import inputs, matmul
 from sheetgen.writers.xlsx import check_output_path, write_xlsx
 
@@ -94,11 +102,84 @@ def analyze(shapes: ShapesLike = None, *, gpu: str | None = None,
     on/off) and `overlap` (the exponent p, 0 = hard max); None takes the GPU preset's.
     Other `options`: BuildConfig fields such as compute_eff=0.8, memory_eff=0.9.
     """
-    p = plan(gpu=gpu, dtype=dtype, shapes=shapes, spare_rows=0, gpu_file=gpu_file,
-             shapes_sheet=shapes_sheet, **options)
-    frame = table_frame(p, matmul.TABLE.name)
-    frame.attrs["gpu"] = gpu_figures(p)
+    everything = to_shapes(shapes, shapes_sheet)
+    return next(analyze_pieces(everything, gpu=gpu, dtype=dtype, gpu_file=gpu_file,
+                               piece_rows=max(len(everything or ()), 1), **options))
+
+
+#: Shapes per frame of `analyze_pieces`: a piece's frame and model take some tens of MB,
+#: and the model's fixed work per piece (the Inputs sheet) is a few milliseconds.
+PIECE_ROWS = 20_000
+
+
+def analyze_pieces(shapes: ShapesLike = None, *, gpu: str | None = None,
+                   dtype: str = DEFAULT_DTYPE,
+                   gpu_file: str | os.PathLike[str] | None = None,
+                   shapes_sheet: str | None = None, piece_rows: int | None = None,
+                   **options: Any) -> Iterator[pd.DataFrame]:
+    """`analyze`'s table, `piece_rows` (default PIECE_ROWS) shapes at a time: the same rows,
+    columns, values and `attrs["gpu"]`, each frame's index continuing the last one's. Only
+    one piece is held at a time, so printing the table of a million shapes (`sheetgen
+    show`) takes about one piece's memory (plus the shapes themselves), not the table's.
+
+    Each row of the Matmul table depends on its own shape and the workbook's scalars only,
+    so a piece is modelled on its own; and only the sheets the table reads are modelled (no
+    cells, formulas or other sheets are planned, as `analyze` also does not need them).
+    """
+    piece_rows = PIECE_ROWS if piece_rows is None else piece_rows
+    if piece_rows < 1:
+        raise InputError(f"piece_rows must be at least 1 (got {piece_rows})")
+    presets = load_presets(gpu_file)
+    everything = to_shapes(shapes, shapes_sheet)
+    starts = [0] if everything is None else range(0, max(len(everything), 1), piece_rows)
+    done = 0
+    for start in starts:
+        piece = None if everything is None else everything[start:start + piece_rows]
+        cfg = BuildConfig(gpu=gpu, dtype=dtype, shapes=piece, spare_rows=0, presets=presets,
+                          **options).resolved()
+        frame = _table_model_frame(cfg, matmul.TABLE.name)
+        frame.index = pd.RangeIndex(done, done + len(frame))
+        done += len(frame)
+        yield frame
+
+
+def _table_model_frame(cfg: BuildConfig, table: str) -> pd.DataFrame:
+    """`table_frame` and `gpu_figures` of a resolved config, from the reference model of the
+    sheets `table` reads alone."""
+    registry = Registry(_sheets_read_by(sheet_specs(cfg.layout()), table))
+    model = evaluate(registry, input_values(cfg))
+    ok = model.ok[table]
+    frame = pd.DataFrame({c.name: model.columns[c.name][ok]
+                          for c in registry.tables[table].all_columns()
+                          if c.name != matmul.ROW_CHECK.name}).infer_objects()
+    frame.attrs["gpu"] = {key: model.scalars[name] for key, name in FIGURES.items()}
     return frame
+
+
+def _sheets_read_by(specs: Sequence[SheetSpec], table: str) -> list[SheetSpec]:
+    """The sheets holding `table`, the figures `analyze` reports and everything they depend
+    on (in workbook order)."""
+    registry = Registry(specs)
+    todo = [c.name for c in registry.tables[table].all_columns()] + list(FIGURES.values())
+    seen: set[str] = set()
+    sheets: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        sheets.add(registry.sheet_of[name])
+        owner = registry.table_of.get(name)
+        if owner is not None and owner.rows_of:
+            todo.extend(c.name for c in registry.tables[owner.rows_of].all_columns())
+        if name in registry.spans:
+            todo.extend(registry.spans[name][1])
+        item = registry.items.get(name)
+        if isinstance(item, Quantity):
+            todo.extend(item.dependencies())
+            if owner is not None and owner.guard:
+                todo.append(owner.guard)
+    return [s for s in specs if s.name in sheets]
 
 
 #: The scalars that describe the roofline a table was computed against, by output key.
@@ -222,7 +303,7 @@ def transformer(config: Any, *, gpu: str | None = None,
                 embedding_dtype: str | None = None, reserve: float = 0.10,
                 allreduce: str = "auto", attention_dtype: str | None = None,
                 attention_eff: float | None = None, prefill_chunk: int = 0,
-                **options: Any) -> pd.DataFrame:
+                layer_kernels: int | None = None, **options: Any) -> pd.DataFrame:
     """A transformer's serving estimate: one row per operation per phase (prefill, decode).
 
     `config`: a bundled model name (as `--model`), a path to a Hugging Face config.json
@@ -233,7 +314,8 @@ def transformer(config: Any, *, gpu: str | None = None,
     `attention_dtype` and `attention_eff`: the realistic estimate's attention rate, that
     dtype's peak times flash attention's efficiency (None: the compute dtype, fp16 under
     fp8/int8 compute; None: 0.35, FlashAttention-2 on an H100). `prefill_chunk`: chunked
-    prefill, tokens per step and sequence (0: the whole prompt in one step).
+    prefill, tokens per step and sequence (0: the whole prompt in one step). `layer_kernels`:
+    kernels per layer, each paying the launch floor (None: 9, a fused build; 15: unfused).
     Columns: phase, op, m, k, n, count, flops, bytes_moved, intensity, regime, time (the
     bound), realistic_time. attrs["gpu"]: the GPU figures; attrs["summary"]: ttft, tpot,
     ttft_bound, tpot_bound, tokens_per_s (whole batch), weights_bytes (one GPU's),
@@ -249,6 +331,8 @@ def transformer(config: Any, *, gpu: str | None = None,
                               embedding_dtype=embedding_dtype, reserve=reserve,
                               allreduce=allreduce, attention_dtype=attention_dtype,
                               prefill_chunk=prefill_chunk,
+                              **({} if layer_kernels is None
+                                 else {"layer_kernels": layer_kernels}),
                               **({} if attention_eff is None
                                  else {"attention_eff": attention_eff}))
     p = plan(gpu=gpu, dtype=dtype, spare_rows=0, gpu_file=gpu_file, transformer=ti,

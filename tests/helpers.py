@@ -4,14 +4,17 @@ error must look like, and the reference model's scalars."""
 from __future__ import annotations
 
 import contextlib
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner, Result
 
 import sheetgen
+from sheetgen.api import build_workbook
 from sheetgen.cli import cli
 
 
@@ -58,3 +61,22 @@ def scalars(**options: Any) -> dict[str, Any]:
     """The reference model's single-value quantities (Pipeline, Parallelism, What-if ...) for
     one 1×1×1 shape and the given build options."""
     return sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, **options).model.scalars
+
+
+_BUILT: dict[str, tuple[Path, int]] = {}
+
+
+def built_workbook(out: str | Path, **options: Any) -> tuple[Path, int]:
+    """`sheetgen.api.build_workbook(out, **options)` for tests that only read the workbook:
+    each set of options is built once per test process and then copied, since a dozen test
+    files read the same default workbook and a build takes seconds."""
+    out = Path(out)
+    key = repr(sorted(options.items()))
+    if out.exists() or "progress_factory" in options:  # what build_workbook itself must do
+        return build_workbook(out, **options)
+    if key not in _BUILT:
+        folder = Path(tempfile.mkdtemp(prefix="sheetgen-built-"))
+        _BUILT[key] = build_workbook(folder / "built.xlsx", **options)
+    source, rows = _BUILT[key]
+    shutil.copyfile(source, out)
+    return out, rows

@@ -4,11 +4,14 @@ Sizes are modest (CI budget); thresholds are monkeypatched so the big-file logic
 
 from __future__ import annotations
 
+import json
 import re
 import zipfile
 from pathlib import Path
 
+import pandas as pd
 import pytest
+from helpers import run
 from hostile_files import bomb_sheet, padding, write_package
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 
@@ -293,8 +296,6 @@ def test_streamed_output_stays_bounded_as_rows_grow(kind, frames, monkeypatch):
 
 
 def test_streamed_output_is_the_same_text(monkeypatch):
-    import json
-
     import sheetgen.cli.checking as checking
     import sheetgen.cli.terminal as terminal
     from sheetgen.api import analyze
@@ -343,3 +344,82 @@ def test_a_big_tables_chart_plots_its_first_rows_and_says_so(tmp_path, monkeypat
     roofline = next(c for c in charts if "(the first 50 of 80 rows)" in c)
     assert roofline.count('<c:ptCount val="50"/>') >= 2
     assert '<c:ptCount val="80"/>' not in roofline
+
+
+# ---- show a piece at a time: the table is never held whole --------------------------------
+def test_analyze_pieces_are_the_table_a_piece_at_a_time():
+    from sheetgen.api import analyze, analyze_pieces
+
+    pieces = list(analyze_pieces(shapes(50), piece_rows=7))
+    assert [len(p) for p in pieces] == [7] * 7 + [1]
+    joined = pd.concat(pieces)
+    pd.testing.assert_frame_equal(joined, analyze(shapes(50)), check_exact=True)
+    last = pieces[-1].iloc[0]
+    assert pieces[-1].index.tolist() == [49]
+    # shape 49 is 512 x 64 x 8192 (bf16, A100 40GB SXM at 1555 GB/s):
+    # FLOPs 2*512*64*8192; bytes 2*(512*64 + 64*8192 + 512*8192) = 9,502,720
+    assert (last["m"], last["k"], last["n"]) == (512, 64, 8192)
+    assert last["flops"] == 2 * 512 * 64 * 8192
+    assert last["bytes_moved"] == 9_502_720
+    assert last["memory_time"] == pytest.approx(9_502_720 / 1555e9, rel=1e-12)
+    assert all(p.attrs["gpu"] == pieces[0].attrs["gpu"] for p in pieces)
+
+
+def test_show_prints_the_same_text_in_pieces(tmp_path, monkeypatch):
+    import sheetgen.api as api
+
+    csv = tmp_path / "s.csv"
+    csv.write_text("m,k,n\n" + "".join(f"{m},{k},{n}\n" for m, k, n in shapes(30)), "utf-8")
+    whole = {flag: run("show", "--shapes", str(csv), *flag).output for flag in ((), ("--json",))}
+    monkeypatch.setattr(api, "PIECE_ROWS", 4)  # 8 pieces; show's table takes two passes
+    for flag, text in whole.items():
+        assert run("show", "--shapes", str(csv), *flag).output == text
+    rows = json.loads(whole[("--json",)])["rows"]
+    assert [(r["m"], r["k"], r["n"]) for r in rows] == shapes(30)
+
+
+def test_show_memory_does_not_grow_with_the_shapes():
+    """Four times the shapes, about the same peak: one piece of the table is alive at a time
+    (the shapes themselves, 8 bytes a row here, are the caller's)."""
+    import sheetgen.cli.terminal as terminal
+    from sheetgen.api import analyze_pieces
+    from sheetgen.inputs.shapes import Shape
+
+    peaks = []
+    for n in (800, 3_200):
+        objs = [Shape(*s) for s in shapes(n)]
+        peaks.append(_printing_peak(lambda o=objs: terminal.show_json_stream(
+            lambda: analyze_pieces(o, piece_rows=200))))
+    assert peaks[1] < 1.3 * peaks[0] + 100_000, peaks
+
+
+def test_group_sums_by_hand_in_one_pass():
+    """The Pipeline's per-stage sums (SUMPRODUCT((stage[]=stage)*time[])) by hand; computed
+    per group, so --layers 100000 no longer compares every layer with every other."""
+    import numpy as np
+
+    from sheetgen.model.factories import sum_where_equal
+
+    q = sum_where_equal("total", "stage", "time", "Stage total", "s")
+    keys = np.array([1, 2, 1, 3, 2, np.nan])
+    vals = np.array([1.0, 10.0, 100.0, 1000.0, 10000.0, 5.0])
+    # stage 1: 1 + 100; stage 2: 10 + 10000; stage 3: 1000; a blank stage equals no row
+    assert q.reference(stage=keys, time=vals).tolist() == [101, 10010, 101, 1000, 10010, 0]
+    assert q.reference(stage=np.array([]), time=np.array([])).tolist() == []
+    many = np.arange(200_000) // 4 + 1.0  # 50,000 stages of 4 layers
+    assert q.reference(stage=many, time=np.ones_like(many)).tolist() == [4.0] * 200_000
+
+
+def test_a_time_column_scales_its_numbers_only():
+    """A column's cells in ms: numbers times 1000; text, blanks, booleans, NaN (a cell that
+    shows text) and infinities (no cell holds one) as they are."""
+    import numpy as np
+
+    from sheetgen.core.time_cells import scaled
+
+    column = np.empty(9, dtype=object)
+    column[:] = [1.5, 2, True, "n/a", None, float("nan"), float("inf"), np.float64(3.0), ""]
+    out = scaled(column, 1e3).tolist()
+    assert out[:5] == [1500.0, 2000, True, "n/a", None]
+    assert np.isnan(out[5]) and out[6] == float("inf") and out[7:] == [3000.0, ""]
+    assert type(out[2]) is bool

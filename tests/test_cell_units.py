@@ -15,9 +15,10 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from helpers import built_workbook
 from lo_helpers import libreoffice_job, needs_libreoffice
 
-from sheetgen.api import build_workbook, plan
+from sheetgen.api import plan
 from sheetgen.core import time_cells as cell_units
 from sheetgen.core.time_cells import Ref, plan_conversion
 from sheetgen.verify.check import check_workbook, read_workbook
@@ -62,7 +63,7 @@ def test_result_conversion_keeps_operator_precedence(body, bare):
 
 
 def test_formulas_read_like_hand_arithmetic_in_the_cells_unit(tmp_path: Path):
-    path, _ = build_workbook(tmp_path / "u.xlsx", spare_rows=0)
+    path, _ = built_workbook(tmp_path / "u.xlsx", spare_rows=0)
     ws = openpyxl.load_workbook(path)["Matmul"]
     header = {ws.cell(5, c).value: c for c in range(1, ws.max_column + 1)}
     formula = {name: ws.cell(6, header[name]).value for name in header if name}
@@ -76,7 +77,7 @@ def test_formulas_read_like_hand_arithmetic_in_the_cells_unit(tmp_path: Path):
 
 @libreoffice_job("cell-units")
 def _units_workbook(tmp: Path) -> dict[str, Path]:
-    return {"u": build_workbook(tmp / "u.xlsx", spare_rows=0)[0]}
+    return {"u": built_workbook(tmp / "u.xlsx", spare_rows=0)[0]}
 
 
 @needs_libreoffice
@@ -97,7 +98,7 @@ def test_libreoffice_computes_hand_figures_in_us_and_ms(libreoffice):
 
 
 def test_read_and_the_api_give_seconds(tmp_path: Path):
-    path, _ = build_workbook(tmp_path / "u.xlsx", spare_rows=0)
+    path, _ = built_workbook(tmp_path / "u.xlsx", spare_rows=0)
     frame = read_workbook(path)
     assert frame["memory_time"].iloc[0] == pytest.approx(MEMORY_TIME_S, rel=1e-12)
     totals = read_workbook(path, sheet="Pipeline", block=True)["value"]

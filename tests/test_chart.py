@@ -18,12 +18,12 @@ from xml.etree import ElementTree as ET
 
 import openpyxl
 import pytest
+from helpers import built_workbook
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 from openpyxl.utils import column_index_from_string, get_column_letter
 from test_fill import make_theirs
 
 import sheetgen
-from sheetgen.api import build_workbook
 from sheetgen.evaluate import evaluate_workbook
 from sheetgen.sheets import matmul
 from sheetgen.verify.check import check_workbook
@@ -89,7 +89,7 @@ def hidden_columns(path: Path, sheet: str) -> set[int]:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
-    path, _ = build_workbook(tmp_path_factory.mktemp("chart") / "roofline.xlsx")
+    path, _ = built_workbook(tmp_path_factory.mktemp("chart") / "roofline.xlsx")
     return path
 
 
@@ -152,7 +152,7 @@ def test_model_gives_na_for_spare_rows_and_tflops_for_shapes():
 
 @libreoffice_job("chart-helpers")
 def _built_and_filled(tmp: Path) -> dict[str, Path]:
-    built, _ = build_workbook(tmp / "roofline.xlsx")
+    built, _ = built_workbook(tmp / "roofline.xlsx")
     filled = sheetgen.fill(make_theirs(tmp / "plan.xlsx"), tmp / "filled.xlsx", prefix="sg ")
     return {"built": built, "filled": filled}
 
@@ -208,7 +208,7 @@ def test_fill_chart_is_markers_without_smoothing(tmp_path):
 def test_fp8_on_a100_leaves_no_text_in_chart_data(tmp_path):
     """A gap (fp8 picked for the A100, which has none) is #N/A in every chart y column,
     never the marker text, which Excel would plot as 0; check agrees."""
-    path, _ = build_workbook(tmp_path / "a100.xlsx", spare_rows=2)
+    path, _ = built_workbook(tmp_path / "a100.xlsx", spare_rows=2)
     wb = openpyxl.load_workbook(path)
     cell = next(c for row in wb["Inputs"].iter_rows() for c in row if c.value == "bf16")
     cell.value = "fp8"
@@ -237,7 +237,7 @@ def _chart_alone(tmp: Path) -> dict[str, Path]:
     control whose chart says plotVisOnly="1" (what xlsxwriter writes by default)."""
     from test_render_docs import load_render
 
-    path, _ = build_workbook(tmp / "shown.xlsx")
+    path, _ = built_workbook(tmp / "shown.xlsx")
     control = tmp / "control.xlsx"
     with zipfile.ZipFile(path) as z:
         parts = {n: z.read(n) for n in z.namelist()}

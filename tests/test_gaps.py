@@ -14,9 +14,9 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from helpers import built_workbook
 from lo_helpers import libreoffice_job, needs_libreoffice, read_values
 
-from sheetgen.api import build_workbook
 from sheetgen.sheets import matmul
 from sheetgen.sheets.parallel import chart as parallel_chart
 from sheetgen.sheets.parallel import sheet as parallel
@@ -28,7 +28,7 @@ ERRORS = ("#VALUE!", "#N/A", "#DIV/0!", "#REF!", "#NAME?", "#NUM!", "Err:")
 
 def make_fp8_on_a100(tmp: Path) -> Path:
     """The default (A100 40GB SXM, bf16) workbook with the dtype dropdown set to fp8."""
-    path, _ = build_workbook(tmp / "a100.xlsx", spare_rows=2)
+    path, _ = built_workbook(tmp / "a100.xlsx", spare_rows=2)
     wb = openpyxl.load_workbook(path)
     ws = wb["Inputs"]
     cell = next(c for row in ws.iter_rows() for c in row if c.value == "bf16")

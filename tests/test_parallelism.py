@@ -77,55 +77,75 @@ def hand_tp(m, k, n, layers, g, bw=NVLINK, lat=NVLINK_LAT, narrow=True, all_gath
             "row_type": row_type}
 
 
-def hand_pp(m, k, n, layers, g, micro, bw=NVLINK, lat=NVLINK_LAT):
-    """GPipe by hand: M identical micro-batches through stages and hops in series."""
-    per_stage = math.ceil(layers / g)
-    stages = math.ceil(layers / per_stage)
+def stage_ends(layers, g, k, n, narrow):
+    """Where the stages end: after every ceil(L/G) layers (balanced); the narrow cut moves
+    each end one layer earlier where that layer outputs the wider activation, so every hop
+    carries m·min(k, n) (ends that meet leave a GPU idle and one hop)."""
+    per = math.ceil(layers / g)
+    ends = list(range(per, layers, per))
+    if narrow and k != n:
+        ends = sorted({e - 1 if widths(e, k, n)[1] > widths(e, k, n)[0] else e
+                       for e in ends} - {0})  # an end before layer 1: stage 1 idles
+    return [0, *ends, layers]
+
+
+def hand_pp(m, k, n, layers, g, micro, bw=NVLINK, lat=NVLINK_LAT, narrow=False):
+    """GPipe by hand: M identical micro-batches through stages and hops in series, for the
+    balanced or the narrow stage cut. Memory where it sits: the first stage holds the
+    batch's m×n input, the last collects its output."""
     rows = math.ceil(m / micro)
-    st_mb, st_full, hop_mb, hop_full, st_weights, acts = [], [], [], [], [], 0.0
-    for s in range(stages):
-        span = range(s * per_stage + 1, min((s + 1) * per_stage, layers) + 1)
+    st_mb, st_full, hop_mb, hop_full, st_mem, st_weights, acts = [], [], [], [], [], [], 0.0
+    volume, stages = 0.0, math.ceil(layers / math.ceil(layers / g))  # GPipe's bubble: G
+    bounds = stage_ends(layers, g, k, n, narrow)
+    for first, last in pairwise(bounds):
+        span = range(first + 1, last + 1)
         st_mb.append(sum(roof(rows, *widths(i, k, n)) for i in span))
         st_full.append(sum(roof(m, *widths(i, k, n)) for i in span))
         st_weights.append(sum(B * math.prod(widths(i, k, n)) for i in span))
+        held = (B * m * widths(1, k, n)[0] if first == 0 else 0.0) \
+            + (B * m * widths(layers, k, n)[1] if last == layers else 0.0)
+        st_mem.append((st_weights[-1] + held, held))
         acts = max(acts, *(B * rows * sum(widths(i, k, n)) for i in span))
-        if s < stages - 1:
-            out = widths(span[-1], k, n)[1]
+        if last < layers:
+            out = widths(last, k, n)[1]
             hop_mb.append(B * rows * out / bw + lat)
             hop_full.append(B * m * out / bw + lat)
+            volume += B * m * out
     pace = max(st_mb + hop_mb)
     latency = sum(st_mb) + sum(hop_mb) + (micro - 1) * pace
+    fullest = max(st_mem, key=lambda x: x[0])  # ties: the first stage
     return {"latency": latency, "latency_one": sum(st_full) + sum(hop_full),
             "stream_one": m / max(st_full + hop_full), "stream": m / (micro * pace),
             "flushed": m / latency, "pace": pace, "weights": max(st_weights), "acts": acts,
-            "bubble": (stages - 1) / (micro + stages - 1)}
+            "bubble": (stages - 1) / (micro + stages - 1),
+            "stage_max": max(st_mb), "hop_max": max(hop_mb, default=0.0),
+            "compute": micro * max(st_mb), "volume": volume, "comm": micro * sum(hop_mb),
+            "mem": fullest[0] + acts, "held": fullest[1], "cut": "narrow" if narrow
+            else "balanced"}
+
+
+def hand_used(m, k, n, layers, g, micro, bw=NVLINK, lat=NVLINK_LAT):
+    """The cheaper cut's figures at M (ties: the balanced cut)."""
+    bal = hand_pp(m, k, n, layers, g, micro, bw, lat)
+    nar = hand_pp(m, k, n, layers, g, micro, bw, lat, narrow=True)
+    return nar if nar["latency"] < bal["latency"] else bal
+
+
+def hand_stream(m, k, n, layers, g, bw=NVLINK, lat=NVLINK_LAT):
+    """A stream at PP's best: M = 1 and the cut with the faster pace there."""
+    return max(hand_pp(m, k, n, layers, g, 1, bw, lat, narrow=c)["stream_one"]
+               for c in (False, True))
 
 
 MAX_M = 512  # the issue's candidates: M = 1 ... min(m, 512)
 
 
-def hand_cut(m, k, n, layers, g, micro, bw=NVLINK, lat=NVLINK_LAT, narrow=True):
-    """(latency, pace) of a stage cut by hand: the narrow cut moves each balanced stage end
-    one layer earlier where that layer outputs the wider activation (ends that meet leave a
-    GPU idle and one hop)."""
-    per, rows = math.ceil(layers / g), math.ceil(m / micro)
-    ends = list(range(per, layers, per))
-    if narrow and k != n:
-        ends = sorted({e - 1 if widths(e, k, n)[1] > widths(e, k, n)[0] else e
-                       for e in ends} - {0})  # an end before layer 1: stage 1 idles
-    servers, bounds = [], [0, *ends, layers]
-    for first, last in pairwise(bounds):
-        servers.append(sum(roof(rows, *widths(i, k, n)) for i in range(first + 1, last + 1)))
-        if last < layers:
-            servers.append(B * rows * widths(last, k, n)[1] / bw + lat)
-    return sum(servers) + (micro - 1) * max(servers), max(servers)
-
-
 def hand_best(m, k, n, layers, g, bw=NVLINK, lat=NVLINK_LAT):
-    """Brute force over every candidate M (ties to the smaller): (best M, its PP figures)."""
+    """Brute force over every candidate M and both cuts (ties to the smaller M, then the
+    balanced cut): (best M, the figures of its cheaper cut)."""
     best = None
     for micro in range(1, min(m, MAX_M) + 1):
-        p = hand_pp(m, k, n, layers, g, micro, bw, lat)
+        p = hand_used(m, k, n, layers, g, micro, bw, lat)
         if best is None or p["latency"] < best[1]["latency"]:
             best = (micro, p)
     return best
@@ -176,13 +196,12 @@ CASES = [  # (m, k, n, layers, G, M): both orientations, uneven splits, decode-l
 @pytest.mark.parametrize(("m", "k", "n", "layers", "g", "micro"), CASES)
 def test_hand_computed_tables(m, k, n, layers, g, micro):
     s = scalars(pipeline_shape=(m, k, n), layers=layers, gpus=g, micro_batches=micro)
-    t, p = hand_tp(m, k, n, layers, g), hand_pp(m, k, n, layers, g, micro)
-    assert close(s["pp_latency_bal"], p["latency"])
-    narrow = hand_cut(m, k, n, layers, g, micro)
-    assert close(s["pp_latency_narrow"], narrow[0])
-    if narrow[0] < p["latency"]:  # the cheaper cut is used
-        p |= {"latency": narrow[0], "pace": narrow[1], "flushed": m / narrow[0],
-              "stream": m / (micro * narrow[1])}
+    t = hand_tp(m, k, n, layers, g)
+    assert close(s["pp_latency_bal"], hand_pp(m, k, n, layers, g, micro)["latency"])
+    assert close(s["pp_latency_narrow"],
+                 hand_pp(m, k, n, layers, g, micro, narrow=True)["latency"])
+    p = hand_used(m, k, n, layers, g, micro)  # every PP figure is the cut used's
+    assert s["pp_cut"] == p["cut"]
     assert s["tp_row_type"] == t["row_type"]
     assert s["tp_ar_count"] == t["count"]
     for key, want in (("tp_latency", t["latency"]), ("tp_comm", t["comm"]),
@@ -190,9 +209,13 @@ def test_hand_computed_tables(m, k, n, layers, g, micro):
                       ("tp_acts", t["acts"]), ("tp_gather_time", t["gather"]),
                       ("tp_tput", m / t["latency"]), ("pp_latency_m", p["latency"]),
                       ("pp_latency_one", p["latency_one"]), ("pp_pace", p["pace"]),
-                      ("pp_tput_stream", p["stream"]), ("pp_tput_stream_one", p["stream_one"]),
+                      ("pp_tput_stream", p["stream"]),
+                      ("pp_tput_stream_one", hand_stream(m, k, n, layers, g)),
                       ("pp_tput_flushed", p["flushed"]), ("pp_weights", p["weights"]),
                       ("pp_acts", p["acts"]), ("pp_bubble", p["bubble"]),
+                      ("pp_stage_max", p["stage_max"]), ("pp_hop_max", p["hop_max"]),
+                      ("pp_compute", p["compute"]), ("pp_volume", p["volume"]),
+                      ("pp_comm", p["comm"]), ("pp_mem", p["mem"]), ("pp_held", p["held"]),
                       ("single_latency", hand_single(m, k, n, layers))):
         assert close(s[key], want), key
     if t["count"]:
@@ -254,24 +277,12 @@ def test_hop_slower_than_stage_sets_the_pace():
     assert scalars()["pp_pace_by"] == "a stage"
 
 
-def hand_narrow(m, micro, bw, lat):
-    """The defaults' narrow cut by hand: 35 layers, then 37 (the hop carries m×k)."""
-    rows = math.ceil(m / micro)
-    first = sum(roof(rows, *widths(i, 8192, 32768)) for i in range(1, 36))
-    second = sum(roof(rows, *widths(i, 8192, 32768)) for i in range(36, 73))
-    hop = B * rows * 8192 / bw + lat
-    return first + second + hop + (micro - 1) * max(first, second, hop)
-
-
 def _hand_sweep_row(m, bw, lat):
-    """A sweep row by hand: PP at its own best M (brute force), the cheaper stage cut,
-    TP, one GPU."""
+    """A sweep row by hand: PP at its own best M and cut (brute force), TP, one GPU."""
     k, n, layers, g = 8192, 32768, 72, 2
     micro, p = hand_best(m, k, n, layers, g, bw, lat)
-    p = p | {"latency": min(p["latency"], hand_narrow(m, micro, bw, lat))}
-    p["flushed"] = m / p["latency"]
     t = hand_tp(m, k, n, layers, g, bw, lat)
-    p["stream_one"] = hand_pp(m, k, n, layers, g, 1, bw, lat)["stream_one"]
+    p["stream_one"] = hand_stream(m, k, n, layers, g, bw, lat)
     return p | {"micro": micro}, t, hand_single(m, k, n, layers)
 
 
@@ -366,6 +377,12 @@ VARIANTS = {
                        "micro_batches": 1, "tp_pairing": "wide"},
     "g1": {"gpus": 1, "layers": 3, "micro_batches": 2},
     "typed_m_overlap": {"micro_batches": 8, "tp_overlap": 0.5, "link_over": "host"},
+    # the narrow cut's own best M (18, not the balanced cut's 20) and its figures
+    "narrow_best_m": {"pipeline_shape": (4096, 32768, 2048), "layers": 6, "link_bw": 31.5e9,
+                      "link_latency": 10e-6},
+    # the narrow cut with one layer a stage leaves stage 1 empty: stage 2 holds the input
+    "narrow_empty_stage": {"pipeline_shape": (4096, 8192, 1024), "layers": 4, "gpus": 4,
+                           "link_bw": 1e9, "link_latency": 5e-6},
 }
 
 

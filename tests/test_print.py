@@ -22,9 +22,10 @@ from xml.etree import ElementTree
 import openpyxl
 import pytest
 from fill_helpers import filled_workbook
+from helpers import built_workbook
 from lo_helpers import needs_libreoffice
 
-from sheetgen.api import build_workbook, plan
+from sheetgen.api import plan
 from sheetgen.layout.page import (
     LINE_POINTS,
     MIN_SCALE,
@@ -66,7 +67,7 @@ def word_heights(pdf: Path) -> list[list[tuple[str, float]]]:
 def rendered(tmp_path_factory) -> tuple[Path, list[str], Path]:
     """The default workbook and the text of each page LibreOffice printed."""
     tmp = tmp_path_factory.mktemp("print")
-    path, _ = build_workbook(tmp / "roofline.xlsx")
+    path, _ = built_workbook(tmp / "roofline.xlsx")
     pdf = export_pdf(path, tmp)
     return path, [page.extract_text() for page in pypdf.PdfReader(pdf).pages], pdf
 
@@ -119,7 +120,7 @@ def test_rendered_cells_show_readable_units(rendered):
 
 
 def test_number_formats_of_time_size_and_rate_cells(tmp_path: Path):
-    path, _ = build_workbook(tmp_path / "f.xlsx", spare_rows=0)
+    path, _ = built_workbook(tmp_path / "f.xlsx", spare_rows=0)
     ws = openpyxl.load_workbook(path)["Matmul"]
     header = {ws.cell(5, c).value: c for c in range(1, ws.max_column + 1)}
     assert ws.cell(6, header["bytes moved"]).number_format == NUMBER_FORMATS["bytes"]
@@ -142,7 +143,7 @@ def test_number_formats_of_time_size_and_rate_cells(tmp_path: Path):
 
 
 def test_every_sheet_has_print_setup_freeze_and_tall_enough_headers(tmp_path: Path):
-    path, _ = build_workbook(tmp_path / "p.xlsx", spare_rows=3)
+    path, _ = built_workbook(tmp_path / "p.xlsx", spare_rows=3)
     wb = openpyxl.load_workbook(path)
     p = plan(spare_rows=3)
     split = 0
@@ -206,7 +207,7 @@ def test_helper_constants_are_styled_as_formulas(tmp_path: Path):
     formulas, not typed by the user: grey like formulas, not yellow like inputs."""
     from sheetgen.layout.palette import DERIVED_FILL, INPUT_FILL
 
-    path, _ = build_workbook(tmp_path / "h.xlsx", spare_rows=1)
+    path, _ = built_workbook(tmp_path / "h.xlsx", spare_rows=1)
     wb = openpyxl.load_workbook(path)
     p = plan(spare_rows=1)
 
@@ -286,7 +287,7 @@ def test_the_built_and_the_filled_workbook_style_every_cell_alike(tmp_path: Path
     from sheetgen.layout.styles import FONT_NAME
     from sheetgen.writers.google.requests import requests_for
 
-    built, _ = build_workbook(tmp_path / "b.xlsx", spare_rows=0)
+    built, _ = built_workbook(tmp_path / "b.xlsx", spare_rows=0)
     filled = filled_workbook(tmp_path, (8, 4096, 4096))
     b, f = openpyxl.load_workbook(built), openpyxl.load_workbook(filled)
     p = plan(spare_rows=0)
@@ -354,7 +355,7 @@ def test_no_e_notation_in_any_number_format_a_person_reads(tmp_path: Path):
     assert _e_notation('[>=1000000000]#,##0.00,,," GFLOP";##0.00E+0" FLOP"')
     assert _e_notation("0.000E+00") and not _e_notation('#,##0.0,," MFLOP/s"')
     for name, kwargs in (("d.xlsx", {}), ("i.xlsx", {"dtype": "int8"})):
-        path, _ = build_workbook(tmp_path / name, spare_rows=2, **kwargs)
+        path, _ = built_workbook(tmp_path / name, spare_rows=2, **kwargs)
         formats = _visible_formats(path)
         assert len(formats) >= 6
         bad = {s: sorted(f for f in fs if _e_notation(f)) for s, fs in formats.items()}
@@ -370,7 +371,7 @@ def test_the_roofline_title_is_live_and_names_the_gpu_and_dtype(tmp_path: Path):
 
     from xlsxwriter.utility import xl_cell_to_rowcol
 
-    built, _ = build_workbook(tmp_path / "t.xlsx", spare_rows=1)
+    built, _ = built_workbook(tmp_path / "t.xlsx", spare_rows=1)
     filled = filled_workbook(tmp_path, (8, 4096, 4096))
     for path in (built, filled):
         with zipfile.ZipFile(path) as z:
@@ -397,7 +398,7 @@ def test_wave_columns_grey_out_while_wave_quantization_is_off(tmp_path: Path):
     t = p.sheet("Matmul").table("matmul")
     wave_cols = {t.column(n).col for n in ("tiles", "waves", "wave_efficiency",
                                            "quantized_compute_time")}
-    built, _ = build_workbook(tmp_path / "w.xlsx", spare_rows=1)
+    built, _ = built_workbook(tmp_path / "w.xlsx", spare_rows=1)
     filled = filled_workbook(tmp_path, (8, 4096, 4096))
     for path in (built, filled):
         ws = openpyxl.load_workbook(path)["Matmul"]

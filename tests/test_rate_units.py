@@ -15,9 +15,10 @@ from pathlib import Path
 import openpyxl
 import pytest
 from fill_helpers import filled_workbook
+from helpers import built_workbook
 from lo_helpers import libreoffice_job, needs_libreoffice
 
-from sheetgen.api import build_workbook, plan
+from sheetgen.api import plan
 from sheetgen.layout.styles import NUMBER_FORMATS
 from sheetgen.writers.google.requests import requests_for
 
@@ -29,8 +30,8 @@ RATE, OPS = NUMBER_FORMATS["rate"], NUMBER_FORMATS["rate_ops"]
 def _workbooks(tmp: Path) -> dict[str, Path]:
     """The bf16 default and the same file with int8 picked in the dropdown; an int8 build;
     a filled workbook switched to int8."""
-    built, _ = build_workbook(tmp / "bf16.xlsx", spare_rows=0)
-    int8, _ = build_workbook(tmp / "int8.xlsx", dtype="int8", spare_rows=0)
+    built, _ = built_workbook(tmp / "bf16.xlsx", spare_rows=0)
+    int8, _ = built_workbook(tmp / "int8.xlsx", dtype="int8", spare_rows=0)
     filled = filled_workbook(tmp)
     return {"bf16": built, "bf16 picked int8": _set_dtype(built, "int8", tmp / "picked.xlsx"),
             "int8": int8, "filled picked int8": _set_dtype(filled, "int8",
@@ -106,7 +107,7 @@ def test_an_int8_build_shows_top_s_everywhere(libreoffice):
 
 
 def test_bf16_build_rules_cover_every_rate_from_the_peak(tmp_path: Path):
-    path, _ = build_workbook(tmp_path / "bf16.xlsx", spare_rows=2)
+    path, _ = built_workbook(tmp_path / "bf16.xlsx", spare_rows=2)
     p = plan(spare_rows=2)
     for sheet in ("Inputs", "Matmul", "What-if", "Pipeline", "Parallelism"):
         rules = _rule_formats(path, sheet)

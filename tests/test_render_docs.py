@@ -16,10 +16,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import built_workbook
 from lo_helpers import libreoffice_job, needs_libreoffice
 from xlsxwriter.utility import xl_col_to_name
 
-from sheetgen.api import build_workbook
 from sheetgen.sheets.parallel import chart as parallel_chart
 from sheetgen.sheets.parallel import sheet as parallel
 
@@ -39,11 +39,11 @@ def load_render():
 def _pictures(tmp: Path) -> dict[str, Path]:
     """The workbooks docs/render.py prints, print areas narrowed as it narrows them."""
     render = load_render()
-    workbook, _ = build_workbook(tmp / "roofline.xlsx")
+    workbook, _ = built_workbook(tmp / "roofline.xlsx")
     render.narrow_print_areas(workbook, {"Matmul": render.matmul_area(workbook),
                                          "Parallelism": render.parallelism_area(workbook)},
                               one_page={"Parallelism"})
-    host, _ = build_workbook(tmp / "host.xlsx", link_over="host")
+    host, _ = built_workbook(tmp / "host.xlsx", link_over="host")
     render.narrow_print_areas(host, {"Parallelism": render.sweep_areas(host)}, one_page=set())
     return {"roofline": workbook, "host": host}
 
@@ -51,7 +51,7 @@ def _pictures(tmp: Path) -> dict[str, Path]:
 @needs_libreoffice
 def test_narrowed_pages_hold_what_the_pictures_show(libreoffice, tmp_path: Path):
     render = load_render()
-    workbook, _ = build_workbook(tmp_path / "roofline.xlsx")
+    workbook, _ = built_workbook(tmp_path / "roofline.xlsx")
     matmul, parallel = render.matmul_area(workbook), render.parallelism_area(workbook)
     # the chart's anchor (xlsxwriter writes it right of the table, from the second data row)
     # and the rows above the sweep's title, within the sheet's printed columns: the hidden
@@ -110,7 +110,7 @@ def test_sweep_pages_hold_the_chart_and_the_crossover(libreoffice, tmp_path: Pat
     page and its chart on the next, with the hand figures of tests/test_parallel_chart.py
     (m = 512: TP 42.0 vs PP 48.1 ms at M = 2; m = 1024: TP 83.3 vs PP 77.3 ms at M = 5)."""
     render = load_render()
-    workbook, _ = build_workbook(tmp_path / "host.xlsx", link_over="host")
+    workbook, _ = built_workbook(tmp_path / "host.xlsx", link_over="host")
     areas = render.sweep_areas(workbook)
     table, chart = areas.split(",")
     assert re.fullmatch(rf"\$A\$(\d+):\${render.SWEEP_COLUMNS}\$(\d+)", table), table

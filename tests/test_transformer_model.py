@@ -201,3 +201,51 @@ def test_chunked_prefill_reads_the_weights_once_per_chunk_by_hand() -> None:
     assert small["ttft_bound"] > 128 * 13.9e9 / 3.35e12 > 3 * full["ttft_bound"]
     # prefill's peak activations: one chunk's 2048 tokens · (2 · 4096 + 2 · 28672) B
     assert s["activations"] == 2048 * (2 * 4096 + 2 * 28672)
+
+
+#: TensorRT-LLM v0.5's Llama 2 engine shapes (docs/source/performance.md's build.py flags)
+LLAMA2_7B = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008,
+             "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+             "vocab_size": 32000, "tie_word_embeddings": False}
+
+
+def test_kernels_per_layer_by_hand() -> None:
+    """An unfused TensorRT-LLM llama layer runs 15 kernels (2 RMSNorms × 2, 5 GEMMs, 3 in the
+    attention plugin, SiLU·gate, 2 residual adds); the matmul rows count 5 of them (QKV,
+    attention, output, gate+up, down), the non-matmul row the other 10."""
+    assert t.LAYER_KERNELS == 2 * 2 + 5 + 3 + 1 + 2 == 15
+    assert t.FUSED_LAYER_KERNELS == 9
+    dense, moe = from_dict(LLAMA2_7B), load_bundled("mixtral-8x7b")
+    assert t.matmul_kernels(dense) == 5 and t.matmul_kernels(moe) == 6  # router, up, down
+    assert t.other_kernels(dense, 15) == 10 and t.other_kernels(dense, 3) == 0
+    ops = t.phase_ops(dense, t.Workload(prompt=128, generate=1, layer_kernels=15), t.PREFILL)
+    # 32 layers × 15 kernels, and the lm_head's one
+    assert sum(o.kernels for o in ops) == 32 * 15 + 1 == 481
+    chunked = t.phase_ops(dense, t.Workload(prompt=128, generate=1, chunk=64, layer_kernels=15),
+                          t.PREFILL)
+    assert sum(o.kernels for o in chunked) == 2 * 32 * 15 + 1
+    # the default is a fused build's 9
+    assert t.DEFAULT_LAYER_KERNELS == 9
+    fused = t.phase_ops(dense, t.Workload(prompt=128, generate=1), t.PREFILL)
+    assert sum(o.kernels for o in fused) == 32 * 9 + 1
+
+
+def test_kernel_floors_add_to_the_realistic_ttft_by_hand() -> None:
+    """Roofline + launches: each kernel's floor adds to the time. LLaMA 7B, 128-token prompt,
+    5 µs per kernel: 32 layers × 15 kernels × 5 µs = 2.4 ms of floors, 0.96 ms more than a
+    fused build's 9 kernels (32 × 6 × 5 µs); the bound has none."""
+    cfg = from_dict(LLAMA2_7B)
+    hw = dataclasses.replace(H100, launch=5e-6)
+    unfused = t.estimate(cfg, t.Workload(prompt=128, generate=1, layer_kernels=15), hw).summary
+    fused = t.estimate(cfg, t.Workload(prompt=128, generate=1, layer_kernels=9), hw).summary
+    assert unfused["ttft"] - fused["ttft"] == pytest.approx(32 * 6 * 5e-6, rel=1e-9)
+    assert unfused["ttft_bound"] == fused["ttft_bound"]
+    none = t.estimate(cfg, t.Workload(prompt=128, generate=1, layer_kernels=15),
+                      dataclasses.replace(H100, launch=0.0)).summary
+    assert unfused["ttft"] - none["ttft"] == pytest.approx((32 * 15 + 1) * 5e-6, rel=1e-9)
+    # 80 layers × 15 kernels × 5 µs = 6.0 ms (LLaMA 70B), plus the lm_head's 5 µs
+    big = from_dict({**LLAMA2_7B, "num_hidden_layers": 80})
+    a = t.estimate(big, t.Workload(prompt=128, generate=1, layer_kernels=15), hw).summary
+    b = t.estimate(big, t.Workload(prompt=128, generate=1, layer_kernels=15),
+                   dataclasses.replace(hw, launch=0))
+    assert a["ttft"] - b.summary["ttft"] == pytest.approx(80 * 15 * 5e-6 + 5e-6, rel=1e-9)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -42,7 +43,8 @@ CASES = [
                                                  prompt_tokens=3000, generate=2000,
                                                  prefill_chunk=1024)),
     ("A100 80GB SXM", "bf16", "int8", TransformerInputs(load_bundled("mistral-7b"),
-                                                        prompt_tokens=6000, generate=3)),
+                                                        prompt_tokens=6000, generate=3,
+                                                        layer_kernels=9)),
 ]
 
 #: Dense fp16/bf16 tensor peaks (datasheets): attention's rate under fp8/int8 compute
@@ -65,7 +67,8 @@ def _reference(p: WorkbookPlan, ti: TransformerInputs, gpu: str, dtype: str,
                     out_bytes=size[store.output],
                     kv_bytes=size[ti.kv_dtype or store.activation],
                     embed_bytes=size[ti.embedding_dtype or store.weight], reserve=ti.reserve,
-                    allreduce=ti.allreduce, attn_eff=ti.attention_eff)
+                    allreduce=ti.allreduce, attn_eff=ti.attention_eff,
+                    layer_kernels=ti.layer_kernels)
     hw = t.Machine(peak=s["peak_flops"], bw=s["hbm_bw"], capacity=s["capacity_bytes"],
                    link_bw=s["link_bw"], link_latency=s["link_latency"],
                    real_compute_eff=s["suggest_compute_eff"],
@@ -85,7 +88,8 @@ def test_sheet_cells_equal_the_pure_reference(gpu: str, dtype: str, weight: str 
                                  tp=ti.tp, weight_dtype=weight, kv_dtype=ti.kv_dtype,
                                  embedding_dtype=ti.embedding_dtype, allreduce=ti.allreduce,
                                  attention_eff=ti.attention_eff,
-                                 prefill_chunk=ti.prefill_chunk)
+                                 prefill_chunk=ti.prefill_chunk,
+                                 layer_kernels=ti.layer_kernels)
     assert len(frame) == len(est.ops)
     for row, op, bound, real in zip(frame.to_dict("records"), est.ops, est.op_bound,
                                     est.op_real, strict=True):
@@ -195,8 +199,21 @@ def test_cli_build_show_and_errors(tmp_path: Path) -> None:
     one_line_error(runner.invoke(cli, ["build", str(tmp_path / "x.xlsx"), "--model",
                                        "llama-3.1-8b", "--prefill-chunk", "-1"]),
                    "--prefill-chunk")
+    one_line_error(runner.invoke(cli, ["build", str(tmp_path / "x.xlsx"), "--model",
+                                       "llama-3.1-8b", "--layer-kernels", "-1"]),
+                   "--layer-kernels")
     res = runner.invoke(cli, ["models"])
     assert "huggingface.co/meta-llama/Llama-3.1-70B" in res.output
+
+
+def _letters(col: int) -> str:
+    """A 0-based column index in A1 letters."""
+    out = ""
+    col += 1
+    while col:
+        col, r = divmod(col - 1, 26)
+        out = chr(65 + r) + out
+    return out
 
 
 def test_push_to_google_holds_the_sheet(sheets_emulator, service_account_file) -> None:
@@ -225,6 +242,24 @@ def test_push_to_google_holds_the_sheet(sheets_emulator, service_account_file) -
     assert report.ok and report.checked["Transformer"] > 200, report.mismatches[:3]
     block = sheetgen.read(key, client=gsheets_client, sheet="Transformer", block=True)
     assert block.loc["kv_bytes_per_token", "value"] == 131_072  # Mixtral: 2·32·8·128·2 B
+    # the chart: ceiling, prefill and decode on LOG10 helpers, one split domain (three x
+    # columns), each series in its own column at its offset and blank at the others'
+    tab = sheets_emulator.spreadsheets[key].sheet(title="Transformer")
+    (chart,) = tab.charts
+    basic = chart["spec"]["basicChart"]
+    assert chart["spec"]["title"].endswith("(log10 axes)")
+    assert basic["chartType"] == "SCATTER"
+    domains = [s["startColumnIndex"] for s in basic["domains"][0]["domain"]["sourceRange"][
+        "sources"]]
+    assert len(domains) == 3 and domains[1] - domains[0] == domains[2] - domains[1] == 4
+    for i, item in enumerate(basic["series"]):
+        cols = [s["startColumnIndex"] for s in item["series"]["sourceRange"]["sources"]]
+        assert cols == [d + 1 + i for d in domains]
+    # by hand: the ceiling's decade-0 point is the ridge, 989.4e12 / 3.35e12 = 295.3 FLOP/B
+    values = engine_compute(sheets_emulator.snapshot(key))
+    x0 = domains[0]
+    logs = [values[("Transformer", f"{_letters(x0)}{r}")] for r in range(6, 13)]
+    assert math.log10(989.4e12 / 3.35e12) in [pytest.approx(v, rel=1e-12) for v in logs]
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -243,7 +278,8 @@ def test_random_workloads_agree_with_the_reference(seed: int) -> None:
                            allreduce=rng.choice(["auto", "ring", "one-shot", "two-shot"]),
                            reserve=rng.choice([0.0, 0.1]),
                            attention_eff=rng.choice([0.35, 0.6, 1.0]),
-                           prefill_chunk=rng.choice([0, 0, 500, 4096]))
+                           prefill_chunk=rng.choice([0, 0, 500, 4096]),
+                           layer_kernels=rng.choice([15, 9, 0, 40]))
     gpu = rng.choice(["H100 SXM", "A100 80GB SXM", "MI300X"])
     weight = rng.choice([None, "int8", "fp32", "int4", "nvfp4"])
     p = _plan(gpu, "bf16", weight, ti)

@@ -15,9 +15,10 @@ from pathlib import Path
 import openpyxl
 import pytest
 from fill_helpers import filled_workbook
+from helpers import built_workbook
 from lo_helpers import libreoffice_job, needs_libreoffice
 
-from sheetgen.api import build_workbook, plan
+from sheetgen.api import plan
 from sheetgen.layout.page import LINE_POINTS, row_heights
 from sheetgen.sheets.parallel import sheet as parallel
 from sheetgen.writers.google.requests import requests_for
@@ -27,7 +28,7 @@ pypdf = pytest.importorskip("pypdf")
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
-    path, _ = build_workbook(tmp_path_factory.mktemp("wrap") / "w.xlsx", spare_rows=2)
+    path, _ = built_workbook(tmp_path_factory.mktemp("wrap") / "w.xlsx", spare_rows=2)
     return path
 
 
@@ -77,7 +78,7 @@ def test_throughput_reads_as_whole_rows_per_second(built: Path, tmp_path: Path):
 
 @libreoffice_job("wrapping", to="pdf")
 def _wrapped(tmp: Path) -> dict[str, Path]:
-    return {"w": build_workbook(tmp / "w.xlsx", spare_rows=2)[0]}
+    return {"w": built_workbook(tmp / "w.xlsx", spare_rows=2)[0]}
 
 
 @needs_libreoffice

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,18 +49,22 @@ def show(shapes: Path | None, shapes_sheet: str | None, gpu: str | None, dtype: 
       sheetgen show --gpu "H100 SXM" --dtype fp8
       sheetgen show --shapes my_shapes.xlsx --json | jq '.rows[].predicted_time'
     """
-    from sheetgen.api import analyze
+    from sheetgen.api import analyze_pieces, to_shapes
 
     with user_errors():
-        frame = analyze(shapes, gpu=gpu, dtype=dtype, gpu_file=gpu_file,
-                        shapes_sheet=shapes_sheet, **_refined(options))
-    if as_json:
-        for piece in show_json_stream(frame):
-            click.echo(piece, nl=False)
-        click.echo()
-        return
-    for line in show_table_stream(frame):
-        click.echo(line)
+        everything = to_shapes(shapes, shapes_sheet)
+
+        def pieces() -> Iterator[Any]:  # the table a piece at a time: memory stays one's
+            return analyze_pieces(everything, gpu=gpu, dtype=dtype, gpu_file=gpu_file,
+                                  **_refined(options))
+
+        if as_json:
+            for piece in show_json_stream(pieces):
+                click.echo(piece, nl=False)
+            click.echo()
+            return
+        for line in show_table_stream(pieces):
+            click.echo(line)
 
 
 #: Rows turned into text at a time by the streaming printers: memory stays one chunk's.
@@ -129,41 +133,59 @@ def _gpu_line(frame: Any) -> str:
                  if is_number(g["sm_count"]) else f", {NO_SMS_NOTE}"))
 
 
-def show_table_stream(frame: Any) -> Iterator[str]:
-    """show's lines, made STREAM_ROWS rows at a time: a first pass keeps only each
-    column's widest text, so memory stays one chunk's whatever the rows."""
-    headers = _headers(frame)
-    widths = [len(h) for h in headers]
-    for chunk in _chunks(frame):
-        for i, (_, col, fmt) in enumerate(_SHOW_COLUMNS):
-            widths[i] = max(widths[i], max(len(fmt(row[col])) for row in chunk))
-    yield _gpu_line(frame)
-    yield "  ".join(f"{h:>{w}}" for h, w in zip(headers, widths, strict=True))
-    for chunk in _chunks(frame):
-        for row in chunk:
-            cells = []
-            for (_, col, fmt), width in zip(_SHOW_COLUMNS, widths, strict=True):
-                text = f"{fmt(row[col]):>{width}}"
-                if col == "regime":
-                    text = click.style(text, fg=_REGIME_COLORS.get(row[col]))
-                cells.append(text)
-            yield "  ".join(cells)
+#: A frame (`analyze`'s table), or a function giving the table as frames, a piece at a time
+#: (`analyze_pieces`): called again for a second pass.
+Frames = Any | Callable[[], Iterable[Any]]
 
 
-def show_json_stream(frame: Any) -> Iterator[str]:
-    """`json.dumps(show_json(frame), indent=2)` in pieces, STREAM_ROWS rows at a time."""
-    gpu = json.dumps(show_json(frame.iloc[:0])["gpu"], indent=2).replace("\n", "\n  ")
-    if len(frame) == 0:
-        yield f'{{\n  "gpu": {gpu},\n  "rows": []\n}}'
-        return
-    yield f'{{\n  "gpu": {gpu},\n  "rows": ['
+def _frames(source: Frames) -> Iterable[Any]:
+    return source() if callable(source) else [source]
+
+
+def show_table_stream(source: Frames) -> Iterator[str]:
+    """show's lines, made STREAM_ROWS rows at a time: a first pass keeps only each column's
+    widest text (and the table's first piece, in case it is the only one), so memory
+    stays one chunk's (one piece's) whatever the rows."""
+    kept: list[Any] = []
+    head: list[str] = []
+    widths: list[int] = []
+    for i, frame in enumerate(_frames(source)):
+        if i == 0:
+            head = [_gpu_line(frame), *_headers(frame)]
+            widths = [len(h) for h in head[1:]]
+        kept = [frame] if i == 0 else []
+        for chunk in _chunks(frame):
+            for i, (_, col, fmt) in enumerate(_SHOW_COLUMNS):
+                widths[i] = max(widths[i], max(len(fmt(row[col])) for row in chunk))
+    yield head[0]
+    yield "  ".join(f"{h:>{w}}" for h, w in zip(head[1:], widths, strict=True))
+    for frame in kept or _frames(source):
+        for chunk in _chunks(frame):
+            for row in chunk:
+                cells = []
+                for (_, col, fmt), width in zip(_SHOW_COLUMNS, widths, strict=True):
+                    text = f"{fmt(row[col]):>{width}}"
+                    if col == "regime":
+                        text = click.style(text, fg=_REGIME_COLORS.get(row[col]))
+                    cells.append(text)
+                yield "  ".join(cells)
+
+
+def show_json_stream(source: Frames) -> Iterator[str]:
+    """`json.dumps(show_json(frame), indent=2)` in pieces, STREAM_ROWS rows at a time (of
+    each piece of the table, if given in pieces)."""
     sep = ""
-    for chunk in _chunks(frame):
-        rows = _json_rows(chunk)
-        yield sep + ",".join("\n    " + json.dumps(r, indent=2).replace("\n", "\n    ")
-                             for r in rows)
-        sep = ","
-    yield "\n  ]\n}"
+    for frame in _frames(source):
+        if sep == "":
+            gpu = json.dumps(show_json(frame.iloc[:0])["gpu"], indent=2).replace("\n", "\n  ")
+            yield f'{{\n  "gpu": {gpu},\n  "rows": ['
+            sep = "\n"
+        for chunk in _chunks(frame):
+            rows = _json_rows(chunk)
+            yield ("," if sep == "," else "") + ",".join(
+                "\n    " + json.dumps(r, indent=2).replace("\n", "\n    ") for r in rows)
+            sep = ","
+    yield "\n  ]\n}" if sep == "," else "]\n}"
 
 
 def show_json(frame: Any) -> dict[str, Any]:

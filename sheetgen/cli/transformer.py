@@ -75,10 +75,14 @@ _OPTIONS = [
                       "on H100]."),
     click.option("--prefill-chunk", "xf_prefill_chunk", type=int,
                  help="Chunked prefill: prompt tokens per step [0: the whole prompt]."),
+    click.option("--layer-kernels", "xf_layer_kernels", type=int,
+                 help="Kernels per layer, each paying the launch floor [9: a fused build "
+                      "(vLLM); 15: an unfused TensorRT-LLM v0.5 llama build]."),
 ]
 _KEYS = ("model", "model_config", "batch", "prompt_tokens", "generate", "tp", "weight_dtype",
          "activation_dtype", "output_dtype", "kv_dtype", "embedding_dtype", "reserve",
-         "allreduce", "attention_dtype", "attention_eff", "prefill_chunk")
+         "allreduce", "attention_dtype", "attention_eff", "prefill_chunk",
+         "layer_kernels")
 
 
 #: Workbook-wide options (sheetgen.cli.common's --activation-dtype, --weight-dtype,

@@ -58,9 +58,18 @@ def scaled(values: Any, factor: float) -> Any:
         if values.dtype.kind == "f":
             return values * factor
         out = values.copy()
-        for i, v in enumerate(values.tolist()):
-            if is_number(v):
-                out[i] = v * factor
+        if values.ndim != 1:
+            for i, v in enumerate(values.tolist()):
+                if is_number(v):
+                    out[i] = v * factor
+            return out
+        # is_number for every cell, its common answers inline (a plain float, text, a
+        # blank): a per-layer table at --layers 100000 has hundreds of thousands of them
+        numbers = np.fromiter(
+            ((type(v) is float and math.isfinite(v))
+             or (type(v) is not float and type(v) is not str and v is not None
+                 and is_number(v)) for v in values.tolist()), dtype=bool, count=values.size)
+        out[numbers] = values[numbers] * factor
         return out
     if isinstance(values, list | tuple):
         return type(values)(scaled(v, factor) for v in values)

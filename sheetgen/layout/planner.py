@@ -6,6 +6,8 @@ against, so cell placement and formula text are decided here and nowhere else.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -53,10 +55,13 @@ from sheetgen.model.vocabulary import (
 )
 
 #: The plan's types live in layout/cells.py; the planner's importers may take them from here.
-__all__ = ["ROW", "Cell", "ChartPlan", "ColumnPlan", "ConditionalPlan", "DimRulePlan",
-           "FormatRulePlan", "Layout", "SheetPlan", "Source", "TablePlan", "ValidationPlan",
-           "Where", "WorkbookPlan", "header_text", "input_addresses", "item_format",
-           "plan_workbook", "source_address"]
+__all__ = ["LAYOUT_PROPERTY", "ROW", "Cell", "ChartPlan", "ColumnPlan", "ConditionalPlan",
+           "DimRulePlan", "FormatRulePlan", "Layout", "SheetPlan", "Source", "TablePlan",
+           "ValidationPlan", "Where", "WorkbookPlan", "header_text", "input_addresses",
+           "item_format", "layout_fingerprint", "plan_workbook", "source_address"]
+
+#: The document property that records a workbook's cell map (see layout_fingerprint).
+LAYOUT_PROPERTY = "sheetgen.layout"
 
 
 def item_format(item: Input | Quantity, values: Any = None, time_unit: str | None = None
@@ -103,6 +108,26 @@ def input_addresses(sheets: Sequence[SheetSpec], rows: Mapping[str, int]
             n = 0 if w.table is None else w.last_row - w.row + 1
             out[name] = (w.sheet, w.row, w.col, n)
     return out
+
+
+def layout_fingerprint(sheets: Sequence[SheetSpec]) -> dict[str, str]:
+    """Each sheet's cell map in a few hex digits: where every named input, quantity and table
+    column sits (not how many rows a table has, nor any value or formula text).
+
+    Written into the workbook at build time and compared when it is read back, so a workbook
+    whose cells this sheetgen would place elsewhere (an older version's, or one whose
+    properties were edited) is refused by name instead of being read from the wrong cells."""
+    registry = Registry(sheets)
+    return _fingerprint(registry, Layout(registry, {name: 0 for name in registry.tables}))
+
+
+def _fingerprint(registry: Registry, layout: Layout) -> dict[str, str]:
+    lines: dict[str, list[str]] = {sheet.name: [] for sheet in registry.sheets}
+    for name, w in layout.where.items():
+        kind = "input" if isinstance(registry.items.get(name), Input) else "value"
+        lines[w.sheet].append(f"{name} {kind} {w.row} {w.col} {w.last_col} {w.table or ''}")
+    return {sheet: hashlib.sha256("\n".join(sorted(text)).encode()).hexdigest()[:12]
+            for sheet, text in lines.items()}
 
 
 #: Where a linked input row reads from: (sheet, zero-based row, zero-based column).
@@ -169,6 +194,7 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
         raise ValueError(f"links name no table input column: {sorted(unknown)}")
     meta = dict(metadata or {})
     meta.update({f"sheetgen.rows.{name}": str(n) for name, n in rows.items()})
+    meta[LAYOUT_PROPERTY] = json.dumps(_fingerprint(registry, layout), separators=(",", ":"))
     return WorkbookPlan(plans, layout.defined_names(), model, registry, meta)
 
 

@@ -227,8 +227,14 @@ def sum_where_equal(name: str, key: str, column: str, label: str, unit: str,
     """Per row: the sum of `column` over the rows whose `key` equals this row's (a group sum)."""
 
     def reference(**k: Any) -> np.ndarray:
+        # one pass over the groups (np.unique, then a weighted count per group), not a
+        # comparison of every row with every other: --layers 100000 has that many rows
         keys, vals = np.asarray(k[key], dtype=float), np.asarray(k[column], dtype=float)
-        return np.array([vals[keys == v].sum() for v in keys])
+        if keys.size == 0:
+            return np.zeros(0)
+        groups, where = np.unique(keys, return_inverse=True)
+        sums = np.bincount(where.ravel(), weights=vals, minlength=groups.size)[where.ravel()]
+        return np.where(np.isnan(keys), 0.0, sums)  # NaN equals nothing, not even itself
 
     return Quantity(name, label, unit, f"SUMPRODUCT(({{{key}[]}}={{{key}}})*{{{column}[]}})",
                     reference, fmt=fmt, doc=doc)

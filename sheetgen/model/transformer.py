@@ -43,7 +43,22 @@ PREFILL, DECODE = "prefill", "decode"
 #: 6·h); the MLP activation reads its inputs and writes its output (gated: 3 × width,
 #: plain: 2 × width); the new token's K and V are written to the cache in the KV dtype.
 NORM_RESIDUAL_ELEMENTS = 10
-NONMATMUL_KERNELS = 4  # per layer: two fused norm+residual, the activation, the KV write
+#: Kernels per layer of an unfused build (each pays the per-kernel floor, `launch_overhead`):
+#: TensorRT-LLM's llama built without the RMSNorm and GEMM plugins and without the fused MLP
+#: (tensorrt_llm/models/llama/model.py,
+#: LLaMADecoderLayer.forward; tensorrt_llm/functional.py rms_norm; layers/mlp.py GatedMLP;
+#: layers/attention.py with the gpt_attention plugin): two RMSNorms of two kernels each (the
+#: mean-square reduction, then the pointwise scale), five GEMMs (QKV, output, gate, up,
+#: down), three in the attention plugin's context phase (padding offsets, rotary + KV-cache
+#: write, fused multi-head attention), the SiLU·gate pointwise kernel and two residual adds.
+#: The TP all-reduces are costed apart (two per layer).
+LAYER_KERNELS = 15
+#: A fused build's (vLLM's llama, TensorRT-LLM with the plugins and fused MLP): one kernel per
+#: matmul row of this model (QKV, attention, output, gate+up, down) and four more (two fused
+#: residual-add + RMSNorm, the activation, the KV-cache write).
+FUSED_LAYER_KERNELS = 9
+#: The realistic estimate's default: a fused build, as today's serving stacks run.
+DEFAULT_LAYER_KERNELS = FUSED_LAYER_KERNELS
 #: Flash attention's forward rate as a share of its dtype's dense peak, the realistic
 #: estimate's default: FlashAttention-2 on an H100, "only 35% utilization" (Shah et al. 2024,
 #: FlashAttention-3, arXiv:2407.08608, abstract; FlashAttention-3 reaches 75 %). On an A100
@@ -73,6 +88,7 @@ class Workload:
     allreduce: str = AUTO
     attn_eff: float = ATTENTION_EFF  # flash attention's share of its dtype's peak (realistic)
     chunk: int = 0  # chunked prefill: tokens per step and sequence (0: the whole prompt)
+    layer_kernels: float = DEFAULT_LAYER_KERNELS  # kernels per layer, each paying the launch floor
 
 
 @dataclass(frozen=True)
@@ -206,6 +222,18 @@ def mlp_widths(cfg: ModelConfig, s: Shapes) -> tuple[float, float]:
     return up * (s.expert_ffn if cfg.moe else s.ffn), per_token
 
 
+def matmul_kernels(cfg: ModelConfig) -> int:
+    """Kernels per layer the matmul rows count (one each): QKV, attention, output, and the
+    MLP's two (MoE: router, experts up and down, and the shared expert's two)."""
+    return 3 + ((3 + (2 if cfg.shared_ffn else 0)) if cfg.moe else 2)
+
+
+def other_kernels(cfg: ModelConfig, layer_kernels: float) -> float:
+    """Kernels per layer left to the non-matmul row: kernels per layer less the matmul rows'
+    (at least 0)."""
+    return max(0.0, layer_kernels - matmul_kernels(cfg))
+
+
 def phase_ops(cfg: ModelConfig, wl: Workload, phase: str) -> list[Op]:
     """The operations of one forward step of `phase`, on one GPU."""
     s = shapes(cfg, wl.tp)
@@ -250,7 +278,8 @@ def phase_ops(cfg: ModelConfig, wl: Workload, phase: str) -> list[Op]:
     _, elementwise = mlp_widths(cfg, s)
     per_token = (a * (NORM_RESIDUAL_ELEMENTS * h + (up + 1) * elementwise)
                  + kv * 2 * s.kv_heads * d)
-    ops.append(Op(phase, "non-matmul", total, 0.0, 0.0, 0.0, n * NONMATMUL_KERNELS,
+    ops.append(Op(phase, "non-matmul", total, 0.0, 0.0, 0.0,
+                  n * other_kernels(cfg, wl.layer_kernels),
                   a, w, o, extra_bytes=layers * total * per_token))
     return ops
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any, Literal
 
@@ -134,6 +134,25 @@ class Quantity:
 
     def dependencies(self) -> set[str]:
         return {name for name, _ in self.refs()}
+
+
+def composed(outer: Quantity, *inner: Quantity) -> Quantity:
+    """`outer` with each `inner` quantity's formula written in place of its placeholder: one
+    cell instead of several (a helper table of hundreds of rows a column). The reference
+    computes the inner values first, from their own references, so both stay one definition.
+    """
+    parts = {q.name: q for q in inner}
+    template = PLACEHOLDER.sub(
+        lambda m: f"({parts[m.group(1)].template})" if m.group(1) in parts and not m.group(2)
+        else m.group(0), outer.template)
+
+    def reference(**a: Any) -> Any:
+        env = dict(a)
+        for q in inner:
+            env[q.name] = q.reference(**{d: env[d] for d in q.dependencies()})
+        return outer.reference(**{d: env[d] for d in outer.dependencies()})
+
+    return replace(outer, template=template, reference=reference)
 
 
 @dataclass(frozen=True)

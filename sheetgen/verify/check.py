@@ -24,6 +24,7 @@ from sheetgen.verify.compare import DEFAULT_RTOL, validate_rtol, values_match
 from sheetgen.verify.readback import (
     CheckReport,
     Mismatch,
+    check_layout,
     layout_from_metadata,
     read_metadata,
     replan,
@@ -35,11 +36,13 @@ __all__ = ["CheckReport", "Mismatch", "check_workbook", "is_workbook_path", "rea
 
 def rebuild_plan(ev: EvaluatedWorkbook, meta: dict[str, str]) -> WorkbookPlan:
     """The plan of this workbook with the reference model run on its own input cells."""
+    check_layout(meta)
     layout, rows = layout_from_metadata(meta)
     missing = [s.name for s in sheet_specs(layout) if s.name not in ev.sheet_names]
     if missing:
         raise WorkbookError(f"missing sheet(s) {', '.join(missing)}: not a complete sheetgen "
-                            "workbook")
+                            "workbook (sheetgen finds its sheets by name: rename a renamed "
+                            "sheet back, or rebuild the workbook)")
 
     def value_at(sheet: str, row: int, col: int) -> Any:
         return ev.value(sheet, xl_rowcol_to_cell(row, col))
@@ -75,6 +78,7 @@ def check_workbook(path: str | os.PathLike[str], *, rtol: float = DEFAULT_RTOL,
         raise WorkbookError(f"{p.name} was not built by sheetgen (no sheetgen properties); "
                             "`sheetgen check` grades such a sheet instead (see "
                             "sheetgen.verify.grade.grade_workbook)")
+    check_layout(meta, p.name)  # before the evaluation, which takes minutes on a big one
     # strict: a sheetgen workbook's own cells must all evaluate
     ev = evaluate_workbook(p, progress=progress, lenient=False)
     plan = rebuild_plan(ev, meta)
@@ -124,9 +128,10 @@ def read_workbook(path: str | os.PathLike[str], sheet: str = "Matmul",
 
     p = Path(path)
     meta = read_metadata(p)
-    ev = evaluate_workbook(p, lenient=False)
     if not meta:
         raise WorkbookError(f"{p.name} was not built by sheetgen (no sheetgen properties)")
+    check_layout(meta, p.name)
+    ev = evaluate_workbook(p, lenient=False)
     plan = rebuild_plan(ev, meta)
     names = [s.name for s in plan.sheets]
     match = next((n for n in names if n.lower() == sheet.lower()), None)

@@ -8,6 +8,7 @@ API). Each supplies a `CellReader`; where the inputs sit and what they mean is d
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -17,13 +18,20 @@ from xml.etree import ElementTree
 
 import numpy as np
 
+from sheetgen import __version__
 from sheetgen.assemble import SheetLayout, sheet_specs
 from sheetgen.core import a1
 from sheetgen.core.excel import is_number
 from sheetgen.errors import WorkbookError
 from sheetgen.files.untrusted import open_package
 from sheetgen.inputs.model_config import ModelConfig
-from sheetgen.layout.planner import WorkbookPlan, input_addresses, plan_workbook
+from sheetgen.layout.planner import (
+    LAYOUT_PROPERTY,
+    WorkbookPlan,
+    input_addresses,
+    layout_fingerprint,
+    plan_workbook,
+)
 from sheetgen.model.reference import Registry
 from sheetgen.model.vocabulary import Input, SheetSpec
 
@@ -140,6 +148,49 @@ def layout_from_metadata(meta: Mapping[str, str]) -> tuple[SheetLayout, dict[str
     layout = SheetLayout(practice=bool(rows.get("practice")), measured=bool(rows.get("measured")),
                          prefix=meta.get("sheetgen.prefix", ""), model=model)
     return layout, rows
+
+
+def check_layout(meta: Mapping[str, str], what: str = "this workbook") -> None:
+    """Refuse, in one line, a sheetgen workbook whose cells this sheetgen would look for in
+    other places: one written by a version with another layout (a table added, a cell moved)
+    or whose properties were edited. Reading it on would take values from the wrong cells
+    (or fail on a table the workbook never recorded).
+
+    The workbook's recorded layout fingerprint (`layout_fingerprint`, one per sheet) is
+    compared with this version's for the same options; a workbook from before fingerprints
+    is checked for the tables this version expects. A hand-made sheet (no sheetgen
+    properties) is graded instead and never comes here.
+    """
+    layout, rows = layout_from_metadata(meta)
+    specs = sheet_specs(layout)
+    by = meta.get("sheetgen.version")
+    advice = ("rebuild it with this sheetgen (`sheetgen build` with the same options), or "
+              + (f"read it with sheetgen {by}, which wrote it" if by and by != __version__
+                 else "read it with the sheetgen that wrote it"))
+    recorded = meta.get(LAYOUT_PROPERTY)
+    if recorded is not None:
+        try:
+            theirs = json.loads(recorded)
+        except ValueError:
+            theirs = None
+        if not isinstance(theirs, dict):
+            raise WorkbookError(f"{what} has a damaged sheetgen property {LAYOUT_PROPERTY} "
+                                f"({recorded[:40]!r}); {advice}")
+        ours = layout_fingerprint(specs)
+        moved = [s for s in ours if theirs.get(s) != ours[s]]
+        moved += [s for s in theirs if s not in ours]
+        if moved:
+            raise WorkbookError(
+                f"{what} was written with a different cell layout: sheet(s) "
+                f"{', '.join(moved)} hold their cells elsewhere than this sheetgen looks "
+                f"for them; {advice}")
+    unrecorded = [(spec.name, t.name) for spec in specs for t in spec.tables
+                  if t.name not in rows]
+    if unrecorded:
+        sheet, table = unrecorded[0]
+        raise WorkbookError(
+            f"{what} was written with a different cell layout: it records no table "
+            f"{table!r} on sheet {sheet}, which this sheetgen expects there; {advice}")
 
 
 def _cell_inputs(spec: SheetSpec) -> list[Input]:

@@ -180,15 +180,16 @@ def hop(name: str, nbytes: str, when: str, label: str) -> Quantity:
                     reference, fmt="time", doc="bytes / (link bw · eff) + latency")
 
 
-def hop_of_rows(name: str, rows: str, width: str, when: str, label: str) -> Quantity:
-    """A point-to-point send of a rows × width activation where `when` is true (else 0)."""
+def hop_of_rows(name: str, rows: str, width: str, label: str) -> Quantity:
+    """A point-to-point send of a rows × width activation (whether a stage cut sends one
+    is the cut's business: pp.flow_shop)."""
 
     def reference(**a: Any) -> Any:
-        t = link_seconds(a, a[LINK_DTYPE_BYTES] * np.asarray(a[rows], dtype=float) * a[width])
-        return np.where(np.asarray(a[when], dtype=bool), t, 0.0) * 1.0
+        return link_seconds(a, a[LINK_DTYPE_BYTES] * np.asarray(a[rows], dtype=float)
+                            * a[width]) * 1.0
 
     nbytes = f"{{{LINK_DTYPE_BYTES}}}*{{{rows}}}*{{{width}}}"
-    return Quantity(name, label, "s", f"IF({{{when}}},{over_link(nbytes)},0)", reference,
+    return Quantity(name, label, "s", over_link(nbytes), reference,
                     fmt="time", doc="rows × width × element bytes / (link bw · eff) + latency")
 
 

@@ -14,10 +14,16 @@ The chain has only two layer types, so that latency is written once, in closed f
 stages 1, 2 and the last hold (the per-layer table counts them). The comparison, the helper
 table that finds the best M, and every sweep row use it.
 
-The best M (`auto`): the M in 1 ... min(m, 512) that minimises one batch's latency L(M),
-ties to the smallest. L(M) = stages(ceil(m/M)) + hops(ceil(m/M)) + (M - 1) · pace(ceil(m/M))
-has no closed-form minimiser (the roofline is piecewise linear in the rows and ceil steps),
-so a helper table evaluates it at every candidate and MIN/MATCH picks the first minimum.
+Two stage cuts: balanced (ceil(L/G) layers a stage) and narrow (a boundary after a layer
+that outputs the wide activation moves one layer earlier, so every hop carries m·min(k, n)).
+
+The best M (`auto`): the M in 1 ... min(m, 512) that minimises one batch's latency L(M) over
+both cuts, ties to the smallest M (then to the balanced cut). L(M) = stages(ceil(m/M)) +
+hops(ceil(m/M)) + (M - 1) · pace(ceil(m/M)) has no closed-form minimiser (the roofline is
+piecewise linear in the rows and ceil steps), so a helper table evaluates both cuts at every
+candidate and MIN/MATCH picks the first minimum. The comparison's PP figures (stages, hops,
+link bytes and time, memory) are those of the cut used: the per-layer `stage_used` and
+`is_boundary_used` columns pick the cheaper cut's stages, and every per-layer sum follows.
 """
 
 from __future__ import annotations
@@ -35,7 +41,9 @@ MAX_MICRO = MAX_MICRO
 
 # Per-layer columns (same rows as the Pipeline sheet's; same-row references reach across).
 PAR_LAYER = Input("par_layer", "layer", fmt="int", helper=True)
-STAGE = rf.ceil_div("stage", "par_layer", "stage_layers", "PP stage")
+STAGE = rf.ceil_div("stage", "par_layer", "stage_layers", "PP stage, balanced cut")
+#: The names pp_cut and its kin give the two cuts.
+BALANCED_NAME, NARROW_NAME = "balanced", "narrow"
 
 
 def _boundary(par_layer: Any, stage_layers: float, n_layers: float) -> Any:
@@ -44,23 +52,70 @@ def _boundary(par_layer: Any, stage_layers: float, n_layers: float) -> Any:
 
 
 IS_BOUNDARY = Quantity(
-    "is_boundary", "PP stage boundary after this layer", "",
+    "is_boundary", "PP stage boundary after this layer, balanced cut", "",
     "AND(MOD({par_layer},{stage_layers})=0,{par_layer}<{n_layers})", _boundary, fmt="flag")
+# The narrow cut: each stage boundary whose layer outputs the wide activation moves one
+# layer earlier, so every hop carries m·min(k, n); stages become unequal (one layer more or
+# less). Layer ℓ = i·S (S = ceil(L/G)) that outputs the wide one then opens stage i + 1.
+_WIDE_OUT = "{out_cols}>{in_cols}"
+STAGE_N = Quantity(
+    "stage_n", "PP stage, narrow cut", "",
+    f"{{stage}}+IF(AND(MOD({{par_layer}},{{stage_layers}})=0,{{par_layer}}<{{n_layers}},"
+    f"{_WIDE_OUT}),1,0)",
+    lambda stage, par_layer, stage_layers, n_layers, out_cols, in_cols:
+        np.asarray(stage, float) + ((np.mod(np.asarray(par_layer, float), stage_layers) == 0)
+                                    & (np.asarray(par_layer, float) < n_layers)
+                                    & (np.asarray(out_cols) > np.asarray(in_cols))) * 1.0,
+    fmt="int", doc="A cut after a wide output moves one layer earlier.")
+
+
+def _boundary_n(par_layer: Any, stage_layers: float, n_layers: float, out_cols: Any,
+                in_cols: Any) -> Any:
+    layer = np.asarray(par_layer, dtype=float)
+    wide, narrow = np.asarray(out_cols) > np.asarray(in_cols), \
+        np.asarray(out_cols) < np.asarray(in_cols)
+    kept = (np.mod(layer, stage_layers) == 0) & (layer < n_layers) & ~wide
+    moved = (np.mod(layer + 1, stage_layers) == 0) & (layer + 1 < n_layers) & narrow
+    return (kept | moved).astype(object)
+
+
+IS_BOUNDARY_N = Quantity(
+    "is_boundary_n", "PP stage boundary after this layer, narrow cut", "",
+    "OR(AND(MOD({par_layer},{stage_layers})=0,{par_layer}<{n_layers},{out_cols}<={in_cols}),"
+    "AND(MOD({par_layer}+1,{stage_layers})=0,{par_layer}+1<{n_layers},{out_cols}<{in_cols}))",
+    _boundary_n, fmt="flag")
+
+
+def _used(name: str, label: str, narrow: str, balanced: str, fmt: str) -> Quantity:
+    """The per-layer column of the cut used (pp_cut): every per-layer sum below follows it."""
+    return Quantity(name, label, "", f'IF({{pp_cut}}="{NARROW_NAME}",{{{narrow}}},{{{balanced}}})',
+                    lambda **a: np.asarray(a[narrow] if a["pp_cut"] == NARROW_NAME
+                                           else a[balanced], dtype=object), fmt=fmt,
+                    doc="The stage cut used: the cheaper at M used.")
+
+
+STAGE_USED = _used("stage_used", "PP stage, cut used", "stage_n", "stage", "int")
+IS_BOUNDARY_USED = _used("is_boundary_used", "PP stage boundary after this layer, cut used",
+                         "is_boundary_n", "is_boundary", "flag")
+
 BOUNDARY_BYTES = Quantity(
-    "boundary_bytes", "PP bytes sent at boundary (whole batch)", "B",
-    "IF({is_boundary},{out_bytes},0)",
-    lambda is_boundary, out_bytes: np.where(np.asarray(is_boundary, dtype=bool), out_bytes, 0.0),
+    "boundary_bytes", "PP bytes sent at boundary (whole batch), cut used", "B",
+    "IF({is_boundary_used},{out_bytes},0)",
+    lambda is_boundary_used, out_bytes: np.where(np.asarray(is_boundary_used, dtype=bool),
+                                                 out_bytes, 0.0),
     fmt="sci")
-HOP_FULL = hop("hop_time_full", "out_bytes", "is_boundary", "PP hop time (whole batch)")
+HOP_FULL = hop("hop_time_full", "out_bytes", "is_boundary_used",
+               "PP hop time (whole batch), cut used")
 MB_OUT_BYTES = rf.elements_bytes("mb_out_bytes", "mb_rows", "out_cols",
                                  "micro-batch output bytes", per=rf.OUT_BYTES)
-HOP_MB = hop("hop_time_mb", "mb_out_bytes", "is_boundary", "PP hop time (one micro-batch)")
+HOP_MB = hop("hop_time_mb", "mb_out_bytes", "is_boundary_used",
+             "PP hop time (one micro-batch), cut used")
 MB = rf.matmul_roofline("mb_", "mb_rows", "in_cols", "out_cols", what="micro-batch")
-STAGE_TIME_MB = rf.sum_where_equal("stage_time_mb", "stage", "mb_time",
+STAGE_TIME_MB = rf.sum_where_equal("stage_time_mb", "stage_used", "mb_time",
                                    "this stage's time per micro-batch", "s", fmt="time")
-STAGE_TIME_FULL = rf.sum_where_equal("stage_time_full", "stage", "layer_time",
+STAGE_TIME_FULL = rf.sum_where_equal("stage_time_full", "stage_used", "layer_time",
                                      "this stage's time (whole batch)", "s", fmt="time")
-STAGE_WEIGHTS = rf.sum_where_equal("stage_weights", "stage", "weight_bytes",
+STAGE_WEIGHTS = rf.sum_where_equal("stage_weights", "stage_used", "weight_bytes",
                                    "this stage's weight bytes", "B")
 _A, _C = rf.ACT_BYTES, rf.OUT_BYTES
 MB_LIVE = Quantity("mb_live", "micro-batch live activations", "B",
@@ -69,21 +124,28 @@ MB_LIVE = Quantity("mb_live", "micro-batch live activations", "B",
                    * (b[rf.ACT_BYTES] * in_cols + b[rf.OUT_BYTES] * out_cols), fmt="sci",
                    doc="Its input in A's storage, its output in C's.")
 MB_WS = rf.plus("mb_ws", ("mb_live", "weight_bytes"), "micro-batch working set", "B")
-# Memory where it sits: stage 1 holds the whole batch's input until its last micro-batch has
-# gone in; the last stage collects the whole output (unless batches stream in and out).
+# Memory where it sits: the first stage holds the whole batch's input until its last
+# micro-batch has gone in; the last stage collects the whole output (unless batches stream in
+# and out). The first stage with layers: the narrow cut can leave stage 1 empty (one layer a
+# stage, layer 1 outputs the wide activation).
+def _held(stage_used: Any, pp_batch_in: float, pp_batch_out: float,
+          stages_used: float) -> Any:
+    st = np.asarray(stage_used, float)
+    return (np.where(st == np.min(st), pp_batch_in, 0.0)
+            + np.where(st == stages_used, pp_batch_out, 0.0))
+
+
 STAGE_HELD = Quantity(
     "stage_held", "whole batch held on this stage", "B",
-    "IF({stage}=1,{pp_batch_in},0)+IF({stage}={stages_used},{pp_batch_out},0)",
-    lambda stage, pp_batch_in, pp_batch_out, stages_used:
-        np.where(np.asarray(stage, float) == 1, pp_batch_in, 0.0)
-        + np.where(np.asarray(stage, float) == stages_used, pp_batch_out, 0.0), fmt="sci",
-    doc="Stage 1: the batch's input; the last stage: its output.")
+    "IF({stage_used}=MIN({stage_used[]}),{pp_batch_in},0)"
+    "+IF({stage_used}={stages_used},{pp_batch_out},0)", _held, fmt="sci",
+    doc="The first stage: the batch's input; the last stage: its output.")
 STAGE_MEM = rf.plus("stage_mem", ("stage_weights", "stage_held"),
                     "this stage's weights + held batch", "B")
 
-COLUMNS_BEFORE_NARROW = (STAGE, IS_BOUNDARY, BOUNDARY_BYTES, HOP_FULL, MB_OUT_BYTES, HOP_MB,
-                         *MB.columns(), STAGE_TIME_MB, STAGE_TIME_FULL, STAGE_WEIGHTS, MB_LIVE,
-                         MB_WS, STAGE_HELD, STAGE_MEM)
+COLUMNS = (STAGE, IS_BOUNDARY, STAGE_N, IS_BOUNDARY_N, STAGE_USED, IS_BOUNDARY_USED,
+           BOUNDARY_BYTES, HOP_FULL, MB_OUT_BYTES, HOP_MB, *MB.columns(), STAGE_TIME_MB,
+           STAGE_TIME_FULL, STAGE_WEIGHTS, MB_LIVE, MB_WS, STAGE_HELD, STAGE_MEM)
 
 # Scalars.
 WEIGHTS = rf.largest("pp_weights", "stage_weights", "PP weights per GPU", "B")
@@ -138,14 +200,6 @@ STREAM = Quantity("pp_tput_stream", "PP throughput, stream of batches", "rows/s"
                   fmt="sci", doc="A full pipeline finishes a micro-batch every pace time.")
 
 
-def _stream_one(pipe_m: float, stage_time_full: Any, hop_time_full: Any) -> float:
-    return pipe_m / max(float(np.max(stage_time_full)), float(np.max(hop_time_full)))
-
-
-STREAM_ONE = Quantity("pp_tput_stream_one", "PP stream throughput at M = 1", "rows/s",
-                      "{pipe_m}/MAX(MAX({stage_time_full[]}),MAX({hop_time_full[]}))",
-                      _stream_one, fmt="sci",
-                      doc="Micro-batching does not raise it: it re-reads the weights.")
 FLUSHED = rf.ratio("pp_tput_flushed", "pipe_m", "pp_latency_m",
                    "PP throughput, one batch at a time", "rows/s", fmt="sci")
 BUBBLE = Quantity("pp_bubble", "PP bubble fraction (GPipe)", "",
@@ -206,36 +260,6 @@ N_T2 = Quantity("pp_n_t2", "type-2 layers", "", "{n_layers}-{pp_n_t1}",
                 lambda n_layers, pp_n_t1: n_layers - pp_n_t1, fmt="int")
 
 
-# The narrow cut: each stage boundary whose layer outputs the wide activation moves one
-# layer earlier, so every hop carries m·min(k, n); stages become unequal (one layer more or
-# less). Layer ℓ = i·S (S = ceil(L/G)) that outputs the wide one then opens stage i + 1.
-_WIDE_OUT = "{out_cols}>{in_cols}"
-STAGE_N = Quantity(
-    "stage_n", "PP stage, narrow cut", "",
-    f"{{stage}}+IF(AND(MOD({{par_layer}},{{stage_layers}})=0,{{par_layer}}<{{n_layers}},"
-    f"{_WIDE_OUT}),1,0)",
-    lambda stage, par_layer, stage_layers, n_layers, out_cols, in_cols:
-        np.asarray(stage, float) + ((np.mod(np.asarray(par_layer, float), stage_layers) == 0)
-                                    & (np.asarray(par_layer, float) < n_layers)
-                                    & (np.asarray(out_cols) > np.asarray(in_cols))) * 1.0,
-    fmt="int", doc="A cut after a wide output moves one layer earlier.")
-
-
-def _boundary_n(par_layer: Any, stage_layers: float, n_layers: float, out_cols: Any,
-                in_cols: Any) -> Any:
-    layer = np.asarray(par_layer, dtype=float)
-    wide, narrow = np.asarray(out_cols) > np.asarray(in_cols), \
-        np.asarray(out_cols) < np.asarray(in_cols)
-    kept = (np.mod(layer, stage_layers) == 0) & (layer < n_layers) & ~wide
-    moved = (np.mod(layer + 1, stage_layers) == 0) & (layer + 1 < n_layers) & narrow
-    return (kept | moved).astype(object)
-
-
-IS_BOUNDARY_N = Quantity(
-    "is_boundary_n", "PP stage boundary after this layer, narrow cut", "",
-    "OR(AND(MOD({par_layer},{stage_layers})=0,{par_layer}<{n_layers},{out_cols}<={in_cols}),"
-    "AND(MOD({par_layer}+1,{stage_layers})=0,{par_layer}+1<{n_layers},{out_cols}<{in_cols}))",
-    _boundary_n, fmt="flag")
 NARROW_COUNTS = tuple(_stage_count(w, t, "stage_n", "pn_s", "PP narrow cut")
                       for w in ("1", "2", "3", "last") for t in (1, 2))
 NARROW_HOPS = tuple(_hops_after(t, "is_boundary_n", "pn_hops_t", "PP narrow cut")
@@ -249,8 +273,6 @@ def _has_hop(t: int) -> Quantity:
 
 NARROW_HAS = (_has_hop(1), _has_hop(2))
 
-
-COLUMNS = (*COLUMNS_BEFORE_NARROW, STAGE_N, IS_BOUNDARY_N)
 
 HAS_H1 = Quantity("sw_has_h1", "a hop after type 1", "", "{pp_hops_t1}>0",
                   lambda pp_hops_t1: pp_hops_t1 > 0, fmt="flag")
@@ -307,9 +329,21 @@ class FlowShop:
     h2: Quantity
     pace: Quantity
     latency: Quantity
+    #: t1, t2, h1, h2 are another cut's (flow_shop's `times`): only pace and latency are new
+    reused: bool = False
+    #: the pace is written inside the latency's formula, not in a cell of its own
+    inline: bool = False
+
+    def parts(self) -> tuple[Quantity, ...]:
+        return (self.t1, self.t2, self.h1, self.h2, self.pace, self.latency)
 
     def columns(self) -> tuple[Quantity, ...]:
-        return (self.t1, self.t2, self.h1, self.h2, self.pace, self.latency)
+        """The cells it takes (an inline pace takes none)."""
+        return tuple(q for q in self.parts() if not (self.inline and q is self.pace))
+
+    def own(self) -> tuple[Quantity, ...]:
+        """The cells this flow adds (a reusing flow: its pace and latency)."""
+        return self.columns()[4:] if self.reused else self.columns()
 
 
 @dataclass(frozen=True)
@@ -330,47 +364,59 @@ def _stage(cut: Cut, which: str, t1: str, t2: str) -> str:
     return f"{{{cut.counts}{which}_t1}}*{{{t1}}}+{{{cut.counts}{which}_t2}}*{{{t2}}}"
 
 
+def _sent(cut: Cut, t: int, hop_time: str) -> str:
+    """A hop's time where the cut sends one after type-t layers, else 0."""
+    return f"IF({{{cut.has}{t}}},{{{hop_time}}},0)"
+
+
 def flow_shop(prefix: str, rows: str, micro: str, *, pace: str | None = None,
               latency: str | None = None, what: str = "PP", guard: bool = False,
-              cut: Cut = BALANCED, times: str | None = None) -> FlowShop:
+              cut: Cut = BALANCED, times: str | None = None, inline: bool = False
+              ) -> FlowShop:
     """The one definition of PP's pace and latency: `prefix` names the parts (per-layer
-    times t1, t2 of each type and the hops after each), `rows` the rows per micro-batch,
-    `micro` the micro-batch count, `cut` where the stages end. Pace = the slowest stage or
-    hop; latency = Σ layers + Σ hops of one micro-batch + (M - 1) · pace. `guard`: blank
-    where `rows` is blank (the best-M helper table); `times`: the prefix of t1, t2 already
-    computed at the same rows (another cut's)."""
-    t1n, t2n = ((times or prefix) + x for x in ("t1", "t2"))
-    h1n, h2n = prefix + "h1", prefix + "h2"
+    times t1, t2 of each type and the hops of each type's output), `rows` the rows per
+    micro-batch, `micro` the micro-batch count, `cut` where the stages end (which hops it
+    sends, and how many). Pace = the slowest stage or sent hop; latency = Σ layers + Σ hops
+    of one micro-batch + (M - 1) · pace. `guard`: blank where `rows` is blank (the best-M
+    helper table); `times`: the prefix of t1, t2, h1, h2 already computed at the same rows
+    (another cut's), so only pace and latency are new; `inline`: the pace's formula goes
+    inside the latency's (the best-M table, 512 rows a case, keeps one cell fewer a row)."""
+    t1n, t2n, h1n, h2n = ((times or prefix) + x for x in ("t1", "t2", "h1", "h2"))
     pace_n, lat_n = pace or prefix + "pace", latency or prefix + "latency"
     t1 = rf.time_of(t1n, rows, "pipe_n", "pipe_k", f"{what}: type-1 layer per micro-batch")
     t2 = rf.time_of(t2n, rows, "pipe_k", "pipe_n", f"{what}: type-2 layer per micro-batch")
-    h1 = hop_of_rows(h1n, rows, "pipe_k", f"{cut.has}1", f"{what}: hop after type 1 (m×k)")
-    h2 = hop_of_rows(h2n, rows, "pipe_n", f"{cut.has}2", f"{what}: hop after type 2 (m×n)")
+    h1 = hop_of_rows(h1n, rows, "pipe_k", f"{what}: hop of a type-1 output (m×k)")
+    h2 = hop_of_rows(h2n, rows, "pipe_n", f"{what}: hop of a type-2 output (m×n)")
 
     def pace_ref(**a: Any) -> Any:
         stages = [a[f"{cut.counts}{w}_t1"] * a[t1n] + a[f"{cut.counts}{w}_t2"] * a[t2n]
                   for w in cut.stages]
-        return np.maximum.reduce([*stages, a[h1n] * 1.0, a[h2n] * 1.0])
+        hops = [np.where(bool(a[f"{cut.has}{t}"]), a[h], 0.0) for t, h in ((1, h1n), (2, h2n))]
+        return np.maximum.reduce([*stages, *hops]) * 1.0
 
     pace_q = Quantity(pace_n, f"{what}: pace (slowest stage or hop)", "s",
-                      "MAX(" + ",".join(_stage(cut, w, t1n, t2n) for w in cut.stages)
-                      + f",{{{h1n}}},{{{h2n}}})", pace_ref, fmt="time",
+                      "MAX(" + ",".join([*(_stage(cut, w, t1n, t2n) for w in cut.stages),
+                                         _sent(cut, 1, h1n), _sent(cut, 2, h2n)]) + ")",
+                      pace_ref, fmt="time",
                       doc="A micro-batch leaves every pace; a hop slower than every stage "
                           "sets it.")
 
     def lat_ref(**a: Any) -> Any:
         return (a["pp_n_t1"] * a[t1n] + a["pp_n_t2"] * a[t2n] + a[f"{cut.hops}1"] * a[h1n]
-                + a[f"{cut.hops}2"] * a[h2n] + (a[micro] - 1) * a[pace_n])
+                + a[f"{cut.hops}2"] * a[h2n]
+                + (a[micro] - 1) * (pace_ref(**a) if inline else a[pace_n]))
 
+    pace_term = pace_q.template if inline else f"{{{pace_n}}}"
     lat_q = Quantity(lat_n, f"{what} latency, one batch", "s",
                      f"{{pp_n_t1}}*{{{t1n}}}+{{pp_n_t2}}*{{{t2n}}}+{{{cut.hops}1}}*{{{h1n}}}"
-                     f"+{{{cut.hops}2}}*{{{h2n}}}+({{{micro}}}-1)*{{{pace_n}}}", lat_ref,
+                     f"+{{{cut.hops}2}}*{{{h2n}}}+({{{micro}}}-1)*{pace_term}", lat_ref,
                      fmt="time", doc="Σ layer and hop times of one micro-batch + (M - 1) × "
                                      "the pace (flow shop).")
-    parts = FlowShop(t1, t2, h1, h2, pace_q, lat_q)
+    flow = FlowShop(t1, t2, h1, h2, pace_q, lat_q, reused=times is not None, inline=inline)
     if guard:
-        parts = FlowShop(*(_guarded(q, rows) for q in parts.columns()))
-    return parts
+        flow = FlowShop(*(_guarded(q, rows) for q in flow.parts()), reused=flow.reused,
+                        inline=inline)
+    return flow
 
 
 # The comparison's PP at M used (typed, or the best).
@@ -389,14 +435,16 @@ def cheaper(name: str, balanced: str, narrow: str, label: str, *, pick: str | No
                     doc="The cut with the lower latency's.")
 
 
-def cut_used(name: str, balanced: str, narrow: str) -> Quantity:
-    return Quantity(name, "PP stage cut used", "",
-                    f'IF({{{narrow}}}<{{{balanced}}},"narrow","balanced")',
-                    lambda **a: np.where(a[narrow] < a[balanced], "narrow",
-                                         "balanced").astype(object)
-                    if np.ndim(a[narrow]) else ("narrow" if a[narrow] < a[balanced]
-                                                else "balanced"), fmt="text",
-                    doc="balanced: ceil(L/G) layers a stage; narrow: hops carry m·min(k,n).")
+def cut_used(name: str, balanced: str, narrow: str, label: str = "PP stage cut used"
+             ) -> Quantity:
+    n, b = NARROW_NAME, BALANCED_NAME
+    return Quantity(name, label, "",
+                    f'IF({{{narrow}}}<{{{balanced}}},"{n}","{b}")',
+                    lambda **a: np.where(a[narrow] < a[balanced], n, b).astype(object)
+                    if np.ndim(a[narrow]) else (n if a[narrow] < a[balanced] else b),
+                    fmt="text",
+                    doc="The cheaper at M used. balanced: ceil(L/G) layers a stage; narrow: "
+                        "hops carry m·min(k,n).")
 
 
 PP_FLOW = flow_shop("pp_", "mb_rows", "pp_m", pace="pp_pace_bal", latency="pp_latency_bal",
@@ -408,7 +456,26 @@ LAT_M = cheaper("pp_latency_m", "pp_latency_bal", "pp_latency_narrow",
                 "PP latency with M micro-batches")
 PACE = cheaper("pp_pace", "pp_latency_bal", "pp_latency_narrow", "PP pace: slowest stage or hop",
                pick="pp_pace_bal", pick_narrow="pp_pace_narrow")
-CUT = cut_used("pp_cut", "pp_latency_bal", "pp_latency_narrow")
+CUT = cut_used("pp_cut", "pp_latency_bal", "pp_latency_narrow",
+               "PP stage cut used (its figures below follow it)")
+
+
+# A stream of batches at its best: M = 1 (micro-batches only add re-reads and hop latencies)
+# and the cut with the faster pace there (the comparison's and every sweep row's).
+def stream_best(name: str, rows: str, balanced: str, narrow: str, label: str) -> Quantity:
+    """`rows` / the faster of the two cuts' paces at M = 1."""
+    return Quantity(name, label, "rows/s", f"{{{rows}}}/MIN({{{balanced}}},{{{narrow}}})",
+                    lambda **a: a[rows] / np.minimum(a[balanced], a[narrow]), fmt="sci",
+                    doc="M = 1 and the cut with the faster pace: micro-batching does not raise "
+                        "it (it re-reads the weights).")
+
+
+ONE_FLOW = flow_shop("p1_", "pipe_m", "pp_m", pace="pp_pace_one_bal",
+                     what="PP at M = 1, balanced cut")
+ONE_NARROW = flow_shop("p1n_", "pipe_m", "pp_m", pace="pp_pace_one_narrow",
+                       what="PP at M = 1, narrow cut", cut=NARROW_CUT, times="p1_")
+STREAM_ONE = stream_best("pp_tput_stream_one", "pipe_m", "pp_pace_one_bal",
+                         "pp_pace_one_narrow", "PP stream throughput at M = 1")
 
 # The best M: a helper table over the candidates, for the comparison's m and each sweep row.
 CAND_M = Input("cand_m", "candidate M", fmt="int", helper=True)
@@ -432,34 +499,44 @@ def _case_rows(name: str, m_expr: str, m_ref: Any, label: str) -> Quantity:
                     f'ROUNDUP({m_expr}/{{cand_m}},0),""),"")', reference, fmt="int")
 
 
-def _rank(name: str, latency: str, label: str) -> Quantity:
+def _rank(name: str, balanced: str, narrow: str, label: str) -> Quantity:
+    """The cheaper cut's latency at each candidate M, nudged so ties go to the smaller M."""
+
     def reference(**a: Any) -> Any:
-        vals, ok = _numeric(a[latency])
+        vals, ok = _numeric(a[balanced])
         cand = np.asarray(a["cand_m"], dtype=float)
-        return _blank_unless(ok, vals * (1 + TIE_NUDGE * cand))
+        return _blank_unless(ok, np.minimum(vals, _numeric(a[narrow])[0])
+                             * (1 + TIE_NUDGE * cand))
 
     return Quantity(name, label, "s",
-                    f'IF(ISNUMBER({{{latency}}}),{{{latency}}}*(1+{TIE_NUDGE:.0E}*{{cand_m}}),"")',
+                    f'IF(ISNUMBER({{{balanced}}}),MIN({{{balanced}}},{{{narrow}}})'
+                    f'*(1+{TIE_NUDGE:.0E}*{{cand_m}}),"")',
                     reference, fmt="time",
-                    doc="Latency × (1 + 1E-12 · M): exact ties go to the smaller M.")
+                    doc="The cheaper cut's latency × (1 + 1E-12 · M): exact ties go to the "
+                        "smaller M.")
 
 
 @dataclass(frozen=True)
 class Case:
-    """One m whose best M the helper table finds: its columns and their names."""
+    """One m whose best M the helper table finds, over both cuts: its columns and names."""
 
     rows: Quantity
     flow: FlowShop
+    narrow: FlowShop
     rank: Quantity
 
     def columns(self) -> tuple[Quantity, ...]:
-        return (self.rows, *self.flow.columns(), self.rank)
+        return (self.rows, *self.flow.columns(), *self.narrow.own(), self.rank)
 
 
 def case(prefix: str, m_expr: str, m_ref: Any, what: str) -> Case:
     rows = _case_rows(prefix + "rows", m_expr, m_ref, f"{what}: rows per micro-batch")
-    flow = flow_shop(prefix, rows.name, "cand_m", what=what, guard=True)
-    return Case(rows, flow, _rank(prefix + "rank", flow.latency.name, f"{what}: ranking"))
+    flow = flow_shop(prefix, rows.name, "cand_m", what=f"{what}, balanced cut", guard=True,
+                     inline=True)
+    narrow = flow_shop(prefix + "n_", rows.name, "cand_m", what=f"{what}, narrow cut",
+                       guard=True, cut=NARROW_CUT, times=prefix, inline=True)
+    return Case(rows, flow, narrow, _rank(prefix + "rank", flow.latency.name,
+                                          narrow.latency.name, f"{what}: ranking"))
 
 
 def best_of(rank: str) -> str:
@@ -473,11 +550,11 @@ def best_value(ranks: Any) -> float:
 
 
 MAIN_CASE = case("pc_", "{pipe_m}", lambda a: a["pipe_m"], "input m")
-BEST_M = Quantity("pp_best_m", "PP's best M (least one-batch latency)", "",
+BEST_M = Quantity("pp_best_m", "PP's best M (least one-batch latency, either cut)", "",
                   best_of(MAIN_CASE.rank.name),
                   lambda **a: best_value(a[MAIN_CASE.rank.name]), fmt="int",
-                  doc=f"M in 1 ... min(m, {MAX_MICRO}) with the least latency; ties: the "
-                      "smaller.")
+                  doc=f"M in 1 ... min(m, {MAX_MICRO}) with the least latency over both "
+                      "stage cuts; ties: the smaller.")
 M_USED = Quantity("pp_m", "micro-batches M used", "",
                   "IF(ISNUMBER({micro_batches}),{micro_batches},{pp_best_m})",
                   lambda micro_batches, pp_best_m: micro_batches if _is_num(micro_batches)
@@ -489,7 +566,7 @@ BEST_NARROW = flow_shop("pbn_", "pp_best_rows", "pp_best_m", pace="pp_pace_best_
                         latency="pp_latency_best_narrow", what="PP at its best M, narrow cut",
                         cut=NARROW_CUT, times="pb_")
 LAT_BEST = cheaper("pp_latency_best", "pp_latency_best_bal", "pp_latency_best_narrow",
-                   "PP latency at its best M")
+                   "PP latency at its best M and cut")
 
 
 def candidates_table(header_row: int, col: int, cases: tuple[Case, ...]) -> Table:

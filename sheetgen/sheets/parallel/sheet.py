@@ -109,17 +109,21 @@ B_STREAM = _higher("b_stream", pp.STREAM_ONE, tp.TPUT)
 B_FLUSHED = _higher("b_flushed", pp.FLUSHED, T_TPUT_F)
 B_FITS = rf.better_fit("b_fits", "pp_fits", "tp_fits")
 
+_USED = "the stages of the cut used"
 COMPARISON_ROWS = (
+    _row("PP stage cut used", "", None, pp.CUT, None, None,
+         "the cheaper at M used (balanced: ceil(L/G) layers a stage; narrow: every hop "
+         "carries m·min(k,n)); every PP figure below is this cut's"),
     "Memory per GPU",
     _row("weights", "B", S_WEIGHTS, pp.WEIGHTS, tp.WEIGHTS,
-         _lower("b_weights", pp.WEIGHTS, tp.WEIGHTS)),
+         _lower("b_weights", pp.WEIGHTS, tp.WEIGHTS), f"PP: the fullest of {_USED}"),
     _row("activations (live)", "B", S_ACTS, pp.ACTS, tp.ACTS, _lower("b_acts", pp.ACTS, tp.ACTS),
          "PP at micro-batch rows; TP holds replicated inputs and full partial sums"),
     _row("whole batch held", "B", None, pp.HELD, None, None,
          "PP: stage 1 keeps the input until its last micro-batch has gone in; the last "
          "stage collects the output"),
-    _row("total", "B", S_MEM, pp.MEM, tp.MEM, B_MEM, "PP: its fullest GPU, data counted "
-         "where it sits"),
+    _row("total", "B", S_MEM, pp.MEM, tp.MEM, B_MEM, "PP: its fullest GPU (cut used), data "
+         "counted where it sits"),
     _row("...if batches stream in and out", "B", None, pp.MEM_STREAM, T_MEM_S,
          _lower("b_mem_stream", pp.MEM_STREAM, T_MEM_S),
          "PP: input fed and output drained one micro-batch at a time"),
@@ -130,26 +134,30 @@ COMPARISON_ROWS = (
     _row("...fits at once", "", S_WS_FITS, pp.WS_FITS, tp.WS_FITS,
          rf.better_fit("b_ws_fits", "pp_ws_fits", "tp_ws_fits")),
     "Time and communication",
-    _row("slowest stage per micro-batch", "s", None, pp.STAGE_MAX, None, None),
+    _row("slowest stage per micro-batch", "s", None, pp.STAGE_MAX, None, None,
+         f"of {_USED}"),
     _row("slowest hop per micro-batch", "s", None, pp.HOP_MAX, None, None,
-         "when slower than the slowest stage, the link sets the pace"),
+         "of the cut used; when slower than the slowest stage, the link sets the pace"),
     _row("pace (slowest stage or hop)", "s", None, pp.PACE, None, None,
          "a micro-batch leaves the pipeline every pace"),
     _row("what sets the pace", "", None, pp.PACE_BY, None, None),
     _row("compute time per GPU", "s", S_COMPUTE, pp.COMPUTE, tp.COMPUTE,
-         _lower("b_compute", pp.COMPUTE, tp.COMPUTE), "PP: its busiest GPU"),
+         _lower("b_compute", pp.COMPUTE, tp.COMPUTE), "PP: its busiest GPU (cut used)"),
     _row("communication volume", "B", S_VOLUME, pp.VOLUME, tp.VOLUME,
-         _lower("b_volume", pp.VOLUME, tp.VOLUME), "bytes over all links"),
+         _lower("b_volume", pp.VOLUME, tp.VOLUME), "bytes over all links; PP: the cut "
+         "used's hops"),
     _row("communication time", "s", S_COMM, pp.COMM, tp.COMM,
-         _lower("b_comm", pp.COMM, tp.COMM), "link busy time"),
+         _lower("b_comm", pp.COMM, tp.COMM), "link busy time; PP: the cut used's hops"),
     _row("latency, one batch, no micro-batching", "s", S_LAT1, pp.LAT_ONE, tp.LATENCY,
-         _lower("b_lat1", pp.LAT_ONE, tp.LATENCY), "PP adds hops; it cannot cut this"),
+         _lower("b_lat1", pp.LAT_ONE, tp.LATENCY), "PP adds the cut used's hops; it cannot "
+         "cut this"),
     _row("latency, one batch, M micro-batches", "s", S_LATM, pp.LAT_M, T_LATM, B_LATM,
          "M as used (typed, or the best); TP and one GPU run the batch whole"),
     _row("latency, one batch, PP at its best M", "s", S_LATB, pp.LAT_BEST, T_LATB,
-         B_LATB, "PP at the M with the least latency (the helper table)"),
+         B_LATB, "PP at the M and cut with the least latency (the helper table)"),
     _row("throughput, stream of batches", "rows/s", S_TPUT, pp.STREAM_ONE, tp.TPUT, B_STREAM,
-         "steady state, PP at its best M = 1; TP without overlap: m / latency"),
+         "steady state, PP at its best: M = 1, the cut with the faster pace there; TP "
+         "without overlap: m / latency"),
     _row("...stream with M micro-batches", "rows/s", S_TPUT_M, pp.STREAM, T_TPUT_M,
          _higher("b_stream_m", pp.STREAM, T_TPUT_M),
          "micro-batching does not raise PP's stream rate"),
@@ -338,10 +346,10 @@ DEFINITIONS = (
     "last output. With M micro-batches PP takes Σ stage and hop times of one micro-batch + "
     "(M - 1) × the slowest of them; TP and one GPU run the batch whole.",
     "Throughput, stream of batches: rows/s in the steady state of back-to-back batches. PP: "
-    "m / its slowest stage or hop at M = 1, its best (consecutive batches keep every stage "
-    "busy; M micro-batches only add re-reads); TP and one GPU: m / latency (the share of "
-    "TP's all-reduces not hidden behind compute stalls every GPU, so its stream runs one "
-    "batch after another).",
+    "m / its slowest stage or hop at M = 1 with the faster stage cut there, its best "
+    "(consecutive batches keep every stage busy; M micro-batches only add re-reads); TP "
+    "and one GPU: m / latency (the share of TP's all-reduces not hidden behind compute "
+    "stalls every GPU, so its stream runs one batch after another).",
     "Throughput, one batch at a time: m / latency (a flushed pipeline). Bubble fraction: "
     "GPipe's (G-1)/(M+G-1), the idle share with equal stages and hidden hops; the idle-share "
     "row counts hops, unequal stages, unused GPUs and all-reduce waits too.",
@@ -379,24 +387,25 @@ COUNT_BLOCK = Block(
           BlockRow("...any", list(pp.NARROW_HAS))),
 )
 _F, _B, _N, _BN = pp.PP_FLOW, pp.BEST_FLOW, pp.PP_NARROW, pp.BEST_NARROW
-CUT_BEST = pp.cut_used("pp_cut_best", "pp_latency_best_bal", "pp_latency_best_narrow")
+_O, _ON = pp.ONE_FLOW, pp.ONE_NARROW
+CUT_BEST = pp.cut_used("pp_cut_best", "pp_latency_best_bal", "pp_latency_best_narrow",
+                       "PP stage cut at its best M")
+CUT_SHOWN = rf.same_as("pp_cut_shown", "pp_cut", "PP stage cut used", "", fmt="text")
 FLOW_BLOCK = Block(
     row=COUNT_BLOCK.row + len(COUNT_BLOCK.rows) + 2, col=SIDE_COL,
-    header=("PP per micro-batch", "M used", "best M"),
-    rows=(BlockRow("rows per micro-batch", [None, pp.BEST_ROWS]),
-          BlockRow("type-1 layer", [_F.t1, _B.t1], "s"),
-          BlockRow("type-2 layer", [_F.t2, _B.t2], "s"),
+    header=("PP per micro-batch", "M used", "best M", "M = 1 (stream)"),
+    rows=(BlockRow("rows per micro-batch", [None, pp.BEST_ROWS, None]),
+          BlockRow("type-1 layer", [_F.t1, _B.t1, _O.t1], "s"),
+          BlockRow("type-2 layer", [_F.t2, _B.t2, _O.t2], "s"),
+          BlockRow("hop of a type-1 output (m×k)", [_F.h1, _B.h1, _O.h1], "s"),
+          BlockRow("hop of a type-2 output (m×n)", [_F.h2, _B.h2, _O.h2], "s"),
           "Balanced cut (ceil(L/G) layers a stage)",
-          BlockRow("hop after type 1", [_F.h1, _B.h1], "s"),
-          BlockRow("hop after type 2", [_F.h2, _B.h2], "s"),
-          BlockRow("pace", [_F.pace, _B.pace], "s"),
-          BlockRow("latency", [_F.latency, _B.latency], "s"),
+          BlockRow("pace", [_F.pace, _B.pace, _O.pace], "s"),
+          BlockRow("latency", [_F.latency, _B.latency, None], "s"),
           "Narrow cut (every hop carries m·min(k,n))",
-          BlockRow("hop after type 1", [_N.h1, _BN.h1], "s"),
-          BlockRow("hop after type 2", [_N.h2, _BN.h2], "s"),
-          BlockRow("pace", [_N.pace, _BN.pace], "s"),
-          BlockRow("latency", [_N.latency, _BN.latency], "s"),
-          BlockRow("cut used (the cheaper)", [pp.CUT, CUT_BEST])),
+          BlockRow("pace", [_N.pace, _BN.pace, _ON.pace], "s"),
+          BlockRow("latency", [_N.latency, _BN.latency, None], "s"),
+          BlockRow("cut used (the cheaper)", [CUT_SHOWN, CUT_BEST, None])),
 )
 _PAIR_ROW = INPUT_BLOCK.row + len(INPUT_BLOCK.rows) + 2
 PAIRING_BLOCK = Block(
@@ -468,11 +477,11 @@ def sheet(google: bool = False) -> SheetSpec:
              span=PROSE_COLS),
         Text(TABLE.header_row - 1, 0, "Per layer", "subtitle"),
         Text(BEST.header_row - 2, BEST_COL, "PP's best micro-batch count: one batch's latency "
-             f"at every candidate M = 1 ... min(m, {pp.MAX_MICRO}), for the input m and each "
-             "sweep row", "subtitle"),
-        Text(BEST.header_row - 1, BEST_COL, "MIN/MATCH on the ranking column picks the first "
-             "least latency (ties to the smaller M); blank past min(m, 512). Hidden like the "
-             "chart data: unhide the columns to read it.")
+             f"at every candidate M = 1 ... min(m, {pp.MAX_MICRO}), both stage cuts, for the "
+             "input m and each sweep row", "subtitle"),
+        Text(BEST.header_row - 1, BEST_COL, "MIN/MATCH on the ranking column (the cheaper "
+             "cut's latency) picks the first least latency (ties to the smaller M); blank past "
+             "min(m, 512). Hidden like the chart data: unhide the columns to read it.")
     ]
     base = SheetSpec(
         name=SHEET,

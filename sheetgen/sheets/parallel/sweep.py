@@ -4,8 +4,8 @@ Each row is the whole model at its m in closed form. The chain has only two laye
 a schedule needs only each type's per-layer time and how many of each a stage (or the TP
 split) holds: the layer counts come from the per-layer table (e.g. `pp_s1_t1`, the type-1
 layers of stage 1), the times from the roofline; PP's pace and latency are pp.flow_shop,
-as the comparison's. Each row runs PP at its own best M (found by pp's helper table, one
-case per sweep row), whatever M is typed for the comparison.
+as the comparison's. Each row runs PP at its own best M and cut (found by pp's helper table
+over both stage cuts, one case per sweep row), whatever M is typed for the comparison.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def _micro(sweep_row: Any, **a: Any) -> Any:
 
 
 SW_MICRO = Quantity(
-    "sw_micro", "PP micro-batches: this row's best M", "",
+    "sw_micro", "PP micro-batches: this row's best M (either cut)", "",
     "CHOOSE({sweep_row}," + ",".join(pp.best_of(c.rank.name) for c in CASES) + ")",
     _micro, fmt="int", doc="Each row's own best M (the helper table), whatever M is typed.")
 SW_ROWS = rf.ceil_div("sw_rows", "sw_m", "sw_micro", "rows per micro-batch")
@@ -96,12 +96,15 @@ FLOW = pp.flow_shop("sw_p_", "sw_rows", "sw_micro", latency="sw_p_latency_bal",
 NFLOW = pp.flow_shop("sw_n_", "sw_rows", "sw_micro", latency="sw_n_latency",
                      what="PP, narrow cut", cut=pp.NARROW_CUT, times="sw_p_")
 P_LAT = pp.cheaper("sw_p_latency", "sw_p_latency_bal", "sw_n_latency", "PP latency")
-P_CUT = pp.cut_used("sw_p_cut", "sw_p_latency_bal", "sw_n_latency")
+P_CUT = pp.cut_used("sw_p_cut", "sw_p_latency_bal", "sw_n_latency", "PP stage cut at best M")
 # A stream needs no micro-batches (back-to-back batches keep every stage busy) and M = 1
 # is its best rate: M micro-batches take at least as long per row (ceil(m/M) rows, weights
-# re-read, M latencies), so the stream column is PP at M = 1.
-P_STREAM = rf.ratio("sw_p_stream", "sw_m", "sw_f_pace", "PP throughput, stream (M = 1)",
-                    "rows/s", fmt="sci")
+# re-read, M latencies), so the stream column is PP at M = 1, with the cut whose pace is
+# faster there (as the comparison's stream row).
+FULL_N = pp.flow_shop("sw_fn_", "sw_m", "sw_micro", what="PP M=1, narrow cut",
+                      cut=pp.NARROW_CUT, times="sw_f_")
+P_STREAM = pp.stream_best("sw_p_stream", "sw_m", "sw_f_pace", "sw_fn_pace",
+                          "PP throughput, stream (M = 1)")
 P_FLUSHED = rf.ratio("sw_p_flushed", "sw_m", "sw_p_latency", "PP throughput, one at a time",
                      "rows/s", fmt="sci")
 def _mix(name: str, label: str, pairs: tuple[tuple[str, str], ...], extra: str = "",
@@ -157,7 +160,7 @@ HEADLINE = (SW_CHECK, SW_M, SW_MICRO, S_LAT, P_LAT, P_CUT, T_LAT,
             _relabel(B_LAT, "latency: better"), LEAD,
             P_STREAM, P_FLUSHED, T_TPUT, _relabel(B_STREAM, "stream: better"),
             _relabel(B_FLUSHED, "one at a time: better"))
-HELPERS = (SW_ROWS, *FLOW.columns(), *NFLOW.columns()[2:], *FULL.columns()[:-1], T_ROW, T_COL,
+HELPERS = (SW_ROWS, *FLOW.columns(), *NFLOW.own(), *FULL.columns()[:-1], FULL_N.pace, T_ROW, T_COL,
            T_AR_BYTES, T_AR, T_OUT, T_GATHER_ALL, T_GATHER, T_COMPUTE, T_AR_TOTAL, T_COMM, T_HIDDEN)
 
 

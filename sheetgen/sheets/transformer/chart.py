@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ from sheetgen.model.vocabulary import (
     Series,
     Table,
 )
+from sheetgen.sheets.chart_helpers import log10_of
 from sheetgen.sheets.transformer.common import (
     PHASES,
     OpRow,
@@ -87,3 +89,47 @@ def chart(row: int, col: int) -> Chart:
         x=Axis("arithmetic intensity (FLOP/B)", tight=True),
         y=Axis("attained TFLOP/s (TOP/s for int8)", tight=True), width_cols=10,
         height_rows=22)
+
+
+#: Google's chart: the ceiling, prefill and decode, each with its own x column. The API splits
+#: one domain over several source ranges, each range's series "in order and contiguous"
+#: (ChartSourceRange): so one block per series, its log10 x then one column per series in
+#: legend order, this series' log10 y in its place and the others blank (as the Matmul
+#: sheet's chart_helpers lays out its ceiling and regimes).
+GOOGLE_SERIES = 3
+
+
+def google_tables(points: Table, roof: Table) -> tuple[tuple[Table, ...], tuple[int, ...], int]:
+    """The LOG10 helper tables of the Google chart right of `roof`, the blank columns
+    between them, and the last column used."""
+    first = roof.col + len(roof.all_columns()) + 1
+    width = 1 + GOOGLE_SERIES
+    tables: list[Table] = []
+    blanks: list[int] = []
+    sources = (("roof", roof, "xf_roof_x", "xf_roof_y", "roofline intensity",
+                "roofline TFLOP/s"),
+               *((ph, points, f"xf_pt_{ph}_x", f"xf_pt_{ph}_y", f"{phase} intensity",
+                  f"{phase} attained TFLOP/s") for ph, phase in PHASES))
+    for i, (slug, table, x, y, xl, yl) in enumerate(sources):
+        col = first + i * width
+        for j, (of, label, kind) in enumerate(((x, xl, "x"), (y, yl, "y"))):
+            tables.append(Table(name=f"xf_log_{slug}_{kind}", header_row=table.header_row,
+                                col=col if j == 0 else col + 1 + i, inputs=(),
+                                columns=(log10_of(label, f"xf_log_{slug}_{kind}", of),),
+                                rows_of=table.name))
+        blanks += [col + 1 + k for k in range(GOOGLE_SERIES) if k != i]
+    return tuple(tables), tuple(blanks), first + len(sources) * width - 1
+
+
+def google_chart(row: int, col: int) -> Chart:
+    """The chart on log10 helper columns (Google Sheets has no log axis); no point labels:
+    the API takes a split series' labels from the column right after it."""
+    base = chart(row, col)
+    ceiling, prefill, decode = base.series
+    return replace(
+        base, title=f"{base.title} (log10 axes)", log10_data=True,
+        series=(replace(ceiling, x="xf_log_roof_x", y="xf_log_roof_y"),
+                replace(prefill, x="xf_log_pf_x", y="xf_log_pf_y", labels=None),
+                replace(decode, x="xf_log_dc_x", y="xf_log_dc_y", labels=None)),
+        x=replace(base.x, title=f"log10 {base.x.title}"),
+        y=replace(base.y, title=f"log10 {base.y.title}"))

@@ -112,11 +112,19 @@ ATTN_EFF = Input("xf_attn_eff", "flash-attention efficiency", "fraction", fmt="p
                  doc="Share of that dtype's peak attention reaches (realistic estimate): "
                      "FlashAttention-2 35 % on H100, FlashAttention-3 75 % (arXiv:2407.08608); "
                      "FlashAttention-2 50-73 % on A100 (arXiv:2307.08691).")
+LAYER_KERNELS = Input("xf_layer_kernels", "kernels per layer", "", fmt="int",
+                      validation=_COUNT,
+                      doc="Each pays the launch floor (Inputs: launch overhead) in the realistic "
+                          f"estimate. {ref.LAYER_KERNELS}: TensorRT-LLM's llama without the "
+                          "RMSNorm/GEMM plugins or fused MLP (models/llama/model.py: 2 RMSNorms "
+                          "× 2, 5 GEMMs, 3 in the attention plugin, SiLU·gate, 2 residual adds); "
+                          f"{ref.FUSED_LAYER_KERNELS} (the default): a fused build (vLLM, "
+                          "TensorRT-LLM with its plugins). All-reduces apart.")
 
 MODEL_INPUTS = (HIDDEN, LAYERS, HEADS, KV_HEADS, HEAD_DIM, FFN, VOCAB, TIED, WINDOW)
 MOE_INPUTS = (EXPERTS, TOP_K, EXPERT_FFN)
 WORKLOAD_INPUTS = (BATCH, PROMPT, GENERATE, TP, KV_DTYPE, E_DTYPE, RESERVE, ALLREDUCE,
-                   ATTN_DTYPE, ATTN_EFF, CHUNK)
+                   ATTN_DTYPE, ATTN_EFF, CHUNK, LAYER_KERNELS)
 
 
 def _split(name: str, total: str, label: str) -> Quantity:

@@ -174,10 +174,13 @@ def _nonmatmul(cfg: ModelConfig, ph: str) -> OpRow:
     tok = f"xf_{ph}_tokens"
     m = rf.same_as(p + "m", tok, "m", "", fmt="ratio")
     step = STEPS[ph]
-    kern = q(p + "kernels", "kernels", "", f"{ref.NONMATMUL_KERNELS}*{{xf_layers}}"
+    mm = ref.matmul_kernels(cfg)
+    kern = q(p + "kernels", "kernels", "", f"MAX(0,{{xf_layer_kernels}}-{mm})*{{xf_layers}}"
              + (f"*{{{step}}}" if step else ""),
-             lambda a: ref.NONMATMUL_KERNELS * a["xf_layers"] * (a[step] if step else 1),
-             fmt="int")
+             lambda a: ref.other_kernels(cfg, a["xf_layer_kernels"]) * a["xf_layers"]
+             * (a[step] if step else 1),
+             fmt="int", doc=f"Kernels per layer less the {mm} the matmul rows count, per "
+                            "layer (and prefill step).")
     b = q(p + "bytes", "bytes moved", "B",
           f"{{xf_layers}}*{{{p}m}}*({{act_elem_bytes}}*({ref.NORM_RESIDUAL_ELEMENTS}*{{xf_hidden}}"
           f"+{up + 1}*({width}))+{{xf_kvb}}*2*{{xf_kv_g}}*{{xf_head_dim}})",

@@ -11,9 +11,10 @@ from sheetgen.model.vocabulary import (
     Input,
     Quantity,
     SheetSpec,
+    Table,
     Text,
 )
-from sheetgen.sheets.transformer.chart import chart, chart_tables
+from sheetgen.sheets.transformer.chart import chart, chart_tables, google_chart, google_tables
 from sheetgen.sheets.transformer.comm import comm
 from sheetgen.sheets.transformer.common import (
     PHASES,
@@ -43,8 +44,8 @@ def _rows(items: list[Quantity] | tuple[Input, ...]) -> list[BlockRow]:
 
 def sheet(cfg: ModelConfig, google: bool = False) -> SheetSpec:
     """The sheet for this model's structure (dense or MoE, gated or plain, shared experts).
-    `google`: without the chart (Google's scatter charts need the column layout and log10
-    helpers of sheets/chart_helpers, not built for this sheet yet); its data stay."""
+    `google`: the chart plots LOG10 helper columns on linear axes (Google Sheets has no log
+    axis), laid out as the API's split domain needs (chart.google_tables)."""
     model_inputs = [*MODEL_INPUTS, *(MOE_INPUTS if cfg.moe else ()),
                     *((SHARED_FFN,) if cfg.moe and cfg.shared_ffn else ())]
     rows = {ph: op_rows(cfg, ph) for ph, _ in PHASES}
@@ -106,8 +107,14 @@ def sheet(cfg: ModelConfig, google: bool = False) -> SheetSpec:
     texts.append(Text(3, data_col, "Chart data (#N/A where no point)", "subtitle"))
     widths = {0: 46.0} | {i: 12.0 for i in range(1, len(OP_HEADER))}
     last = roof.col + len(roof.all_columns())
+    tables: tuple[Table, ...] = (points, roof)
+    if google:
+        logs, blanks, end = google_tables(points, roof)
+        tables += logs
+        texts += [Text(roof.header_row, c, "(blank)", "note") for c in blanks]
+        last = end + 1
     return SheetSpec(
         name=SHEET, time_unit="ms", texts=tuple(texts), blocks=tuple(blocks),
-        tables=(points, roof), charts=() if google else (chart(5, CHART_COL),),
+        tables=tables, charts=(google_chart(5, CHART_COL) if google else chart(5, CHART_COL),),
         column_widths=widths,
         hidden_spans=((data_col, last - 1),))

@@ -38,6 +38,7 @@ class TransformerInputs:
     attention_dtype: str | None = None  # None: auto (the compute dtype, fp16 under fp8/int8)
     attention_eff: float = ref.ATTENTION_EFF
     prefill_chunk: int = 0  # tokens per prefill step and sequence; 0: the whole prompt
+    layer_kernels: int = ref.DEFAULT_LAYER_KERNELS  # each pays the launch floor (realistic)
 
     def dtypes(self) -> dict[str, str]:
         """The KV cache's and the embeddings' storage choices ("auto": the activations' and
@@ -62,7 +63,7 @@ def input_values(ti: TransformerInputs) -> dict[str, Any]:
         "xf_tp": ti.tp, "xf_kv_dtype": d["kv"], "xf_embed_dtype": d["embedding"],
         "xf_reserve": ti.reserve, "xf_allreduce": ti.allreduce,
         "xf_attn_dtype": ti.attention_dtype or precision.AUTO, "xf_attn_eff": ti.attention_eff,
-        "xf_chunk": ti.prefill_chunk,
+        "xf_chunk": ti.prefill_chunk, "xf_layer_kernels": ti.layer_kernels,
         "xf_point": list(range(1, n + 1)), "xf_pt_op": labels,
         "xf_decade": list(ROOF_DECADES), "xf_reveal": 0,
         **{f"xf_guess_{slug}": None for slug, *_ in DRILLS},
@@ -75,7 +76,8 @@ def check_inputs(ti: TransformerInputs) -> None:
 
     for option, value, low in (("--batch", ti.batch, 1), ("--prompt-tokens", ti.prompt_tokens, 1),
                                ("--generate", ti.generate, 1), ("--tp", ti.tp, 1),
-                               ("--prefill-chunk", ti.prefill_chunk, 0)):
+                               ("--prefill-chunk", ti.prefill_chunk, 0),
+                               ("--layer-kernels", ti.layer_kernels, 0)):
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= 2**31 - 1:
             raise InputError(f"{option} must be a whole number from {low}, got {value!r}")
     for option, value in zip(("--kv-dtype", "--embedding-dtype"), ti.dtypes().values(),
