@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from sheetgen.model import factories as rf
-from sheetgen.model.vocabulary import Input, Quantity, Table
+from sheetgen.model.vocabulary import Input, Quantity, Table, composed
 from sheetgen.sheets.parallel.inputs import MAX_MICRO, hop, hop_of_rows
 
 MAX_MICRO = MAX_MICRO
@@ -380,7 +380,7 @@ def flow_shop(prefix: str, rows: str, micro: str, *, pace: str | None = None,
     of one micro-batch + (M - 1) · pace. `guard`: blank where `rows` is blank (the best-M
     helper table); `times`: the prefix of t1, t2, h1, h2 already computed at the same rows
     (another cut's), so only pace and latency are new; `inline`: the pace's formula goes
-    inside the latency's (the best-M table, 512 rows a case, keeps one cell fewer a row)."""
+    inside the latency's (the best-M table composes hops and latencies into its ranking)."""
     t1n, t2n, h1n, h2n = ((times or prefix) + x for x in ("t1", "t2", "h1", "h2"))
     pace_n, lat_n = pace or prefix + "pace", latency or prefix + "latency"
     t1 = rf.time_of(t1n, rows, "pipe_n", "pipe_k", f"{what}: type-1 layer per micro-batch")
@@ -501,42 +501,43 @@ def _case_rows(name: str, m_expr: str, m_ref: Any, label: str) -> Quantity:
 
 def _rank(name: str, balanced: str, narrow: str, label: str) -> Quantity:
     """The cheaper cut's latency at each candidate M, nudged so ties go to the smaller M."""
-
-    def reference(**a: Any) -> Any:
-        vals, ok = _numeric(a[balanced])
-        cand = np.asarray(a["cand_m"], dtype=float)
-        return _blank_unless(ok, np.minimum(vals, _numeric(a[narrow])[0])
-                             * (1 + TIE_NUDGE * cand))
-
     return Quantity(name, label, "s",
-                    f'IF(ISNUMBER({{{balanced}}}),MIN({{{balanced}}},{{{narrow}}})'
-                    f'*(1+{TIE_NUDGE:.0E}*{{cand_m}}),"")',
-                    reference, fmt="time",
+                    f"MIN({{{balanced}}},{{{narrow}}})*(1+{TIE_NUDGE:.0E}*{{cand_m}})",
+                    lambda **a: np.minimum(a[balanced], a[narrow])
+                    * (1 + TIE_NUDGE * np.asarray(a["cand_m"], dtype=float)), fmt="time",
                     doc="The cheaper cut's latency × (1 + 1E-12 · M): exact ties go to the "
                         "smaller M.")
 
 
 @dataclass(frozen=True)
 class Case:
-    """One m whose best M the helper table finds, over both cuts: its columns and names."""
+    """One m whose best M the helper table finds, over both cuts: its columns and names.
+
+    The table is 512 rows a case, so a case takes four cells a row: the rows per
+    micro-batch, the two layer types' times, and the ranking, whose formula holds both cuts'
+    latencies with their hops and paces written inside (`composed`: each still defined once,
+    by flow_shop)."""
 
     rows: Quantity
-    flow: FlowShop
-    narrow: FlowShop
+    t1: Quantity
+    t2: Quantity
     rank: Quantity
 
     def columns(self) -> tuple[Quantity, ...]:
-        return (self.rows, *self.flow.columns(), *self.narrow.own(), self.rank)
+        return (self.rows, self.t1, self.t2, self.rank)
 
 
 def case(prefix: str, m_expr: str, m_ref: Any, what: str) -> Case:
     rows = _case_rows(prefix + "rows", m_expr, m_ref, f"{what}: rows per micro-batch")
-    flow = flow_shop(prefix, rows.name, "cand_m", what=f"{what}, balanced cut", guard=True,
-                     inline=True)
+    flow = flow_shop(prefix, rows.name, "cand_m", what=f"{what}, balanced cut", inline=True)
     narrow = flow_shop(prefix + "n_", rows.name, "cand_m", what=f"{what}, narrow cut",
-                       guard=True, cut=NARROW_CUT, times=prefix, inline=True)
-    return Case(rows, flow, narrow, _rank(prefix + "rank", flow.latency.name,
-                                          narrow.latency.name, f"{what}: ranking"))
+                       cut=NARROW_CUT, times=prefix, inline=True)
+    hops = (flow.h1, flow.h2)
+    rank = composed(_rank(prefix + "rank", flow.latency.name, narrow.latency.name,
+                          f"{what}: ranking"),
+                    composed(flow.latency, *hops), composed(narrow.latency, *hops))
+    return Case(rows, _guarded(flow.t1, rows.name), _guarded(flow.t2, rows.name),
+                _guarded(rank, rows.name))
 
 
 def best_of(rank: str) -> str:
