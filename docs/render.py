@@ -28,7 +28,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from xlsxwriter.utility import xl_col_to_name
+from xlsxwriter.utility import xl_cell_to_rowcol, xl_col_to_name
 
 DOCS = Path(__file__).resolve().parent
 #: sheet name -> picture written beside this script
@@ -57,13 +57,28 @@ def matmul_area(workbook: Path) -> str:
     return f"$A$1:${xl_col_to_name(int(to.group(1)))}${int(to.group(2)) + 1}"
 
 
+def printed_columns(workbook: Path, sheet: str) -> int:
+    """The last column (1-based) of the print area the workbook gives `sheet`: the hidden
+    helper tables right of it (Parallelism's best-M table) never print."""
+    with zipfile.ZipFile(workbook) as z:
+        xml = z.read("xl/workbook.xml").decode()
+    ref = re.escape(f"'{sheet}'" if " " in sheet else sheet)
+    area = re.search(rf'<definedName name="_xlnm.Print_Area"[^>]*>{ref}!\$A\$1:\$([A-Z]+)\$',
+                     xml)
+    if area is None:
+        fail(f"no print area for sheet {sheet!r}")
+    return xl_cell_to_rowcol(f"{area.group(1)}1")[1] + 1
+
+
 def parallelism_area(workbook: Path) -> str:
-    """Everything above the batch-size sweep, which (with the per-layer table) runs wide."""
+    """Everything above the batch-size sweep, which (with the per-layer table) runs wide,
+    within the sheet's own printed columns (the hidden best-M table starts right of them)."""
     import openpyxl
 
     ws = openpyxl.load_workbook(workbook, read_only=True)["Parallelism"]
+    width = printed_columns(workbook, "Parallelism")
     last_row, last_col = 0, 1
-    for r, row in enumerate(ws.iter_rows(), start=1):  # a row may open with an EmptyCell
+    for r, row in enumerate(ws.iter_rows(max_col=width), start=1):  # may open EmptyCell
         if str(row[0].value or "").startswith("Batch-size sweep"):
             break
         filled = [cell.column for cell in row if cell.value not in (None, "")]
@@ -115,9 +130,33 @@ def sheet_part(parts: dict[str, bytes], sheet: str) -> str:
     return "xl/" + target.group(1).removeprefix("/xl/")
 
 
+def fit_to_pages(page: str, tall: bool) -> str:
+    """A worksheet's XML printed fit to one page wide (and one tall when `tall`), portrait
+    when tall, without its manual page breaks: the workbook itself prints wide sheets
+    unshrunk, split at column breaks, which a picture of one page must not be."""
+    page = re.sub(r"<(rowBreaks|colBreaks)\b.*?</\1>", "", page, flags=re.S)
+    if "<pageSetUpPr" in page:
+        page = re.sub(r"<pageSetUpPr\b[^>]*/>", '<pageSetUpPr fitToPage="1"/>', page)
+    elif re.search(r"<sheetPr\b[^>]*/>", page):
+        page = re.sub(r"<sheetPr\b([^>]*)/>",
+                      r'<sheetPr\1><pageSetUpPr fitToPage="1"/></sheetPr>', page, count=1)
+    elif "<sheetPr" in page:
+        page = page.replace("</sheetPr>", '<pageSetUpPr fitToPage="1"/></sheetPr>', 1)
+    else:
+        page = re.sub(r"(<worksheet\b[^>]*>)", r'\1<sheetPr><pageSetUpPr fitToPage="1"/>'
+                      "</sheetPr>", page, count=1)
+
+    def setup(m: re.Match[str]) -> str:
+        attrs = re.sub(r'\s(scale|fitToWidth|fitToHeight|orientation)="[^"]*"', "", m.group(1))
+        return (f'<pageSetup{attrs} fitToWidth="1" fitToHeight="{1 if tall else 0}" '
+                f'orientation="{"portrait" if tall else "landscape"}"/>')
+
+    return re.sub(r"<pageSetup\b([^>]*?)\s*/>", setup, page)
+
+
 def narrow_print_areas(workbook: Path, areas: dict[str, str], one_page: set[str]) -> None:
-    """Rewrite the print area (and drop the repeated rows) of each sheet in `areas`; the
-    sheets in `one_page` print portrait on a single page."""
+    """Rewrite the print area (and drop the repeated rows) of each sheet in `areas`, printed
+    one page wide; the sheets in `one_page` print portrait on a single page."""
     with zipfile.ZipFile(workbook) as z:
         parts = {name: z.read(name) for name in z.namelist()}
     xml = parts["xl/workbook.xml"].decode()
@@ -129,10 +168,9 @@ def narrow_print_areas(workbook: Path, areas: dict[str, str], one_page: set[str]
         xml = re.sub(rf'<definedName name="_xlnm.Print_Titles"[^>]*>{ref}![^<]*'
                      r"</definedName>", "", xml)
     parts["xl/workbook.xml"] = xml.encode()
-    for sheet in one_page:
+    for sheet in areas:
         name = sheet_part(parts, sheet)
-        page = parts[name].decode().replace('fitToHeight="0"', 'fitToHeight="1"')
-        parts[name] = page.replace('orientation="landscape"', 'orientation="portrait"').encode()
+        parts[name] = fit_to_pages(parts[name].decode(), sheet in one_page).encode()
     with zipfile.ZipFile(workbook, "w", zipfile.ZIP_DEFLATED) as z:
         for name, data in parts.items():
             z.writestr(name, data)

@@ -260,7 +260,9 @@ def test_formats_validation_conditional_freeze_chart(shared, gsheets_client):
     rules = [c["booleanRule"]["condition"]["values"][0]["userEnteredValue"]
              for c in mat.conditional_formats]
     # the regimes, then the wave columns (N:Q) greyed out while wave quantization is off
-    assert rules == ["compute-bound", "memory-bound", *['=WAVE_QUANT="off"'] * 4]
+    # the wave columns grey while waves are off, or there is no SM count to count them with
+    assert rules == ["compute-bound", "memory-bound",
+                     *['=OR(WAVE_QUANT="off",NOT(ISNUMBER(SM_COUNT)))'] * 4]
     dims = [c for c in mat.conditional_formats if "WAVE" in str(c)]
     assert [xl_col_to_name(c["ranges"][0]["startColumnIndex"]) for c in dims] == list("NOPQ")
     assert all("foregroundColorStyle" in c["booleanRule"]["format"]["textFormat"] for c in dims)
@@ -393,6 +395,30 @@ def test_user_text_lands_as_text(tmp_path, shared, gsheets_client, shapes_csv):
     formulas = [v["formulaValue"] for s in snap.sheets.values() for v in s.values()
                 if "formulaValue" in v]
     assert not any("HYPERLINK" in f or f.startswith("=1+1") for f in formulas)
+
+
+def test_a_preset_without_sm_count_pushes_and_checks(tmp_path, shared, gsheets_client):
+    """A datasheet preset (no sm_count, waves asked for): the wave cells are "n/a" text, the
+    refined time the plain roofline by hand (2·8192³ FLOP / 400 TFLOP/s, in µs), as the
+    pushed formulas compute them."""
+    gpu_file = tmp_path / "datasheet.toml"
+    gpu_file.write_text(
+        '[[gpu]]\nname = "Datasheet GPU"\npeak_flops = { bf16 = 400e12 }\n'
+        'hbm_bandwidth = 2e12\nmemory_bytes = 48e9\nlink_bandwidth = 1e11\n'
+        'link_latency = 8e-6\nhost_bandwidth = 3e10\nwave_quantization = true\n')
+    shapes = [(8192, 8192, 8192)]
+    push(gsheets_client, gpu="Datasheet GPU", gpu_file=gpu_file, shapes=shapes)
+    v = engine_compute(shared.snapshot(KEY))
+    planned = sheetgen.plan(shapes=shapes, gpu="Datasheet GPU", gpu_file=gpu_file)
+    t = planned.table("matmul")
+    col = {c.name: xl_col_to_name(c.col) for c in t.columns}
+    row = t.first_row + 1
+    assert v[("Matmul", f"{col['waves']}{row}")] == "n/a"
+    assert v[("Matmul", f"{col['refined_time']}{row}")] == pytest.approx(
+        2 * 8192**3 / 400e12 * 1e6, rel=1e-9)
+    assert "waves off: preset has no SM count" in v.values()
+    sms = next(c for s in planned.sheets for c in s.cells if c.name == "sm_count")
+    assert v[("Inputs", f"{xl_col_to_name(sms.col)}{sms.row + 1}")] == "n/a"
 
 
 # --------------------------------------------------------------------------- request counts

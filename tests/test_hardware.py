@@ -66,10 +66,13 @@ def test_user_file_adds_and_overrides(tmp_path: Path):
     (lambda s: s.replace("link_latency = 1e-6\n", ""), "missing field 'link_latency'"),
     (lambda s: s.replace("measured_link_efficiency = 0.8", "measured_link_efficiency = 1.5"),
      "must be at most 1"),
-    (lambda s: s.replace("sm_count = 64\n", ""), "missing field 'sm_count' (SMs, or CUs on AMD)"),
     (lambda s: s.replace("sm_count = 64", "sm_count = 0"),
-     "field 'sm_count': expected a whole number from 1 to 100,000, got 0"),
-    (lambda s: s.replace("sm_count = 64", "sm_count = 64.5"), "field 'sm_count'"),
+     "gpu 'Mine': field 'sm_count': expected a whole number from 1 to 100,000, got 0"),
+    (lambda s: s.replace("sm_count = 64", "sm_count = -8"),
+     "gpu 'Mine': field 'sm_count': expected a whole number from 1 to 100,000, got -8"),
+    (lambda s: s.replace("sm_count = 64", "sm_count = 64.5"),
+     "gpu 'Mine': field 'sm_count': expected a whole number from 1 to 100,000, got 64.5"),
+    (lambda s: s.replace("sm_count = 64", 'sm_count = "64"'), "field 'sm_count'"),
     (lambda s: s + "tile_m = 0\n", "field 'tile_m': expected a whole number from 1 to 4,096"),
     (lambda s: s + "launch_overhead = -1e-6\n", "field 'launch_overhead': expected 0 to 1 s"),
     (lambda s: s + 'wave_quantization = "yes"\n',
@@ -163,6 +166,16 @@ def test_optional_fields_default_to_the_pure_roofline(tmp_path: Path):
         (0.0, 128, 128, False)
     assert gpu.sources["measured_compute_efficiency"].startswith("not given in the preset")
     assert gpu.sm_count == 64
+
+
+def test_sm_count_may_be_left_out(tmp_path: Path):
+    """A preset made from a datasheet (peaks, bandwidth, memory) often has no SM count: it
+    loads, with no count (None) and a note saying the waves stay off."""
+    f = tmp_path / "mine.toml"
+    f.write_text(GOOD.replace("sm_count = 64\n", "") + "wave_quantization = true\n")
+    gpu = load_presets(f).get("Mine")
+    assert gpu.sm_count is None and gpu.wave_quantization is True
+    assert "waves off" in gpu.sources["sm_count"]
 
 
 #: ml-engineering's FP8 MAMF table (stas00/ml-engineering@744d01e), TFLOP/s.

@@ -18,6 +18,10 @@ from pathlib import Path
 import pytest
 from helpers import built_workbook
 from lo_helpers import libreoffice_job, needs_libreoffice
+from xlsxwriter.utility import xl_col_to_name
+
+from sheetgen.sheets.parallel import chart as parallel_chart
+from sheetgen.sheets.parallel import sheet as parallel
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "docs" / "render.py"
@@ -44,19 +48,14 @@ def _pictures(tmp: Path) -> dict[str, Path]:
     return {"roofline": workbook, "host": host}
 
 
-#: docs/render.py narrows print areas that predate the hidden best-M helper table and the
-#: best-M sweep (PP 77.3 ms at m = 1024 over PCIe): to be redone with the pictures.
-STALE_AREAS = "docs/render.py's print areas predate the best-M table and sweep"
-
-
 @needs_libreoffice
-@pytest.mark.skip(reason=STALE_AREAS)
 def test_narrowed_pages_hold_what_the_pictures_show(libreoffice, tmp_path: Path):
     render = load_render()
     workbook, _ = built_workbook(tmp_path / "roofline.xlsx")
     matmul, parallel = render.matmul_area(workbook), render.parallelism_area(workbook)
     # the chart's anchor (xlsxwriter writes it right of the table, from the second data row)
-    # and the rows above the sweep's title
+    # and the rows above the sweep's title, within the sheet's printed columns: the hidden
+    # best-M helper table (right of them, from column BP) stays out
     assert re.fullmatch(r"\$A\$1:\$A[A-F]\$(2\d|3\d)", matmul), matmul
     assert re.fullmatch(r"\$A\$1:\$[A-Z]\$\d+", parallel), parallel
     pdf = libreoffice.outputs("render-docs")["roofline"]  # printed with these areas
@@ -66,11 +65,33 @@ def test_narrowed_pages_hold_what_the_pictures_show(libreoffice, tmp_path: Path)
     first = texts[pages["Matmul"]]
     assert "m (rows)" in first and "chart label" in first and "Roofline" in first
     assert "21.59" in first  # 1×4096×4096 memory time (µs): 33,570,816 B / 1.555e12 B/s
+    assert "refined time" in first  # the whole table on the chart's page, one page wide
     assert "chart points" not in first.lower()  # the helper columns (AH..) are left out
     par = [t for t in texts if t.startswith("Parallelism ")]
     assert len(par) == 1, len(par)  # one page: inputs through the verdict
     assert "Parallelism input" in par[0] and "Verdict (live)" in par[0]
+    assert "Splits" in par[0] and "PP per micro-batch" in par[0]  # the side tables (I..L)
     assert "Batch-size sweep" not in par[0]
+    assert "best micro-batch count" not in par[0]  # the hidden best-M table
+
+
+def test_pictures_are_fit_to_one_page_wide():
+    """The workbook prints wide sheets unshrunk, split at manual column breaks (issue #18);
+    a picture is one page, so render.py fits the narrowed sheets to the page width (and to
+    one page tall for Parallelism) and drops the breaks."""
+    render = load_render()
+    page = ('<worksheet xmlns="x"><dimension ref="A1"/><pageMargins left="0.3"/>'
+            '<pageSetup paperSize="9" scale="47" orientation="landscape"/>'
+            '<colBreaks count="1"><brk id="16"/></colBreaks></worksheet>')
+    wide = render.fit_to_pages(page, tall=False)
+    assert '<sheetPr><pageSetUpPr fitToPage="1"/></sheetPr>' in wide and "Breaks" not in wide
+    assert 'fitToWidth="1" fitToHeight="0" orientation="landscape"' in wide
+    assert "scale=" not in wide
+    tall = render.fit_to_pages(page.replace('<worksheet xmlns="x">',
+                                            '<worksheet xmlns="x"><sheetPr><pageSetUpPr '
+                                            'fitToPage="0"/></sheetPr>'), tall=True)
+    assert tall.count("pageSetUpPr") == 1 and 'fitToPage="1"' in tall
+    assert 'fitToWidth="1" fitToHeight="1" orientation="portrait"' in tall
 
 
 def test_missing_pdftoppm_is_one_error_line(tmp_path: Path):
@@ -84,17 +105,20 @@ def test_missing_pdftoppm_is_one_error_line(tmp_path: Path):
 
 
 @needs_libreoffice
-@pytest.mark.skip(reason=STALE_AREAS)
 def test_sweep_pages_hold_the_chart_and_the_crossover(libreoffice, tmp_path: Path):
     """The third picture: over the host link (PCIe) the sweep table's first columns on one
     page and its chart on the next, with the hand figures of tests/test_parallel_chart.py
-    (TP 83.327 vs PP 114.324 ms at m = 1024; TP 165.935 vs PP 143.268 ms at m = 2048)."""
+    (m = 512: TP 42.0 vs PP 48.1 ms at M = 2; m = 1024: TP 83.3 vs PP 77.3 ms at M = 5)."""
     render = load_render()
     workbook, _ = built_workbook(tmp_path / "host.xlsx", link_over="host")
     areas = render.sweep_areas(workbook)
     table, chart = areas.split(",")
-    assert re.fullmatch(r"\$A\$(\d+):\$I\$(\d+)", table), table
-    assert re.fullmatch(r"\$AM\$\d+:\$AX\$\d+", chart), chart  # AM..AX (c2's anchor)
+    assert re.fullmatch(rf"\$A\$(\d+):\${render.SWEEP_COLUMNS}\$(\d+)", table), table
+    # the chart, as xlsxwriter anchors it: a column right of the sweep, CHART_COLS wide
+    first = parallel.SWEEP.col + len(parallel.SWEEP.all_columns()) + 1
+    last = first + parallel_chart.CHART_COLS - 1
+    assert re.fullmatch(rf"\${xl_col_to_name(first)}\$\d+:\${xl_col_to_name(last)}\$\d+",
+                        chart), chart
     pdf = libreoffice.outputs("render-docs")["host"]  # printed with these areas
     first = render.sheet_pages(pdf)["Parallelism"]
     texts = [page.extract_text() for page in pypdf.PdfReader(pdf).pages]
@@ -103,10 +127,10 @@ def test_sweep_pages_hold_the_chart_and_the_crossover(libreoffice, tmp_path: Pat
     assert "TP latency" in rows and "latency: better" in rows
     lines = {line.split()[0]: line.split() for line in rows.splitlines()
              if re.match(r"[\d,]+ ", line)}
-    for m, tp, pp, better in (("1,024", "83.327", "114.324", "tensor"),
-                              ("2,048", "165.935", "143.268", "pipeline")):
-        line = lines[m]
-        assert tp in line and pp in line and better in line, line
+    for m, tp, pp, better in (("512", "42.0", "48.1", "tensor"),
+                              ("1,024", "83.3", "77.3", "pipeline")):
+        line = " ".join(next(v for v in lines.values() if v[1] == m))
+        assert f" {tp}" in line and f" {pp}" in line and better in line, line
     assert "Latency of one batch vs batch size" in plot
     for name in ("one GPU", "pipeline parallel", "tensor parallel", "m (rows per batch)"):
         assert name in plot, name

@@ -54,7 +54,7 @@ class Device:
     peak: float  # FLOP/s
     bandwidth: float  # B/s
     dtype_bytes: float
-    sm_count: int
+    sm_count: int | None  # None: the preset gives none (waves stay off, as on the sheet)
     #: (a, w, o): bytes per element of A, B and C as stored; None: all dtype_bytes
     operand_bytes: tuple[float, float, float] | None = None
 
@@ -104,7 +104,7 @@ def predict(device: Device, params: Params, data: Measurements) -> np.ndarray:
         flops=flops, attainable_flops=device.peak * params.compute_efficiency)
     memory = matmul.MEMORY_TIME.reference(
         bytes_moved=moved, attainable_bw=device.bandwidth * params.memory_efficiency)
-    if params.waves:
+    if params.waves and refined.sms_known(device.sm_count):  # no SM count: waves off
         tiles = b * refined.tiles(m, n, params.tile_m, params.tile_n)
         waves = refined.waves(tiles, device.sm_count)
         compute = refined.quantized_compute_time(

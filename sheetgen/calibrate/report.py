@@ -25,6 +25,7 @@ from sheetgen.inputs import precision
 from sheetgen.inputs import presets as hardware
 from sheetgen.inputs.preset_toml import write_preset
 from sheetgen.inputs.presets import DTYPE_BYTES, GPU
+from sheetgen.model.refined import NO_SMS_NOTE
 from sheetgen.sheets.measured import MeasuredInputs
 
 SHOWN_ROWS = 60  # rows printed in the text report (--json has them all)
@@ -124,8 +125,9 @@ class Calibration:
         d, p = self.data, self.params
         before, after = fit.stats(self.error_before), fit.stats(self.error_after)
         how = "fitted to" if self.fitted else "checked (--no-fit) against"
-        waves = (f"waves on ({p.tile_m}x{p.tile_n} tiles, "
-                 f"{device_for(self.gpu, self.dtype).sm_count} SMs)" if p.waves else "waves off")
+        sms = device_for(self.gpu, self.dtype).sm_count
+        waves = (f"waves on ({p.tile_m}x{p.tile_n} tiles, {sms} SMs)" if p.waves and sms
+                 else NO_SMS_NOTE if p.waves else "waves off")
         if p.overlap >= 1:
             waves += f", smooth max of compute and memory time (p = {p.overlap:.3g})"
         if p.k_loop:

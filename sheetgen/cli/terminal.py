@@ -21,10 +21,12 @@ from sheetgen.cli.common import (
     user_errors,
 )
 from sheetgen.cli.transformer import transformer_view
+from sheetgen.core.excel import is_number
 from sheetgen.core.units import GIBI, GIGA, TERA, rate_unit, seconds, si
 from sheetgen.inputs.presets import DTYPES, load_presets
 from sheetgen.layout.palette import rgb
 from sheetgen.layout.styles import REGIME_COLORS
+from sheetgen.model.refined import NO_SMS_NOTE
 
 
 @cli.command(short_help="Print the Matmul table in the terminal.")
@@ -89,7 +91,7 @@ _SHOW_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("compute", "compute_time", seconds),
     ("memory", "memory_time", seconds),
     ("predicted", "predicted_time", seconds),
-    ("waves", "waves", lambda v: f"{int(v)}"),
+    ("waves", "waves", lambda v: f"{int(v)}" if is_number(v) else str(v)),  # n/a: no SMs
     ("refined", "refined_time", seconds),
     ("TFLOP/s", "attained_flops", lambda v: f"{v / TERA:.4g}"),
     ("of peak", "peak_fraction", lambda v: f"{v:.1%}"),
@@ -126,8 +128,9 @@ def _gpu_line(frame: Any) -> str:
     return (click.style(f"{g['gpu']}, {g['dtype']}", bold=True) + _storage_note(g)
             + f": peak {si(g['peak_flops'], unit)}, HBM {si(g['hbm_bw'], 'B/s')}, "
               f"ridge {g['ridge']:.4g} {per_byte}{eff}; refined: floor "
-              f"{seconds(g['launch_overhead'])}, {g['tile_m']:.0f}x{g['tile_n']:.0f} tiles on "
-              f"{g['sm_count']:.0f} SMs, waves {g['wave_quantization']}")
+              f"{seconds(g['launch_overhead'])}, {g['tile_m']:.0f}x{g['tile_n']:.0f} tiles"
+              + (f" on {g['sm_count']:.0f} SMs, waves {g['wave_quantization']}"
+                 if is_number(g["sm_count"]) else f", {NO_SMS_NOTE}"))
 
 
 #: A frame (`analyze`'s table), or a function giving the table as frames, a piece at a time
@@ -269,9 +272,11 @@ def gpus(gpu_file: Path | None, sources: bool, names: tuple[str, ...]) -> None:
         return
     for g in chosen:
         click.secho(f"\n{g.name}", bold=True)
-        click.echo(f"  refined time: {g.sm_count} SMs, {g.tile_m}x{g.tile_n} tiles, launch "
-                   f"{seconds(g.launch_overhead)}, wave quantization "
-                   f"{'on' if g.wave_quantization else 'off'}")
+        waves = NO_SMS_NOTE if g.sm_count is None else \
+            f"wave quantization {'on' if g.wave_quantization else 'off'}"
+        sms = "" if g.sm_count is None else f"{g.sm_count} SMs, "
+        click.echo(f"  refined time: {sms}{g.tile_m}x{g.tile_n} tiles, "
+                   f"launch {seconds(g.launch_overhead)}, {waves}")
         for key, src in g.sources.items():
             click.echo(f"  {key}: {src}")
 
@@ -298,7 +303,7 @@ def gpus_table(chosen: list[Any], presets: Any) -> list[str]:
              f"{g.link_bandwidth / GIGA:.4g}", seconds(g.link_latency),
              f"{g.host_bandwidth / GIGA:.4g}",
              f"{g.measured_compute_efficiency:g}/{g.measured_memory_efficiency:g}/"
-             f"{g.measured_link_efficiency:g}", str(g.sm_count)] for g in chosen]
+             f"{g.measured_link_efficiency:g}", str(g.sm_count or "-")] for g in chosen]
     widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
 
     def line(cells: list[str]) -> str:

@@ -29,13 +29,18 @@ def _value(value: Any) -> str:
 
 
 def preset_text(gpus: Sequence[Mapping[str, Any]], header: Sequence[str] = ()) -> str:
-    """A preset document: `# header` lines, then one [[gpu]] table per mapping (in order)."""
+    """A preset document: `# header` lines, then one [[gpu]] table per mapping (in order);
+    a None figure is left out (with its source)."""
     lines = [f"# {h}" for h in header]
     if gpus:
         lines.append(f"default = {_value(gpus[0]['name'])}")
     for gpu in gpus:
+        # TOML has no null: a figure left out (None, an unknown sm_count) stays out, with
+        # its source, so the file loads back to the same preset
+        absent = {key for key, value in gpu.items() if value is None}
         lines += ["", "[[gpu]]"]
-        lines += [f"{key} = {_value(value)}" for key, value in gpu.items()]
+        lines += [f"{key} = {_value(value)}" for key, value in gpu.items()
+                  if key not in absent and key.removesuffix("_source") not in absent]
     return "\n".join(lines) + "\n"
 
 

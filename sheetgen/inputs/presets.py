@@ -29,11 +29,12 @@ FIGURES: dict[str, str] = {
     "link_bandwidth": "B/s",
     "link_latency": "s",
     "host_bandwidth": "B/s",
-    "sm_count": "SMs, or CUs on AMD",
 }
 #: Figures a preset may leave out, with their units and the value used then. The defaults
-#: change nothing: efficiencies of 1.0 are the pure roofline, no launch floor, waves off.
-OPTIONAL: dict[str, tuple[str, float | int | bool]] = {
+#: change nothing: efficiencies of 1.0 are the pure roofline, no launch floor, waves off. A
+#: datasheet rarely gives the SM count, so it may be left out too (None): the tile/wave cells
+#: then show "n/a" and the refined time keeps waves off, whatever the switch says.
+OPTIONAL: dict[str, tuple[str, float | int | bool | None]] = {
     "measured_compute_efficiency": ("fraction", 1.0),
     "measured_memory_efficiency": ("fraction", 1.0),
     "measured_link_efficiency": ("fraction", 1.0),
@@ -42,7 +43,11 @@ OPTIONAL: dict[str, tuple[str, float | int | bool]] = {
     "tile_n": ("cols", 128),
     "wave_quantization": ("on/off", False),
     "overlap_exponent": ("p (0 = hard max)", 0.0),
+    "sm_count": ("SMs, or CUs on AMD", None),
 }
+#: The note a preset without an SM count shows as that figure's source.
+NO_SM_COUNT_NOTE = ("not given in the preset: the tile/wave cells show n/a and the refined "
+                    "time keeps waves off")
 #: A table of dtype = fraction: the compute efficiency for those dtypes (others use
 #: measured_compute_efficiency), e.g. an fp8 matmul reaches a lower share of its peak.
 BY_DTYPE = "measured_compute_efficiency_by_dtype"
@@ -65,7 +70,7 @@ class GPU:
     link_bandwidth: float
     link_latency: float
     host_bandwidth: float
-    sm_count: int
+    sm_count: int | None = None  # None: not in the preset (waves off, wave cells n/a)
     measured_compute_efficiency: float = 1.0
     measured_memory_efficiency: float = 1.0
     measured_link_efficiency: float = 1.0
@@ -228,7 +233,8 @@ def _parse_gpu(raw: Any, origin: str, index: int) -> GPU:
             figures[key] = _figure(key, raw[key], where)
         else:
             figures[key] = default
-            defaulted[key] = f"not given in the preset: {_show(default)} (the default)"
+            defaulted[key] = NO_SM_COUNT_NOTE if default is None else \
+                f"not given in the preset: {_show(default)} (the default)"
     by_dtype_raw = raw.get(BY_DTYPE, {})
     if not isinstance(by_dtype_raw, dict):
         raise PresetError(f"{where}: field '{BY_DTYPE}' must be a table of dtype = fraction")

@@ -30,6 +30,9 @@ REPEAT_SHARE = 0.15  # the label column repeats on every page when at most this 
 
 #: A4 landscape in points, less the margins: what a page holds at 100 %
 PAGE_POINTS = (841.89 - 72 * (MARGINS[0] + MARGINS[1]), 595.3 - 72 * (MARGINS[2] + MARGINS[3]))
+#: ... and A4 portrait, for a sheet that prints on fewer pages upright
+PORTRAIT_POINTS = (595.3 - 72 * (MARGINS[0] + MARGINS[1]),
+                   841.89 - 72 * (MARGINS[2] + MARGINS[3]))
 #: Below this scale a sheet is split across pages rather than shrunk to one page wide
 #: (11-point text prints at 8 points)
 MIN_SCALE = 75
@@ -50,11 +53,12 @@ def column_points(width: float) -> float:
 @dataclass(frozen=True)
 class PrintSetup:
     """xlsx page setup (the Sheets API has none), a function of the plan only, so sheets and
-    cells added later print too: landscape A4; one page wide when that keeps MIN_SCALE, else
-    split at column breaks with the label column repeated; the main table's header rows
-    repeat on every page; the print area covers the filled rows (not spare input rows) and
-    the chart; a chart starts a page of its own. Rows and columns zero-based, inclusive;
-    a break is the first row or column of a new page."""
+    cells added later print too: A4, landscape unless portrait takes fewer pages; one page
+    wide when that keeps MIN_SCALE, or the whole sheet on one page when that keeps
+    SPLIT_SCALE, else split at column breaks with the label column repeated; the main
+    table's header rows repeat on every page; the print area covers the filled rows (not
+    spare input rows) and the chart; a chart starts a page of its own. Rows and columns
+    zero-based, inclusive; a break is the first row or column of a new page."""
 
     last_row: int
     last_col: int
@@ -64,6 +68,8 @@ class PrintSetup:
     scale: int = 100  # percent, when not fit_width
     row_breaks: tuple[int, ...] = ()
     col_breaks: tuple[int, ...] = ()
+    fit_height: bool = False  # with fit_width: the whole sheet on one page
+    portrait: bool = False
 
     def pages(self, sheet: SheetPlan) -> int:
         """Pages this setup prints, by the same estimate it was made with (empty pages are
@@ -219,7 +225,15 @@ def keep_texts_on_page(sheet: SheetPlan) -> None:
 
 
 def print_setup(sheet: SheetPlan) -> PrintSetup:
-    """Where the sheet's pages break, from its plan (see PrintSetup)."""
+    """Where the sheet's pages break, from its plan (see PrintSetup): of the landscape and
+    the portrait layout, the one with fewer pages (landscape on a tie), and on a tie in
+    pages the larger scale."""
+    options = [_setup(sheet, portrait) for portrait in (False, True)]
+    return min(options, key=lambda o: (o.pages(sheet), -o.scale, o.portrait))
+
+
+def _setup(sheet: SheetPlan, portrait: bool) -> PrintSetup:
+    """The best setup on an A4 page turned as `portrait` says."""
     off = set(sheet.hidden) | {c.col for t in sheet.tables if not t.prints for c in t.columns}
     rows = [c.row for c in sheet.cells if c.col not in off]
     cols = [c.col + c.span - 1 for c in sheet.cells if c.col not in off]
@@ -237,16 +251,22 @@ def print_setup(sheet: SheetPlan) -> PrintSetup:
     table = main_table(sheet)
     repeat = (table.header_row, table.header_row) if table is not None else None
     widths = _widths(sheet, last_col)
-    room_w, room_h = PAGE_POINTS[0] * FILL, PAGE_POINTS[1] * FILL
+    page_w, page_h = PORTRAIT_POINTS if portrait else PAGE_POINTS
+    room_w, room_h = page_w * FILL, page_h * FILL
     heights = _heights(sheet, last_row)
     chart_cols = [(c[2], c[3]) for c in charts]
     charts = [(c[0], c[1]) for c in charts]
+    whole = math.floor(100 * min(room_w / max(sum(widths), 1.0),
+                                 room_h / max(sum(heights), 1.0)))
+    if SPLIT_SCALE <= whole < MIN_SCALE:  # on one page, still readable
+        return PrintSetup(last_row, last_col, None, None, True, whole, fit_height=True,
+                          portrait=portrait)
     if sum(widths) * MIN_SCALE / 100 <= room_w:
         scale = min(100, math.floor(100 * room_w / max(sum(widths), 1.0)))
         row_breaks = _breaks(heights, room_h * 100 / scale, charts, set(),
                              heights[repeat[0]] if repeat else 0.0)
         return PrintSetup(last_row, last_col, _split(repeat, table, row_breaks), None, True,
-                          scale, row_breaks, ())
+                          scale, row_breaks, (), portrait=portrait)
     scale = SPLIT_SCALE
     label = widths[0]
     repeat_cols = (0, 0) if label <= REPEAT_SHARE * room_w * 100 / scale else None
@@ -256,7 +276,7 @@ def print_setup(sheet: SheetPlan) -> PrintSetup:
                          {r for r, _ in charts} if not col_breaks else set(),
                          heights[repeat[0]] if repeat else 0.0)
     return PrintSetup(last_row, last_col, _split(repeat, table, row_breaks), repeat_cols,
-                      False, scale, row_breaks, col_breaks)
+                      False, scale, row_breaks, col_breaks, portrait=portrait)
 
 
 def _split(repeat: tuple[int, int] | None, table: TablePlan | None,

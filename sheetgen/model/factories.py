@@ -358,43 +358,88 @@ def tiles(name: str, rows: str, cols: str, label: str = "tiles", *,
         doc="Output tiles of tile_m×tile_n: one thread block, on one SM, each.")
 
 
+def _per_row(value: Any, like: Any) -> Any:
+    """A scalar result (the "n/a" of a GPU without an SM count) as one per row of `like`."""
+    shape = np.shape(like)
+    return np.full(shape, value, dtype=object) if shape else value
+
+
 def waves(name: str, tiles_: str, label: str = "waves", *,
           inputs: RefinedInputs = INPUTS) -> Quantity:
-    """ceil(tiles/SMs): a partial last wave still takes a whole wave."""
+    """ceil(tiles/SMs): a partial last wave still takes a whole wave; "n/a" when the GPU
+    has no SM count (a preset made from a datasheet may leave it out)."""
     sms = inputs.sm_count
-    return Quantity(name, label, "", f"ROUNDUP({{{tiles_}}}/{{{sms}}},0)",
-                    lambda **a: refined.waves(a[tiles_], a[sms]), fmt="int",
+
+    def reference(**a: Any) -> Any:
+        if not refined.sms_known(a[sms]):
+            return _per_row(refined.NO_SMS, a[tiles_])
+        return refined.waves(a[tiles_], a[sms])
+
+    return Quantity(name, label, "",
+                    f'IF(ISNUMBER({{{sms}}}),ROUNDUP({{{tiles_}}}/{{{sms}}},0),'
+                    f'"{refined.NO_SMS}")',
+                    reference, fmt="int",
                     doc="One tile per SM per wave; the last wave is rounded up.")
 
 
 def wave_efficiency(name: str, tiles_: str, waves_: str, label: str = "wave efficiency", *,
                     inputs: RefinedInputs = INPUTS) -> Quantity:
-    """tiles / (waves·SMs): the share of SM slots that do work."""
+    """tiles / (waves·SMs): the share of SM slots that do work ("n/a" without an SM count)."""
     sms = inputs.sm_count
-    return Quantity(name, label, "fraction", f"{{{tiles_}}}/({{{waves_}}}*{{{sms}}})",
-                    lambda **a: refined.wave_efficiency(a[tiles_], a[waves_], a[sms]),
-                    fmt="pct", doc="1.0 when the tiles fill every wave; idle SMs lower it.")
+
+    def reference(**a: Any) -> Any:
+        if not refined.sms_known(a[sms]):
+            return _per_row(refined.NO_SMS, a[tiles_])
+        return refined.wave_efficiency(a[tiles_], a[waves_], a[sms])
+
+    return Quantity(name, label, "fraction",
+                    f'IF(ISNUMBER({{{sms}}}),{{{tiles_}}}/({{{waves_}}}*{{{sms}}}),'
+                    f'"{refined.NO_SMS}")',
+                    reference, fmt="pct",
+                    doc="1.0 when the tiles fill every wave; idle SMs lower it.")
 
 
 def quantized_compute_time(name: str, compute: str, wave_eff: str,
                            label: str = "quantized compute time") -> Quantity:
-    """compute time / wave efficiency: the idle SMs of the last wave are paid for."""
-    return Quantity(name, label, "s", f"{{{compute}}}/{{{wave_eff}}}",
-                    lambda **a: refined.quantized_compute_time(a[compute], a[wave_eff]),
-                    fmt="time", doc="Compute time when a partial last wave costs a whole one.")
+    """compute time / wave efficiency: the idle SMs of the last wave are paid for ("n/a"
+    where the wave efficiency is, for want of an SM count)."""
+
+    def reference(**a: Any) -> Any:
+        if np.asarray(a[wave_eff]).dtype.kind in "fiu":  # numbers: the usual, fast path
+            return refined.quantized_compute_time(a[compute], a[wave_eff])
+        eff = np.asarray(a[wave_eff], dtype=object)
+        known = np.vectorize(xn.is_number, otypes=[bool])(eff) if eff.ndim else \
+            np.asarray(xn.is_number(eff[()]))
+        if known.all():
+            return refined.quantized_compute_time(a[compute], eff.astype(float))
+        out = np.full(eff.shape, refined.NO_SMS, dtype=object)
+        if known.any():
+            out[known] = refined.quantized_compute_time(
+                np.broadcast_to(np.asarray(a[compute], dtype=float), eff.shape)[known],
+                eff[known].astype(float))
+        return out if eff.ndim else out[()]
+
+    return Quantity(name, label, "s",
+                    f'IF(ISNUMBER({{{wave_eff}}}),{{{compute}}}/{{{wave_eff}}},'
+                    f'"{refined.NO_SMS}")',
+                    reference, fmt="time",
+                    doc="Compute time when a partial last wave costs a whole one.")
 
 
 def refined_time(name: str, compute: str, quantized: str, memory: str,
                  label: str = "refined time", *, inputs: RefinedInputs = INPUTS) -> Quantity:
-    """floor + max(c, memory)·overlap, c = the quantized compute time when waves are on, else
-    the compute time; overlap = (1 + (min/max)^p)^(1/p) for p ≥ 1, 1 (the hard max) below."""
-    floor, switch, p = inputs.launch_overhead, inputs.wave_quant, inputs.overlap
+    """floor + max(c, memory)·overlap, c = the quantized compute time when waves are on (and
+    the GPU has an SM count), else the compute time; overlap = (1 + (min/max)^p)^(1/p) for
+    p ≥ 1, 1 (the hard max) below. Without an SM count this is the plain roofline plus the
+    floor, a number, never a gap: the sheet says so beside it (waves_note)."""
+    floor, switch, p, sms = (inputs.launch_overhead, inputs.wave_quant, inputs.overlap,
+                             inputs.sm_count)
 
     def reference(**a: Any) -> Any:
-        chosen = refined.chosen_compute_time(a[compute], a[quantized], a[switch])
+        chosen = refined.chosen_compute_time(a[compute], a[quantized], a[switch], a[sms])
         return refined.refined_time(a[floor], chosen, a[memory], a[p])
 
-    chosen = f'IF({{{switch}}}="on",{{{quantized}}},{{{compute}}})'
+    chosen = f'IF(AND({{{switch}}}="on",ISNUMBER({{{sms}}})),{{{quantized}}},{{{compute}}})'
     slower, faster = f"MAX({chosen},{{{memory}}})", f"MIN({chosen},{{{memory}}})"
     return Quantity(
         name, label, "s",
@@ -403,6 +448,25 @@ def refined_time(name: str, compute: str, quantized: str, memory: str,
         reference, fmt="time",
         doc="Launch floor + the p-norm of compute (quantized when waves are on) and memory "
             "time: the slower of the two when the overlap exponent p is 0.")
+
+
+def waves_note(name: str, label: str = "wave quantization", *,
+               inputs: RefinedInputs = INPUTS) -> Quantity:
+    """What the refined time assumes about waves, in words: "waves on", "waves off", or
+    "waves off: preset has no SM count" (whatever the switch says)."""
+    switch, sms = inputs.wave_quant, inputs.sm_count
+
+    def reference(**a: Any) -> str:
+        if not refined.sms_known(a[sms]):
+            return refined.NO_SMS_NOTE
+        return "waves " + ("on" if refined.waves_on(a[switch]) else "off")
+
+    return Quantity(
+        name, label, "",
+        f'IF(ISNUMBER({{{sms}}}),IF({{{switch}}}="on","waves on","waves off"),'
+        f'"{refined.NO_SMS_NOTE}")',
+        reference, fmt="text",
+        doc="The wave assumption the refined time makes: off without an SM count.")
 
 
 @dataclass(frozen=True)

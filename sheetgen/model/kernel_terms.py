@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from sheetgen.model.refined import sms_known
+
 #: bytes per element of A that a dynamic per-tensor FP8 quantization moves before the GEMM:
 #: read bf16 (2) for the absolute maximum, read bf16 (2) again and write fp8 (1) to quantize.
 DYNAMIC_FP8_QUANTIZE_BYTES = 2.0 + 2.0 + 1.0
@@ -50,8 +52,10 @@ SPLIT_K_MIN_K = 2048
 
 def split_k_floor(tiles: Any, sms: Any, k: Any, min_k: Any, floor: Any) -> Any:
     """The second kernel's floor where the output tiles under-fill the SMs and k ≥ min_k
-    (never when min_k is 0)."""
+    (never when min_k is 0, nor without an SM count: a preset may leave it out)."""
     t, kk = np.asarray(tiles, dtype=float), np.asarray(k, dtype=float)
+    if not sms_known(sms):
+        return np.zeros(np.broadcast(t, kk).shape)
     split = (t < sms) & (kk >= min_k) & (np.asarray(min_k, dtype=float) > 0)
     return np.where(split, floor, 0.0) * 1.0
 

@@ -10,6 +10,9 @@ formulas, the reference model and `calibrate`'s fit all use these):
     overlap    = (1 + (min(c, m) / max(c, m))^p)^(1/p)     p ≥ 1; 1 (a hard max) when p = 0
     refined    = floor + max(c, m) · overlap              c: quantized or compute_time, m: memory
 
+Without an SM count (a preset from a datasheet may leave it out) waves, wave_eff and quantized
+are "n/a" and the refined time uses the plain compute time, waves off whatever the switch.
+
 The overlap factor makes the max smooth: (c^p + m^p)^(1/p), the p-norm of the two times, is
 max(c, m)·overlap. p = 1 adds them (compute and memory traffic never overlap), a large p
 approaches the pure roofline's max (they overlap perfectly); 0 means that hard max exactly.
@@ -26,6 +29,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
+from sheetgen.core.excel import is_number
 
 
 def tiles(m: Any, n: Any, tile_m: Any, tile_n: Any) -> Any:
@@ -56,9 +61,22 @@ def waves_on(switch: Any) -> bool:
     return str(switch).lower() == "on"
 
 
-def chosen_compute_time(compute_time: Any, quantized: Any, switch: Any) -> Any:
-    """The compute time the refined time uses: quantized when waves are on, else plain."""
-    return np.asarray(quantized if waves_on(switch) else compute_time, dtype=float)
+#: What the wave cells show for a GPU whose preset gives no SM count (a datasheet rarely
+#: does): the waves cannot be counted, so the refined time keeps waves off and says why.
+NO_SMS = "n/a"
+NO_SMS_NOTE = "waves off: preset has no SM count"
+
+
+def sms_known(sms: Any) -> bool:
+    """Whether the SM count is a number, as ISNUMBER tests it (not "n/a", not a boolean)."""
+    return is_number(sms)
+
+
+def chosen_compute_time(compute_time: Any, quantized: Any, switch: Any, sms: Any = 1) -> Any:
+    """The compute time the refined time uses: quantized when waves are on and the GPU has
+    an SM count, else plain (the roofline's, with no wave penalty)."""
+    quantize = waves_on(switch) and sms_known(sms)
+    return np.asarray(quantized if quantize else compute_time, dtype=float)
 
 
 #: An overlap exponent below this is the hard max (the pure roofline's perfect overlap).

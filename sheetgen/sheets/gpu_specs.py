@@ -19,7 +19,7 @@ from sheetgen.inputs.presets import DTYPE_BYTES, DTYPES, Presets
 from sheetgen.model.vocabulary import Input, SheetSpec, Span, Table, Text
 
 SHEET = "GPU Specs"
-MISSING = "n/a"  # a dtype the GPU does not support: an explicit gap, never zero
+MISSING = "n/a"  # a dtype the GPU lacks, or an SM count the preset left out: never zero
 
 DTYPE_TABLE = Table(
     name="dtypes",
@@ -176,8 +176,9 @@ def input_values(presets: Presets) -> dict[str, list[Any]]:
     for d in DTYPES:
         values[f"peak_{d}"] = [g.peak_flops.get(d, MISSING) for g in presets.gpus]
         values[f"eff_{d}"] = [g.compute_efficiency_by_dtype.get(d) for g in presets.gpus]
-    for col, attr in _GPU_FIELDS.items():
-        values[col] = [getattr(g, attr) for g in presets.gpus]
+    for col, attr in _GPU_FIELDS.items():  # a figure the preset left out (sm_count): "n/a"
+        values[col] = [MISSING if getattr(g, attr) is None else getattr(g, attr)
+                       for g in presets.gpus]
     values["spec_waves"] = [switch(g.wave_quantization) for g in presets.gpus]
     return values
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from sheetgen.core.excel import is_number
 from sheetgen.core.units import INTEGER_DTYPES
 from sheetgen.inputs import precision
 from sheetgen.inputs.presets import MAX_OVERLAP_EXPONENT, MAX_TILE
@@ -302,8 +303,20 @@ SUGGEST_LINK = _gpu_lookup("suggest_link_eff", "measured link efficiency",
                            "fraction", "spec_meas_link", None, fmt="fraction")
 
 
-SM_COUNT = _gpu_lookup("sm_count", "SMs (CUs)", "SMs", "spec_sms", "SM_COUNT", fmt="int",
-                       doc="Streaming multiprocessors (AMD: compute units) tiles spread over.")
+def _sm_count(spec_sms: Any, spec_name: Any, gpu_name: Any) -> Any:
+    """The GPU's SM count, or the text its cell holds ("n/a": the preset gave none)."""
+    i = match(spec_name, gpu_name)
+    if i is None:
+        return float("nan")
+    value = np.asarray(spec_sms, dtype=object).ravel()[i]
+    return value if is_number(value) or isinstance(value, str) else number(value)
+
+
+SM_COUNT = Quantity(
+    "sm_count", "SMs (CUs)", "SMs", "INDEX({spec_sms[]},MATCH({gpu_name},{spec_name[]},0))",
+    _sm_count, fmt="int", defined_name="SM_COUNT",
+    doc="Streaming multiprocessors (AMD: compute units) tiles spread over; n/a when the "
+        "preset gives none (then waves stay off).")
 SUGGEST_LAUNCH = _gpu_lookup("suggest_launch_overhead", "preset launch overhead", "s",
                              "spec_launch", None)
 SUGGEST_TILE_M = _gpu_lookup("suggest_tile_m", "preset tile m", "rows", "spec_tile_m", None,

@@ -247,10 +247,17 @@ def roofline_chart() -> Chart:
 
 
 RIDGE_NAME = "ridge point"
-#: With wave quantization off the refined time ignores the wave columns: grey them out, so
-#: a refined time below the "quantized compute time" does not read as a contradiction.
+#: With wave quantization off (or no SM count to count waves with) the refined time ignores
+#: the wave columns: grey them out, so a refined time below the "quantized compute time" does
+#: not read as a contradiction.
 WAVES_OFF = Dimmed(("tiles", "waves", "wave_efficiency", "quantized_compute_time"),
-                   '{wave_quant}="off"')
+                   'OR({wave_quant}="off",NOT(ISNUMBER({sm_count})))')
+#: The wave assumption in words above the refined time ("waves off: preset has no SM count"
+#: for a user's preset without one): the number beside it is the plain roofline then.
+WAVES_NOTE = factories.waves_note("waves_note")
+_REFINED_COL = TABLE.col + [c.name for c in TABLE.all_columns()].index(REFINED.time.name)
+NOTE_BLOCK = Block(row=TABLE.header_row - 2, col=_REFINED_COL - 1, header=(),
+                   rows=(BlockRow("refined time:", [WAVES_NOTE]),), value_span=2)
 #: The chart's title, live: it names the GPU and dtype the Inputs sheet has chosen now. In
 #: the hidden chart-data columns, above the chart points' subtitle.
 CHART_TITLE = Quantity("chart_title", "chart title", "",
@@ -281,7 +288,7 @@ def sheet() -> SheetSpec:
             Text(TABLE.header_row - 1, CEILING_COL, "Roofline ceiling (chart data)",
                  "subtitle"),
         ),
-        blocks=(TITLE_BLOCK,),
+        blocks=(TITLE_BLOCK, NOTE_BLOCK),
         dimmed=(WAVES_OFF,),
         tables=(TABLE, POINTS, CEILING),
         charts=(roofline_chart(),),

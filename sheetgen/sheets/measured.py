@@ -27,6 +27,7 @@ from sheetgen.core.excel import ExcelError, is_number
 from sheetgen.inputs.presets import MAX_OVERLAP_EXPONENT
 from sheetgen.model import factories as rf
 from sheetgen.model import kernel_terms
+from sheetgen.model import refined as rf_model
 from sheetgen.model.vocabulary import (
     NA_CODE,
     Axis,
@@ -146,7 +147,8 @@ K_LOOP = Quantity("meas_k_loop", "K-loop latency", "s", "{meas_k}*{cal_k_latency
                   fmt="time", doc="k · the fitted latency per unit of k (serial K loop).")
 SPLIT_K = Quantity(
     "meas_split_k", "split-K kernel floor", "s",
-    f"IF(AND({{{REFINED.tiles.name}}}<{{cal_sms}},{{meas_k}}>={{cal_split_min_k}},"
+    f"IF(AND(ISNUMBER({{cal_sms}}),{{{REFINED.tiles.name}}}<{{cal_sms}},"
+    "{meas_k}>={cal_split_min_k},"
     "{cal_split_min_k}>0),{cal_split_floor},0)",
     lambda **a: kernel_terms.split_k_floor(a[REFINED.tiles.name], a["cal_sms"], a["meas_k"],
                                            a["cal_split_min_k"], a["cal_split_floor"]),
@@ -235,7 +237,7 @@ class MeasuredInputs:
     waves: bool = False
     tile_m: int = 128
     tile_n: int = 128
-    sm_count: int = 1
+    sm_count: int | None = 1  # None: the preset gives none (the sheet shows n/a, waves off)
     source: str = ""
     overlap: float = 0.0
     k_latency: float = 0.0
@@ -256,7 +258,8 @@ def input_values(data: MeasuredInputs) -> dict[str, Any]:
         "cal_compute_eff": data.compute_efficiency, "cal_memory_eff": data.memory_efficiency,
         "cal_floor": data.launch_overhead, "cal_waves": ON if data.waves else OFF,
         "cal_overlap": data.overlap,
-        "cal_tile_m": data.tile_m, "cal_tile_n": data.tile_n, "cal_sms": data.sm_count,
+        "cal_tile_m": data.tile_m, "cal_tile_n": data.tile_n,
+        "cal_sms": rf_model.NO_SMS if data.sm_count is None else data.sm_count,
         "cal_k_latency": data.k_latency, "cal_quant_bytes": data.quantize_bytes,
         "cal_split_floor": data.split_floor, "cal_split_min_k": data.split_min_k,
         "meas_m": list(data.m), "meas_k": list(data.k), "meas_n": list(data.n),

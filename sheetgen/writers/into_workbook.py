@@ -330,11 +330,11 @@ def _page_setup(ws: Worksheet, sheet: SheetPlan) -> None:
     from openpyxl.worksheet.pagebreak import Break
 
     setup = layout_rules.print_setup(sheet)
-    ws.page_setup.orientation = "landscape"
+    ws.page_setup.orientation = "portrait" if setup.portrait else "landscape"
     ws.page_setup.paperSize = ws.PAPERSIZE_A4
     if setup.fit_width:
         ws.page_setup.fitToWidth = 1
-        ws.page_setup.fitToHeight = 0
+        ws.page_setup.fitToHeight = 1 if setup.fit_height else 0
         ws.sheet_properties.pageSetUpPr.fitToPage = True
     else:
         ws.page_setup.scale = setup.scale

@@ -373,10 +373,13 @@ def _first_points(c: tuple[int, int, int]) -> tuple[int, int, int]:
 def _page_setup(ws: Worksheet, sheet: SheetPlan) -> None:
     """layout.page.print_setup, as xlsxwriter spells it."""
     setup = layout_rules.print_setup(sheet)
-    ws.set_landscape()
+    if setup.portrait:
+        ws.set_portrait()
+    else:
+        ws.set_landscape()
     ws.set_paper(9)  # A4; Letter users' printers scale the same layout
     if setup.fit_width:
-        ws.fit_to_pages(1, 0)
+        ws.fit_to_pages(1, 1 if setup.fit_height else 0)
     else:
         ws.set_print_scale(setup.scale)
         ws.set_v_pagebreaks(list(setup.col_breaks))
