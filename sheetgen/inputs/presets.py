@@ -42,6 +42,11 @@ OPTIONAL: dict[str, tuple[str, float | int | bool]] = {
     "tile_n": ("cols", 128),
     "wave_quantization": ("on/off", False),
     "overlap_exponent": ("p (0 = hard max)", 0.0),
+}
+#: The kernel terms after the refined time (sheetgen.model.kernel_terms), which `calibrate
+#: --preset-out` writes and `calibrate --no-fit` (the Measured sheet) uses: optional, 0 = off.
+#: Only the Measured sheet uses them, so a preset without them lists no source for them.
+KERNEL_TERMS: dict[str, tuple[str, float | int]] = {
     "k_latency": ("s per unit of k", 0.0),
     "split_k_floor": ("s", 0.0),
     "split_k_min_k": ("k (0 = off)", 0),
@@ -50,7 +55,7 @@ OPTIONAL: dict[str, tuple[str, float | int | bool]] = {
 #: A table of dtype = fraction: the compute efficiency for those dtypes (others use
 #: measured_compute_efficiency), e.g. an fp8 matmul reaches a lower share of its peak.
 BY_DTYPE = "measured_compute_efficiency_by_dtype"
-UNITS: dict[str, str] = FIGURES | {k: unit for k, (unit, _) in OPTIONAL.items()}
+UNITS: dict[str, str] = FIGURES | {k: unit for k, (unit, _) in (OPTIONAL | KERNEL_TERMS).items()}
 #: The largest overlap exponent a preset may give (the p-norm is the hard max within 1.1 %).
 MAX_OVERLAP_EXPONENT = 64.0
 #: Limits of the kernel terms after the refined time (sheetgen.model.kernel_terms), shared with
@@ -258,6 +263,8 @@ def _parse_gpu(raw: Any, origin: str, index: int) -> GPU:
         else:
             figures[key] = default
             defaulted[key] = f"not given in the preset: {_show(default)} (the default)"
+    for key, (_unit, default) in KERNEL_TERMS.items():
+        figures[key] = _figure(key, raw[key], where) if key in raw else default
     if figures["split_k_floor"] > 0 and not figures["split_k_min_k"]:
         raise PresetError(f"{where}: field 'split_k_floor' needs 'split_k_min_k', the k from "
                           "which an under-filled GEMM runs split-K (calibrate writes 2048)")
