@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import openpyxl
 import pytest
-from helpers import run
+from helpers import one_line_error, run
 
 from sheetgen.calibrate import fit
 from sheetgen.calibrate.data import Measurements, read_measurements
@@ -387,3 +387,98 @@ def test_quantize_bytes_option(tmp_path):
     assert bad.exit_code == 2
     assert bad.stderr.strip() == ("Error: --quantize-bytes -1: bytes per element of A must be "
                                   "0 or more")
+
+
+XLA_FP8 = ROOT / "benchmarks" / "data" / "xla_h100_sm90_fp8.csv"
+#: A preset with round figures and every kernel term, for predictions by hand.
+KERNEL_TERMS_PRESET = """
+[[gpu]]
+name = "Terms"
+peak_flops = { bf16 = 1e15 }
+hbm_bandwidth = 2e12
+memory_bytes = 8e10
+link_bandwidth = 1e11
+link_latency = 1e-6
+host_bandwidth = 3e10
+sm_count = 100
+launch_overhead = 2e-6
+k_latency = 1e-10
+split_k_floor = 1.5e-6
+split_k_min_k = 2048
+activation_quantize_bytes = 5
+"""
+
+
+def test_preset_out_carries_the_kernel_terms(tmp_path):
+    """calibrate --preset-out on XLA's H100 fp8 table (its chosen form has the K loop and the
+    split-K floor) writes the three kernel terms; the loaded preset holds the JSON's values,
+    and --no-fit with it predicts the same times and fills the Measured sheet's cells."""
+    from sheetgen.calibrate.report import measured_inputs
+
+    preset = tmp_path / "fp8.toml"
+    proc = run("calibrate", str(XLA_FP8), "--gpu", "H100 SXM", "--json", "--preset-out",
+               str(preset), "--name", "H100 fp8 fitted")
+    assert proc.exit_code == 0, proc.stderr
+    fitted = json.loads(proc.stdout)
+    assert fitted["k_latency_s"] > 0 and fitted["split_k_floor_s"] > 0  # the form has both
+    gpu = load_preset_file(preset).get("H100 fp8 fitted")
+    assert gpu.k_latency == pytest.approx(fitted["k_latency_s"], rel=1e-5)
+    assert gpu.split_k_floor == pytest.approx(fitted["split_k_floor_s"], rel=1e-5)
+    assert gpu.split_k_min_k == fitted["split_k_min_k"] == 2048
+    assert gpu.activation_quantize_bytes == fitted["activation_quantize_bytes"] == 0.0
+    assert "xla_h100_sm90_fp8.csv" in gpu.sources["k_latency"]
+    checked = calibrate_file(XLA_FP8, gpu="H100 fp8 fitted", gpu_file=preset, no_fit=True)
+    same = np.array([r["calibrated_s"] for r in fitted["rows"]])
+    assert np.allclose(checked.calibrated, same, rtol=1e-4)  # 6-digit preset figures
+    cells = measured_inputs(checked)
+    assert (cells.k_latency, cells.split_floor, cells.split_min_k, cells.quantize_bytes) == (
+        gpu.k_latency, gpu.split_k_floor, 2048, 0.0)
+
+
+def test_hand_made_preset_kernel_terms_predict_by_hand(tmp_path):
+    """Each field of a hand-written preset reaches --no-fit's prediction. 1×4096×32 bf16 on
+    1e15 FLOP/s and 2e12 B/s: memory 2·(4096 + 4096·32 + 32) B / 2e12 = 0.1352 µs (compute
+    0.26 ns), floor 2 µs, K loop 4096 · 0.1 ns = 0.4096 µs, one tile on 100 SMs at k ≥ 2048
+    pays the 1.5 µs split-K floor, quantize 4096 · 5 B / 2e12 = 0.01024 µs: 4.05504 µs."""
+    preset = tmp_path / "terms.toml"
+    preset.write_text(KERNEL_TERMS_PRESET)
+    gpu = load_preset_file(preset).get("Terms")
+    assert (gpu.k_latency, gpu.split_k_floor, gpu.split_k_min_k,
+            gpu.activation_quantize_bytes) == (1e-10, 1.5e-6, 2048, 5.0)
+    src = _csv(tmp_path, "m,k,n,time_s\n1,4096,32,4e-6\n1,1024,32,3e-6\n")
+    cal = calibrate_file(src, gpu="Terms", gpu_file=preset, dtype="bf16", no_fit=True)
+    # k = 1024: below the split-K switch; 2 + 2·(1024 + 32768 + 32)/2e12 s + 0.1024 + 0.00256
+    assert cal.calibrated == pytest.approx([4.05504e-6, (2 + 0.033824 + 0.1024 + 0.00256)
+                                            * 1e-6], rel=1e-12)
+    off = preset.with_name("off.toml")
+    off.write_text(KERNEL_TERMS_PRESET.replace("k_latency = 1e-10\nsplit_k_floor = 1.5e-6\n"
+                                               "split_k_min_k = 2048\n"
+                                               "activation_quantize_bytes = 5\n", ""))
+    plain = calibrate_file(src, gpu="Terms", gpu_file=off, dtype="bf16", no_fit=True)
+    assert plain.calibrated == pytest.approx([2.1352e-6, 2.033824e-6], rel=1e-12)  # as before
+    # the file's own quantize line wins over the preset's
+    stated = _csv(tmp_path, "# activation_quantize_bytes_per_element: 0\n"
+                  "m,k,n,time_s\n1,4096,32,4e-6\n", "stated.csv")
+    assert calibrate_file(stated, gpu="Terms", gpu_file=preset, dtype="bf16",
+                          no_fit=True).calibrated == pytest.approx([4.04480e-6], rel=1e-12)
+
+
+@pytest.mark.parametrize(("edit", "needle"), [
+    (("k_latency = 1e-10", "k_latency = -1e-10"), "field 'k_latency': expected 0 to 1e-06"),
+    (("k_latency = 1e-10", "k_latency = 1e-3"), "field 'k_latency'"),
+    (("split_k_floor = 1.5e-6", 'split_k_floor = "fast"'), "field 'split_k_floor'"),
+    (("split_k_min_k = 2048", "split_k_min_k = 2048.5"),
+     "field 'split_k_min_k': expected a whole number"),
+    (("split_k_min_k = 2048", "split_k_min_k = -1"), "field 'split_k_min_k'"),
+    (("split_k_min_k = 2048\n", ""), "field 'split_k_floor' needs 'split_k_min_k'"),
+    (("activation_quantize_bytes = 5", "activation_quantize_bytes = 100"),
+     "field 'activation_quantize_bytes': expected 0 to 64 bytes"),
+    (("activation_quantize_bytes = 5", "activation_quantize_bytes = true"),
+     "field 'activation_quantize_bytes'"),
+])
+def test_bad_kernel_terms_in_a_preset_are_one_error_line(tmp_path, edit, needle):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(KERNEL_TERMS_PRESET.replace(*edit))
+    src = _csv(tmp_path, "m,k,n,time_s\n1,4096,32,4e-6\n")
+    proc = run("calibrate", str(src), "--gpu-file", str(bad), "--gpu", "Terms", "--no-fit")
+    one_line_error(proc, "bad.toml", "gpu 'Terms'", needle)

@@ -50,10 +50,15 @@ def device_for(gpu: GPU, dtype: str) -> fit.Device:
 
 
 def preset_params(gpu: GPU, dtype: str) -> fit.Params:
-    """The refined model a preset already describes for dtype (for --no-fit)."""
+    """The refined model and kernel terms a preset already describes for dtype (for
+    --no-fit)."""
     return fit.Params(gpu.compute_efficiency(dtype), gpu.measured_memory_efficiency,
                       gpu.launch_overhead, gpu.wave_quantization, gpu.tile_m, gpu.tile_n,
-                      gpu.overlap_exponent)
+                      gpu.overlap_exponent, k_latency=gpu.k_latency,
+                      k_loop=gpu.k_latency > 0,
+                      quantize_bytes=gpu.activation_quantize_bytes,
+                      split_floor=gpu.split_k_floor,
+                      split_min_k=float(gpu.split_k_min_k))
 
 
 @dataclass
@@ -175,7 +180,10 @@ class Calibration:
         fitted: dict[str, Any] = {
             "measured_memory_efficiency": p.memory_efficiency,
             "launch_overhead": p.launch_overhead, "wave_quantization": p.waves,
-            "tile_m": p.tile_m, "tile_n": p.tile_n, "overlap_exponent": p.overlap}
+            "tile_m": p.tile_m, "tile_n": p.tile_n, "overlap_exponent": p.overlap,
+            "k_latency": p.k_latency, "split_k_floor": p.split_floor,
+            "split_k_min_k": int(p.split_min_k),
+            "activation_quantize_bytes": p.quantize_bytes}
         by_dtype = dict(gpu.compute_efficiency_by_dtype)
         if self.dtype == hardware.DEFAULT_DTYPE:  # the preset's own efficiency is for bf16
             fitted["measured_compute_efficiency"] = p.compute_efficiency
@@ -204,6 +212,9 @@ class Calibration:
             if key in known and key not in out:
                 out[key] = value
                 out[f"{key}_source"] = how
+        out["activation_quantize_bytes_source"] = (  # stated by the file, never fitted
+            f"the timed code path's, from '# {QUANTIZE_KEY}' in {self.data.origin} "
+            "(0 without that line)")
         return out
 
     def write_preset(self, path: str | Path, name: str | None = None,
@@ -216,8 +227,10 @@ class Calibration:
 def calibrate(data: Measurements, gpu: GPU, *, no_fit: bool = False) -> Calibration:
     """Fit (or, with no_fit, check the preset's refined model) against the measurements."""
     device = device_for(gpu, data.dtype)
-    if no_fit:
+    if no_fit:  # the file's own quantize line (or --quantize-bytes) wins over the preset's
         params, scores = preset_params(gpu, data.dtype), []
+        if QUANTIZE_KEY in data.metadata:
+            params = dataclasses.replace(params, quantize_bytes=data.quantize_bytes)
     else:
         params, scores = fit.choose(device, data)
     return Calibration(gpu, data.dtype, data, params, not no_fit,

@@ -48,12 +48,34 @@ OPTIONAL: dict[str, tuple[str, float | int | bool | None]] = {
 #: The note a preset without an SM count shows as that figure's source.
 NO_SM_COUNT_NOTE = ("not given in the preset: the tile/wave cells show n/a and the refined "
                     "time keeps waves off")
+#: The kernel terms after the refined time (sheetgen.model.kernel_terms), which `calibrate
+#: --preset-out` writes and `calibrate --no-fit` (the Measured sheet) uses: optional, 0 = off.
+#: Only the Measured sheet uses them, so a preset without them lists no source for them.
+KERNEL_TERMS: dict[str, tuple[str, float | int]] = {
+    "k_latency": ("s per unit of k", 0.0),
+    "split_k_floor": ("s", 0.0),
+    "split_k_min_k": ("k (0 = off)", 0),
+    "activation_quantize_bytes": ("B per element of A", 0.0),
+}
 #: A table of dtype = fraction: the compute efficiency for those dtypes (others use
 #: measured_compute_efficiency), e.g. an fp8 matmul reaches a lower share of its peak.
 BY_DTYPE = "measured_compute_efficiency_by_dtype"
-UNITS: dict[str, str] = FIGURES | {k: unit for k, (unit, _) in OPTIONAL.items()}
+UNITS: dict[str, str] = FIGURES | {k: unit for k, (unit, _) in (OPTIONAL | KERNEL_TERMS).items()}
 #: The largest overlap exponent a preset may give (the p-norm is the hard max within 1.1 %).
 MAX_OVERLAP_EXPONENT = 64.0
+#: Limits of the kernel terms after the refined time (sheetgen.model.kernel_terms), shared with
+#: the Measured sheet's input cells: a K-loop latency per unit of k above 1 µs would make a
+#: k = 4,096 loop take 4 ms; no quantize pass moves 64 bytes per element; k beyond 10^9.
+MAX_K_LATENCY = 1e-6
+MAX_QUANTIZE_BYTES = 64.0
+MAX_SPLIT_K_MIN_K = 1_000_000_000
+#: Figures that are 0 or more up to a limit, with the unit their error message names.
+_BOUNDED: dict[str, tuple[float, str]] = {
+    "launch_overhead": (1.0, "seconds"),
+    "k_latency": (MAX_K_LATENCY, "seconds per unit of k"),
+    "split_k_floor": (1.0, "seconds"),
+    "activation_quantize_bytes": (MAX_QUANTIZE_BYTES, "bytes per element"),
+}
 _WHOLE = {"sm_count", "tile_m", "tile_n"}
 _FRACTIONS = {k for k, unit in UNITS.items() if unit == "fraction"}
 MAX_TILE = 4096  # larger than any GEMM kernel's thread-block tile
@@ -79,6 +101,11 @@ class GPU:
     tile_n: int = 128
     wave_quantization: bool = False
     overlap_exponent: float = 0.0
+    #: the kernel terms after the refined time (sheetgen.model.kernel_terms); 0 = off
+    k_latency: float = 0.0
+    split_k_floor: float = 0.0
+    split_k_min_k: int = 0
+    activation_quantize_bytes: float = 0.0
     compute_efficiency_by_dtype: dict[str, float] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
@@ -188,11 +215,18 @@ def _figure(key: str, value: Any, where: str) -> float | int | bool:
         return value
     if key in _WHOLE:
         return _whole_number(value, field_where, MAX_TILE if key != "sm_count" else 100_000)
-    if key == "launch_overhead":
+    if key in _BOUNDED:
+        high, unit = _BOUNDED[key]
         if isinstance(value, bool) or not isinstance(value, int | float) \
-                or not math.isfinite(value) or not 0 <= value <= 1:
-            raise PresetError(f"{field_where}: expected 0 to 1 seconds, got {value!r}")
+                or not math.isfinite(value) or not 0 <= value <= high:
+            raise PresetError(f"{field_where}: expected 0 to {high:g} {unit}, got {value!r}")
         return float(value)
+    if key == "split_k_min_k":
+        if isinstance(value, bool) or not isinstance(value, int) \
+                or not 0 <= value <= MAX_SPLIT_K_MIN_K:
+            raise PresetError(f"{field_where}: expected a whole number of k from 0 (off) to "
+                              f"{MAX_SPLIT_K_MIN_K:,}, got {value!r}")
+        return int(value)
     if key == "overlap_exponent":
         if isinstance(value, bool) or not isinstance(value, int | float) or not (
                 value == 0 or 1 <= value <= MAX_OVERLAP_EXPONENT):
@@ -235,6 +269,11 @@ def _parse_gpu(raw: Any, origin: str, index: int) -> GPU:
             figures[key] = default
             defaulted[key] = NO_SM_COUNT_NOTE if default is None else \
                 f"not given in the preset: {_show(default)} (the default)"
+    for key, (_unit, default) in KERNEL_TERMS.items():
+        figures[key] = _figure(key, raw[key], where) if key in raw else default
+    if figures["split_k_floor"] > 0 and not figures["split_k_min_k"]:
+        raise PresetError(f"{where}: field 'split_k_floor' needs 'split_k_min_k', the k from "
+                          "which an under-filled GEMM runs split-K (calibrate writes 2048)")
     by_dtype_raw = raw.get(BY_DTYPE, {})
     if not isinstance(by_dtype_raw, dict):
         raise PresetError(f"{where}: field '{BY_DTYPE}' must be a table of dtype = fraction")

@@ -24,7 +24,12 @@ from typing import Any
 import numpy as np
 
 from sheetgen.core.excel import ExcelError, is_number
-from sheetgen.inputs.presets import MAX_OVERLAP_EXPONENT
+from sheetgen.inputs.presets import (
+    MAX_K_LATENCY,
+    MAX_OVERLAP_EXPONENT,
+    MAX_QUANTIZE_BYTES,
+    MAX_SPLIT_K_MIN_K,
+)
 from sheetgen.model import factories as rf
 from sheetgen.model import kernel_terms
 from sheetgen.model import refined as rf_model
@@ -69,17 +74,19 @@ CAL_TILE_M = Input("cal_tile_m", "tile rows", "rows", fmt="int", validation=_WHO
 CAL_TILE_N = Input("cal_tile_n", "tile columns", "cols", fmt="int", validation=_WHOLE)
 CAL_SMS = Input("cal_sms", "SMs (CUs, CPU threads)", "SMs", fmt="int", validation=_WHOLE)
 CAL_K_LATENCY = Input("cal_k_latency", "K-loop latency per unit of k", "s", fmt="sci",
-                      validation=Validation("decimal_range", minimum=0, maximum=1e-6,
+                      validation=Validation("decimal_range", minimum=0, maximum=MAX_K_LATENCY,
                                             message="Seconds per unit of k, 0 or more"))
 CAL_SPLIT_FLOOR = Input("cal_split_floor", "split-K kernel floor", "s", fmt="time",
                         validation=Validation("decimal_range", minimum=0, maximum=1,
                                               message="Seconds, 0 or more"))
 CAL_SPLIT_MIN_K = Input("cal_split_min_k", "split-K from k", "k", fmt="int",
-                        validation=Validation("decimal_range", minimum=0, maximum=1e9,
+                        validation=Validation("decimal_range", minimum=0,
+                                              maximum=float(MAX_SPLIT_K_MIN_K),
                                               message="0 turns the split-K floor off"))
 CAL_QUANT_BYTES = Input("cal_quant_bytes", "activation quantize bytes per element", "B",
                         fmt="ratio",
-                        validation=Validation("decimal_range", minimum=0, maximum=64,
+                        validation=Validation("decimal_range", minimum=0,
+                                              maximum=MAX_QUANTIZE_BYTES,
                                               message="0: no quantize pass; 5: dynamic "
                                                       "per-tensor FP8 from bf16"))
 
