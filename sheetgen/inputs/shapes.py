@@ -438,7 +438,8 @@ def open_shapes(path: str | Path, sheet: str | None = None) -> ShapeSource:
     output; a second pass (`ShapeSource.pieces`) yields the shapes. Anything the stream
     cannot settle from the first HEADER_SEARCH_ROWS non-blank rows (no header there, an
     empty file), and every non-CSV or non-regular file, goes through read_shapes, so each
-    error is read_shapes' own."""
+    error is read_shapes' own. (A file rewritten between the passes is checked again as
+    the pieces are read: a new bad row then raises after some pieces were used.)"""
     p = Path(path)
     layout = None
     if (sheet is None and p.suffix.lower() != ".xls" and p.is_file() and not is_xlsx(p)
