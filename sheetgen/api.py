@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -24,7 +25,14 @@ from sheetgen.assemble import (
 )
 from sheetgen.errors import InputError
 from sheetgen.inputs.presets import DEFAULT_DTYPE, load_presets
-from sheetgen.inputs.shapes import Shape, header_key, parse_dim, read_shapes
+from sheetgen.inputs.shapes import (
+    Shape,
+    ShapeSource,
+    header_key,
+    open_shapes,
+    parse_dim,
+    read_shapes,
+)
 from sheetgen.layout.planner import WorkbookPlan
 from sheetgen.model.reference import Registry, evaluate
 from sheetgen.model.vocabulary import Quantity, SheetSpec
@@ -32,7 +40,7 @@ from sheetgen.sheets import inputs, matmul
 from sheetgen.writers.xlsx import check_output_path, write_xlsx
 
 ShapesLike = (str | os.PathLike[str] | pd.DataFrame | Iterable[Sequence[int]]
-              | Iterable[Shape] | None)
+              | Iterable[Shape] | ShapeSource | None)
 
 
 def to_shapes(shapes: ShapesLike, sheet: str | None = None) -> list[Shape] | None:
@@ -40,6 +48,8 @@ def to_shapes(shapes: ShapesLike, sheet: str | None = None) -> list[Shape] | Non
     m/k/n columns (headers such as "M" or "m (rows)" count), or (m, k, n) tuples."""
     if shapes is None:
         return None
+    if isinstance(shapes, ShapeSource):
+        return list(itertools.chain.from_iterable(shapes.pieces(max(shapes.count, 1))))
     if isinstance(shapes, str | os.PathLike):
         return read_shapes(shapes, sheet)
     if isinstance(shapes, pd.DataFrame):
@@ -107,6 +117,16 @@ def analyze(shapes: ShapesLike = None, *, gpu: str | None = None,
                                piece_rows=max(len(everything or ()), 1), **options))
 
 
+def shape_source(shapes: ShapesLike, sheet: str | None = None) -> ShapeSource | None:
+    """`to_shapes`'s shapes, checked now and given a piece at a time: a CSV path is read
+    again for the pieces rather than held (`sheetgen.inputs.shapes.open_shapes`)."""
+    if shapes is None or isinstance(shapes, ShapeSource):
+        return shapes
+    if isinstance(shapes, str | os.PathLike):
+        return open_shapes(shapes, sheet)
+    return ShapeSource(to_shapes(shapes))
+
+
 #: Shapes per frame of `analyze_pieces`: a piece's frame and model take some tens of MB,
 #: and the model's fixed work per piece (the Inputs sheet) is a few milliseconds.
 PIECE_ROWS = 20_000
@@ -120,7 +140,9 @@ def analyze_pieces(shapes: ShapesLike = None, *, gpu: str | None = None,
     """`analyze`'s table, `piece_rows` (default PIECE_ROWS) shapes at a time: the same rows,
     columns, values and `attrs["gpu"]`, each frame's index continuing the last one's. Only
     one piece is held at a time, so printing the table of a million shapes (`sheetgen
-    show`) takes about one piece's memory (plus the shapes themselves), not the table's.
+    show`) takes about one piece's memory, not the table's; a CSV path (or `shape_source`'s
+    result for one) is checked in full first, then read again a piece at a time, so the
+    shapes are not held either.
 
     Each row of the Matmul table depends on its own shape and the workbook's scalars only,
     so a piece is modelled on its own; and only the sheets the table reads are modelled (no
@@ -130,11 +152,9 @@ def analyze_pieces(shapes: ShapesLike = None, *, gpu: str | None = None,
     if piece_rows < 1:
         raise InputError(f"piece_rows must be at least 1 (got {piece_rows})")
     presets = load_presets(gpu_file)
-    everything = to_shapes(shapes, shapes_sheet)
-    starts = [0] if everything is None else range(0, max(len(everything), 1), piece_rows)
+    source = shape_source(shapes, shapes_sheet)
     done = 0
-    for start in starts:
-        piece = None if everything is None else everything[start:start + piece_rows]
+    for piece in [None] if source is None else source.pieces(piece_rows):
         cfg = BuildConfig(gpu=gpu, dtype=dtype, shapes=piece, spare_rows=0, presets=presets,
                           **options).resolved()
         frame = _table_model_frame(cfg, matmul.TABLE.name)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from helpers import run
+from helpers import one_line_error, run
 from hostile_files import bomb_sheet, padding, write_package
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 
@@ -423,3 +423,102 @@ def test_a_time_column_scales_its_numbers_only():
     assert out[:5] == [1500.0, 2000, True, "n/a", None]
     assert np.isnan(out[5]) and out[6] == float("inf") and out[7:] == [3000.0, ""]
     assert type(out[2]) is bool
+
+
+# ---- show streams a shapes CSV: checked in a first pass, then read a piece at a time ------
+def _shapes_csv(path: Path, rows: list[tuple[object, object, object]], head: str = "m,k,n\n",
+                sep: str = ",") -> Path:
+    path.write_text(head + "".join(sep.join(map(str, r)) + "\n" for r in rows), "utf-8")
+    return path
+
+
+def test_reading_a_shapes_csv_in_pieces_holds_one_piece(tmp_path):
+    """Three times the shapes, about the same peak: the first pass keeps a count and the
+    second a piece (10,000 Shape objects held would be about 1.7 MB, 30,000 about 5 MB; the
+    whole-file reader's peak is 64 MB, its read buffer)."""
+    import tracemalloc
+
+    from sheetgen.inputs.shapes import open_shapes
+
+    peaks = []
+    for n in (10_000, 30_000):
+        csv = _shapes_csv(tmp_path / f"s{n}.csv", shapes(n))
+        tracemalloc.start()
+        try:
+            source = open_shapes(csv)
+            assert source.count == n
+            seen = sum(len(piece) for piece in source.pieces(2_000))
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+        assert seen == n
+    assert peaks[1] < 1.2 * peaks[0] + 100_000, peaks
+    assert peaks[1] < 2_000_000, peaks
+
+
+def test_show_of_a_csv_with_a_bad_late_row_prints_one_error_and_no_table(tmp_path, monkeypatch):
+    """Row 2,950 of 3,000 bad, pieces of 100 shapes: the first pass finds it before any
+    output, so stdout stays empty (no half-written JSON) and stderr is one line."""
+    import sheetgen.api as api
+
+    rows: list[tuple[object, object, object]] = list(shapes(3_000))
+    rows[2_948] = (64, "4k", 512)  # row 2,950 of the file (the header is row 1)
+    csv = _shapes_csv(tmp_path / "late.csv", rows)
+    monkeypatch.setattr(api, "PIECE_ROWS", 100)
+    for flag in (("--json",), ()):
+        result = run("show", "--shapes", str(csv), *flag)
+        assert result.stdout == ""
+        assert one_line_error(result) == "Error: late.csv row 2950, column k: '4k' is not a number"
+
+
+@pytest.mark.parametrize("name, text", [
+    ("plain", "m,k,n\n64,512,4096\n1,8,16\n"),
+    ("bom-crlf-title", "\ufeffMy shapes,,\r\n,,\r\nM (rows),K dim,n [cols],note\r\n"
+                       "64,512,4096,x\r\n,,\r\n4096.0, 8 ,1_024,\r\n"),
+    ("semicolons", "title\n\nm;k;n\n64;512;4096\n2;3;4\n"),
+    ("tabs", "m\tk\tn\n7\t8\t9\n"),
+])
+def test_a_streamed_csv_gives_the_whole_readers_shapes(tmp_path, name, text):
+    from sheetgen.api import analyze
+    from sheetgen.cli.terminal import show_json_stream
+    from sheetgen.inputs.shapes import open_shapes, read_shapes
+
+    csv = tmp_path / f"{name}.csv"
+    csv.write_bytes(text.encode("utf-8"))
+    whole = read_shapes(csv)
+    source = open_shapes(csv)
+    assert source.held is None  # read again in pieces, not held
+    assert [s for piece in source.pieces(1) for s in piece] == whole
+    streamed = run("show", "--json", "--shapes", str(csv)).output
+    assert streamed == "".join(show_json_stream(analyze(csv))) + "\n"
+
+
+@pytest.mark.parametrize("text", [
+    "",                                           # empty file
+    "a,b,c\n1,2,3\n",                             # no header
+    "m,k\n1,2\n",                                 # a missing column
+    "m,k,n\n",                                    # no shapes below the header
+    "m,k,n\n1,2,0\n1.5,x,\n" + "0,0,0\n" * 5,    # many bad cells: the first ten, then a count
+    "m,k,n\n" + "1,2,3\n" * 60 + "1,2,99999999999\n",  # too large, late
+])
+def test_a_streamed_csv_gives_the_whole_readers_errors(tmp_path, text):
+    from sheetgen.errors import InputError
+    from sheetgen.inputs.shapes import open_shapes, read_shapes
+
+    csv = tmp_path / "bad.csv"
+    csv.write_text(text, "utf-8")
+    with pytest.raises(InputError) as whole:
+        read_shapes(csv)
+    with pytest.raises(InputError) as streamed:
+        open_shapes(csv)
+    assert str(streamed.value) == str(whole.value)
+
+
+def test_a_csv_that_is_not_utf8_late_is_one_error(tmp_path):
+    from sheetgen.errors import InputError
+    from sheetgen.inputs.shapes import open_shapes
+
+    csv = tmp_path / "latin.csv"
+    csv.write_bytes(b"m,k,n\n" + b"1,2,3\n" * 500 + b"1,2,3 \xe9\n")
+    with pytest.raises(InputError, match="not a UTF-8 text CSV file"):
+        open_shapes(csv)

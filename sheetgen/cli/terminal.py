@@ -49,10 +49,12 @@ def show(shapes: Path | None, shapes_sheet: str | None, gpu: str | None, dtype: 
       sheetgen show --gpu "H100 SXM" --dtype fp8
       sheetgen show --shapes my_shapes.xlsx --json | jq '.rows[].predicted_time'
     """
-    from sheetgen.api import analyze_pieces, to_shapes
+    from sheetgen.api import analyze_pieces, shape_source
 
     with user_errors():
-        everything = to_shapes(shapes, shapes_sheet)
+        # Checked in full before any output (a bad last row is one error line and no
+        # table); a CSV is then read again a piece at a time, never held whole.
+        everything = shape_source(shapes, shapes_sheet)
 
         def pieces() -> Iterator[Any]:  # the table a piece at a time: memory stays one's
             return analyze_pieces(everything, gpu=gpu, dtype=dtype, gpu_file=gpu_file,

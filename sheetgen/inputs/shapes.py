@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import math
 import re
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -28,7 +29,7 @@ MAX_DIM = 2**31 - 1  # cuBLAS takes 32-bit dimensions
 DIMS = ("m", "k", "n")
 MAX_REPORTED = 10  # bad cells listed in one message before "and N more"
 HEADER_SEARCH_ROWS = 50  # how far down a sheet the m/k/n header is looked for
-#: A shapes CSV is read whole; a million shapes take about 20 MB.
+#: A million shapes take about 20 MB of CSV (`show` streams a CSV; other commands read it whole).
 MAX_SHAPES_FILE_BYTES = 64_000_000
 XLSX_SUFFIXES = (".xlsx", ".xlsm")
 
@@ -105,9 +106,10 @@ def parse_dim(value: object, where: str) -> int:
     return int(number)
 
 
-def report(problems: list[str]) -> str:
-    """Every problem in one message, capped at MAX_REPORTED with "and N more"."""
-    more = len(problems) - MAX_REPORTED
+def report(problems: list[str], total: int | None = None) -> str:
+    """Every problem in one message, capped at MAX_REPORTED with "and N more"; `total`: how
+    many there were, when `problems` holds only the first ones."""
+    more = (len(problems) if total is None else total) - MAX_REPORTED
     return "; ".join(problems[:MAX_REPORTED]) + (f" (and {more} more)" if more > 0 else "")
 
 
@@ -171,7 +173,21 @@ def _table(rows: list[tuple[int, Sequence[object]]], origin: str, sheet: str | N
     if header_line is None:
         raise missing_header(origin, near, data)
     table = ShapeTable(origin, sheet, header_line, cols)
-    problems: list[str] = []
+    for line, shape in _checked_shapes(rows, origin, header_line, cols, where, formulas):
+        table.rows.append(line)
+        table.shapes.append(shape)
+    return table
+
+
+def _checked_shapes(rows: Iterable[tuple[int, Sequence[object]]], origin: str,
+                    header_line: int, cols: dict[str, int], where: Any, formulas: Any = (),
+                    ) -> Iterator[tuple[int, Shape]]:
+    """(row, shape) of each shape below the header: the one place a row is validated, for
+    the whole-file readers and the streaming CSV reader alike. After the last row, one
+    InputError lists every bad cell (the first MAX_REPORTED, then a count), or says there
+    were no shapes; so a caller that wants no output before an error drains it first."""
+    problems: list[str] = []  # the first MAX_REPORTED
+    n_problems = n_shapes = 0
     for line, row in rows:  # all rows: a row of uncached formulas reads as blank
         if line <= header_line:
             continue
@@ -191,22 +207,25 @@ def _table(rows: list[tuple[int, Sequence[object]]], origin: str, sheet: str | N
                 dims[dim] = number
                 continue
             if looks_blank(value) and (line, cols[dim]) in formulas:
-                problems.append(f"{where(line, cols[dim], dim)}: holds a formula whose result "
-                                "was never saved (the program that wrote the file does not "
-                                "calculate); open and save it in Excel or LibreOffice first")
-                continue
-            try:
-                dims[dim] = parse_dim(value, where(line, cols[dim], dim))
-            except InputError as exc:
-                problems.append(str(exc))
+                problem = (f"{where(line, cols[dim], dim)}: holds a formula whose result was "
+                           "never saved (the program that wrote the file does not "
+                           "calculate); open and save it in Excel or LibreOffice first")
+            else:
+                try:
+                    dims[dim] = parse_dim(value, where(line, cols[dim], dim))
+                    continue
+                except InputError as exc:
+                    problem = str(exc)
+            n_problems += 1
+            if len(problems) < MAX_REPORTED:  # the rest only counted, so a file of bad
+                problems.append(problem)  # rows takes no more memory than a good one
         if len(dims) == len(DIMS):
-            table.rows.append(line)
-            table.shapes.append(Shape(**dims))
+            n_shapes += 1
+            yield line, Shape(**dims)
     if problems:
-        raise InputError(report(problems))
-    if not table.shapes:
+        raise InputError(report(problems, n_problems))
+    if not n_shapes:
         raise InputError(f"{origin}: no shapes below the header on row {header_line}")
-    return table
 
 
 def read_shapes_text(text: str, origin: str) -> list[Shape]:
@@ -227,7 +246,12 @@ def read_csv_table(text: str, origin: str) -> ShapeTable:
             if find_header(_nonblank(other))[0] is not None:
                 rows = other
                 break
-    return _table(rows, origin, None, lambda line, _col, dim: f"{origin} row {line}, column {dim}")
+    return _table(rows, origin, None, _csv_where(origin))
+
+
+def _csv_where(origin: str) -> Any:
+    """How a CSV cell is named in a message: the file, the row and the dimension."""
+    return lambda line, _col, dim: f"{origin} row {line}, column {dim}"
 
 
 def _csv_rows(text: str, delimiter: str) -> list[tuple[int, list[str]]]:
@@ -376,3 +400,86 @@ def default_shapes() -> list[Shape]:
     """The built-in dozen shapes: decode GEMVs, skinny, square and large matmuls."""
     text = resources.files("sheetgen.templates").joinpath("shapes.csv").read_text("utf-8")
     return read_shapes_text(text, "templates/shapes.csv")
+
+
+class ShapeSource:
+    """Shapes checked in full when made (every bad cell is one InputError before any shape
+    is used), then given a piece at a time. A CSV file is read again for the pieces, so at
+    most one piece of shapes is held whatever the file's length (`sheetgen show` of a
+    million shapes); an xlsx file or a list holds its shapes."""
+
+    def __init__(self, shapes: list[Shape] | None = None, *, count: int | None = None,
+                 reread: Any = None) -> None:
+        self.held = shapes
+        self.count = len(shapes) if shapes is not None else int(count or 0)
+        self._reread = reread  # () -> iterator of the shapes again, when none are held
+
+    def pieces(self, size: int) -> Iterator[list[Shape]]:
+        """The shapes in order, `size` at a time (one empty piece when there are none)."""
+        if self.held is not None:
+            for start in range(0, max(len(self.held), 1), size):
+                yield self.held[start:start + size]
+            return
+        piece: list[Shape] = []
+        for shape in self._reread():
+            piece.append(shape)
+            if len(piece) == size:
+                yield piece
+                piece = []
+        if piece:
+            yield piece
+
+
+def open_shapes(path: str | Path, sheet: str | None = None) -> ShapeSource:
+    """The shapes of a CSV or xlsx file, checked, to be read a piece at a time.
+
+    A plain CSV file is read twice as a stream: a first pass runs the same checks as
+    read_shapes and keeps only a count, so a bad row 150,000 is still one error before any
+    output; a second pass (`ShapeSource.pieces`) yields the shapes. Anything the stream
+    cannot settle from the first HEADER_SEARCH_ROWS non-blank rows (no header there, an
+    empty file), and every non-CSV or non-regular file, goes through read_shapes, so each
+    error is read_shapes' own. (A file rewritten between the passes is checked again as
+    the pieces are read: a new bad row then raises after some pieces were used.)"""
+    p = Path(path)
+    layout = None
+    if (sheet is None and p.suffix.lower() != ".xls" and p.is_file() and not is_xlsx(p)
+            and p.stat().st_size <= MAX_SHAPES_FILE_BYTES):
+        layout = _csv_layout(p)
+    if layout is None:
+        return ShapeSource(read_shapes(p, sheet))
+    delimiter, header_line, cols = layout
+
+    def shapes() -> Iterator[Shape]:
+        rows = _csv_file_rows(p, delimiter)
+        for _, shape in _checked_shapes(rows, p.name, header_line, cols, _csv_where(p.name)):
+            yield shape
+
+    count = sum(1 for _ in shapes())  # raises the one InputError, as read_shapes would
+    return ShapeSource(count=count, reread=shapes)
+
+
+def _csv_layout(p: Path) -> tuple[str, int, dict[str, int]] | None:
+    """(delimiter, header row, columns) as read_csv_table finds them, from the first
+    HEADER_SEARCH_ROWS non-blank rows; None when no delimiter shows the header there."""
+    for delimiter in (",", ";", "\t", "|"):
+        rows = _csv_file_rows(p, delimiter)
+        head = list(itertools.islice(
+            ((i, r) for i, r in rows if any(not looks_blank(c) for c in r)),
+            HEADER_SEARCH_ROWS))
+        rows.close()
+        header_line, cols, _ = find_header(head)
+        if header_line is not None:
+            return delimiter, header_line, cols
+    return None
+
+
+def _csv_file_rows(p: Path, delimiter: str) -> Iterator[tuple[int, list[str]]]:
+    """A CSV file's rows, numbered from 1, read as a stream; read errors as read_shapes
+    words them."""
+    try:
+        with p.open(encoding="utf-8-sig", newline="") as fh:
+            yield from enumerate(csv.reader(fh, delimiter=delimiter), start=1)
+    except UnicodeDecodeError:
+        raise InputError(f"{p}: not a UTF-8 text CSV file") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {p}: {exc.strerror or exc}") from None
