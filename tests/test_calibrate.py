@@ -482,3 +482,16 @@ def test_bad_kernel_terms_in_a_preset_are_one_error_line(tmp_path, edit, needle)
     src = _csv(tmp_path, "m,k,n,time_s\n1,4096,32,4e-6\n")
     proc = run("calibrate", str(src), "--gpu-file", str(bad), "--gpu", "Terms", "--no-fit")
     one_line_error(proc, "bad.toml", "gpu 'Terms'", needle)
+
+
+def test_preset_out_force_replaces_an_existing_preset(tmp_path):
+    """--force replaces the preset a first run wrote (it was refused as 'appeared while
+    sheetgen was writing it'); without --force the second run is one Error: line."""
+    preset = tmp_path / "h100.toml"
+    args = ("calibrate", str(XLA), "--gpu", "H100 SXM", "--preset-out", str(preset))
+    assert run(*args).exit_code == 0
+    preset.write_text("# not a preset\n", "utf-8")
+    one_line_error(run(*args), "h100.toml")
+    assert preset.read_text("utf-8") == "# not a preset\n"
+    assert run(*args, "--force").exit_code == 0
+    assert "[[gpu]]" in preset.read_text("utf-8") or "name" in preset.read_text("utf-8")

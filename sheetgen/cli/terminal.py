@@ -21,12 +21,11 @@ from sheetgen.cli.common import (
     user_errors,
 )
 from sheetgen.cli.transformer import transformer_view
-from sheetgen.core.excel import is_number
+from sheetgen.core.defaults import NO_SMS_NOTE
 from sheetgen.core.units import GIBI, GIGA, TERA, rate_unit, seconds, si
 from sheetgen.inputs.presets import DTYPES, load_presets
 from sheetgen.layout.palette import rgb
 from sheetgen.layout.styles import REGIME_COLORS
-from sheetgen.model.refined import NO_SMS_NOTE
 
 
 @cli.command(short_help="Print the Matmul table in the terminal.")
@@ -83,6 +82,13 @@ def _chunks(frame: Any) -> Iterator[list[dict[str, Any]]]:
         yield [dict(zip(columns, row, strict=True)) for row in zip(*lists, strict=True)]
 
 
+def _whole_or_text(value: Any) -> str:
+    """A count as a whole number, or the text a cell shows instead ("n/a")."""
+    from sheetgen.core.excel import is_number  # numpy: not on a light command's path
+
+    return f"{int(value)}" if is_number(value) else str(value)
+
+
 #: (header, column, formatter) of each `show` column; widths follow the widest cell
 _SHOW_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("m", "m", lambda v: f"{int(v)}"),
@@ -93,7 +99,7 @@ _SHOW_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("compute", "compute_time", seconds),
     ("memory", "memory_time", seconds),
     ("predicted", "predicted_time", seconds),
-    ("waves", "waves", lambda v: f"{int(v)}" if is_number(v) else str(v)),  # n/a: no SMs
+    ("waves", "waves", lambda v: _whole_or_text(v)),  # n/a: no SMs
     ("refined", "refined_time", seconds),
     ("TFLOP/s", "attained_flops", lambda v: f"{v / TERA:.4g}"),
     ("of peak", "peak_fraction", lambda v: f"{v:.1%}"),
@@ -122,6 +128,8 @@ def _headers(frame: Any) -> list[str]:
 def _gpu_line(frame: Any) -> str:
     g = frame.attrs["gpu"]
     unit = rate_unit(str(g["dtype"]))
+    from sheetgen.core.excel import is_number  # numpy: not on a light command's path
+
     per_byte = unit.removesuffix("/s") + "/B"
     eff = ""
     if (g["compute_eff"], g["memory_eff"]) != (1.0, 1.0):

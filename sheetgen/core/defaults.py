@@ -19,3 +19,5 @@ DEFAULT_SPARE_ROWS = 200
 #: `sheetgen measure`: the time budget of a sweep and the timed repeats per shape
 DEFAULT_MEASURE_SECONDS = 60.0
 DEFAULT_MEASURE_REPEATS = 10
+#: What the refined time says of itself when the GPU preset gives no SM count (no waves).
+NO_SMS_NOTE = "waves off: preset has no SM count"

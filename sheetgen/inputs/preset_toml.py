@@ -54,6 +54,6 @@ def write_preset(path: str | Path, gpus: Sequence[Mapping[str, Any]],
                  header: Sequence[str] = (), force: bool = False) -> Path:
     """Write the presets atomically; an existing file needs force."""
     out = check_preset_path(path, force)
-    with atomic_write(out) as tmp:
+    with atomic_write(out, replace=force) as tmp:
         tmp.write_text(preset_text(gpus, header), encoding="utf-8")
     return out

@@ -55,8 +55,10 @@ def check_csv_path(path: str | Path, force: bool) -> Path:
     return check_destination(path, force, suffixes=(".csv",), example="times.csv")
 
 
-def write_csv(path: Path, rows: Sequence[Row], metadata: Mapping[str, str]) -> Path:
-    with atomic_write(path) as tmp:
+def write_csv(path: Path, rows: Sequence[Row], metadata: Mapping[str, str],
+              force: bool = False) -> Path:
+    """Write the measurements atomically; an existing file is replaced only with `force`."""
+    with atomic_write(path, replace=force) as tmp:
         tmp.write_text(csv_text(rows, metadata), encoding="utf-8")
     return path
 

@@ -197,7 +197,7 @@ def run(out: str | Path, *, device: str = "cpu", shapes: Sequence[tuple[int, int
     if not result.rows:
         raise InputError(f"nothing was timed within --max-seconds {max_seconds:g} "
                          f"({len(result.skipped)} skipped: {result.skipped[0]})")
-    csvio.write_csv(path, result.rows, result.metadata)
+    csvio.write_csv(path, result.rows, result.metadata, force=force)
     if preset_out is not None:
         write_preset(preset_out, [device_preset(result, backend, name)],
                      header=[f"Measured by sheetgen measure, {result.metadata.get('date')}.",

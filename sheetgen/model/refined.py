@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from sheetgen.core import defaults
 from sheetgen.core.excel import is_number
 
 
@@ -64,7 +65,7 @@ def waves_on(switch: Any) -> bool:
 #: What the wave cells show for a GPU whose preset gives no SM count (a datasheet rarely
 #: does): the waves cannot be counted, so the refined time keeps waves off and says why.
 NO_SMS = "n/a"
-NO_SMS_NOTE = "waves off: preset has no SM count"
+NO_SMS_NOTE = defaults.NO_SMS_NOTE
 
 
 def sms_known(sms: Any) -> bool:
