@@ -17,12 +17,14 @@ need; `recalc=False` is a fresh default profile, what a user gets on double-clic
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 import subprocess
 import tempfile
 import time
 import traceback
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,7 +127,14 @@ class LibreOfficeSession:
         for (to, recalc), members in groups.items():
             staged = {(job.name, key): src for job in members
                       for key, src in built[job.name].items()}
-            results, log = self._convert(staged, to, recalc)
+            # several modules open the same workbook (the default build): convert it once
+            first: dict[str, tuple[str, str]] = {}
+            twins = {k: first.setdefault(_content_key(src), k) for k, src in staged.items()}
+            unique = {k: staged[k] for k in set(twins.values())}
+            results, log = self._convert(unique, to, recalc)
+            for k, original in twins.items():
+                if k != original and original in results:
+                    results[k] = results[original]
             for job in members:  # a file the shared call lost: once more, alone
                 for key, src in built[job.name].items():
                     if (job.name, key) not in results:
@@ -168,6 +177,20 @@ class LibreOfficeSession:
         ext = to.split(":")[0]
         made = {k: outdir / f"{stem}.{ext}" for k, stem in names.items()}
         return {k: p for k, p in made.items() if p.exists() and p.stat().st_size > 0}, log
+
+
+def _content_key(path: Path) -> str:
+    """The workbook's content, less the creation time xlsxwriter stamps in its properties:
+    two builds of the same workbook have the same key."""
+    digest = hashlib.sha256(path.suffix.encode())
+    try:
+        with zipfile.ZipFile(path) as z:
+            for info in sorted(z.infolist(), key=lambda i: i.filename):
+                if info.filename != "docProps/core.xml":
+                    digest.update(info.filename.encode() + b"\0" + z.read(info) + b"\0")
+    except zipfile.BadZipFile:  # not a zip (a hostile test file): its bytes
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def _safe(text: str) -> str:
