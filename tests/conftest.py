@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lo_helpers import LibreOfficeSession
+from lo_helpers import LibreOfficeSession, groups
 from sheets_emulator import (  # noqa: F401 - re-exported pytest fixtures
     gsheets_client,
     sa_key,
@@ -29,12 +29,23 @@ LIBREOFFICE_RUNS = pytest.StashKey[tuple[int, float]]()
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The `libreoffice` tests: skipped where LibreOffice is not installed, else kept on one
-    pytest-xdist worker (`--dist loadgroup`), where they share one LibreOffice run."""
+    pytest-xdist worker per group (`--dist loadgroup`; lo_helpers.groups), where they share
+    one LibreOffice run."""
     missing = soffice() is None
     skip = pytest.mark.skip(reason="LibreOffice (soffice) is not installed")
+    group = lo_groups(items)
     for item in items:
         if item.get_closest_marker("libreoffice"):
-            item.add_marker(skip if missing else pytest.mark.xdist_group("libreoffice"))
+            item.add_marker(skip if missing else pytest.mark.xdist_group(group[_module(item)]))
+
+
+def _module(item: pytest.Item) -> str:
+    return item.module.__name__ if getattr(item, "module", None) else item.nodeid
+
+
+def lo_groups(items: list[pytest.Item]) -> dict[str, str]:
+    """The xdist group of each module with LibreOffice tests (lo_helpers.groups)."""
+    return groups({_module(item) for item in items if item.get_closest_marker("libreoffice")})
 
 
 @pytest.fixture(scope="session")
@@ -42,9 +53,8 @@ def libreoffice(request: pytest.FixtureRequest,
                 tmp_path_factory: pytest.TempPathFactory) -> Iterator[LibreOfficeSession]:
     """The session's shared LibreOffice run (tests/lo_helpers.py): every registered job of the
     selected test modules, converted on first use."""
-    modules = {item.module.__name__ for item in request.session.items
-               if item.get_closest_marker("libreoffice") and getattr(item, "module", None)}
-    session = LibreOfficeSession(tmp_path_factory.mktemp("libreoffice"), modules)
+    session = LibreOfficeSession(tmp_path_factory.mktemp("libreoffice"),
+                                 lo_groups(request.session.items))
     yield session
     if session.starts:
         request.config.stash[LIBREOFFICE_RUNS] = (session.starts, session.seconds)

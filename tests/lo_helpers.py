@@ -81,8 +81,9 @@ class LibreOfficeSession:
     """The session's LibreOffice run (conftest's `libreoffice` fixture)."""
 
     root: Path
-    #: the test modules whose jobs the first run builds (those with selected tests)
-    modules: set[str]
+    #: the test modules whose jobs a run builds (those with selected tests), by the xdist
+    #: group their tests run in: a run builds only its own group's jobs
+    modules: dict[str, str]
     done: dict[str, dict[str, Path]] = field(default_factory=dict)
     built: dict[str, dict[str, Path]] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
@@ -95,9 +96,10 @@ class LibreOfficeSession:
         if name not in JOBS:
             raise KeyError(f"no LibreOffice job {name!r} (register it with @libreoffice_job)")
         if name not in self.done and name not in self.failed:
+            group = self.modules.get(JOBS[name].module)
             pending = [j for j in JOBS.values() if j.name not in self.done
-                       and j.name not in self.failed and (j.module in self.modules
-                                                         or j.name == name)]
+                       and j.name not in self.failed
+                       and (self.modules.get(j.module, "-") == group or j.name == name)]
             self._run(pending)
         if name in self.failed:
             pytest.fail(f"LibreOffice job {name!r}: {self.failed[name]}", pytrace=False)
@@ -244,3 +246,14 @@ def recalc_many(files: list[Path], outdir: Path) -> dict[Path, Path]:
 def recalc_with_libreoffice(src: Path, workdir: Path) -> Path:
     """One workbook through a LibreOffice start of its own (see recalc_many)."""
     return recalc_many([src], workdir / "lo-out")[src]
+
+
+#: LibreOffice test modules are split into this many groups, one per pytest-xdist worker
+#: (`-n auto` on CI's 2 cores): each group shares its own LibreOffice start.
+GROUPS = 2
+
+
+def groups(modules: set[str]) -> dict[str, str]:
+    """Each LibreOffice test module's xdist group: the modules in name order, dealt out in
+    turn, so a module's jobs and tests always share one worker and one run."""
+    return {m: f"libreoffice-{i % GROUPS}" for i, m in enumerate(sorted(modules))}

@@ -81,6 +81,12 @@ sys.meta_path.insert(0, _BlockImport())
 """
 
 
+def default_sigint() -> None:
+    """In the child: SIGINT interrupts, even when pytest itself was started in the background
+    of a shell without job control, which hands its children SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt_while_importing(tmp_path: Path, target: str, argv: list[str]
                                ) -> subprocess.CompletedProcess[str]:
     """Run argv with `target`'s import held, send SIGINT once it is held, and wait."""
@@ -88,7 +94,7 @@ def _interrupt_while_importing(tmp_path: Path, target: str, argv: list[str]
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tmp_path), env.get("PYTHONPATH")]))
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=default_sigint)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()  # returns once the import is held (or the child ended)
