@@ -202,6 +202,7 @@ def test_killed_build_leftovers_are_cleaned_by_the_next_build_but_live_ones_are_
         tmp_path: Path):
     proc, tmpdir = _start_big_build(tmp_path)
     proc.kill()  # SIGKILL: no cleanup is possible
+    shapes_file(tmp_path, BIG_ROWS)  # the next build need not be as long
     proc.communicate(timeout=60)
     stale_temp = next(tmp_path.glob(f".out.xlsx{TEMP_MARK}*"))
     stale_scratch = next(tmpdir.glob("sheetgen-scratch-*"))
