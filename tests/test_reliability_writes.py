@@ -29,9 +29,9 @@ from sheetgen.files.atomic import STALE_AFTER_S, TEMP_MARK, QuietFile, TargetExi
 
 FAULTS = Path(__file__).with_name("faults.py")
 BIG_ROWS = 5_501  # above xlsx.CONSTANT_MEMORY_ROWS: xlsxwriter streams rows to scratch files
-#: A build still writing when a test signals or kills it: 5,501 rows finish within a blink of
-#: the first scratch bytes since the shared-formula fast path (a signal could come too late).
-RUNNING_ROWS = 60_000
+#: A build still writing when a test signals or kills it (60,000 rows made the suite minutes
+#: slower; the SIGINT failures it was meant to fix came from SIGINT ignored in the child).
+RUNNING_ROWS = BIG_ROWS
 
 
 def shapes_file(folder: Path, rows: int) -> Path:
