@@ -168,12 +168,20 @@ def _table_model_frame(cfg: BuildConfig, table: str) -> pd.DataFrame:
     sheets `table` reads alone."""
     registry = Registry(_sheets_read_by(sheet_specs(cfg.layout()), table))
     model = evaluate(registry, input_values(cfg))
-    ok = model.ok[table]
-    frame = pd.DataFrame({c.name: model.columns[c.name][ok]
-                          for c in registry.tables[table].all_columns()
-                          if c.name != matmul.ROW_CHECK.name}).infer_objects()
-    frame.attrs["gpu"] = {key: model.scalars[name] for key, name in FIGURES.items()}
+    frame = _model_frame(model, [c.name for c in registry.tables[table].all_columns()], table)
+    frame.attrs["gpu"] = _figures(model.scalars)
     return frame
+
+
+def _model_frame(model: Any, names: Sequence[str], table: str) -> pd.DataFrame:
+    """A table's reference values (rows its guard accepts, SI units), by name."""
+    ok = model.ok[table]
+    return pd.DataFrame({n: model.columns[n][ok] for n in names
+                         if n != matmul.ROW_CHECK.name}).infer_objects()
+
+
+def _figures(scalars: dict[str, Any]) -> dict[str, Any]:
+    return {key: scalars[name] for key, name in FIGURES.items()}
 
 
 def _sheets_read_by(specs: Sequence[SheetSpec], table: str) -> list[SheetSpec]:
@@ -235,7 +243,7 @@ def gpu_figures(p: WorkbookPlan) -> dict[str, Any]:
 
     `analyze` puts them in `DataFrame.attrs["gpu"]`, so a frame carries its roofline.
     """
-    return {key: p.model.scalars[name] for key, name in FIGURES.items()}
+    return _figures(p.model.scalars)
 
 
 def pipeline(*, gpu: str | None = None, dtype: str = DEFAULT_DTYPE,
@@ -277,12 +285,7 @@ def block_frame(p: WorkbookPlan, sheet: str) -> pd.DataFrame:
 
 def table_frame(p: WorkbookPlan, table: str) -> pd.DataFrame:
     """A planned table's reference values (rows its guard accepts, SI units), by name."""
-    t = p.table(table)
-    ok = p.model.ok[table]
-    data = {c.name: p.model.columns[c.name][ok] for c in t.columns
-            if c.name != matmul.ROW_CHECK.name}
-    frame = pd.DataFrame(data)
-    return frame.infer_objects()
+    return _model_frame(p.model, [c.name for c in p.table(table).columns], table)
 
 
 def build_workbook(out: str | os.PathLike[str], *, gpu: str | None = None,

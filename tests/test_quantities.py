@@ -167,3 +167,20 @@ def test_efficiency_lowers_the_roof():
     p = sheetgen.plan(shapes=[(4096, 4096, 4096)], spare_rows=0)
     assert p.model.scalars["attainable_flops"] == p.model.scalars["peak_flops"]
     assert np.isclose(p.model.scalars["attainable_ridge"], p.model.scalars["ridge"])
+
+
+def test_composed_writes_the_inner_formula_inside_and_computes_it_first():
+    """composed(outer, inner): one cell whose formula holds inner's in parentheses wherever
+    outer names it, and whose reference computes inner from its own reference:
+    (2·3)·(2·3) + 1 = 37. A range of inner has no cell to write inside: refused."""
+    from sheetgen.model.vocabulary import Quantity, composed
+
+    inner = Quantity("sq", "x doubled", "", "2*{x}", lambda x: 2 * x)
+    outer = Quantity("out", "squared plus y", "", "{sq}*{sq}+{y}", lambda sq, y: sq * sq + y)
+    one = composed(outer, inner)
+    assert one.template == "(2*{x})*(2*{x})+{y}"
+    assert one.dependencies() == {"x", "y"}
+    assert one.reference(x=3, y=1) == 37
+    assert (one.name, one.label) == ("out", "squared plus y")
+    with pytest.raises(ValueError, match="range"):
+        composed(Quantity("total", "sum", "", "SUM({sq[]})", lambda sq: sum(sq)), inner)

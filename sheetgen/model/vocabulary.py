@@ -142,9 +142,13 @@ def composed(outer: Quantity, *inner: Quantity) -> Quantity:
     computes the inner values first, from their own references, so both stay one definition.
     """
     parts = {q.name: q for q in inner}
+    ranged = [m.group(1) for m in PLACEHOLDER.finditer(outer.template)
+              if m.group(1) in parts and m.group(2)]
+    if ranged:  # a range needs the column's cells: there is no cell to write inside
+        raise ValueError(f"{outer.name} uses {ranged[0]} as a range: it cannot be composed")
     template = PLACEHOLDER.sub(
-        lambda m: f"({parts[m.group(1)].template})" if m.group(1) in parts and not m.group(2)
-        else m.group(0), outer.template)
+        lambda m: f"({parts[m.group(1)].template})" if m.group(1) in parts else m.group(0),
+        outer.template)
 
     def reference(**a: Any) -> Any:
         env = dict(a)

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from sheetgen.core.excel import is_number
 from sheetgen.model import factories as rf
 from sheetgen.model.vocabulary import Input, Quantity, Table, composed
 from sheetgen.sheets.parallel.inputs import MAX_MICRO, hop, hop_of_rows
@@ -280,20 +281,12 @@ HAS_H2 = Quantity("sw_has_h2", "a hop after type 2", "", "{pp_hops_t2}>0",
                   lambda pp_hops_t2: pp_hops_t2 > 0, fmt="flag")
 
 
-def _is_num(v: Any) -> bool:
-    kind = type(v)
-    if kind is float or kind is int:  # the common cases first: called per helper-table cell
-        return v == v
-    return isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool) \
-        and not np.isnan(v)
-
-
 def _numeric(v: Any) -> tuple[Any, Any]:
     """(values as floats with NaN for "", which rows are numbers), for a guarded column."""
     if not np.ndim(v):
         return float(v), True
     arr = np.asarray(v, dtype=object)
-    ok = np.fromiter(map(_is_num, arr), dtype=bool, count=len(arr))
+    ok = np.fromiter(map(is_number, arr), dtype=bool, count=len(arr))
     return np.where(ok, arr, np.nan).astype(float), ok
 
 
@@ -331,15 +324,9 @@ class FlowShop:
     latency: Quantity
     #: t1, t2, h1, h2 are another cut's (flow_shop's `times`): only pace and latency are new
     reused: bool = False
-    #: the pace is written inside the latency's formula, not in a cell of its own
-    inline: bool = False
-
-    def parts(self) -> tuple[Quantity, ...]:
-        return (self.t1, self.t2, self.h1, self.h2, self.pace, self.latency)
 
     def columns(self) -> tuple[Quantity, ...]:
-        """The cells it takes (an inline pace takes none)."""
-        return tuple(q for q in self.parts() if not (self.inline and q is self.pace))
+        return (self.t1, self.t2, self.h1, self.h2, self.pace, self.latency)
 
     def own(self) -> tuple[Quantity, ...]:
         """The cells this flow adds (a reusing flow: its pace and latency)."""
@@ -370,17 +357,14 @@ def _sent(cut: Cut, t: int, hop_time: str) -> str:
 
 
 def flow_shop(prefix: str, rows: str, micro: str, *, pace: str | None = None,
-              latency: str | None = None, what: str = "PP", guard: bool = False,
-              cut: Cut = BALANCED, times: str | None = None, inline: bool = False
-              ) -> FlowShop:
+              latency: str | None = None, what: str = "PP", cut: Cut = BALANCED,
+              times: str | None = None) -> FlowShop:
     """The one definition of PP's pace and latency: `prefix` names the parts (per-layer
     times t1, t2 of each type and the hops of each type's output), `rows` the rows per
     micro-batch, `micro` the micro-batch count, `cut` where the stages end (which hops it
     sends, and how many). Pace = the slowest stage or sent hop; latency = Σ layers + Σ hops
-    of one micro-batch + (M - 1) · pace. `guard`: blank where `rows` is blank (the best-M
-    helper table); `times`: the prefix of t1, t2, h1, h2 already computed at the same rows
-    (another cut's), so only pace and latency are new; `inline`: the pace's formula goes
-    inside the latency's (the best-M table composes hops and latencies into its ranking)."""
+    of one micro-batch + (M - 1) · pace. `times`: the prefix of t1, t2, h1, h2 already
+    computed at the same rows (another cut's), so only pace and latency are new."""
     t1n, t2n, h1n, h2n = ((times or prefix) + x for x in ("t1", "t2", "h1", "h2"))
     pace_n, lat_n = pace or prefix + "pace", latency or prefix + "latency"
     t1 = rf.time_of(t1n, rows, "pipe_n", "pipe_k", f"{what}: type-1 layer per micro-batch")
@@ -404,19 +388,14 @@ def flow_shop(prefix: str, rows: str, micro: str, *, pace: str | None = None,
     def lat_ref(**a: Any) -> Any:
         return (a["pp_n_t1"] * a[t1n] + a["pp_n_t2"] * a[t2n] + a[f"{cut.hops}1"] * a[h1n]
                 + a[f"{cut.hops}2"] * a[h2n]
-                + (a[micro] - 1) * (pace_ref(**a) if inline else a[pace_n]))
+                + (a[micro] - 1) * a[pace_n])
 
-    pace_term = pace_q.template if inline else f"{{{pace_n}}}"
     lat_q = Quantity(lat_n, f"{what} latency, one batch", "s",
                      f"{{pp_n_t1}}*{{{t1n}}}+{{pp_n_t2}}*{{{t2n}}}+{{{cut.hops}1}}*{{{h1n}}}"
-                     f"+{{{cut.hops}2}}*{{{h2n}}}+({{{micro}}}-1)*{pace_term}", lat_ref,
+                     f"+{{{cut.hops}2}}*{{{h2n}}}+({{{micro}}}-1)*{{{pace_n}}}", lat_ref,
                      fmt="time", doc="Σ layer and hop times of one micro-batch + (M - 1) × "
                                      "the pace (flow shop).")
-    flow = FlowShop(t1, t2, h1, h2, pace_q, lat_q, reused=times is not None, inline=inline)
-    if guard:
-        flow = FlowShop(*(_guarded(q, rows) for q in flow.parts()), reused=flow.reused,
-                        inline=inline)
-    return flow
+    return FlowShop(t1, t2, h1, h2, pace_q, lat_q, reused=times is not None)
 
 
 # The comparison's PP at M used (typed, or the best).
@@ -490,7 +469,7 @@ def _case_rows(name: str, m_expr: str, m_ref: Any, label: str) -> Quantity:
     def reference(**a: Any) -> Any:
         m = m_ref(a)
         cand = np.asarray(a["cand_m"], dtype=float)
-        if not _is_num(m):
+        if not is_number(m):
             return np.full(len(cand), "", dtype=object)
         return _blank_unless(cand <= min(m, MAX_MICRO), np.ceil(m / cand))
 
@@ -529,13 +508,15 @@ class Case:
 
 def case(prefix: str, m_expr: str, m_ref: Any, what: str) -> Case:
     rows = _case_rows(prefix + "rows", m_expr, m_ref, f"{what}: rows per micro-batch")
-    flow = flow_shop(prefix, rows.name, "cand_m", what=f"{what}, balanced cut", inline=True)
+    flow = flow_shop(prefix, rows.name, "cand_m", what=f"{what}, balanced cut")
     narrow = flow_shop(prefix + "n_", rows.name, "cand_m", what=f"{what}, narrow cut",
-                       cut=NARROW_CUT, times=prefix, inline=True)
-    hops = (flow.h1, flow.h2)
+                       cut=NARROW_CUT, times=prefix)
+
+    def latency(cut: FlowShop) -> Quantity:  # pace inside, then the hops inside both
+        return composed(composed(cut.latency, cut.pace), flow.h1, flow.h2)
+
     rank = composed(_rank(prefix + "rank", flow.latency.name, narrow.latency.name,
-                          f"{what}: ranking"),
-                    composed(flow.latency, *hops), composed(narrow.latency, *hops))
+                          f"{what}: ranking"), latency(flow), latency(narrow))
     return Case(rows, _guarded(flow.t1, rows.name), _guarded(flow.t2, rows.name),
                 _guarded(rank, rows.name))
 
@@ -558,7 +539,7 @@ BEST_M = Quantity("pp_best_m", "PP's best M (least one-batch latency, either cut
                       "stage cuts; ties: the smaller.")
 M_USED = Quantity("pp_m", "micro-batches M used", "",
                   "IF(ISNUMBER({micro_batches}),{micro_batches},{pp_best_m})",
-                  lambda micro_batches, pp_best_m: micro_batches if _is_num(micro_batches)
+                  lambda micro_batches, pp_best_m: micro_batches if is_number(micro_batches)
                   else pp_best_m, fmt="int", doc="The typed M, or the best M (auto).")
 BEST_ROWS = rf.ceil_div("pp_best_rows", "pipe_m", "pp_best_m", "rows per micro-batch at best M")
 BEST_FLOW = flow_shop("pb_", "pp_best_rows", "pp_best_m", pace="pp_pace_best",

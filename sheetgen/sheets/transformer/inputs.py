@@ -38,6 +38,12 @@ def _num(name: str, label: str, doc: str = "", unit: str = "",
     return Input(name, label, unit, fmt="int", validation=rule, doc=doc)
 
 
+def _fraction(name: str, label: str, low: float, high: float, doc: str) -> Input:
+    return Input(name, label, "fraction", fmt="pct", doc=doc,
+                 validation=Validation("decimal_range", minimum=low, maximum=high,
+                                       message=f"A fraction from {low:g} to {high:g}"))
+
+
 def _choice(name: str, label: str, choices: tuple[str, ...], doc: str) -> Input:
     return Input(name, label, fmt="text", doc=doc,
                  validation=Validation("choices", choices=choices,
@@ -95,10 +101,8 @@ KV_DTYPE = _storage("xf_kv_dtype", "KV-cache dtype", "Keys and values in the cac
 E_DTYPE = _storage("xf_embed_dtype", "embedding and lm_head dtype",
                    "auto: the weights' storage (Inputs: B stored as); often kept in bf16 when "
                    "the other weights are quantized.")
-RESERVE = Input("xf_reserve", "memory reserve", "fraction", fmt="pct",
-                validation=Validation("decimal_range", minimum=0.0, maximum=0.99,
-                                      message="A fraction from 0 to 0.99"),
-                doc="Left for the CUDA context, NCCL buffers and workspaces; 0.10 = vLLM's "
+RESERVE = _fraction("xf_reserve", "memory reserve", 0.0, 0.99,
+                    "Left for the CUDA context, NCCL buffers and workspaces; 0.10 = vLLM's "
                     "default gpu_memory_utilization 0.9 (vllm/config.py, CacheConfig).")
 ALLREDUCE = _choice("xf_allreduce", "TP all-reduce", ref.ALLREDUCES,
                     "auto: the fastest of ring, one-shot and two-shot for each phase.")
@@ -106,10 +110,8 @@ ATTN_DTYPE = _choice("xf_attn_dtype", "attention compute dtype", (precision.AUTO
                      "The realistic estimate's attention rate. auto: the compute dtype, or fp16 "
                      "for fp8/int8 compute (flash-attention kernels take fp16/bf16 operands; "
                      "TensorRT-LLM's FP8 builds name float16 for the attention plugin).")
-ATTN_EFF = Input("xf_attn_eff", "flash-attention efficiency", "fraction", fmt="pct",
-                 validation=Validation("decimal_range", minimum=0.01, maximum=1.0,
-                                       message="A fraction from 0.01 to 1"),
-                 doc="Share of that dtype's peak attention reaches (realistic estimate): "
+ATTN_EFF = _fraction("xf_attn_eff", "flash-attention efficiency", 0.01, 1.0,
+                     "Share of that dtype's peak attention reaches (realistic estimate): "
                      "FlashAttention-2 35 % on H100, FlashAttention-3 75 % (arXiv:2407.08608); "
                      "FlashAttention-2 50-73 % on A100 (arXiv:2307.08691).")
 LAYER_KERNELS = Input("xf_layer_kernels", "kernels per layer", "", fmt="int",
