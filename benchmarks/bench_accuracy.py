@@ -105,7 +105,7 @@ def score_table(table: Table) -> TableScore:
     return TableScore(table, len(data), len(data) - pure.rows,
                       int(fit.faster_than_roof(device, data).sum()), pure,
                       by_model["calibrated"], by_model["calibrated + smooth max"],
-                      by_model[fit.SMOOTH_K_SPLIT], data.quantize_bytes)
+                      by_model[fit.SMOOTH_K_SPLIT_RAMP], data.quantize_bytes)
 
 
 TABLE_HEADER = ["| table | preset | rows fit / test | faster than roof | roofline | hard max "
