@@ -186,12 +186,18 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
         lower.append(0.0)
         upper.append(np.inf)
         starts = [[*x0, 0.3] for x0 in starts]
-    if ramp:
+    if ramp:  # from the same form's fit without the ramp (a ramp of F_half → 0 is that fit)
         lower += [MIN_RAMP_EXPONENT, float(log_flops.min()) - 3.0]
         upper += [MAX_RAMP_EXPONENT, float(log_flops.max()) + 1.0]
+        base = fit(device, data, waves=waves, tile_m=tile_m, tile_n=tile_n, overlap=overlap,
+                   k_loop=k_loop, split_k=split_k)
+        x_base = [base.compute_efficiency, base.memory_efficiency, base.launch_overhead / scale]
+        x_base += [base.overlap] if overlap else []
+        x_base += [base.k_latency / k_scale] if k_loop else []
+        x_base += [base.split_floor / scale] if split_k else []
         mid = [float(np.percentile(log_flops, q)) for q in (25, 50, 75)]
-        starts = [[*x0, h, lf] for x0 in starts for h, lf in ((1.0, mid[0]), (2.0, mid[1]),
-                                                              (0.5, mid[2]))]
+        starts = [[*x0, h, lf] for x0 in (x_base, starts[0])
+                  for h, lf in ((1.0, mid[0]), (2.0, mid[1]), (0.5, mid[2]))]
     best = None
     for x0 in starts:
         result = least_squares(residuals, x0=x0, bounds=(lower, upper), loss="soft_l1",

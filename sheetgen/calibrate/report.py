@@ -244,7 +244,7 @@ def calibrate(data: Measurements, gpu: GPU, *, no_fit: bool = False) -> Calibrat
     device = device_for(gpu, data.dtype)
     if no_fit:  # the file's own quantize line (or --quantize-bytes) wins over the preset's
         params, scores = preset_params(gpu, data.dtype), []
-        if QUANTIZE_KEY in data.metadata:
+        if QUANTIZE_KEY in data.metadata or f"{QUANTIZE_KEY}.{data.dtype}" in data.metadata:
             params = dataclasses.replace(params, quantize_bytes=data.quantize_bytes)
     else:
         params, scores = fit.choose(device, data)
@@ -279,7 +279,9 @@ def calibrate_file(path: str | Path, *, gpu: str | None = None,
         if not math.isfinite(quantize_bytes) or quantize_bytes < 0:
             raise InputError(f"quantize_bytes={quantize_bytes!r}: bytes per element of A "
                              "must be 0 or more")
-        data.metadata = {**data.metadata, QUANTIZE_KEY: repr(float(quantize_bytes))}
+        data.metadata = {**{k: v for k, v in data.metadata.items()
+                            if not k.startswith(f"{QUANTIZE_KEY}.")},
+                         QUANTIZE_KEY: repr(float(quantize_bytes))}
     return calibrate(data, chosen, no_fit=no_fit)
 
 
