@@ -35,7 +35,10 @@ p-norm of compute and memory time), a Hill-type ramp in the matmul's FLOPs:
 
 A library picks a kernel per shape: small problems get small tiles, short pipelines and
 fewer SMs, so the attained share of the peak climbs with size over several decades rather
-than jumping (Calculon models it with size-dependent efficiency tables). F_half is the FLOP
+than jumping. Calculon's A100 system file
+(https://github.com/calculon-ai/calculon/blob/4f81f02977cfd7123cb564ef40a6b565e27b2ea5/systems/a100_80g.json)
+steps the matrix efficiency the same way: 0.1 below 1 GFLOP, 0.6 from 1, 0.9 from 16, 0.95
+from 128; the ramp is that table made smooth, with its knee fitted. F_half is the FLOP
 count at which half the asymptotic efficiency is reached, h how steeply it gets there. With
 h = 1 the ramp adds F_half / (peak · efficiency) to the compute time, a floor on the compute
 side only; h ≠ 1 is what no floor can mimic.
