@@ -162,7 +162,8 @@ class Calibration:
             n_test = self.held_out[0].rows
             out.append(f"held-out: fitted on {len(d) - n_test} rows, tested on the other "
                        f"{n_test}  (median / p90 |error|)")
-            out += [f"  {h.model:<36} {h.median_abs_error:7.1%} / {h.p90_abs_error:7.1%}"
+            width = max(len(h.model) for h in self.held_out)
+            out += [f"  {h.model:<{width}} {h.median_abs_error:7.1%} / {h.p90_abs_error:7.1%}"
                     for h in self.held_out]
             out.append(f"  -> the refined model is used with the {p.form} (the lowest held-out "
                        "median)")
