@@ -47,3 +47,60 @@ def test_a_missing_private_method_fails_loudly(monkeypatch):
     monkeypatch.delattr(Chart, "_write_plot_vis_only")
     with pytest.raises(RuntimeError, match=r"xlsx_compat\.py needs updating"):
         xlsx_compat.plot_hidden_cells(object())
+
+
+#: formulas as sheetgen writes them (the portable dialect), and one of a user's sheet names
+FORMULAS = ["=A1*2", "=IF(B1>0,B1/C1,\"\")", "=SUM(Matmul!$E$7:$E$9)",
+            "=IFERROR(INDEX(A1:A9,MATCH(MIN(B1:B9),B1:B9,0)),\"n/a\")",
+            "='Model SORT(plan'!$B$8*1",  # a user's sheet name is text, never a function
+            "{=SUM(A1:A3*B1:B3)}"]
+
+
+def _sheet_xml(tmp_path, worksheet_class, write: str) -> str:
+    path = tmp_path / f"{write}.xlsx"
+    wb = xlsxwriter.Workbook(str(path))
+    ws = wb.add_worksheet(worksheet_class=worksheet_class)
+    for row, formula in enumerate(FORMULAS):
+        getattr(ws, write)(row, 0, formula, None, 7)
+    wb.close()
+    with zipfile.ZipFile(path) as z:
+        return z.read("xl/worksheets/sheet1.xml").decode()
+
+
+def test_portable_formulas_are_stored_as_xlsxwriter_stores_them(tmp_path):
+    from xlsxwriter.worksheet import Worksheet
+
+    xlsx_compat.check_worksheet()
+    stock = _sheet_xml(tmp_path, Worksheet, "write_formula").split("<row ")
+    fast = _sheet_xml(tmp_path, xlsx_compat.PortableFormulaWorksheet,
+                      "portable_formula").split("<row ")
+    quoted = 1 + FORMULAS.index("='Model SORT(plan'!$B$8*1")
+    # identical, except that XlsxWriter's scan mistakes the text of a quoted sheet name for a
+    # function and makes that cell a dynamic-array formula; the shim stores it as typed
+    assert [r for i, r in enumerate(stock) if i != quoted] == \
+           [r for i, r in enumerate(fast) if i != quoted]
+    assert "_xlfn" in stock[quoted]
+    assert "<f>'Model SORT(plan'!$B$8*1</f>" in fast[quoted]
+    assert '<f t="array" ref="A6">SUM(A1:A3*B1:B3)</f>' in fast[-1]  # braces: library path
+
+
+def test_a_workbook_with_future_functions_takes_the_librarys_path(tmp_path):
+    path = tmp_path / "future.xlsx"
+    wb = xlsxwriter.Workbook(str(path), {"use_future_functions": True})
+    ws = wb.add_worksheet(worksheet_class=xlsx_compat.PortableFormulaWorksheet)
+    ws.portable_formula(0, 0, "=STDEV.S(B1:B3)")
+    wb.close()
+    with zipfile.ZipFile(path) as z:
+        assert "<f>_xlfn.STDEV.S(B1:B3)</f>" in z.read("xl/worksheets/sheet1.xml").decode()
+
+
+def test_a_missing_worksheet_internal_fails_loudly(monkeypatch):
+    from xlsxwriter.worksheet import Worksheet
+
+    xlsx_compat.check_worksheet.cache_clear()
+    monkeypatch.delattr(Worksheet, "_write_single_row")
+    with pytest.raises(RuntimeError, match=r"xlsx_compat\.py needs updating"):
+        xlsx_compat.check_worksheet()
+    monkeypatch.undo()
+    xlsx_compat.check_worksheet.cache_clear()
+    xlsx_compat.check_worksheet()

@@ -13,7 +13,6 @@ import contextlib
 import gc
 import math
 import os
-import re
 import sys
 import traceback
 from collections.abc import Callable
@@ -24,7 +23,6 @@ import xlsxwriter
 import xlsxwriter.exceptions
 from xlsxwriter.utility import quote_sheetname, xl_rowcol_to_cell
 from xlsxwriter.workbook import Workbook
-from xlsxwriter.worksheet import Worksheet
 
 from sheetgen.core.excel import ExcelError, is_number
 from sheetgen.errors import OutputError
@@ -56,7 +54,11 @@ from sheetgen.layout.styles import (
     number_style,
 )
 from sheetgen.writers.shared_rows import Cursor, FastTable, skip
-from sheetgen.writers.xlsx_compat import plot_hidden_cells
+from sheetgen.writers.xlsx_compat import (
+    PortableFormulaWorksheet,
+    check_worksheet,
+    plot_hidden_cells,
+)
 
 CONSTANT_MEMORY_ROWS = 5_000  # above this many table rows, stream rows to disk
 #: Points per chart series: each costs about 150 B of chart XML and a Python float while
@@ -138,7 +140,8 @@ def _cached(value: Any) -> Any:
     return value
 
 
-def _write_constant(ws: Worksheet, row: int, col: int, value: Any, fmt: Any) -> None:
+def _write_constant(ws: PortableFormulaWorksheet, row: int, col: int, value: Any,
+                    fmt: Any) -> None:
     """User data goes in typed: text is always a string cell, never parsed as a formula."""
     kind = type(value)
     if kind is int or (kind is float and value == value):  # the common case, checked first
@@ -153,20 +156,21 @@ def _write_constant(ws: Worksheet, row: int, col: int, value: Any, fmt: Any) -> 
         ws.write_string(row, col, str(value), fmt)
 
 
-def _write_cell(ws: Worksheet, cell: Cell, formats: _Formats) -> None:
+def _write_cell(ws: PortableFormulaWorksheet, cell: Cell, formats: _Formats) -> None:
     value_cell = cell.role in ("formula", "input")
     fmt = formats.get(cell.role, cell.fmt if value_cell else "general", cell.wrap)
     if cell.span > 1:  # a merged range; its value goes in the first cell
         ws.merge_range(cell.row, cell.col, cell.row, cell.col + cell.span - 1, "", fmt)
     if cell.role == "formula":
-        ws.write_formula(cell.row, cell.col, cell.formula, fmt, _cached(cell.value))
+        ws.portable_formula(cell.row, cell.col, cell.formula, fmt, _cached(cell.value))
     elif cell.role == "input":
         _write_constant(ws, cell.row, cell.col, cell.value, fmt)
     else:
         ws.write_string(cell.row, cell.col, str(cell.value), fmt)
 
 
-_Writer = Callable[[Worksheet, int, int, Any, Any], None]  # (ws, row, col, format, value)
+#: (ws, row, col, format, value)
+_Writer = Callable[[PortableFormulaWorksheet, int, int, Any, Any], None]
 _Column = tuple[int, Any, Any, "list[str] | _Writer | None"]  # col, format, values, how
 
 
@@ -195,7 +199,7 @@ def _column_format(column: ColumnPlan, formats: _Formats) -> Any:
     return formats.get(column.style if column.is_input else "derived", column.fmt)
 
 
-def _fast_tables(ws: Worksheet, sheet: SheetPlan, formats: _Formats,
+def _fast_tables(ws: PortableFormulaWorksheet, sheet: SheetPlan, formats: _Formats,
                  cell_rows: set[int]) -> list[tuple[FastTable, list[int]]]:
     """The sheet's big tables that take the shared-formula fast path, each with the tables
     beside it (rows in common), and their indices in sheet.tables."""
@@ -217,27 +221,27 @@ def _fast_tables(ws: Worksheet, sheet: SheetPlan, formats: _Formats,
 def _linked_writer(column: ColumnPlan, first_row: int, linked: Any) -> _Writer:
     """Rows that read the user's cells are formulas in the "linked" style; the rest stay
     typed-in inputs."""
-    def write(ws: Worksheet, row: int, col: int, fmt: Any, value: Any) -> None:
+    def write(ws: PortableFormulaWorksheet, row: int, col: int, fmt: Any, value: Any) -> None:
         link = column.link_at(row - first_row)
         if link is None:
             _write_constant(ws, row, col, value, fmt)
         else:
-            ws.write_formula(row, col, link, linked, _cached(value))
+            ws.portable_formula(row, col, link, linked, _cached(value))
 
     return write
 
 
 def _shifted_writer(column: ColumnPlan) -> _Writer:
-    def write(ws: Worksheet, row: int, col: int, fmt: Any, value: Any) -> None:
-        ws.write_formula(row, col, column.formula_at(row), fmt, _cached(value))
+    def write(ws: PortableFormulaWorksheet, row: int, col: int, fmt: Any, value: Any) -> None:
+        ws.portable_formula(row, col, column.formula_at(row), fmt, _cached(value))
 
     return write
 
 
-def _write_table_row(ws: Worksheet, row: int, columns: list[_Column]) -> None:
+def _write_table_row(ws: PortableFormulaWorksheet, row: int, columns: list[_Column]) -> None:
     """The next row of a table (the iterators in `columns` advance by one)."""
     number = str(row + 1)
-    write_formula = ws.write_formula
+    write_formula = ws.portable_formula
     for col, fmt, values, how in columns:
         if how is None:
             _write_constant(ws, row, col, next(values), fmt)
@@ -247,7 +251,7 @@ def _write_table_row(ws: Worksheet, row: int, columns: list[_Column]) -> None:
             how(ws, row, col, fmt, next(values))
 
 
-def _write_sheet(ws: Worksheet, sheet: SheetPlan, formats: _Formats,
+def _write_sheet(ws: PortableFormulaWorksheet, sheet: SheetPlan, formats: _Formats,
                  progress: Progress | None) -> None:
     """Rows strictly top to bottom, as constant-memory mode requires."""
     heights = layout_rules.row_heights(sheet)
@@ -284,7 +288,7 @@ def _write_sheet(ws: Worksheet, sheet: SheetPlan, formats: _Formats,
             reported += (row - reported) // 1000 * 1000
 
 
-def _validation(ws: Worksheet, v: ValidationPlan) -> None:
+def _validation(ws: PortableFormulaWorksheet, v: ValidationPlan) -> None:
     rule = v.rule
     opts: dict[str, Any]
     if rule.kind == "list":
@@ -313,7 +317,7 @@ def _cache(sheet: SheetPlan, c: tuple[int, int, int]) -> list[float | None]:
     return [None] * (last - first + 1)
 
 
-def _chart(wb: Workbook, ws: Worksheet, sheet: SheetPlan, chart: ChartPlan) -> None:
+def _chart(wb: Workbook, ws: PortableFormulaWorksheet, sheet: SheetPlan, chart: ChartPlan) -> None:
     """An XY chart: each series a line, markers or both, on log (or linear) axes.
 
     The numeric caches are given, not read from the cells: xlsxwriter would type a range
@@ -370,7 +374,7 @@ def _first_points(c: tuple[int, int, int]) -> tuple[int, int, int]:
     return col, first, min(last, first + CHART_MAX_POINTS - 1)
 
 
-def _page_setup(ws: Worksheet, sheet: SheetPlan) -> None:
+def _page_setup(ws: PortableFormulaWorksheet, sheet: SheetPlan) -> None:
     """layout.page.print_setup, as xlsxwriter spells it."""
     setup = layout_rules.print_setup(sheet)
     if setup.portrait:
@@ -394,30 +398,9 @@ def _page_setup(ws: Worksheet, sheet: SheetPlan) -> None:
     ws.set_footer(f"&L{layout_rules.FOOTER_LEFT}&R{layout_rules.FOOTER_RIGHT}")
 
 
-#: Excel 365's dynamic-array functions, which xlsxwriter prefixes with _xlfn. (a superset:
-#: no word boundary, so anything that might be one takes the library's own path).
-_DYNAMIC = re.compile(r"(ANCHORARRAY|BYCOL|BYROW|CHOOSECOLS|CHOOSEROWS|DROP|EXPAND|FILTER|"
-                      r"HSTACK|LAMBDA|MAKEARRAY|MAP|RANDARRAY|REDUCE|SCAN|INGLE|SEQUENCE|SORT|"
-                      r"SWITCH|TAKE|TEXTSPLIT|TOCOL|TOROW|UNIQUE|VSTACK|WRAPCOLS|WRAPROWS|"
-                      r"XLOOKUP)\(")
-
-
-class _Worksheet(Worksheet):
-    """xlsxwriter's worksheet without its 29 regular-expression passes over every formula
-    (the _xlfn. prefixes of dynamic-array functions, which sheetgen never writes): on large
-    sheets they were most of the write time. A formula that might name one, or a workbook
-    that uses future functions, takes the library's own path."""
-
-    def _prepare_formula(self, formula: str, expand_future_functions: bool = False) -> str:
-        if self.use_future_functions or expand_future_functions or _DYNAMIC.search(formula):
-            return super()._prepare_formula(formula, expand_future_functions)
-        formula = formula.removeprefix("{").removeprefix("=")
-        return formula.removesuffix("}")
-
-
 def _write_worksheet(wb: Workbook, sheet: SheetPlan, formats: _Formats,
                      progress: Progress | None) -> None:
-    ws = wb.add_worksheet(sheet.name, worksheet_class=_Worksheet)
+    ws = wb.add_worksheet(sheet.name, worksheet_class=PortableFormulaWorksheet)
     for col, width in sheet.widths.items():
         ws.set_column(col, col, width)
     for col in sheet.hidden:
@@ -451,6 +434,7 @@ def write_xlsx(plan: WorkbookPlan, path: str | os.PathLike[str], *, force: bool 
     that appears while writing)."""
     out = check_output_path(path, force)
     big = any(t.n_rows > CONSTANT_MEMORY_ROWS for s in plan.sheets for t in s.tables)
+    check_worksheet()
     with atomic_write(out, ".tmp.xlsx", replace=force) as tmp, private_tempdir() as scratch, \
             _quiet_failure(), quiet_file(tmp) as fh:
         wb = xlsxwriter.Workbook(fh, {
