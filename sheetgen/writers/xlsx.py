@@ -361,7 +361,8 @@ def _chart(wb: Workbook, ws: Worksheet, sheet: SheetPlan, chart: ChartPlan) -> N
         setter(axis)
     ch.set_legend({"position": "bottom"})
     ch.set_size({"width": 64 * chart.width_cols, "height": 20 * chart.height_rows})
-    ws.insert_chart(chart.row, chart.col, ch)
+    ws.insert_chart(chart.row, chart.col, ch, {"x_offset": layout_rules.CHART_INSET,
+                                               "y_offset": layout_rules.CHART_INSET})
 
 
 def _first_points(c: tuple[int, int, int]) -> tuple[int, int, int]:
