@@ -310,8 +310,10 @@ def _blocks(sheet: SheetPlan) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     for row, run in itertools.groupby(heads, key=lambda rc: rc[0]):
         cols = [c for _, c in run]
+        # runs of adjacent header columns: a column less its place in the row is constant
         for _, group in itertools.groupby(enumerate(cols), key=lambda ic: ic[1] - ic[0]):
-            first, *_, last = [c for _, c in group] * 2
+            adjacent = [c for _, c in group]
+            first, last = adjacent[0], adjacent[-1]
             end, r = last, row + 1
             while any((r, c) in at for c in range(first, last + 1)):
                 unit = at.get((r, last + 1))
