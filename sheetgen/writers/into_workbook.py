@@ -239,11 +239,12 @@ def _chart(ws: Worksheet, chart: ChartPlan) -> None:
         axis.majorGridlines = ChartLines()
         axis.delete = False
     ch.legend.position = "b"
-    ch.width = chart.width_cols * 64 / 37.8  # cm at 96 dpi, the built workbook's size
-    ch.height = chart.height_rows * 20 / 37.8
+    inset = layout_rules.CHART_INSET  # placed and sized as in the built workbook
+    ch.width = (chart.width_cols * 64 - inset) / 37.8  # cm at 96 dpi
+    ch.height = (chart.height_rows * 20 - inset) / 37.8
     ws.add_chart(ch, OneCellAnchor(
-        _from=AnchorMarker(col=chart.col, colOff=pixels_to_EMU(layout_rules.CHART_INSET),
-                           row=chart.row, rowOff=pixels_to_EMU(layout_rules.CHART_INSET)),
+        _from=AnchorMarker(col=chart.col, colOff=pixels_to_EMU(inset),
+                           row=chart.row, rowOff=pixels_to_EMU(inset)),
         ext=XDRPositiveSize2D(cm_to_EMU(ch.width), cm_to_EMU(ch.height))))
 
 
