@@ -182,6 +182,35 @@ def test_parallelism_prints_on_12_readable_pages_none_a_fragment(rendered):
     assert len(body) < 60 and "Parallelism" not in body, body
 
 
+def test_no_column_break_cuts_a_chart_a_side_table_or_a_text():
+    """From the plans (default, practice, a Transformer sheet): no column break falls inside
+    a chart's columns, nor inside Parallelism's side tables (header, labels, values, unit:
+    columns I..M), and no text runs across a break (it ends there, wrapped). On the
+    Transformer sheet a block as wide as a page reaches under the chart: the break stays
+    before the chart rather than leaving the chart's last column a page of its own."""
+    from sheetgen.inputs.model_config import load_bundled
+    from sheetgen.sheets.transformer import TransformerInputs
+
+    plans = [plan(), plan(practice=2),
+             plan(transformer=TransformerInputs(load_bundled("llama-3.1-8b")))]
+    for p in plans:
+        for sheet in p.sheets:
+            breaks = print_setup(sheet).col_breaks
+            for chart in sheet.charts:
+                _, _, c0, c1 = chart_cells(sheet, chart)
+                assert not any(c0 < b <= c1 for b in breaks), (sheet.name, breaks, c0, c1)
+            for c in sheet.cells:  # texts (an empty header band may run on)
+                if isinstance(c.value, str) and c.value and c.role != "header":
+                    assert not any(c.col < b < c.col + c.span for b in breaks), (sheet.name, c)
+    par = plans[0].sheet("Parallelism")
+    side = [c for c in par.cells if c.value in ("Splits", "PP per micro-batch")]
+    assert [c.col for c in side] == [8, 8]  # column I, beside the inputs' notes
+    units = [c for c in par.cells if c.role == "unit" and 4 <= c.row <= 35 and c.col > 8]
+    assert {c.col for c in units} == {12}  # "ms" right of "M = 1 (stream)": column M
+    assert 8 in print_setup(par).col_breaks
+    assert not any(8 < b <= 12 for b in print_setup(par).col_breaks)
+
+
 @needs_libreoffice
 def test_rendered_cells_show_readable_units(rendered):
     _, pages, _ = rendered

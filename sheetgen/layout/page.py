@@ -289,8 +289,9 @@ def _setup(sheet: SheetPlan, portrait: bool) -> PrintSetup:
     scale = SPLIT_SCALE
     label = widths[0]
     repeat_cols = (0, 0) if label <= REPEAT_SHARE * room_w * 100 / scale else None
-    col_breaks = _breaks(widths, room_w * 100 / scale, _keep(chart_cols + _blocks(sheet)),
-                         set(), label if repeat_cols else 0.0)
+    repeat_w = label if repeat_cols else 0.0
+    keep = _keep(chart_cols + _blocks(sheet), widths, room_w * 100 / scale - repeat_w)
+    col_breaks = _breaks(widths, room_w * 100 / scale, keep, set(), repeat_w)
     row_breaks = _breaks(heights, room_h * 100 / scale, charts,
                          {r for r, _ in charts} if not col_breaks else set(),
                          heights[repeat[0]] if repeat else 0.0)
@@ -324,12 +325,20 @@ def _blocks(sheet: SheetPlan) -> list[tuple[int, int]]:
     return spans
 
 
-def _keep(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Spans by first column, the widest of those that start together."""
-    widest: dict[int, int] = {}
+def _keep(spans: list[tuple[int, int]], sizes: list[float], room: float
+          ) -> list[tuple[int, int]]:
+    """The spans no break may fall inside, first ones first (charts, then blocks): a span
+    overlapping those kept joins them only where the whole still fits a page (`room`
+    points), else it is given up: a block that reaches under a chart's columns, too wide
+    to print with it, must not pull the break into the chart."""
+    kept: list[tuple[int, int]] = []
     for a, b in spans:
-        widest[a] = max(b, widest.get(a, b))
-    return sorted(widest.items())
+        near = [(c, d) for c, d in kept if c <= b and a <= d]
+        first, last = min([a, *(c for c, _ in near)]), max([b, *(d for _, d in near)])
+        if near and sum(sizes[first:last + 1]) > room:
+            continue
+        kept = sorted([s for s in kept if s not in near] + [(first, last)])
+    return kept
 
 
 def _split(repeat: tuple[int, int] | None, table: TablePlan | None,
