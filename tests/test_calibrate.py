@@ -438,8 +438,9 @@ def test_preset_out_carries_the_kernel_terms(tmp_path):
 def test_hand_made_preset_kernel_terms_predict_by_hand(tmp_path):
     """Each field of a hand-written preset reaches --no-fit's prediction. 1×4096×32 bf16 on
     1e15 FLOP/s and 2e12 B/s: memory 2·(4096 + 4096·32 + 32) B / 2e12 = 0.1352 µs (compute
-    0.26 ns), floor 2 µs, K loop 4096 · 0.1 ns = 0.4096 µs, one tile on 100 SMs at k ≥ 2048
-    pays the 1.5 µs split-K floor, quantize 4096 · 5 B / 2e12 = 0.01024 µs: 4.05504 µs."""
+    0.26 ns), floor 2 µs, one tile on 100 SMs at k ≥ 2048 runs split-K: it pays the 1.5 µs
+    split-K floor and no K loop (its k is cut into slices), quantize 4096 · 5 B / 2e12 =
+    0.01024 µs: 3.64544 µs. At k = 1,024 the K loop (1024 · 0.1 ns) counts instead."""
     preset = tmp_path / "terms.toml"
     preset.write_text(KERNEL_TERMS_PRESET)
     gpu = load_preset_file(preset).get("Terms")
@@ -448,7 +449,7 @@ def test_hand_made_preset_kernel_terms_predict_by_hand(tmp_path):
     src = _csv(tmp_path, "m,k,n,time_s\n1,4096,32,4e-6\n1,1024,32,3e-6\n")
     cal = calibrate_file(src, gpu="Terms", gpu_file=preset, dtype="bf16", no_fit=True)
     # k = 1024: below the split-K switch; 2 + 2·(1024 + 32768 + 32)/2e12 s + 0.1024 + 0.00256
-    assert cal.calibrated == pytest.approx([4.05504e-6, (2 + 0.033824 + 0.1024 + 0.00256)
+    assert cal.calibrated == pytest.approx([3.64544e-6, (2 + 0.033824 + 0.1024 + 0.00256)
                                             * 1e-6], rel=1e-12)
     off = preset.with_name("off.toml")
     off.write_text(KERNEL_TERMS_PRESET.replace("k_latency = 1e-10\nsplit_k_floor = 1.5e-6\n"
@@ -460,7 +461,7 @@ def test_hand_made_preset_kernel_terms_predict_by_hand(tmp_path):
     stated = _csv(tmp_path, "# activation_quantize_bytes_per_element: 0\n"
                   "m,k,n,time_s\n1,4096,32,4e-6\n", "stated.csv")
     assert calibrate_file(stated, gpu="Terms", gpu_file=preset, dtype="bf16",
-                          no_fit=True).calibrated == pytest.approx([4.04480e-6], rel=1e-12)
+                          no_fit=True).calibrated == pytest.approx([3.63520e-6], rel=1e-12)
 
 
 @pytest.mark.parametrize(("edit", "needle"), [

@@ -38,9 +38,10 @@ def calibration(tmp_path_factory):
     return tmp, _calibrate(tmp)
 
 
-#: a K-loop latency and a quantize pass, set by hand (the small table's fit chooses no K loop)
+#: a K-loop latency, a quantize pass and a compute ramp, set by hand (the small table's fit
+#: chooses none of them)
 TERMS = {"k_latency": 2e-10, "quantize_bytes": 5.0, "split_floor": 1.5e-6,
-         "split_min_k": 512.0}
+         "split_min_k": 512.0, "ramp_flops": 3e9, "ramp_exponent": 0.8}
 
 
 def _plan(cal, waves: bool | None = None, **terms: float):
@@ -85,7 +86,8 @@ def _measured_workbooks(tmp: Path) -> dict[str, Path]:
         files["wrong"] = write_xlsx(plans["on"], tmp / "wrong.xlsx")
     # a user's edit on the Measured sheet: waves off, another floor, overlap exponent 1.5,
     # a K-loop latency of 0.3 ns per k, a 5-byte quantize pass, a 2 µs split-K floor from
-    # k = 1,024, a new measured time
+    # k = 1,024, a compute ramp to half the efficiency at 5 GFLOP with h = 1.7, a new measured
+    # time
     edited = tmp / "edited.xlsx"
     wb = openpyxl.load_workbook(files["on"])
     ws = wb["Measured"]
@@ -97,6 +99,8 @@ def _measured_workbooks(tmp: Path) -> dict[str, Path]:
     ws.cell(block[measured.CAL_QUANT_BYTES.label], 2).value = 5
     ws.cell(block[measured.CAL_SPLIT_FLOOR.label], 2).value = 2  # µs
     ws.cell(block[measured.CAL_SPLIT_MIN_K.label], 2).value = 1024
+    ws.cell(block[measured.CAL_RAMP_FLOPS.label], 2).value = 5e9
+    ws.cell(block[measured.CAL_RAMP_H.label], 2).value = 1.7
     first = measured.TABLE.first_row + 1
     ws.cell(first, 5).value = 400
     wb.save(edited)
@@ -119,7 +123,8 @@ def test_libreoffice_recalculates_the_measured_sheet_to_the_model(calibration, l
     data.measured[0] = 4e-4
     params = fit.Params(**{**cal.params.__dict__, "waves": False, "launch_overhead": 3e-6,
                            "overlap": 1.5, "k_latency": 3e-10, "quantize_bytes": 5.0,
-                           "split_floor": 2e-6, "split_min_k": 1024.0})
+                           "split_floor": 2e-6, "split_min_k": 1024.0,
+                           "ramp_flops": 5e9, "ramp_exponent": 1.7})
     expect = fit.predict(device_for(cal.gpu, cal.dtype), params, data)
     col = measured.TABLE.col + [c.name for c in measured.TABLE.all_columns()].index(
         measured.CAL_TIME.name)

@@ -136,21 +136,21 @@ def _bench():
     return bench_accuracy
 
 
-#: held-out (median, p90) of the model (smooth max + K loop + split-K floor, + the quantize
-#: pass where the file states one) per table, as docs/measuring.md reports them
+#: held-out (median, p90) of the model (smooth max + compute ramp + K loop + split-K floor, +
+#: the quantize pass where the file states one) per table, as docs/measuring.md reports them
 DOCUMENTED = {
-    "XLA H100 SXM bf16": (0.040, 0.132), "XLA H100 SXM tf32": (0.069, 0.171),
-    "XLA MI300X bf16": (0.097, 0.268), "aiconfigurator A100 SXM bf16": (0.107, 0.307),
-    "aiconfigurator H100 SXM bf16": (0.056, 0.170), "aiconfigurator H100 SXM fp8": (0.037, 0.143),
-    "aiconfigurator H200 bf16": (0.062, 0.230), "aiconfigurator H200 fp8": (0.041, 0.172),
-    "aiconfigurator B200 bf16": (0.069, 0.215), "aiconfigurator B200 fp8": (0.053, 0.134),
-    "XLA B200 bf16": (0.043, 0.153), "XLA B200 fp8": (0.037, 0.111),
-    "XLA H100 SXM fp8": (0.128, 0.350),
+    "XLA H100 SXM bf16": (0.036, 0.117), "XLA H100 SXM tf32": (0.053, 0.157),
+    "XLA MI300X bf16": (0.099, 0.272), "aiconfigurator A100 SXM bf16": (0.068, 0.231),
+    "aiconfigurator H100 SXM bf16": (0.046, 0.151), "aiconfigurator H100 SXM fp8": (0.037, 0.139),
+    "aiconfigurator H200 bf16": (0.051, 0.208), "aiconfigurator H200 fp8": (0.039, 0.171),
+    "aiconfigurator B200 bf16": (0.063, 0.209), "aiconfigurator B200 fp8": (0.048, 0.131),
+    "XLA B200 bf16": (0.041, 0.142), "XLA B200 fp8": (0.046, 0.111),
+    "XLA H100 SXM fp8": (0.109, 0.302),
 }
 #: scored but not counted for the goal: rates a dense GEMM at the spec peak cannot reach
 NOT_COUNTED = {"XLA H100 SXM fp8"}
 #: where the goal (held-out median ≤ 10 %, p90 ≤ 25 %) holds today
-MEDIAN_GOAL_MET = set(DOCUMENTED) - {"aiconfigurator A100 SXM bf16", *NOT_COUNTED}
+MEDIAN_GOAL_MET = set(DOCUMENTED) - NOT_COUNTED
 P90_GOAL_MET = MEDIAN_GOAL_MET - {"XLA MI300X bf16"}
 
 
@@ -172,27 +172,35 @@ def test_every_table_is_scored_and_documented(scores):
 
 def test_per_table_goals(scores):
     """Held-out median ≤ 10 % and p90 ≤ 25 %: where it holds; the model halves the roofline's
-    median on every counted table, AMD's included, and its p90 is never more than half a point
-    above the hard max's (XLA H100 bf16: 13.2 % against 12.8 %; lower on every other counted
-    table)."""
+    median on every counted table, AMD's included, and its p90 is never above the hard max's.
+    The ramp was chosen on the NVIDIA tables: it lowers the held-out median on 8 of the 11
+    counted ones (A100: 8.6 % to 6.8 %) and raises it on XLA's B200 fp8 (3.5 % to 4.6 %) and,
+    scored after the choice, on AMD's MI300X (9.2 % to 9.9 %), where calibrate's own held-out
+    choice leaves it out."""
     for name, s in scores.items():
         if name in NOT_COUNTED:
             assert not s.table.goal, name
             continue
-        assert s.model.p90_abs_error <= s.hard_max.p90_abs_error + 0.005, name
+        assert s.model.p90_abs_error <= s.hard_max.p90_abs_error, name
         assert s.model.median_abs_error < 0.5 * s.roofline.median_abs_error, name
         assert s.goals() == (name in MEDIAN_GOAL_MET, name in P90_GOAL_MET), name
+    nvidia = [n for n in MEDIAN_GOAL_MET if "MI300X" not in n]
+    lower = [n for n in nvidia
+             if scores[n].model.median_abs_error < scores[n].split_k.median_abs_error - 0.0005]
+    assert len(nvidia) == 11 and len(lower) == 8, lower
+    a100 = scores["aiconfigurator A100 SXM bf16"]
+    assert a100.split_k.median_abs_error > 0.08 > 0.07 > a100.model.median_abs_error
     mi300x = scores["XLA MI300X bf16"]
     assert mi300x.hard_max.median_abs_error > 0.13  # one efficiency per regime: 14 %
-    assert mi300x.model.params.compute_efficiency == pytest.approx(668.4 / 1307.4,
-                                                                   abs=0.03)  # MAMF
-    assert mi300x.model.params.k_latency < 1e-15  # the K loop finds nothing there
-    assert mi300x.model.params.split_floor < 1e-12  # nor the split-K floor
+    assert mi300x.split_k.median_abs_error < mi300x.model.median_abs_error  # the ramp loses
+    p = mi300x.split_k.params  # without the ramp the fit reads physically there
+    assert p.compute_efficiency == pytest.approx(668.4 / 1307.4, abs=0.03)  # MAMF
+    assert p.split_floor < 1e-12  # the split-K floor finds nothing there
     # the split-K floor is about one more launch floor wherever aiconfigurator's tables fit it
     for name in ("aiconfigurator H100 SXM bf16", "aiconfigurator H200 bf16",
                  "aiconfigurator B200 bf16"):
-        p = scores[name].model.params
-        assert 0.5 * p.launch_overhead < p.split_floor < 1.5 * p.launch_overhead, name
+        for p in (scores[name].split_k.params, scores[name].model.params):
+            assert 0.5 * p.launch_overhead < p.split_floor < 1.5 * p.launch_overhead, name
 
 
 def test_quantize_pass_is_what_the_fp8_tables_were_missing(tmp_path):

@@ -42,7 +42,9 @@ DTYPE_HEADERS = ("dtype", "data type", "type", "precision")
 DEVICE_HEADERS = ("device",)
 #: The `# key: value` line by which a measurement file says its timed code path quantizes the
 #: activation in a kernel of its own before the GEMM (sheetgen.model.kernel_terms): the bytes
-#: per element of A that pass moves (5 for a dynamic per-tensor FP8 quantization).
+#: per element of A that pass moves (5 for a dynamic per-tensor FP8 quantization). A file with
+#: several dtypes states it per dtype, `# activation_quantize_bytes_per_element.fp8: 5`, which
+#: wins over the plain line for that dtype (a bf16 GEMM beside it quantizes nothing).
 QUANTIZE_KEY = "activation_quantize_bytes_per_element"
 
 
@@ -77,15 +79,18 @@ class Measurements:
     @property
     def quantize_bytes(self) -> float:
         """Bytes per element of A moved by a separate activation-quantize kernel that the
-        timings include (the file's QUANTIZE_KEY line; 0 without one)."""
-        raw = self.metadata.get(QUANTIZE_KEY, "0")
+        timings include (the file's QUANTIZE_KEY line for this dtype, else its plain one; 0
+        without one)."""
+        key = f"{QUANTIZE_KEY}.{self.dtype}"
+        key = key if key in self.metadata else QUANTIZE_KEY
+        raw = self.metadata.get(key, "0")
         try:
             value = float(raw)
         except ValueError:
             value = math.nan
         if not math.isfinite(value) or value < 0:
-            raise InputError(f"{self.origin}: '# {QUANTIZE_KEY}: {raw}' must be a number of "
-                             "bytes, 0 or more")
+            raise InputError(f"{self.origin}: '# {key}: {raw}' must be a number of bytes, 0 "
+                             "or more")
         return value
 
     def subset(self, keep: np.ndarray) -> Measurements:

@@ -14,12 +14,14 @@ them, and letting them pull the fit would hide a timing bug or a cache effect.
 
 The overlap exponent p (1 ≤ p ≤ MAX_OVERLAP_EXPONENT) replaces the roofline's hard
 max(compute, memory) with their p-norm: p = 1 adds the two times, a large p is the hard max.
-It was chosen over a Hill-type ramp of the compute efficiency (e_max·F^h / (F^h + F_half^h))
-and separate floors per regime, on the held-out halves of the published NVIDIA tables
-(docs/measuring.md). Three terms run after it (sheetgen.model.kernel_terms): the serial K loop
-(a fitted latency per unit of k) and the split-K reduction kernel's floor (fitted), forms the
-held-out half must choose, and, when the measurement file says its timings include one, a
-separate activation-quantize pass (its bytes per element are the file's, never fitted).
+It was chosen over separate floors per regime on the held-out halves of the published NVIDIA
+tables (docs/measuring.md). Three terms run after it (sheetgen.model.kernel_terms): the serial
+K loop (a fitted latency per unit of k, 0 where the GEMM runs split-K) and the split-K
+reduction kernel's floor (fitted), forms the held-out half must choose, and, when the
+measurement file says its timings include one, a separate activation-quantize pass (its bytes
+per element are the file's, never fitted). The last form adds a Hill-type ramp of the compute
+efficiency in the matmul's FLOPs (kernel_terms.compute_ramp: F_half and h fitted), chosen on
+the NVIDIA tables' held-out halves like the others.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from sheetgen.calibrate.data import Measurements
+from sheetgen.inputs.presets import MAX_RAMP_EXPONENT, MIN_RAMP_EXPONENT
 from sheetgen.model import factories as rf
 from sheetgen.model import kernel_terms, refined
 from sheetgen.sheets import matmul
@@ -75,6 +78,8 @@ class Params:
     quantize_bytes: float = 0.0  # bytes per element of A of a separate quantize pass (data's)
     split_floor: float = 0.0  # s: the split-K reduction kernel's floor (kernel_terms)
     split_min_k: float = 0.0  # k from which an under-filled GEMM runs split-K; 0 = off
+    ramp_flops: float = 0.0  # F_half of the compute-efficiency ramp (FLOPs); 0 = off
+    ramp_exponent: float = 1.0  # its exponent h (kernel_terms.compute_ramp)
 
     @property
     def form(self) -> str:
@@ -86,8 +91,9 @@ class Params:
         else:
             out = "hard max"
         out += " + K-loop latency" if self.k_loop else ""
-        return out + (f" + split-K floor (k ≥ {self.split_min_k:g})" if self.split_min_k
-                      else "")
+        out += f" + split-K floor (k ≥ {self.split_min_k:g})" if self.split_min_k else ""
+        return out + (f" + compute ramp (F_half = {self.ramp_flops:.3g} FLOPs, h = "
+                      f"{self.ramp_exponent:.3g})" if self.ramp_flops else "")
 
 
 PURE = Params()  # the seed's pure roofline: spec figures, no floor, no quantization
@@ -100,8 +106,9 @@ def predict(device: Device, params: Params, data: Measurements) -> np.ndarray:
     a, w, o = device.operand_bytes or (device.dtype_bytes,) * 3
     moved = b * matmul.BYTES.reference(m=m, k=k, n=n, **dict(zip(
         (rf.ACT_BYTES, rf.WEIGHT_BYTES, rf.OUT_BYTES), (a, w, o), strict=True)))
+    ramp = kernel_terms.compute_ramp(flops, params.ramp_flops, params.ramp_exponent)
     compute = matmul.COMPUTE_TIME.reference(
-        flops=flops, attainable_flops=device.peak * params.compute_efficiency)
+        flops=flops, attainable_flops=device.peak * params.compute_efficiency * ramp)
     memory = matmul.MEMORY_TIME.reference(
         bytes_moved=moved, attainable_bw=device.bandwidth * params.memory_efficiency)
     if params.waves and refined.sms_known(device.sm_count):  # no SM count: waves off
@@ -110,14 +117,14 @@ def predict(device: Device, params: Params, data: Measurements) -> np.ndarray:
         compute = refined.quantized_compute_time(
             compute, refined.wave_efficiency(tiles, waves, device.sm_count))
     roof = refined.refined_time(params.launch_overhead, compute, memory, params.overlap)
-    split = kernel_terms.split_k_floor(b * refined.tiles(m, n, params.tile_m, params.tile_n),
-                                       device.sm_count, k, params.split_min_k,
-                                       params.split_floor)
+    split = kernel_terms.split_k(b * refined.tiles(m, n, params.tile_m, params.tile_n),
+                                 device.sm_count, k, params.split_min_k)
     quantize = matmul.MEMORY_TIME.reference(
         bytes_moved=kernel_terms.quantize_bytes(b, m, k, params.quantize_bytes),
         attainable_bw=device.bandwidth * params.memory_efficiency)
     return np.asarray(kernel_terms.total_time(
-        roof, kernel_terms.k_loop_time(k, params.k_latency), split, quantize), dtype=float)
+        roof, kernel_terms.k_loop_time(k, params.k_latency, split), split * params.split_floor,
+        quantize), dtype=float)
 
 
 def relative_error(predicted: np.ndarray, measured: np.ndarray) -> np.ndarray:
@@ -132,11 +139,11 @@ def faster_than_roof(device: Device, data: Measurements) -> np.ndarray:
 
 def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int = 128,
         tile_n: int = 128, overlap: bool = False, k_loop: bool = False,
-        split_k: bool = False) -> Params:
+        split_k: bool = False, ramp: bool = False) -> Params:
     """The robust least-squares fit of efficiencies and floor, of the overlap exponent when
-    `overlap`, of the K loop's latency per unit of k when `k_loop` and of the split-K
-    kernel's floor when `split_k` (flagged rows excluded; the quantize pass's bytes come from
-    the data)."""
+    `overlap`, of the K loop's latency per unit of k when `k_loop`, of the split-K kernel's
+    floor when `split_k` and of the compute ramp's F_half and h when `ramp` (flagged rows
+    excluded; the quantize pass's bytes come from the data)."""
     keep = ~faster_than_roof(device, data)
     qbytes = data.quantize_bytes
     if not keep.any():
@@ -148,13 +155,18 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
     k_scale = scale / float(np.max(rows.k))  # latency per k in units of that over the max k
     n_base = 4 if overlap else 3
     n_split = n_base + (1 if k_loop else 0)
+    n_ramp = n_split + (1 if split_k else 0)
+    # the ramp's F_half is fitted as log10 FLOPs, from the data's decades
+    log_flops = np.log10(b_flops(rows))
 
     def params(x: np.ndarray) -> Params:
         return Params(float(x[0]), float(x[1]), float(x[2]) * scale, waves, tile_m, tile_n,
                       float(x[3]) if overlap else 0.0,
                       float(x[n_base]) * k_scale if k_loop else 0.0, k_loop, qbytes,
                       float(x[n_split]) * scale if split_k else 0.0,
-                      kernel_terms.SPLIT_K_MIN_K if split_k else 0.0)
+                      kernel_terms.SPLIT_K_MIN_K if split_k else 0.0,
+                      float(10.0 ** x[n_ramp + 1]) if ramp else 0.0,
+                      float(x[n_ramp]) if ramp else 1.0)
 
     def residuals(x: np.ndarray) -> np.ndarray:
         return relative_error(predict(device, params(x), rows), rows.measured)
@@ -174,6 +186,18 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
         lower.append(0.0)
         upper.append(np.inf)
         starts = [[*x0, 0.3] for x0 in starts]
+    if ramp:  # from the same form's fit without the ramp (a ramp of F_half → 0 is that fit)
+        lower += [MIN_RAMP_EXPONENT, float(log_flops.min()) - 3.0]
+        upper += [MAX_RAMP_EXPONENT, float(log_flops.max()) + 1.0]
+        base = fit(device, data, waves=waves, tile_m=tile_m, tile_n=tile_n, overlap=overlap,
+                   k_loop=k_loop, split_k=split_k)
+        x_base = [base.compute_efficiency, base.memory_efficiency, base.launch_overhead / scale]
+        x_base += [base.overlap] if overlap else []
+        x_base += [base.k_latency / k_scale] if k_loop else []
+        x_base += [base.split_floor / scale] if split_k else []
+        mid = [float(np.percentile(log_flops, q)) for q in (25, 50, 75)]
+        starts = [[*x0, h, lf] for x0 in (x_base, starts[0])
+                  for h, lf in ((1.0, mid[0]), (2.0, mid[1]), (0.5, mid[2]))]
     best = None
     for x0 in starts:
         result = least_squares(residuals, x0=x0, bounds=(lower, upper), loss="soft_l1",
@@ -182,6 +206,11 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
             best = result
     assert best is not None
     return params(best.x)
+
+
+def b_flops(data: Measurements) -> np.ndarray:
+    """FLOPs per row: b matmuls of m×k×n (what the compute ramp is a function of)."""
+    return data.b * matmul.FLOPS.reference(m=data.m, k=data.k, n=data.n)
 
 
 def stats(errors: np.ndarray) -> tuple[float, float]:
@@ -215,13 +244,15 @@ class HeldOut:
 
 SMOOTH_K_LOOP = "calibrated + smooth max + K loop"
 SMOOTH_K_SPLIT = "calibrated + smooth max + K loop + split-K"
+SMOOTH_K_SPLIT_RAMP = "calibrated + smooth max + K loop + split-K + ramp"
 
 
 def held_out(device: Device, data: Measurements, tiles: Sequence[tuple[int, int]]
              = TILE_CANDIDATES) -> list[HeldOut]:
     """Pure roofline, fitted floor + efficiencies (hard max), the same with a smooth overlap,
-    with a smooth overlap and the K loop's latency, and with waves for each tile shape, each
-    scored on the rows it was not fitted to."""
+    with a smooth overlap and the K loop's latency (+ the split-K floor (+ the compute
+    ramp)), and with waves for each tile shape, each scored on the rows it was not fitted
+    to."""
     train, test = split_halves(device, data)
     fit_rows, test_rows = data.subset(train), data.subset(test)
     pure = replace(PURE, quantize_bytes=data.quantize_bytes)
@@ -235,6 +266,9 @@ def held_out(device: Device, data: Measurements, tiles: Sequence[tuple[int, int]
                       test_rows, fit_rows))
     out.append(_score(SMOOTH_K_SPLIT, fit(device, fit_rows, overlap=True, k_loop=True,
                                           split_k=True), device, test_rows, fit_rows))
+    out.append(_score(SMOOTH_K_SPLIT_RAMP, fit(device, fit_rows, overlap=True, k_loop=True,
+                                               split_k=True, ramp=True),
+                      device, test_rows, fit_rows))
     for tm, tn in dict.fromkeys(tiles):
         p = fit(device, fit_rows, waves=True, tile_m=tm, tile_n=tn)
         out.append(_score(f"calibrated + waves ({tm}x{tn} tiles)", p, device, test_rows,
@@ -252,8 +286,8 @@ def _score(model: str, params: Params, device: Device, rows: Measurements,
 def choose(device: Device, data: Measurements, tiles: Sequence[tuple[int, int]]
            = TILE_CANDIDATES) -> tuple[Params, list[HeldOut]]:
     """The final fit on every row, in the form (hard max, smooth max, smooth max + K loop (+
-    split-K floor), or waves with the tile shape that did best) that predicted the held-out
-    half best (lowest median |error|; the simpler form wins ties)."""
+    split-K floor (+ compute ramp)), or waves with the tile shape that did best) that
+    predicted the held-out half best (lowest median |error|; the simpler form wins ties)."""
     if len(data) < MIN_HELD_OUT_ROWS:
         return fit(device, data), []
     scores = held_out(device, data, tiles)
@@ -262,4 +296,4 @@ def choose(device: Device, data: Measurements, tiles: Sequence[tuple[int, int]]
     p = best.params
     return fit(device, data, waves=p.waves, tile_m=p.tile_m, tile_n=p.tile_n,
                overlap=p.overlap >= refined.MIN_OVERLAP_EXPONENT, k_loop=p.k_loop,
-               split_k=p.split_min_k > 0), scores
+               split_k=p.split_min_k > 0, ramp=p.ramp_flops > 0), scores

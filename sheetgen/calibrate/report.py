@@ -56,9 +56,11 @@ def preset_params(gpu: GPU, dtype: str) -> fit.Params:
                       gpu.launch_overhead, gpu.wave_quantization, gpu.tile_m, gpu.tile_n,
                       gpu.overlap_exponent, k_latency=gpu.k_latency,
                       k_loop=gpu.k_latency > 0,
-                      quantize_bytes=gpu.activation_quantize_bytes,
+                      quantize_bytes=gpu.quantize_bytes(dtype),
                       split_floor=gpu.split_k_floor,
-                      split_min_k=float(gpu.split_k_min_k))
+                      split_min_k=float(gpu.split_k_min_k),
+                      ramp_flops=gpu.compute_ramp_flops,
+                      ramp_exponent=gpu.compute_ramp_exponent)
 
 
 @dataclass
@@ -107,6 +109,8 @@ class Calibration:
             "activation_quantize_bytes": self.params.quantize_bytes,
             "split_k_floor_s": self.params.split_floor,
             "split_k_min_k": self.params.split_min_k,
+            "compute_ramp_flops": self.params.ramp_flops,
+            "compute_ramp_exponent": self.params.ramp_exponent,
             "sm_count": device_for(self.gpu, self.dtype).sm_count,
             "median_abs_error_before": before[0], "p90_abs_error_before": before[1],
             "median_abs_error_after": after[0], "p90_abs_error_after": after[1],
@@ -118,6 +122,8 @@ class Calibration:
                           "overlap_exponent": h.params.overlap,
                           "k_latency_s": h.params.k_latency,
                           "split_k_floor_s": h.params.split_floor,
+                          "compute_ramp_flops": h.params.ramp_flops,
+                          "compute_ramp_exponent": h.params.ramp_exponent,
                           "train_median_abs_error": h.train_median_abs_error,
                           "train_p90_abs_error": h.train_p90_abs_error}
                          for h in self.held_out],
@@ -140,6 +146,9 @@ class Calibration:
         if p.split_min_k:
             waves += (f", split-K kernel floor {seconds(p.split_floor)} where the tiles "
                       f"under-fill the SMs and k ≥ {p.split_min_k:g}")
+        if p.ramp_flops:
+            waves += (f", compute ramp to half the efficiency at {p.ramp_flops:.3g} FLOPs "
+                      f"(h = {p.ramp_exponent:.3g})")
         if p.quantize_bytes:
             waves += (f", activation quantize pass {p.quantize_bytes:g} B per element of A "
                       "(from the file)")
@@ -153,7 +162,8 @@ class Calibration:
             n_test = self.held_out[0].rows
             out.append(f"held-out: fitted on {len(d) - n_test} rows, tested on the other "
                        f"{n_test}  (median / p90 |error|)")
-            out += [f"  {h.model:<36} {h.median_abs_error:7.1%} / {h.p90_abs_error:7.1%}"
+            width = max(len(h.model) for h in self.held_out)
+            out += [f"  {h.model:<{width}} {h.median_abs_error:7.1%} / {h.p90_abs_error:7.1%}"
                     for h in self.held_out]
             out.append(f"  -> the refined model is used with the {p.form} (the lowest held-out "
                        "median)")
@@ -183,7 +193,8 @@ class Calibration:
             "tile_m": p.tile_m, "tile_n": p.tile_n, "overlap_exponent": p.overlap,
             "k_latency": p.k_latency, "split_k_floor": p.split_floor,
             "split_k_min_k": int(p.split_min_k),
-            "activation_quantize_bytes": p.quantize_bytes}
+            "activation_quantize_bytes": p.quantize_bytes,
+            "compute_ramp_flops": p.ramp_flops, "compute_ramp_exponent": p.ramp_exponent}
         by_dtype = dict(gpu.compute_efficiency_by_dtype)
         if self.dtype == hardware.DEFAULT_DTYPE:  # the preset's own efficiency is for bf16
             fitted["measured_compute_efficiency"] = p.compute_efficiency
@@ -196,7 +207,12 @@ class Calibration:
             values[hardware.BY_DTYPE] = by_dtype
             if self.dtype != hardware.DEFAULT_DTYPE:
                 fitted[hardware.BY_DTYPE] = by_dtype
-        known = {"name", "peak_flops", hardware.BY_DTYPE, *hardware.UNITS}
+        if gpu.quantize_bytes_by_dtype:  # the source preset's, this dtype's from the file
+            values[hardware.QUANTIZE_BY_DTYPE] = dict(gpu.quantize_bytes_by_dtype) | (
+                {self.dtype: p.quantize_bytes} if self.dtype in gpu.quantize_bytes_by_dtype
+                else {})
+        known = {"name", "peak_flops", hardware.BY_DTYPE, hardware.QUANTIZE_BY_DTYPE,
+                 *hardware.UNITS}
         out: dict[str, Any] = {}
         for key, value in values.items():
             if key not in known:
@@ -229,7 +245,7 @@ def calibrate(data: Measurements, gpu: GPU, *, no_fit: bool = False) -> Calibrat
     device = device_for(gpu, data.dtype)
     if no_fit:  # the file's own quantize line (or --quantize-bytes) wins over the preset's
         params, scores = preset_params(gpu, data.dtype), []
-        if QUANTIZE_KEY in data.metadata:
+        if QUANTIZE_KEY in data.metadata or f"{QUANTIZE_KEY}.{data.dtype}" in data.metadata:
             params = dataclasses.replace(params, quantize_bytes=data.quantize_bytes)
     else:
         params, scores = fit.choose(device, data)
@@ -248,7 +264,7 @@ def measured_inputs(cal: Calibration) -> MeasuredInputs:
         launch_overhead=p.launch_overhead, waves=p.waves, tile_m=p.tile_m, tile_n=p.tile_n,
         sm_count=device_for(cal.gpu, cal.dtype).sm_count, source=d.origin, overlap=p.overlap,
         k_latency=p.k_latency, quantize_bytes=p.quantize_bytes, split_floor=p.split_floor,
-        split_min_k=p.split_min_k)
+        split_min_k=p.split_min_k, ramp_flops=p.ramp_flops, ramp_exponent=p.ramp_exponent)
 
 
 def calibrate_file(path: str | Path, *, gpu: str | None = None,
@@ -264,7 +280,9 @@ def calibrate_file(path: str | Path, *, gpu: str | None = None,
         if not math.isfinite(quantize_bytes) or quantize_bytes < 0:
             raise InputError(f"quantize_bytes={quantize_bytes!r}: bytes per element of A "
                              "must be 0 or more")
-        data.metadata = {**data.metadata, QUANTIZE_KEY: repr(float(quantize_bytes))}
+        data.metadata = {**{k: v for k, v in data.metadata.items()
+                            if not k.startswith(f"{QUANTIZE_KEY}.")},
+                         QUANTIZE_KEY: repr(float(quantize_bytes))}
     return calibrate(data, chosen, no_fit=no_fit)
 
 
@@ -298,6 +316,15 @@ def merged_preset(cals: list[Calibration], name: str | None = None) -> dict[str,
         "fitted by sheetgen calibrate per dtype: " + ", ".join(
             f"{c.dtype} to {len(c.data)} times" for c in cals[1:])
         + f" in {cals[0].data.origin}")
+    # a dtype whose timed code path quantizes its activation differently from the first's
+    # (fp8 beside bf16) keeps its own bytes per element: they belong to that code path
+    quantize = {c.dtype: c.params.quantize_bytes for c in cals[1:]
+                if c.params.quantize_bytes != cals[0].params.quantize_bytes}
+    if quantize:
+        out[hardware.QUANTIZE_BY_DTYPE] = quantize
+        out[f"{hardware.QUANTIZE_BY_DTYPE}_source"] = (
+            f"each dtype's timed code path, from '# {QUANTIZE_KEY}' in "
+            f"{cals[0].data.origin} (0 without that line)")
     return out
 
 

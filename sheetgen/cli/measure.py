@@ -95,7 +95,8 @@ def calibrate(measured: Path, gpu: str | None, gpu_file: Path | None, dtype: str
     `latency (us)`, ...; `measure`'s CSV as it is); an optional `b` column counts b
     independent matmuls per row. Rows faster than the roofline allows are flagged and left
     out of the fit. Wave quantization, a smooth max of compute and memory time, the K loop's
-    latency and a split-K kernel's floor are kept only if they predict held-out rows better.
+    latency, a split-K kernel's floor and a ramp of the compute efficiency with the matmul's
+    FLOPs are kept only if they predict held-out rows better.
     A file with several dtypes (a `dtype` column) and no --dtype is fitted per dtype; the
     preset gets each dtype's compute efficiency.
 

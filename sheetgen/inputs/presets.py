@@ -56,7 +56,13 @@ KERNEL_TERMS: dict[str, tuple[str, float | int]] = {
     "split_k_floor": ("s", 0.0),
     "split_k_min_k": ("k (0 = off)", 0),
     "activation_quantize_bytes": ("B per element of A", 0.0),
+    "compute_ramp_flops": ("FLOPs (F_half; 0 = off)", 0.0),
+    "compute_ramp_exponent": ("h", 1.0),
 }
+#: A table of dtype = bytes per element: the activation-quantize pass of those dtypes' code
+#: paths (a dynamic FP8 GEMM quantizes its bf16 activation first; a bf16 GEMM does not), where
+#: it differs from activation_quantize_bytes.
+QUANTIZE_BY_DTYPE = "activation_quantize_bytes_by_dtype"
 #: A table of dtype = fraction: the compute efficiency for those dtypes (others use
 #: measured_compute_efficiency), e.g. an fp8 matmul reaches a lower share of its peak.
 BY_DTYPE = "measured_compute_efficiency_by_dtype"
@@ -69,12 +75,17 @@ MAX_OVERLAP_EXPONENT = 64.0
 MAX_K_LATENCY = 1e-6
 MAX_QUANTIZE_BYTES = 64.0
 MAX_SPLIT_K_MIN_K = 1_000_000_000
+#: The compute ramp's F_half (FLOPs) is 0 (off) up to 10^18 (a matmul of 10^18 FLOPs runs for
+#: minutes); its exponent h from 1/4 (a ramp over a dozen decades) to 4 (nearly a step).
+MAX_RAMP_FLOPS = 1e18
+MIN_RAMP_EXPONENT, MAX_RAMP_EXPONENT = 0.25, 4.0
 #: Figures that are 0 or more up to a limit, with the unit their error message names.
 _BOUNDED: dict[str, tuple[float, str]] = {
     "launch_overhead": (1.0, "seconds"),
     "k_latency": (MAX_K_LATENCY, "seconds per unit of k"),
     "split_k_floor": (1.0, "seconds"),
     "activation_quantize_bytes": (MAX_QUANTIZE_BYTES, "bytes per element"),
+    "compute_ramp_flops": (MAX_RAMP_FLOPS, "FLOPs"),
 }
 _WHOLE = {"sm_count", "tile_m", "tile_n"}
 _FRACTIONS = {k for k, unit in UNITS.items() if unit == "fraction"}
@@ -106,12 +117,20 @@ class GPU:
     split_k_floor: float = 0.0
     split_k_min_k: int = 0
     activation_quantize_bytes: float = 0.0
+    compute_ramp_flops: float = 0.0  # the compute-efficiency ramp's F_half; 0 = off
+    compute_ramp_exponent: float = 1.0  # its exponent h
     compute_efficiency_by_dtype: dict[str, float] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict, compare=False)
+    quantize_bytes_by_dtype: dict[str, float] = field(default_factory=dict)
 
     def compute_efficiency(self, dtype: str) -> float:
         """The measured compute efficiency for dtype: its own where the preset gives one."""
         return self.compute_efficiency_by_dtype.get(dtype, self.measured_compute_efficiency)
+
+    def quantize_bytes(self, dtype: str) -> float:
+        """The activation-quantize bytes per element of dtype's code path: its own where the
+        preset gives one, else activation_quantize_bytes."""
+        return self.quantize_bytes_by_dtype.get(dtype, self.activation_quantize_bytes)
 
     def supports(self, dtype: str) -> bool:
         return dtype in self.peak_flops
@@ -227,6 +246,12 @@ def _figure(key: str, value: Any, where: str) -> float | int | bool:
             raise PresetError(f"{field_where}: expected a whole number of k from 0 (off) to "
                               f"{MAX_SPLIT_K_MIN_K:,}, got {value!r}")
         return int(value)
+    if key == "compute_ramp_exponent":
+        if isinstance(value, bool) or not isinstance(value, int | float) or not (
+                MIN_RAMP_EXPONENT <= value <= MAX_RAMP_EXPONENT):
+            raise PresetError(f"{field_where}: expected {MIN_RAMP_EXPONENT:g} to "
+                              f"{MAX_RAMP_EXPONENT:g}, got {value!r}")
+        return float(value)
     if key == "overlap_exponent":
         if isinstance(value, bool) or not isinstance(value, int | float) or not (
                 value == 0 or 1 <= value <= MAX_OVERLAP_EXPONENT):
@@ -287,7 +312,21 @@ def _parse_gpu(raw: Any, origin: str, index: int) -> GPU:
             raise PresetError(f"{where}: field '{BY_DTYPE}.{dtype}' is a fraction and must "
                               "be at most 1")
         by_dtype[dtype] = v
-    known = {"name", "peak_flops", BY_DTYPE, *UNITS}
+    quantize_raw = raw.get(QUANTIZE_BY_DTYPE, {})
+    if not isinstance(quantize_raw, dict):
+        raise PresetError(f"{where}: field '{QUANTIZE_BY_DTYPE}' must be a table of dtype = "
+                          "bytes per element")
+    quantize_by_dtype: dict[str, float] = {}
+    for dtype, value in quantize_raw.items():
+        if dtype not in peaks:
+            raise PresetError(f"{where}: field '{QUANTIZE_BY_DTYPE}.{dtype}': the GPU has no "
+                              f"{dtype} peak (it has: {', '.join(peaks)})")
+        if isinstance(value, bool) or not isinstance(value, int | float) \
+                or not math.isfinite(value) or not 0 <= value <= MAX_QUANTIZE_BYTES:
+            raise PresetError(f"{where}: field '{QUANTIZE_BY_DTYPE}.{dtype}': expected 0 to "
+                              f"{MAX_QUANTIZE_BYTES:g} bytes per element, got {value!r}")
+        quantize_by_dtype[dtype] = float(value)
+    known = {"name", "peak_flops", BY_DTYPE, QUANTIZE_BY_DTYPE, *UNITS}
     sources: dict[str, str] = {}
     for key, value in raw.items():
         if key.endswith("_source"):
@@ -299,7 +338,8 @@ def _parse_gpu(raw: Any, origin: str, index: int) -> GPU:
     for key, note in defaulted.items():
         sources.setdefault(key, note)
     return GPU(name=name.strip(), peak_flops=peaks, sources=sources,
-               compute_efficiency_by_dtype=by_dtype, **figures)
+               compute_efficiency_by_dtype=by_dtype, quantize_bytes_by_dtype=quantize_by_dtype,
+               **figures)
 
 
 def _show(value: Any) -> str:

@@ -26,6 +26,22 @@ activation A once to find its absolute maximum, then again to scale it, and writ
 fp8: 2 + 2 + 1 = 5 bytes per element of A before the fp8 GEMM reads its 1 byte. The bytes per
 element are a property of the timed code path (0 when A arrives already quantized), stated
 by the measurement file, never fitted.
+
+One more term scales the compute efficiency before the refined time (so it sits inside the
+p-norm of compute and memory time), a Hill-type ramp in the matmul's FLOPs:
+
+    ramp     = 1 / (1 + (F_half / F)^h)   = F^h / (F^h + F_half^h);  1 when F_half = 0 (off)
+    compute  = F / (peak · compute efficiency · ramp)
+
+A library picks a kernel per shape: small problems get small tiles, short pipelines and
+fewer SMs, so the attained share of the peak climbs with size over several decades rather
+than jumping. Calculon's A100 system file
+(https://github.com/calculon-ai/calculon/blob/4f81f02977cfd7123cb564ef40a6b565e27b2ea5/systems/a100_80g.json)
+steps the matrix efficiency the same way: 0.1 below 1 GFLOP, 0.6 from 1, 0.9 from 16, 0.95
+from 128; the ramp is that table made smooth, with its knee fitted. F_half is the FLOP
+count at which half the asymptotic efficiency is reached, h how steeply it gets there. With
+h = 1 the ramp adds F_half / (peak · efficiency) to the compute time, a floor on the compute
+side only; h ≠ 1 is what no floor can mimic.
 """
 
 from __future__ import annotations
@@ -41,23 +57,38 @@ from sheetgen.model.refined import sms_known
 DYNAMIC_FP8_QUANTIZE_BYTES = 2.0 + 2.0 + 1.0
 
 
-def k_loop_time(k: Any, latency_per_k: Any) -> Any:
-    """Seconds of the serial K loop: k times the fitted latency per unit of k."""
-    return np.asarray(k, dtype=float) * latency_per_k
+def k_loop_time(k: Any, latency_per_k: Any, split: Any = 0) -> Any:
+    """Seconds of the serial K loop: k times the fitted latency per unit of k, 0 where the
+    GEMM runs split-K (`split` 1: its k is cut into slices that run side by side)."""
+    return (1.0 - np.asarray(split, dtype=float)) * np.asarray(k, dtype=float) * latency_per_k
 
 
 #: k from which a GEMM that under-fills the SMs is taken to run split-K (two kernels)
 SPLIT_K_MIN_K = 2048
 
 
-def split_k_floor(tiles: Any, sms: Any, k: Any, min_k: Any, floor: Any) -> Any:
-    """The second kernel's floor where the output tiles under-fill the SMs and k ≥ min_k
-    (never when min_k is 0, nor without an SM count: a preset may leave it out)."""
+def split_k(tiles: Any, sms: Any, k: Any, min_k: Any) -> Any:
+    """1.0 where the output tiles under-fill the SMs and k ≥ min_k (the GEMM runs split-K),
+    else 0.0 (always 0 when min_k is 0, or without an SM count: a preset may leave it out)."""
     t, kk = np.asarray(tiles, dtype=float), np.asarray(k, dtype=float)
     if not sms_known(sms):
         return np.zeros(np.broadcast(t, kk).shape)
-    split = (t < sms) & (kk >= min_k) & (np.asarray(min_k, dtype=float) > 0)
-    return np.where(split, floor, 0.0) * 1.0
+    return ((t < sms) & (kk >= min_k) & (np.asarray(min_k, dtype=float) > 0)) * 1.0
+
+
+def split_k_floor(tiles: Any, sms: Any, k: Any, min_k: Any, floor: Any) -> Any:
+    """The second kernel's floor where the GEMM runs split-K (split_k), else 0."""
+    return split_k(tiles, sms, k, min_k) * floor
+
+
+def compute_ramp(flops: Any, half_flops: Any, exponent: Any) -> Any:
+    """The share of the asymptotic compute efficiency a matmul of `flops` FLOPs reaches:
+    1 / (1 + (half_flops / flops)^exponent); 1 when half_flops is 0 (the ramp off)."""
+    f = np.asarray(flops, dtype=float)
+    half = np.asarray(half_flops, dtype=float)
+    with np.errstate(divide="ignore"):
+        ratio = np.where(half > 0, half / f, 0.0)
+    return np.where(half > 0, 1.0 / (1.0 + ratio ** exponent), 1.0)
 
 
 def quantize_bytes(b: Any, m: Any, k: Any, bytes_per_element: Any) -> Any:

@@ -6,9 +6,11 @@ efficiencies) and the refined model with the fitted values, which are input cell
 sheet (they never change the Inputs sheet silently):
 
     refined = floor + (c^p + memory time^p)^(1/p)  (p = 0: max(c, memory time))
-    compute = b·2mkn / (PEAK_FLOPS · fitted compute eff), memory = b·bytes / (HBM_BW · fitted
-    memory eff), c = compute / wave efficiency when waves are on (sheetgen.model.refined)
-    total   = refined + k · K-loop latency + split-K floor (tiles < SMs and k ≥ K_split)
+    compute = F / (PEAK_FLOPS · fitted compute eff · ramp), F = b·2mkn, memory = b·bytes /
+    (HBM_BW · fitted memory eff), c = compute / wave efficiency when waves are on
+    (sheetgen.model.refined), ramp = 1 / (1 + (F_half / F)^h) (1 when F_half = 0)
+    split   = 1 where tiles < SMs and k ≥ K_split (the GEMM runs split-K), else 0
+    total   = refined + (1 − split) · k · K-loop latency + split · split-K floor
               + b·m·k · quantize bytes / fitted bandwidth
               (the serial K loop, a second (reduction) kernel's floor and a separate
               activation-quantize kernel: sheetgen.model.kernel_terms)
@@ -28,7 +30,10 @@ from sheetgen.inputs.presets import (
     MAX_K_LATENCY,
     MAX_OVERLAP_EXPONENT,
     MAX_QUANTIZE_BYTES,
+    MAX_RAMP_EXPONENT,
+    MAX_RAMP_FLOPS,
     MAX_SPLIT_K_MIN_K,
+    MIN_RAMP_EXPONENT,
 )
 from sheetgen.model import factories as rf
 from sheetgen.model import kernel_terms
@@ -89,6 +94,16 @@ CAL_QUANT_BYTES = Input("cal_quant_bytes", "activation quantize bytes per elemen
                                               maximum=MAX_QUANTIZE_BYTES,
                                               message="0: no quantize pass; 5: dynamic "
                                                       "per-tensor FP8 from bf16"))
+CAL_RAMP_FLOPS = Input("cal_ramp_flops", "compute ramp F_half", "FLOP", fmt="sci",
+                       validation=Validation("decimal_range", minimum=0, maximum=MAX_RAMP_FLOPS,
+                                             message="FLOPs at half the fitted efficiency; "
+                                                     "0 turns the ramp off"))
+CAL_RAMP_H = Input("cal_ramp_h", "compute ramp exponent h", "exponent", fmt="ratio",
+                   validation=Validation("decimal_range", minimum=MIN_RAMP_EXPONENT,
+                                         maximum=MAX_RAMP_EXPONENT,
+                                         message=f"{MIN_RAMP_EXPONENT:g} to "
+                                                 f"{MAX_RAMP_EXPONENT:g}: how steeply the "
+                                                 "efficiency ramps with FLOPs"))
 
 CAL_FLOPS = Quantity("cal_flops", "fitted attainable FLOP/s", "FLOP/s",
                      "{peak_flops}*{cal_compute_eff}",
@@ -140,8 +155,17 @@ ROOF_TIME = rf.predicted_time("meas_roof_time", "meas_roof_compute", "meas_roof_
                               "roofline time (Inputs)")
 ROOF_ERROR = rf.relative_error("meas_roof_error", "meas_roof_time", "meas_time",
                                "roofline error")
-CAL_COMPUTE = rf.ratio("meas_cal_compute", "meas_flops", "cal_flops", "fitted compute time",
-                       "s", fmt="time")
+RAMP = Quantity(
+    "meas_ramp", "compute ramp", "fraction",
+    "IF({cal_ramp_flops}>0,1/(1+({cal_ramp_flops}/{meas_flops})^{cal_ramp_h}),1)",
+    lambda meas_flops, cal_ramp_flops, cal_ramp_h: kernel_terms.compute_ramp(
+        meas_flops, cal_ramp_flops, cal_ramp_h),
+    fmt="pct", doc="The share of the fitted compute efficiency a matmul of F FLOPs reaches.")
+CAL_COMPUTE = Quantity(
+    "meas_cal_compute", "fitted compute time", "s", "{meas_flops}/({cal_flops}*{meas_ramp})",
+    lambda meas_flops, cal_flops, meas_ramp: np.asarray(meas_flops, dtype=float)
+    / (cal_flops * np.asarray(meas_ramp, dtype=float)),
+    fmt="time", doc="F / (fitted attainable FLOP/s · ramp).")
 CAL_MEMORY = rf.ratio("meas_cal_memory", "meas_bytes", "cal_bw", "fitted memory time", "s",
                       fmt="time")
 FITTED = rf.RefinedInputs(tile_m="cal_tile_m", tile_n="cal_tile_n", sm_count="cal_sms",
@@ -149,17 +173,23 @@ FITTED = rf.RefinedInputs(tile_m="cal_tile_m", tile_n="cal_tile_n", sm_count="ca
                           overlap="cal_overlap")
 REFINED = rf.refined_roofline("meas_", "meas_m", "meas_n", "meas_cal_compute",
                               "meas_cal_memory", what="fitted", inputs=FITTED, batch="meas_b")
-K_LOOP = Quantity("meas_k_loop", "K-loop latency", "s", "{meas_k}*{cal_k_latency}",
-                  lambda meas_k, cal_k_latency: kernel_terms.k_loop_time(meas_k, cal_k_latency),
-                  fmt="time", doc="k · the fitted latency per unit of k (serial K loop).")
-SPLIT_K = Quantity(
-    "meas_split_k", "split-K kernel floor", "s",
+SPLIT = Quantity(
+    "meas_split", "runs split-K (1 = yes)", "",
     f"IF(AND(ISNUMBER({{cal_sms}}),{{{REFINED.tiles.name}}}<{{cal_sms}},"
-    "{meas_k}>={cal_split_min_k},"
-    "{cal_split_min_k}>0),{cal_split_floor},0)",
-    lambda **a: kernel_terms.split_k_floor(a[REFINED.tiles.name], a["cal_sms"], a["meas_k"],
-                                           a["cal_split_min_k"], a["cal_split_floor"]),
-    fmt="time", doc="A second (reduction) kernel where the tiles under-fill the SMs.")
+    "{meas_k}>={cal_split_min_k},{cal_split_min_k}>0),1,0)",
+    lambda **a: kernel_terms.split_k(a[REFINED.tiles.name], a["cal_sms"], a["meas_k"],
+                                     a["cal_split_min_k"]),
+    fmt="int", doc="1 where the tiles under-fill the SMs and k ≥ split-K from k.")
+K_LOOP = Quantity("meas_k_loop", "K-loop latency", "s",
+                  "(1-{meas_split})*{meas_k}*{cal_k_latency}",
+                  lambda meas_k, cal_k_latency, meas_split: kernel_terms.k_loop_time(
+                      meas_k, cal_k_latency, meas_split),
+                  fmt="time", doc="k · the fitted latency per unit of k (serial K loop); 0 "
+                                  "where the GEMM runs split-K (each block loops over a slice).")
+SPLIT_K = Quantity(
+    "meas_split_k", "split-K kernel floor", "s", "{meas_split}*{cal_split_floor}",
+    lambda meas_split, cal_split_floor: np.asarray(meas_split, dtype=float) * cal_split_floor,
+    fmt="time", doc="A second (reduction) kernel where the GEMM runs split-K.")
 QUANT_BYTES = Quantity(
     "meas_quant_bytes", "quantize pass bytes", "B",
     "{meas_b}*{meas_m}*{meas_k}*{cal_quant_bytes}",
@@ -187,7 +217,8 @@ TABLE = Table(
     name="measured", header_row=28, col=0,
     inputs=(T_M, T_K, T_N, T_B, T_TIME),
     columns=(CHECK, *ONE.columns()[:2], FLOPS, BYTES, ROOF_COMPUTE, ROOF_MEMORY, ROOF_TIME,
-             ROOF_ERROR, CAL_COMPUTE, CAL_MEMORY, *REFINED.columns(), K_LOOP, SPLIT_K, QUANT_BYTES,
+             ROOF_ERROR, RAMP, CAL_COMPUTE, CAL_MEMORY, *REFINED.columns(), SPLIT, K_LOOP,
+             SPLIT_K, QUANT_BYTES,
              QUANT_TIME, CAL_TIME, CAL_ERROR,
              ROOF_ABS, CAL_ABS, LABEL),
     guard="meas_check",
@@ -213,6 +244,9 @@ BLOCK = Block(row=4, col=0, header=("Fitted model", "Value", "Unit", "Notes"), r
     BlockRow(CAL_SPLIT_MIN_K.label, [CAL_SPLIT_MIN_K], "k", "0 = off"),
     BlockRow(CAL_QUANT_BYTES.label, [CAL_QUANT_BYTES], "B",
              "separate quantize kernel: b·m·k · this / fitted bandwidth (0 = none)"),
+    BlockRow(CAL_RAMP_FLOPS.label, [CAL_RAMP_FLOPS], "FLOP",
+             "compute eff · 1/(1 + (this / F)^h), F = b·2mkn (0 = off)"),
+    BlockRow(CAL_RAMP_H.label, [CAL_RAMP_H], "", "how steeply the efficiency ramps with F"),
     "Derived",
     BlockRow(CAL_FLOPS.label, [CAL_FLOPS], "FLOP/s", ""),
     BlockRow(CAL_BW.label, [CAL_BW], "B/s", ""),
@@ -251,6 +285,8 @@ class MeasuredInputs:
     quantize_bytes: float = 0.0
     split_floor: float = 0.0
     split_min_k: float = 0.0
+    ramp_flops: float = 0.0
+    ramp_exponent: float = 1.0
 
 
 def _decades(values: Sequence[float]) -> list[float]:
@@ -269,6 +305,7 @@ def input_values(data: MeasuredInputs) -> dict[str, Any]:
         "cal_sms": rf_model.NO_SMS if data.sm_count is None else data.sm_count,
         "cal_k_latency": data.k_latency, "cal_quant_bytes": data.quantize_bytes,
         "cal_split_floor": data.split_floor, "cal_split_min_k": data.split_min_k,
+        "cal_ramp_flops": data.ramp_flops, "cal_ramp_h": data.ramp_exponent,
         "meas_m": list(data.m), "meas_k": list(data.k), "meas_n": list(data.n),
         "meas_b": list(data.b), "meas_time": list(data.seconds),
         "meas_diag_x": _decades([*data.seconds, min(data.seconds) / 10]),
@@ -349,9 +386,11 @@ def _sheet(source: str = "") -> SheetSpec:
                  "below (edit them to try others)."),
             Text(2, 0, "refined time = launch floor + (c^p + memory time^p)^(1/p), c = compute "
                  "time (/ wave efficiency when waves are on), p = 0: max(c, memory time); "
-                 "tiles = b·⌈m/Tm⌉·⌈n/Tn⌉, waves = ⌈tiles/SMs⌉; fitted time = refined + "
-                 "k·K-loop latency + split-K floor (tiles < SMs, k ≥ split-K from k) + "
-                 "b·m·k·quantize bytes / fitted bandwidth."),
+                 "compute time = F / (fitted FLOP/s · ramp), ramp = 1/(1 + (F_half/F)^h); "
+                 "tiles = b·⌈m/Tm⌉·⌈n/Tn⌉, waves = ⌈tiles/SMs⌉; split-K where tiles < SMs "
+                 "and k ≥ split-K from k; fitted time = refined + k·K-loop latency (0 where "
+                 "split-K) + split-K floor (where split-K) + b·m·k·quantize bytes / fitted "
+                 "bandwidth."),
             Text(TABLE.header_row - 1, 0, "Measurements", "subtitle"),
         ),
         blocks=(BLOCK,),
