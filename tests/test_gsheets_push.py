@@ -675,6 +675,8 @@ def test_cli_push_with_gpu_file_then_check(tmp_path, shared, service_account_fil
     pushed = run("push", URL, "--gpu-file", str(preset), "--gpu", "Datasheet GPU",
                  "--spare-rows", "2")
     assert pushed.exit_code == 0, pushed.output
+    # every body Google's discovery document allows (the emulator validates each one)
+    assert shared.validated_bodies >= 1 and shared.schema_errors == []
     checked = run("check", URL)
     assert checked.exit_code == 0, checked.output
     assert checked.output.splitlines()[-1] == (
