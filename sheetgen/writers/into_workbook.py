@@ -38,6 +38,7 @@ from sheetgen.layout.styles import (
     highlight_style,
     number_style,
 )
+from sheetgen.writers.openpyxl_compat import StyleStamp
 
 Progress = Callable[[int], None]
 
@@ -111,19 +112,20 @@ def openpyxl_style(style: CellStyle) -> dict[str, Any]:
 
 
 class _Styles:
-    """openpyxl style pieces by neutral style, translated once each."""
+    """openpyxl styles by neutral style, translated once each; one per workbook written (a
+    stamp holds style indices of that workbook)."""
 
     def __init__(self) -> None:
-        self.cache: dict[CellStyle, dict[str, Any]] = {}
+        self.cache: dict[CellStyle, StyleStamp] = {}
 
-    def get(self, role: str, fmt: str = "general", wrap: bool = False) -> dict[str, Any]:
+    def get(self, role: str, fmt: str = "general", wrap: bool = False) -> StyleStamp:
         style = cell_style(role, fmt, wrap)
         if style not in self.cache:
-            self.cache[style] = openpyxl_style(style)
+            self.cache[style] = StyleStamp(openpyxl_style(style))
         return self.cache[style]
 
 
-def _put(ws: Worksheet, row: int, col: int, value: Any, style: dict[str, Any],
+def _put(ws: Worksheet, row: int, col: int, value: Any, style: StyleStamp,
          formula: bool = False) -> None:
     """One cell; text that is not ours to evaluate stays text even if it starts with '='."""
     if hasattr(value, "item"):
@@ -133,8 +135,7 @@ def _put(ws: Worksheet, row: int, col: int, value: Any, style: dict[str, Any],
     cell = ws.cell(row=row + 1, column=col + 1, value=value)
     if isinstance(value, str) and not formula:
         cell.data_type = "s"
-    for attr, piece in style.items():
-        setattr(cell, attr, piece)
+    style.apply(cell)
 
 
 def _write_cells(ws: Worksheet, sheet: SheetPlan, styles: _Styles,
