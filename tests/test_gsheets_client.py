@@ -396,9 +396,23 @@ def test_unformatted_uses_compute_hook(sheets_emulator, gsheets_client):
     sh = open_spreadsheet(gsheets_client, KEY)
     sh.batch_update(add_sheet_body("GPU Specs"))
     params = {"valueRenderOption": "UNFORMATTED_VALUE"}
-    # No hook: formula cells have no value (and trailing empties are trimmed).
-    assert sh.values_get("'GPU Specs'!B1:B2", params=params) == {
-        "range": "'GPU Specs'!B1:B2", "majorDimension": "ROWS"}
+    # The default hook calculates a formula, as Google does (=A1*3 with A1 = 2), in
+    # values.get and in spreadsheets.get's effectiveValue alike.
+    assert sh.values_get("'GPU Specs'!B1:B2", params=params)["values"] == [[6]]
+    grid = sh.fetch_sheet_metadata({"includeGridData": "true",
+                                    "ranges": "'GPU Specs'!B1", "fields": "sheets.data"})
+    assert grid["sheets"][-1]["data"][0]["rowData"][0]["values"][1]["effectiveValue"] == {
+        "numberValue": 6}
+    # No hook at all: asking for a formula's value fails loudly, never a silent blank (a
+    # blank made `check` of a correct push report blank Inputs cells); formulas, text and
+    # numbers still read back (trailing empties trimmed).
+    sheets_emulator.compute = None
+    with pytest.raises(APIError) as err:
+        sh.values_get("'GPU Specs'!B1", params=params)
+    assert err.value.response.status_code == 501 and "no compute hook" in str(err.value)
+    assert sh.values_get("'GPU Specs'!A1:A3", params=params)["values"] == [[2], ["peak"]]
+    assert sh.values_get("'GPU Specs'!B1:B2", params={"valueRenderOption": "FORMULA"})[
+        "values"] == [["=A1*3"]]
 
     seen: list[Snapshot] = []
 

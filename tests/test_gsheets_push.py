@@ -1,11 +1,11 @@
 """`sheetgen push / read / check` against the loopback Sheets emulator, with the real gspread
 and google-auth clients (no network).
 
-Formula values (UNFORMATTED_VALUE) come from the emulator's ``compute`` hook,
-`engine_compute`, which evaluates the formulas **as stored in the emulator** (typed cells, formula
-columns filled down by `repeatCell`, named ranges) with sheetgen's formula evaluator, an
-engine independent of the reference model, so `check` compares two independent answers, as
-it does against Google.
+Formula values (UNFORMATTED_VALUE) come from the emulator's default ``compute`` hook,
+`engine_compute` (tests/sheets_emulator/compute.py), which evaluates the formulas **as stored
+in the emulator** (typed cells, formula columns filled down by `repeatCell`, named ranges)
+with sheetgen's formula evaluator, an engine independent of the reference model, so `check`
+compares two independent answers, as it does against Google.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from sheets_emulator import (
     SA_EMAIL,
     HTTPReply,
     SheetsEmulator,
-    Snapshot,
     a1,
+    engine_compute,
     google_error,
 )
 from xlsxwriter.utility import xl_col_to_name
@@ -65,34 +65,6 @@ GOOGLE_ONLY = {"Matmul": HELPER_COLUMNS, "Parallelism": set(SWEEP_LOG)}
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def engine_compute(snap: Snapshot) -> dict[tuple[str, str], Any]:
-    """UNFORMATTED_VALUE of every formula cell, evaluated from the stored cells."""
-    from xlsxwriter.utility import xl_cell_to_rowcol
-
-    from sheetgen.evaluate import ExcelError, evaluate_cells
-
-    formulas: dict[str, dict[tuple[int, int], str]] = {}
-    values: dict[str, dict[tuple[int, int], Any]] = {}
-    for title, cells in snap.sheets.items():
-        formulas[title], values[title] = {}, {}
-        for addr, typed in cells.items():
-            if not typed:
-                continue
-            rc = xl_cell_to_rowcol(addr)
-            if "formulaValue" in typed:
-                formulas[title][rc] = typed["formulaValue"]
-            else:
-                values[title][rc] = next(iter(typed.values()))
-    ev = evaluate_cells(formulas, values, snap.named_ranges)
-    out: dict[tuple[str, str], Any] = {}
-    for title, cells in formulas.items():
-        for r, c in cells:
-            v = ev.value(title, a1(r, c))
-            if v is not None:
-                out[(title, a1(r, c))] = str(v) if isinstance(v, ExcelError) else v
-    return out
 
 
 def dump(emu: SheetsEmulator, key: str) -> dict[str, Any]:
@@ -419,6 +391,10 @@ def test_a_preset_without_sm_count_pushes_and_checks(tmp_path, shared, gsheets_c
     assert "waves off: preset has no SM count" in v.values()
     sms = next(c for s in planned.sheets for c in s.cells if c.name == "sm_count")
     assert v[("Inputs", f"{xl_col_to_name(sms.col)}{sms.row + 1}")] == "n/a"
+    # and `check` agrees, with no compute hook installed by this test: the emulator
+    # calculates formulas by default, as Google does (it once answered them blank)
+    report = sheetgen.check_spreadsheet(KEY, client=gsheets_client)
+    assert report.ok and report.cells > 1000, report.mismatches[:3]
 
 
 # --------------------------------------------------------------------------- request counts
@@ -669,6 +645,67 @@ def test_cli_push_read_check(cli_env, tmp_path):
     ok = run("check", URL)
     assert ok.exit_code == 0
     assert ok.output.splitlines()[-1] == "ok: every formula cell agrees with the reference model"
+
+
+#: A user's preset from a datasheet, and its figures as the Inputs sheet must show them.
+DATASHEET_TOML = """
+[[gpu]]
+name = "Datasheet GPU"
+peak_flops = { bf16 = 400e12, fp32 = 50e12 }
+hbm_bandwidth = 2.0e12
+memory_bytes = 48e9
+link_bandwidth = 100e9
+link_latency = 8e-6
+host_bandwidth = 31.5e9
+sm_count = 96
+"""
+
+
+def test_cli_push_with_gpu_file_then_check(tmp_path, shared, service_account_file,
+                                           monkeypatch):
+    """`sheetgen push --gpu-file` then `sheetgen check` (issue #18's leftover: `check` came
+    back with blank Inputs cells). Nothing here installs a compute hook: the emulator
+    calculates every formula, as Google does. The Inputs read back are the preset's own
+    figures, worked out by hand from the file above."""
+    monkeypatch.setattr(sheetgen.writers.google.client, "RetryingHTTPClient",
+                        shared.http_client_class(**FAST_RETRY))
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(service_account_file))
+    preset = tmp_path / "datasheet.toml"
+    preset.write_text(DATASHEET_TOML)
+    pushed = run("push", URL, "--gpu-file", str(preset), "--gpu", "Datasheet GPU",
+                 "--spare-rows", "2")
+    assert pushed.exit_code == 0, pushed.output
+    # every body Google's discovery document allows (the emulator validates each one)
+    assert shared.validated_bodies >= 1 and shared.schema_errors == []
+    checked = run("check", URL)
+    assert checked.exit_code == 0, checked.output
+    assert checked.output.splitlines()[-1] == (
+        "ok: every formula cell agrees with the reference model")
+    assert "Inputs             30 cells  0 mismatches" in checked.output
+    js = run("read", KEY, "--sheet", "Inputs", "--format", "json")
+    assert js.exit_code == 0, js.output
+    got = {row["name"]: row["value"] for row in json.loads(js.output)}
+    assert got["gpu_name"] == "Datasheet GPU" and got["dtype"] == "bf16"
+    assert got["peak_flops"] == pytest.approx(400e12, rel=1e-12)  # bf16 peak
+    assert got["hbm_bw"] == pytest.approx(2.0e12, rel=1e-12)
+    assert got["ridge"] == pytest.approx(400e12 / 2.0e12, rel=1e-12)  # 200 FLOP/B
+    assert got["link_bw"] == pytest.approx(100e9, rel=1e-12)
+    assert got["link_latency"] == pytest.approx(8e-6, rel=1e-12)
+    assert got["host_bw"] == pytest.approx(31.5e9, rel=1e-12)
+    assert got["sm_count"] == 96
+    assert got["card_bytes"] == 48e9  # the datasheet's GB, read as the vendor means them
+    assert got["vram_bytes"] == 48e9 - 2 * 1024**3  # less the default 2 GiB reserve
+    # the user then picks the fp32 peak in Google: check models the edit, read follows it
+    sh = sheetgen.writers.google.client.open_spreadsheet(
+        authorize(service_account_file, http_client=shared.http_client_class(**FAST_RETRY)),
+        KEY)
+    sh.values_update("Inputs!B8", params={"valueInputOption": "RAW"},
+                     body={"values": [["fp32"]]})
+    assert run("check", KEY).exit_code == 0
+    got = {row["name"]: row["value"] for row in json.loads(
+        run("read", KEY, "--sheet", "Inputs", "--format", "json").output)}
+    assert got["peak_flops"] == pytest.approx(50e12, rel=1e-12)
+    assert got["ridge"] == pytest.approx(50e12 / 2.0e12, rel=1e-12)
 
 
 def test_cli_check_reports_mismatch_exit_1(cli_env):

@@ -16,6 +16,7 @@ import re
 import shutil
 import statistics
 import subprocess
+import tempfile
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -42,6 +43,7 @@ from sheetgen.verify.libreoffice import soffice
 pypdf = pytest.importorskip("pypdf")
 MAX_PAGES = 30
 MIN_MEDIAN, MIN_WORD = 6.0, 4.5  # points: a printed word's height (yMax - yMin)
+A4_SHORT = 595.3  # points: a landscape page's height
 
 
 def export_pdf(path: Path, outdir: Path) -> Path:
@@ -61,6 +63,33 @@ def word_heights(pdf: Path) -> list[list[tuple[str, float]]]:
     root = ElementTree.fromstring(re.sub(r'xmlns="[^"]+"', "", xml, count=1))
     return [[(w.text or "", float(w.get("yMax")) - float(w.get("yMin")))
              for w in page.iter("word")] for page in root.iter("page")]
+
+
+def page_words(pdf: Path) -> list[list[tuple[str, float, float]]]:
+    """Per page, each word, its height and its top (yMin), in points, from `pdftotext
+    -bbox` (which keeps only what lies on the page: a clipped text's hidden part is not
+    there)."""
+    xml = subprocess.run(["pdftotext", "-bbox", str(pdf), "-"], capture_output=True,
+                         text=True, check=True).stdout
+    root = ElementTree.fromstring(re.sub(r'xmlns="[^"]+"', "", xml, count=1))
+    return [[(w.text or "", float(w.get("yMax")) - float(w.get("yMin")), float(w.get("yMin")))
+             for w in page.iter("word")] for page in root.iter("page")]
+
+
+def body_ink(pdf: Path, dpi: int = 20) -> list[float]:
+    """Per page, the share of dark pixels above the footer strip (the page's top 90 %), as
+    poppler draws it: 0 for a page blank but for its footer, whatever text a clipped frame
+    leaves in its text layer."""
+    with tempfile.TemporaryDirectory() as d:
+        subprocess.run(["pdftoppm", "-r", str(dpi), "-gray", str(pdf), f"{d}/p"], check=True,
+                       capture_output=True, timeout=120)
+        shares = []
+        for f in sorted(Path(d).glob("p-*.pgm"), key=lambda f: int(f.stem.split("-")[-1])):
+            _magic, size, _depth, pixels = f.read_bytes().split(b"\n", 3)  # binary PGM
+            width, height = map(int, size.split())
+            body = pixels[:width * int(height * 0.9)]
+            shares.append(sum(1 for b in body if b < 160) / len(body))
+    return shares
 
 
 @pytest.fixture(scope="module")
@@ -103,6 +132,83 @@ def test_default_workbook_prints_every_sheet_with_its_footer(rendered):
     # Matmul's 200 spare input rows are not printed: its pages hold its 12 shapes and chart
     matmul = [t for t in pages if re.search(r"Matmul \d+ / \d+", t)]
     assert 2 <= len(matmul) <= 4
+
+
+#: Parallelism's pages, as LibreOffice 7.4.7 prints the default workbook from a fresh
+#: profile: 5 column bands (inputs and notes; the side tables whole; the sweep and per-layer
+#: tables in three; the chart) over the rows that hold something in each. It took 13, three
+#: of them fragments: the side tables' values apart from their labels, the tail "cy" of a
+#: note run past a break, and a page blank but for the chart's clipped frame.
+PARALLELISM_PAGES = 12
+
+
+@needs_libreoffice
+@pytest.mark.skipif(shutil.which("pdftoppm") is None, reason="poppler-utils not installed")
+def test_parallelism_prints_on_12_readable_pages_none_a_fragment(rendered):
+    """The Parallelism sheet from the PDF a user's LibreOffice prints, in points: 12 pages,
+    no word under 6 pt, no page blank but for its footer (nor holding a word's tail alone),
+    each side table with its header and labels on the page that holds its values, and the
+    chart whole on one page."""
+    _, texts, pdf = rendered
+    words = page_words(pdf)
+    ink = body_ink(pdf)
+    assert len(words) == len(texts) == len(ink)
+    par = [i for i, t in enumerate(texts) if re.search(r"Parallelism \d+ / \d+", t)]
+    assert len(par) == PARALLELISM_PAGES
+    assert par == list(range(par[0], par[0] + len(par)))  # one run of pages
+    smallest = min((h, w, i + 1) for i in par for w, h, _ in words[i])
+    assert smallest[0] >= 6.0, smallest  # the chart's axis numbers: 6.1 pt
+    # a page blank but for its footer (a clipped chart frame) or a word's tail: no ink
+    assert all(ink[i] > 1e-4 for i in range(len(ink))), [
+        (i + 1, round(ink[i], 6)) for i in range(len(ink)) if ink[i] <= 1e-4]
+
+    def pages_with(*needles: str) -> list[int]:
+        """Parallelism pages whose words, run together, hold every needle (spaces out)."""
+        return [i for i in par if all("".join(n.split()) in "".join(w for w, _, _ in words[i])
+                                      for n in needles)]
+
+    # each side table prints whole: its header, its labels and its values on one page
+    splits = pages_with("Splits", "TP split width over G", "m split over M", "uneven:")
+    per_mb = pages_with("PP per micro-batch", "M = 1 (stream)", "rows per micro-batch",
+                        "cut used (the cheaper)", "balanced")
+    assert len(splits) == 1 and splits == per_mb, (splits, per_mb)
+    assert pages_with("uneven:") == splits and pages_with("(stream)") == splits
+    # the chart whole on a page of its own: its title on one page (a frame clipped at a
+    # break left it on two), with its axis titles (which also head sweep columns)
+    chart = plan().sheet("Parallelism").charts[0]
+    on = pages_with(chart.title)
+    assert len(on) == 1 and on[0] in pages_with(chart.x_title, chart.y_title), on
+    body = [w for w, _, top in words[on[0]] if top < 0.9 * A4_SHORT]
+    assert len(body) < 60 and "Parallelism" not in body, body
+
+
+def test_no_column_break_cuts_a_chart_a_side_table_or_a_text():
+    """From the plans (default, practice, a Transformer sheet): no column break falls inside
+    a chart's columns, nor inside Parallelism's side tables (header, labels, values, unit:
+    columns I..M), and no text runs across a break (it ends there, wrapped). On the
+    Transformer sheet a block as wide as a page reaches under the chart: the break stays
+    before the chart rather than leaving the chart's last column a page of its own."""
+    from sheetgen.inputs.model_config import load_bundled
+    from sheetgen.sheets.transformer import TransformerInputs
+
+    plans = [plan(), plan(practice=2),
+             plan(transformer=TransformerInputs(load_bundled("llama-3.1-8b")))]
+    for p in plans:
+        for sheet in p.sheets:
+            breaks = print_setup(sheet).col_breaks
+            for chart in sheet.charts:
+                _, _, c0, c1 = chart_cells(sheet, chart)
+                assert not any(c0 < b <= c1 for b in breaks), (sheet.name, breaks, c0, c1)
+            for c in sheet.cells:  # texts (an empty header band may run on)
+                if isinstance(c.value, str) and c.value and c.role != "header":
+                    assert not any(c.col < b < c.col + c.span for b in breaks), (sheet.name, c)
+    par = plans[0].sheet("Parallelism")
+    side = [c for c in par.cells if c.value in ("Splits", "PP per micro-batch")]
+    assert [c.col for c in side] == [8, 8]  # column I, beside the inputs' notes
+    units = [c for c in par.cells if c.role == "unit" and 4 <= c.row <= 35 and c.col > 8]
+    assert {c.col for c in units} == {12}  # "ms" right of "M = 1 (stream)": column M
+    assert 8 in print_setup(par).col_breaks
+    assert not any(8 < b <= 12 for b in print_setup(par).col_breaks)
 
 
 @needs_libreoffice

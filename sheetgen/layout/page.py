@@ -41,6 +41,11 @@ MIN_SCALE = 75
 #: LibreOffice, the smallest words (chart axes) 6.1 (tests/test_print.py measures both)
 SPLIT_SCALE = 47
 FILL = 0.98  # of a page's width or height: room for what the estimate below misses
+#: Pixels from a chart's anchor cell's top left corner to the chart's: a chart flush with
+#: the row (column) a page break falls before also printed on the page above (left of) it,
+#: there a clipped frame, on a page otherwise blank but for the footer (LibreOffice 7.4,
+#: Parallelism's chart); the xlsx and fill writers both place it so.
+CHART_INSET = 4
 
 
 def column_points(width: float) -> float:
@@ -213,15 +218,29 @@ def chart_cells(sheet: SheetPlan, chart: ChartPlan) -> tuple[int, int, int, int]
 
 
 def keep_texts_on_page(sheet: SheetPlan) -> None:
-    """A merged, wrapped text that would cross a column page break (a GPU source as wide as
-    the GPU table) ends at the break instead, so it prints whole on one page. Run by the
-    planner before row heights are taken: the breaks depend on column widths only."""
+    """A text that would cross a column page break ends at the break instead, wrapped, so
+    it prints whole on one page: a merged, wrapped text (a GPU source as wide as the GPU
+    table), and a merged or overflowing one-line text (a note that runs into the empty
+    cells to its right; past a break its tail would print alone on a page, as "cy" of
+    "latency" once did on Parallelism). Run by the planner before row heights are taken:
+    the breaks depend on column widths only."""
     breaks = print_setup(sheet).col_breaks
+    if not breaks:
+        return
+    taken = {(c.row, c.col + j) for c in sheet.cells for j in range(c.span)}
     for i, cell in enumerate(sheet.cells):
-        if cell.span > 1 and cell.wrap:
-            end = next((b for b in breaks if cell.col < b < cell.col + cell.span), None)
-            if end is not None:
-                sheet.cells[i] = replace(cell, span=end - cell.col)
+        if not isinstance(cell.value, str) or cell.role in ("input", "header"):
+            continue
+        reach = cell.span
+        if not cell.wrap and cell.role not in ("formula", "label", "unit"):
+            need = len(cell.value) * TEXT_WIDTH + INDENT_WIDTH  # where its one line ends
+            width = span_width(sheet, cell)
+            while width < need and (cell.row, cell.col + reach) not in taken:
+                width += sheet.widths.get(cell.col + reach, DEFAULT_WIDTH)
+                reach += 1
+        end = next((b for b in breaks if cell.col < b < cell.col + reach), None)
+        if end is not None:
+            sheet.cells[i] = replace(cell, span=end - cell.col, wrap=True)
 
 
 def print_setup(sheet: SheetPlan) -> PrintSetup:
@@ -270,13 +289,56 @@ def _setup(sheet: SheetPlan, portrait: bool) -> PrintSetup:
     scale = SPLIT_SCALE
     label = widths[0]
     repeat_cols = (0, 0) if label <= REPEAT_SHARE * room_w * 100 / scale else None
-    col_breaks = _breaks(widths, room_w * 100 / scale, chart_cols,
-                         set(), label if repeat_cols else 0.0)
+    repeat_w = label if repeat_cols else 0.0
+    keep = _keep(chart_cols + _blocks(sheet), widths, room_w * 100 / scale - repeat_w)
+    col_breaks = _breaks(widths, room_w * 100 / scale, keep, set(), repeat_w)
     row_breaks = _breaks(heights, room_h * 100 / scale, charts,
                          {r for r, _ in charts} if not col_breaks else set(),
                          heights[repeat[0]] if repeat else 0.0)
     return PrintSetup(last_row, last_col, _split(repeat, table, row_breaks), repeat_cols,
                       False, scale, row_breaks, col_breaks, portrait=portrait)
+
+
+def _blocks(sheet: SheetPlan) -> list[tuple[int, int]]:
+    """The columns of each block of cells under a header row that is no table's (first,
+    last; a unit column right of the last header included): the Parallelism sheet's
+    "Splits" and "PP per micro-batch" beside its inputs. A column break inside one would
+    print its values on a page apart from its labels."""
+    table_heads = {(t.header_row, c.col) for t in sheet.tables for c in t.columns}
+    at = {(c.row, c.col): c for c in sheet.cells}
+    heads = sorted((c.row, c.col) for c in sheet.cells
+                   if c.role == "header" and (c.row, c.col) not in table_heads)
+    spans: list[tuple[int, int]] = []
+    for row, run in itertools.groupby(heads, key=lambda rc: rc[0]):
+        cols = [c for _, c in run]
+        # runs of adjacent header columns: a column less its place in the row is constant
+        for _, group in itertools.groupby(enumerate(cols), key=lambda ic: ic[1] - ic[0]):
+            adjacent = [c for _, c in group]
+            first, last = adjacent[0], adjacent[-1]
+            end, r = last, row + 1
+            while any((r, c) in at for c in range(first, last + 1)):
+                unit = at.get((r, last + 1))
+                if unit is not None and unit.role == "unit":
+                    end = last + 1
+                r += 1
+            spans.append((first, end))
+    return spans
+
+
+def _keep(spans: list[tuple[int, int]], sizes: list[float], room: float
+          ) -> list[tuple[int, int]]:
+    """The spans no break may fall inside, first ones first (charts, then blocks): a span
+    overlapping those kept joins them only where the whole still fits a page (`room`
+    points), else it is given up: a block that reaches under a chart's columns, too wide
+    to print with it, must not pull the break into the chart."""
+    kept: list[tuple[int, int]] = []
+    for a, b in spans:
+        near = [(c, d) for c, d in kept if c <= b and a <= d]
+        first, last = min([a, *(c for c, _ in near)]), max([b, *(d for _, d in near)])
+        if near and sum(sizes[first:last + 1]) > room:
+            continue
+        kept = sorted([s for s in kept if s not in near] + [(first, last)])
+    return kept
 
 
 def _split(repeat: tuple[int, int] | None, table: TablePlan | None,

@@ -202,6 +202,9 @@ def _chart(ws: Worksheet, chart: ChartPlan) -> None:
     without labels."""
     from openpyxl.chart.axis import ChartLines
     from openpyxl.chart.shapes import GraphicalProperties
+    from openpyxl.drawing.spreadsheet_drawing import AnchorMarker, OneCellAnchor
+    from openpyxl.drawing.xdr import XDRPositiveSize2D
+    from openpyxl.utils.units import cm_to_EMU, pixels_to_EMU
 
     ch = ScatterChart()
     ch.title = _title(chart)
@@ -237,9 +240,13 @@ def _chart(ws: Worksheet, chart: ChartPlan) -> None:
         axis.majorGridlines = ChartLines()
         axis.delete = False
     ch.legend.position = "b"
-    ch.width = chart.width_cols * 64 / 37.8  # cm at 96 dpi, the built workbook's size
-    ch.height = chart.height_rows * 20 / 37.8
-    ws.add_chart(ch, xl_rowcol_to_cell(chart.row, chart.col))
+    inset = layout_rules.CHART_INSET  # placed and sized as in the built workbook
+    ch.width = (chart.width_cols * 64 - inset) / 37.8  # cm at 96 dpi
+    ch.height = (chart.height_rows * 20 - inset) / 37.8
+    ws.add_chart(ch, OneCellAnchor(
+        _from=AnchorMarker(col=chart.col, colOff=pixels_to_EMU(inset),
+                           row=chart.row, rowOff=pixels_to_EMU(inset)),
+        ext=XDRPositiveSize2D(cm_to_EMU(ch.width), cm_to_EMU(ch.height))))
 
 
 def _title(chart: ChartPlan) -> Any:

@@ -364,8 +364,10 @@ def _chart(wb: Workbook, ws: PortableFormulaWorksheet, sheet: SheetPlan, chart: 
             axis |= {"min": bounds[0], "max": bounds[1]}
         setter(axis)
     ch.set_legend({"position": "bottom"})
-    ch.set_size({"width": 64 * chart.width_cols, "height": 20 * chart.height_rows})
-    ws.insert_chart(chart.row, chart.col, ch)
+    inset = layout_rules.CHART_INSET  # it ends where it did, the inset taken off its size
+    ch.set_size({"width": 64 * chart.width_cols - inset,
+                 "height": 20 * chart.height_rows - inset})
+    ws.insert_chart(chart.row, chart.col, ch, {"x_offset": inset, "y_offset": inset})
 
 
 def _first_points(c: tuple[int, int, int]) -> tuple[int, int, int]:

@@ -12,21 +12,24 @@ Use from pytest through the fixtures (fixtures.py, re-exported by ``tests/confte
         sheets_emulator.create_spreadsheet(KEY, sheets=["Model"], shared_with=[SA_EMAIL])
         sh = open_spreadsheet(gsheets_client, KEY)
 
-It is a test double, not a spreadsheet engine: formula results come only from the pluggable
-``compute`` hook.
+It is a test double, not a spreadsheet engine: formula results come from the pluggable
+``compute`` hook, by default compute.py's `engine_compute` (sheetgen's formula evaluator run on
+the stored formulas), so a formula cell always reads back calculated, as at Google.
 
 Modules, by concern: server.py (SheetsEmulator and its test-facing API), http_handler.py
 (requests, logging, injected faults), auth.py (token endpoint, access checks), batch_update.py
 and values_api.py (the endpoints), state.py (what is stored), rules.py (Google's validation
 rules), schemas.py (accepted request keys), masks.py (field masks), values.py (value input
 and rendering), a1.py (A1 notation, formula shifting), errors.py (error bodies, faults),
-client.py (routing the production client here), fixtures.py (keys, pytest fixtures).
+client.py (routing the production client here), compute.py (the default formula hook),
+fixtures.py (keys, pytest fixtures).
 """
 
 from __future__ import annotations
 
 from .a1 import A1Range, BadRange, a1, col_index, col_letters, parse_a1, quote_sheet, shift_formula
 from .client import make_http_client_class
+from .compute import engine_compute
 from .constants import CELL_LIMIT, PROJECT_ID, PROJECT_NUMBER, SA_EMAIL
 from .errors import Fault, HTTPReply, Invalid, google_error
 from .fixtures import (
@@ -49,7 +52,7 @@ __all__ = [
     "TEST_TIMEOUT",
     "A1Range", "BadRange", "CellKey", "ComputeHook", "Fault", "HTTPReply", "Invalid", "KeyPair",
     "LoggedRequest", "Sheet", "SheetsEmulator", "Snapshot", "StoredSpreadsheet", "a1",
-    "col_index", "col_letters", "generate_test_key", "google_error", "gsheets_client",
-    "make_http_client_class", "parse_a1", "parse_raw", "parse_user_entered", "quote_sheet",
-    "sa_key", "service_account_file", "sheets_emulator", "shift_formula",
+    "col_index", "col_letters", "engine_compute", "generate_test_key", "google_error",
+    "gsheets_client", "make_http_client_class", "parse_a1", "parse_raw", "parse_user_entered",
+    "quote_sheet", "sa_key", "service_account_file", "sheets_emulator", "shift_formula",
 ]

@@ -20,6 +20,7 @@ from .a1 import a1, parse_a1
 from .auth import AuthMixin
 from .batch_update import BatchUpdateMixin
 from .client import make_http_client_class
+from .compute import engine_compute
 from .constants import PROJECT_ID, PROJECT_NUMBER, SA_EMAIL
 from .errors import Fault, HTTPReply, google_error
 from .http_handler import RequestHandler
@@ -42,9 +43,14 @@ class SheetsEmulator(AuthMixin, BatchUpdateMixin, ValuesMixin):
 
     Attributes tests use: ``base_url``, ``token_url``, ``requests`` (the log), ``api_enabled``,
     ``compute`` (the formula hook), ``timeout_fault_seconds``, ``formula_render_quotes_text``.
+
+    ``compute`` defaults to `engine_compute`, so a formula cell reads back calculated, as at
+    Google; a test may swap in its own hook (e.g. to make Google disagree on one cell). With
+    ``compute=None`` a request for a formula's value fails loudly (HTTP 501): Google never
+    answers a formula cell with nothing, and neither may the emulator.
     """
 
-    def __init__(self, compute: ComputeHook | None = None) -> None:
+    def __init__(self, compute: ComputeHook | None = engine_compute) -> None:
         self.spreadsheets: dict[str, StoredSpreadsheet] = {}
         self.requests: list[LoggedRequest] = []
         self.compute: ComputeHook | None = compute
@@ -64,7 +70,8 @@ class SheetsEmulator(AuthMixin, BatchUpdateMixin, ValuesMixin):
         self._accounts: dict[str, Any] = {}  # email -> RSA public key
         self._tokens: dict[str, tuple[str, set[str], float]] = {}  # token -> (email, scopes, exp)
         self._lock = threading.RLock()
-        self._compute_cache: dict[tuple[str, int], Mapping[CellKey, Any]] = {}
+        #: per (spreadsheet, revision, hook): a hook swapped in later is never served stale
+        self._compute_cache: dict[tuple[str, int, ComputeHook], Mapping[CellKey, Any]] = {}
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -245,9 +252,14 @@ class SheetsEmulator(AuthMixin, BatchUpdateMixin, ValuesMixin):
         return Snapshot(ss.id, sheets, names, grids)
 
     def _computed(self, ss: StoredSpreadsheet) -> Mapping[CellKey, Any]:
+        """Every formula cell's calculated value (cached per revision and hook). Called only when a
+        formula cell's value is asked for, so a hook-less emulator still serves formulas,
+        text and numbers."""
         if self.compute is None:
-            return {}
-        k = (ss.id, ss.revision)
+            raise HTTPReply(501, google_error(
+                501, "emulator: a formula cell's calculated value was asked for, but the "
+                "emulator has no compute hook (compute=None); Google always calculates"))
+        k = (ss.id, ss.revision, self.compute)
         if k not in self._compute_cache:
             self._compute_cache[k] = dict(self.compute(self._snapshot(ss)))
         return self._compute_cache[k]
@@ -316,7 +328,6 @@ class SheetsEmulator(AuthMixin, BatchUpdateMixin, ValuesMixin):
     def get_spreadsheet(self, ss: StoredSpreadsheet, query: Mapping[str, list[str]]
                         ) -> dict[str, Any]:
         grid = query.get("includeGridData", ["false"])[0].lower() == "true"
-        computed = self._computed(ss) if grid else {}
         sheets = []
         for s in ss.sheets:
             out: dict[str, Any] = {"properties": copy.deepcopy(s.properties)}
@@ -329,7 +340,7 @@ class SheetsEmulator(AuthMixin, BatchUpdateMixin, ValuesMixin):
             if s.charts:
                 out["charts"] = copy.deepcopy(s.charts)
             if grid:
-                out["data"] = [self._grid_data(s, computed)]
+                out["data"] = [self._grid_data(ss, s)]
             sheets.append(out)
         doc: dict[str, Any] = {
             "spreadsheetId": ss.id,
@@ -343,7 +354,7 @@ class SheetsEmulator(AuthMixin, BatchUpdateMixin, ValuesMixin):
             doc = filter_fields(doc, query["fields"][0])
         return doc
 
-    def _grid_data(self, s: Sheet, computed: Mapping[CellKey, Any]) -> dict[str, Any]:
+    def _grid_data(self, ss: StoredSpreadsheet, s: Sheet) -> dict[str, Any]:
         nrows = max((r for r, _ in s.cells), default=-1) + 1
         ncols = max((c for _, c in s.cells), default=-1) + 1
         rows = []
@@ -354,7 +365,7 @@ class SheetsEmulator(AuthMixin, BatchUpdateMixin, ValuesMixin):
                 uev = cd.get("userEnteredValue")
                 if uev is not None:
                     if "formulaValue" in uev:
-                        v = computed.get((s.title, a1(r, c)))
+                        v = self._computed(ss).get((s.title, a1(r, c)))
                         if v is not None:
                             cd["effectiveValue"] = typed_value(v)
                     else:
