@@ -7,6 +7,7 @@ request builder all lay a sheet out the same way.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 from dataclasses import dataclass, replace
@@ -79,24 +80,21 @@ class PrintSetup:
     def pages(self, sheet: SheetPlan) -> int:
         """Pages this setup prints, by the same estimate it was made with (empty pages are
         not printed: LibreOffice and Excel skip them)."""
-        cols = _bands(self.col_breaks, 0, self.last_col)
-        rows = _bands(self.row_breaks, 0, self.last_row)
+        rows = sorted(b for b in self.row_breaks if 0 < b <= self.last_row)
+        cols = sorted(b for b in self.col_breaks if 0 < b <= self.last_col)
         used = _used_cells(sheet, self.last_row, self.last_col)
-        return sum(1 for r0, r1 in rows for c0, c1 in cols
-                   if any(r0 <= r <= r1 and c0 <= c <= c1 for r, c in used))
-
-
-def _bands(breaks: tuple[int, ...], first: int, last: int) -> list[tuple[int, int]]:
-    edges = [first, *(b for b in breaks if first < b <= last), last + 1]
-    return [(a, b - 1) for a, b in itertools.pairwise(edges)]
+        # a cell's page is (row band, column band): the count of breaks at or before it
+        return len({(bisect.bisect_right(rows, r), bisect.bisect_right(cols, c))
+                    for r, c in used})
 
 
 def _used_cells(sheet: SheetPlan, last_row: int, last_col: int) -> set[tuple[int, int]]:
     """Cells that print something: text and values, table cells, chart areas."""
     used = {(c.row, c.col + j) for c in sheet.cells for j in range(c.span)}
     for t in sheet.tables:
-        used |= {(r, c.col) for c in t.columns for r in range(t.header_row,
-                                                                min(t.last_row, last_row) + 1)}
+        shown = [c.col for c in t.columns if c.col <= last_col and c.col not in sheet.hidden]
+        used |= {(r, col) for col in shown for r in range(t.header_row,
+                                                            min(t.last_row, last_row) + 1)}
     for ch in sheet.charts:
         r0, r1, c0, c1 = chart_cells(sheet, ch)
         used |= {(r, c) for r in range(r0, r1 + 1) for c in range(c0, c1 + 1)}

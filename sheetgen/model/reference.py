@@ -28,6 +28,10 @@ class Registry:
     tables: dict[str, Table] = field(default_factory=dict)
     #: time item -> the unit its cell holds ("s", "ms", "µs"); see cell_units
     time_units: dict[str, str] = field(default_factory=dict)
+    #: order() and gaps(), worked out once (the items are fixed when the registry is made)
+    _order: list[Quantity] | None = field(default=None, init=False, repr=False, compare=False)
+    _gap_sources: dict[str, tuple[str, str]] | None = field(default=None, init=False,
+                                                            repr=False, compare=False)
 
     def __post_init__(self) -> None:
         spec_of = {s.name: s for s in self.sheets}
@@ -80,7 +84,13 @@ class Registry:
         return [q for q in self.items.values() if isinstance(q, Quantity)]
 
     def order(self) -> list[Quantity]:
-        """Quantities in dependency order; a guarded table's columns wait on its guard."""
+        """Quantities in dependency order; a guarded table's columns wait on its guard.
+        Sorted once per registry (its items are fixed when it is made): a plan asks 5 times."""
+        if self._order is None:
+            self._order = self._sorted()
+        return list(self._order)
+
+    def _sorted(self) -> list[Quantity]:
         graph: dict[str, set[str]] = {}
         for q in self.quantities():
             deps = set()
@@ -113,6 +123,11 @@ class Registry:
     def gaps(self) -> dict[str, tuple[str, str]]:
         """Quantity -> (gap source, marker) for every quantity computed, directly or through
         others, from a quantity that can be a gap (Quantity.gap_marker)."""
+        if self._gap_sources is None:
+            self._gap_sources = self._gaps()
+        return dict(self._gap_sources)
+
+    def _gaps(self) -> dict[str, tuple[str, str]]:
         out: dict[str, tuple[str, str]] = {}
         for q in self.order():
             if q.handles_gaps:
