@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import openpyxl
 import pytest
 from helpers import scalars
@@ -26,6 +27,18 @@ def compute_bound(m: int, k: int, n: int, abytes: tuple[float, float, float],
     return 2 * m * k * n / (a * m * k + w * k * n + o * m * n) >= ridge
 
 
+def first_compute_bound(k: int, n: int, abytes: tuple[float, float, float], ridge: float,
+                        limit: int) -> int | None:
+    """The least m in 1..limit for which compute_bound holds, by trying every m: the same
+    arithmetic in the same order over an array of m (exact in float64: 2·m·k·n < 2^53)."""
+    a, w, o = abytes
+    m = np.arange(1, limit + 1, dtype=np.int64)
+    hit = 2 * m * k * n / (a * m * k + w * k * n + o * m * n) >= ridge
+    first = int(np.argmax(hit))
+    assert compute_bound(first + 1, k, n, abytes, ridge) == bool(hit[first])  # spot check
+    return first + 1 if hit[first] else None
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.integers(1, 20_000), st.integers(1, 20_000), st.sampled_from(["bf16", "fp32", "int8"]),
        st.sampled_from([{}, {"weight_dtype": "int4"}, {"output_dtype": "fp32"},
@@ -34,7 +47,7 @@ def test_crossover_matches_brute_force(k, n, dtype, storage):
     s = scalars(whatif_shape=(1, k, n), dtype=dtype, **storage)
     ab = (s["act_elem_bytes"], s["weight_elem_bytes"], s["out_elem_bytes"])
     ridge = s["attainable_ridge"]
-    found = next((m for m in range(1, 200_001) if compute_bound(m, k, n, ab, ridge)), None)
+    found = first_compute_bound(k, n, ab, ridge, 200_000)
     if s["cross_m"] == "never":
         assert found is None
         # and the limit for m -> infinity, 2kn / (a·k + o·n), really is below the ridge
