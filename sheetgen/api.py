@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from sheetgen.assemble import (
     DEFAULT_SPARE_ROWS,
@@ -39,8 +38,11 @@ from sheetgen.model.vocabulary import Quantity, SheetSpec
 from sheetgen.sheets import inputs, matmul
 from sheetgen.writers.xlsx import check_output_path, write_xlsx
 
-ShapesLike = (str | os.PathLike[str] | pd.DataFrame | Iterable[Sequence[int]]
-              | Iterable[Shape] | ShapeSource | None)
+if TYPE_CHECKING:  # pandas is imported where a frame is made: a build needs none (~0.3 s)
+    import pandas as pd
+
+    ShapesLike = (str | os.PathLike[str] | pd.DataFrame | Iterable[Sequence[int]]
+                  | Iterable[Shape] | ShapeSource | None)
 
 
 def to_shapes(shapes: ShapesLike, sheet: str | None = None) -> list[Shape] | None:
@@ -52,7 +54,8 @@ def to_shapes(shapes: ShapesLike, sheet: str | None = None) -> list[Shape] | Non
         return list(itertools.chain.from_iterable(shapes.pieces(max(shapes.count, 1))))
     if isinstance(shapes, str | os.PathLike):
         return read_shapes(shapes, sheet)
-    if isinstance(shapes, pd.DataFrame):
+    pandas = sys.modules.get("pandas")  # a DataFrame means pandas is already imported
+    if pandas is not None and isinstance(shapes, pandas.DataFrame):
         cols: dict[str, Any] = {}
         for c in shapes.columns:
             key = header_key(c)
@@ -148,6 +151,7 @@ def analyze_pieces(shapes: ShapesLike = None, *, gpu: str | None = None,
     so a piece is modelled on its own; and only the sheets the table reads are modelled (no
     cells, formulas or other sheets are planned, as `analyze` also does not need them).
     """
+    import pandas as pd
     piece_rows = PIECE_ROWS if piece_rows is None else piece_rows
     if piece_rows < 1:
         raise InputError(f"piece_rows must be at least 1 (got {piece_rows})")
@@ -176,6 +180,7 @@ def _table_model_frame(cfg: BuildConfig, table: str) -> pd.DataFrame:
 def _model_frame(model: Any, names: Sequence[str], table: str) -> pd.DataFrame:
     """A table's reference values (rows its guard accepts, SI units), by name."""
     ok = model.ok[table]
+    import pandas as pd
     return pd.DataFrame({n: model.columns[n][ok] for n in names
                          if n != matmul.ROW_CHECK.name}).infer_objects()
 
@@ -266,6 +271,7 @@ def parallelism(*, gpu: str | None = None, dtype: str = DEFAULT_DTYPE,
         vals = [p.model.scalars[c.name] if c is not None else None for c in row.cells]
         rows.append({"metric": row.label, "unit": row.unit, "single": vals[0],
                      "pipeline": vals[1], "tensor": vals[2], "better": vals[3]})
+    import pandas as pd
     return pd.DataFrame(rows).set_index("metric")
 
 
@@ -280,6 +286,7 @@ def block_frame(p: WorkbookPlan, sheet: str) -> pd.DataFrame:
             item = row.cells[0]
             rows.append({"name": item.name, "label": row.label,
                          "value": p.model.scalars[item.name], "unit": row.unit})
+    import pandas as pd
     return pd.DataFrame(rows).set_index("name")
 
 
@@ -361,6 +368,7 @@ def transformer(config: Any, *, gpu: str | None = None,
     p = plan(gpu=gpu, dtype=dtype, spare_rows=0, gpu_file=gpu_file, transformer=ti,
              weight_dtype=weight_dtype, activation_dtype=activation_dtype,
              output_dtype=output_dtype, **options)
+    import pandas as pd
     frame = pd.DataFrame(xf.op_records(ti.model, p.model.scalars))
     frame.attrs["gpu"] = gpu_figures(p)
     frame.attrs["summary"] = {k: p.model.scalars[k] for k in TRANSFORMER_SUMMARY}

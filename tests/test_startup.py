@@ -37,6 +37,17 @@ def test_light_commands_import_no_heavy_module(args: list[str]):
     assert proc.stdout.splitlines()[-1] == "heavy:"
 
 
+
+def test_a_build_imports_no_pandas(tmp_path: Path):
+    """`sheetgen build` makes no DataFrame, so it does not pay pandas' ~0.3 s import (every
+    build process, and every test that spawns one, did)."""
+    args = ["build", str(tmp_path / "out.xlsx")]
+    proc = subprocess.run([sys.executable, "-c", PROBE.format(args=args, heavy=("pandas",))],
+                          capture_output=True, text=True, check=False, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "heavy:"
+    assert (tmp_path / "out.xlsx").read_bytes()[:2] == b"PK"
+
 def test_public_names_still_resolve():
     """Lazy imports keep every public name reachable, and `sheetgen.fill` stays the function
     even after the submodule of the same name is imported."""
