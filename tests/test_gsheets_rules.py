@@ -103,7 +103,15 @@ def test_push_over_googles_cell_limit_is_refused_before_writing(sheets_emulator,
     push(gsheets_client, spare_rows=spare, replace=True)
 
 
-def test_cli_refuses_a_plan_over_the_cell_limit_without_asking_google(cli_env):  # noqa: F811
+def test_cli_refuses_a_plan_over_the_cell_limit_without_asking_google(cli_env, monkeypatch):  # noqa: F811
+    planned = []  # the plan the command refused, kept rather than planned again (3 s)
+
+    def plan_and_keep(*args: Any, **kwargs: Any) -> Any:
+        planned.append((args, kwargs, make_plan(*args, **kwargs)))
+        return planned[-1][2]
+
+    make_plan = sheetgen.api.plan
+    monkeypatch.setattr(sheetgen.api, "plan", plan_and_keep)
     result = run("push", KEY, "--spare-rows", "400000")
     # By hand: Matmul is 6 rows above its data + 11 default shapes + 400,000 spare rows,
     # 400,017 rows x 52 columns = 20,800,884 cells (A..AY + 1: table A..S, gap T, the chart
@@ -112,7 +120,9 @@ def test_cli_refuses_a_plan_over_the_cell_limit_without_asking_google(cli_env): 
     # AU..AY (x, two blanks, compute-bound y, memory-bound y)); the other tabs' grids (read
     # from the plan, since other sheets grow) come on top. The excess over 10,000,000 in
     # whole Matmul rows, rounded up, is what --spare-rows must drop.
-    p = sheetgen.plan(spare_rows=400_000, chart_helpers=True)
+    [(args, kwargs, p)] = planned  # as sheetgen.plan(spare_rows=400_000, chart_helpers=True)
+    assert not args and kwargs["spare_rows"] == 400_000 and kwargs["chart_helpers"] is True
+    assert kwargs["shapes"] is None and kwargs["gpu"] is None and "measured" not in kwargs
     assert requests.grid_size(p.sheet("Matmul")) == (400_017, 52)
     others = sum(n for name, n in requests.grid_cells(p).items() if name != "Matmul")
     total = 400_017 * 52 + others

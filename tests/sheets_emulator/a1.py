@@ -148,7 +148,38 @@ def _shifter(formula: str) -> Callable[[int, int], str]:
             pos = m.end()
         pieces.append(part[pos:])
 
+    rel_rows = [p[3] for p in pieces if not isinstance(p, str) and not p[2]]
+    lowest = min(rel_rows, default=1)
+    templates: dict[int, tuple[str, tuple[int, ...]]] = {}
+
+    def template(dc: int) -> tuple[str, tuple[int, ...]]:
+        """The formula `dc` columns right as a str.format template whose fields are the
+        relative rows (listed beside it), so a shift down a column is one format call."""
+        fmt, rows = [], []
+        for p in pieces:
+            if isinstance(p, str):
+                fmt.append(p.replace("{", "{{").replace("}", "}}"))
+                continue
+            cabs, c, rabs, r = p
+            c = c + (0 if cabs else dc)
+            if c < 0 or (rabs and r < 1):
+                fmt.append("#REF!")
+            elif rabs:
+                fmt.append(f"{'$' if cabs else ''}{col_letters(c)}${r}")
+            else:
+                fmt.append(f"{'$' if cabs else ''}{col_letters(c)}{{}}")
+                rows.append(r)
+        return "".join(fmt), tuple(rows)
+
     def shift(dr: int, dc: int) -> str:
+        if lowest + dr >= 1:  # no relative row falls off the top: the template's case
+            t = templates.get(dc)
+            if t is None:
+                t = templates[dc] = template(dc)
+            return t[0].format(*[r + dr for r in t[1]])
+        return shift_each(dr, dc)
+
+    def shift_each(dr: int, dc: int) -> str:
         out = []
         for p in pieces:
             if isinstance(p, str):

@@ -108,8 +108,8 @@ class BatchUpdateMixin:
             check_condition(src["dataValidation"].get("condition"), DV_CONDITIONS)
         cell = dict(sheet.cells.get((r, c), {}))  # stored cells are replaced, never mutated
         uev = src.get("userEnteredValue")
-        masked = parse_fields(fields)
-        if uev and ss is not None and ("userEnteredValue" in masked or "*" in masked):
+        if uev and ss is not None and ("userEnteredValue" in (masked := parse_fields(fields))
+                                       or "*" in masked):
             try:
                 self._check_strict(ss, sheet, r, c, cell, uev)
             except HTTPReply as reply:

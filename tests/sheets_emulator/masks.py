@@ -96,18 +96,28 @@ def apply_mask(dst: dict[str, Any], src: Mapping[str, Any], fields: str) -> None
             _set_path(dst, path, value)
 
 
+@functools.lru_cache(maxsize=256)
+def _split_fields(mask: str) -> tuple[tuple[str, ...], ...]:
+    """parse_fields, each path split at its dots (a repeatCell applies one mask per cell)."""
+    return tuple(tuple(path.split(".")) for path in _parse_fields(mask))
+
+
 def apply_mask_shared(dst: dict[str, Any], src: Mapping[str, Any], fields: str) -> None:
     """apply_mask for stored cells, which are never mutated in place: dicts along each path
     are copied (not the whole cell), values are shared rather than deep-copied."""
-    for path in parse_fields(fields):
-        if path == "*":
+    for parts in _split_fields(fields):
+        if parts == ("*",):
             dst.clear()
             dst.update(src)
             continue
-        value = _get_path(src, path)
-        parts = path.split(".")
+        value: Any = src
+        for part in parts:
+            if not (type(value) is dict or isinstance(value, Mapping)) or part not in value:
+                value = _MISSING
+                break
+            value = value[part]
         if value is _MISSING:
-            _del_path_shared(dst, parts)
+            _del_path_shared(dst, list(parts))
             continue
         obj = dst
         for part in parts[:-1]:
