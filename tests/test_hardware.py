@@ -37,6 +37,26 @@ def test_builtin_presets_are_complete_and_sourced():
         assert set(gpu.peak_flops) <= set(DTYPES)
 
 
+
+def test_builtin_presets_are_parsed_once_and_cannot_be_changed(tmp_path: Path):
+    """Every plan loads the presets, so the shipped file is parsed once and the result shared
+    (it was two thirds of a small `analyze`); sharing is safe only while a preset is frozen.
+    A user's file is read afresh each time and merged over them."""
+    import dataclasses
+
+    first = builtin_presets()
+    assert builtin_presets() is first and load_presets() is first
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        first.gpus[0].hbm_bandwidth = 1.0  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        first.default = "Mine"  # type: ignore[misc]
+    mine = tmp_path / "mine.toml"
+    mine.write_text(GOOD)
+    assert load_presets(mine).get("Mine").hbm_bandwidth == 2e12
+    mine.write_text(GOOD.replace("2e12", "3e12"))
+    assert load_presets(mine).get("Mine").hbm_bandwidth == 3e12
+    assert builtin_presets() is first and len(first.gpus) == 16
+
 def test_published_figures():
     """Regression against vendor datasheets (dense figures), exact."""
     p = builtin_presets()

@@ -7,6 +7,7 @@ file and field, because a wrong preset silently poisons every formula downstream
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import tomllib
@@ -390,6 +391,14 @@ def load_preset_file(path: str | Path) -> Presets:
 def builtin_presets() -> Presets:
     """The presets shipped in templates/gpus.toml."""
     text = resources.files("sheetgen.templates").joinpath("gpus.toml").read_text("utf-8")
+    return _parse_builtin(text)
+
+
+@functools.lru_cache(maxsize=2)
+def _parse_builtin(text: str) -> Presets:
+    """One parse per text of templates/gpus.toml: parsing and checking it took two thirds of
+    a small `analyze` (every plan loads the presets); Presets and GPU are frozen, so the one
+    result can be shared, and an edited file is a new text and parsed again."""
     return parse_presets(tomllib.loads(text), "templates/gpus.toml")
 
 
