@@ -47,7 +47,7 @@ def test_guard_accepts_a_big_sheetgen_workbook_and_refuses_a_bomb_of_its_size(
         untrusted.check_package(built, size // 4)  # a fixed budget (fill's) still refuses
     book = read_workbook(built)  # the declared dimensions cover the Matmul sheet
     matmul = next(s for s in book.sheets if s.name == "Matmul")
-    assert len(matmul.f_texts) > 300 * 10
+    assert len(matmul.formula_texts()) > 300 * 10
     # A bomb of the same uncompressed size declaring one cell is refused from the directory.
     bomb = write_package(tmp_path / "bomb.xlsx", {"Matmul": bomb_sheet(size)})
     assert unpacked_size(bomb) >= size and bomb.stat().st_size < size // 50
@@ -522,3 +522,42 @@ def test_a_csv_that_is_not_utf8_late_is_one_error(tmp_path):
     csv.write_bytes(b"m,k,n\n" + b"1,2,3\n" * 500 + b"1,2,3 \xe9\n")
     with pytest.raises(InputError, match="not a UTF-8 text CSV file"):
         open_shapes(csv)
+
+
+def test_the_default_best_m_table_is_shared_formulas_in_memory(tmp_path):
+    """A small workbook (in memory, no scratch files) writes its tables of more than
+    SHARED_TABLE_ROWS rows as shared formulas too: the default Parallelism sheet's 512-row
+    best-M table. openpyxl reads every one back as the plan's formula for its row, with the
+    reference model's cached value; the other sheets keep plain formulas."""
+    import math
+
+    import openpyxl
+
+    from sheetgen.api import plan
+    from sheetgen.writers import shared_rows
+
+    path = tmp_path / "default.xlsx"
+    build_workbook(path)
+    p = plan()
+    t = p.table("pp_best_m")
+    assert t.n_rows > shared_rows.SHARED_TABLE_ROWS
+    with zipfile.ZipFile(path) as zf:
+        names = {n for n in zf.namelist() if n.startswith("xl/worksheets/sheet")}
+        xml = {n: zf.read(n).decode() for n in names}
+    shared = [n for n, x in xml.items() if 't="shared"' in x]
+    assert len(shared) == 1 and xml[shared[0]].count('<f t="shared" ref="') >= len(t.columns) - 1
+    ws = openpyxl.load_workbook(path)["Parallelism"]
+    cached = openpyxl.load_workbook(path, data_only=True)["Parallelism"]
+    checked = 0
+    for c in t.columns:
+        for i in (0, 1, 255, t.n_rows - 1):
+            row = t.first_row + i
+            if c.is_input:
+                assert ws.cell(row + 1, c.col + 1).value == c.values[i]
+                continue
+            assert ws.cell(row + 1, c.col + 1).value == c.formula_at(row), (c.name, row)
+            want, have = c.values[i], cached.cell(row + 1, c.col + 1).value
+            if isinstance(want, float) and math.isfinite(want):
+                assert have == pytest.approx(want, rel=1e-15), (c.name, row)
+            checked += 1
+    assert checked >= 4 * (len(t.columns) - 1)

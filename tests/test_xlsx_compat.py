@@ -104,3 +104,17 @@ def test_a_missing_worksheet_internal_fails_loudly(monkeypatch):
     monkeypatch.undo()
     xlsx_compat.check_worksheet.cache_clear()
     xlsx_compat.check_worksheet()
+
+
+def test_a_written_cell_lands_in_its_row_and_feeds_chart_caches(tmp_path):
+    path = tmp_path / "w.xlsx"
+    wb = xlsxwriter.Workbook(str(path))
+    ws = wb.add_worksheet(worksheet_class=xlsx_compat.PortableFormulaWorksheet)
+    ws.write_number(0, 0, 1)
+    ws._check_dimensions(1, 1)  # as shared_rows does for a run it stores
+    ws.written_cell(1, 1, '<c r="B2"><f>A1*2</f><v>2</v></c>', 2.0)
+    assert ws._get_range_data(1, 1, 1, 1) == [2.0]  # a chart over B2 caches its value
+    wb.close()
+    with zipfile.ZipFile(path) as z:
+        sheet = z.read("xl/worksheets/sheet1.xml").decode()
+    assert '<row r="2" spans="1:2"><c r="B2"><f>A1*2</f><v>2</v></c></row>' in sheet

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import namedtuple
 from typing import Any
 
 import xlsxwriter
@@ -33,8 +34,14 @@ from xlsxwriter.worksheet import CellFormulaTuple, Worksheet
 PRIVATE_METHODS = ("_write_plot_vis_only", "_xml_empty_tag")
 #: The worksheet's private methods and attributes the formula path relies on.
 PRIVATE_WORKSHEET = ("_write_formula", "_prepare_formula", "_check_dimensions",
-                     "_write_single_row")
-PRIVATE_WORKSHEET_STATE = ("table", "previous_row", "constant_memory", "use_future_functions")
+                     "_write_single_row", "_write_cell", "_get_range_data")
+PRIVATE_WORKSHEET_STATE = ("table", "previous_row", "constant_memory", "use_future_functions",
+                           "fh")
+
+#: A cell whose <c> element is already written out (a shared formula of a big table, see
+#: writers/shared_rows.py). Named "Formula" as XlsxWriter's own formula cell is, so the
+#: library's chart caches (`Worksheet._get_range_data`, by class name) read its `value`.
+WrittenCell = namedtuple("Formula", ["formula", "format", "value", "xml"])
 
 #: Excel 365's dynamic-array functions, which XlsxWriter prefixes with _xlfn. (a superset:
 #: no word boundary, so anything that might be one takes the library's own path).
@@ -74,6 +81,17 @@ class PortableFormulaWorksheet(Worksheet):
             self._write_single_row(row)
         self.table[row][col] = CellFormulaTuple(formula.removeprefix("="), cell_format, value)
         return 0
+
+    def written_cell(self, row: int, col: int, xml: str, value: Any) -> None:
+        """Store a cell whose <c> element `xml` is already written (in-memory mode: the
+        worksheet writes it out, in its row, when the workbook closes)."""
+        self.table[row][col] = WrittenCell("", None, value, xml)
+
+    def _write_cell(self, row: int, col: int, cell: Any) -> None:
+        if type(cell) is WrittenCell:
+            self.fh.write(cell.xml)
+        else:
+            super()._write_cell(row, col, cell)
 
     def _prepare_formula(self, formula: str, expand_future_functions: bool = False) -> str:
         if self.use_future_functions or expand_future_functions or DYNAMIC.search(formula):
