@@ -236,6 +236,13 @@ class BatchUpdateMixin:
         formula = (src.get("userEnteredValue") or {}).get("formulaValue")
         if r1 > r0 and c1 > c0:
             self._write_cell(sheet, r0, c0, src, fields)  # validates the value once
+        # An empty cell under a mask of whole fields becomes `proto` (the mask applied to src),
+        # its formula shifted: what _write_cell makes of it, without a mask walk per cell.
+        proto: dict[str, Any] = {}
+        apply_mask_shared(proto, src, fields)
+        whole = all("." not in path for path in parse_fields(fields))
+        shifts = proto.get("userEnteredValue") is src.get("userEnteredValue") is not None
+        cells = sheet.cells
         for c in range(c0, c1):
             for r in range(r0, r1):
                 if (r, c) == (r0, c0):
@@ -245,6 +252,12 @@ class BatchUpdateMixin:
                     cell = dict(src)
                     cell["userEnteredValue"] = {
                         "formulaValue": shift_formula(formula, r - r0, c - c0)}
+                if whole and proto and (r, c) not in cells:
+                    new = dict(proto)
+                    if shifts and formula is not None:
+                        new["userEnteredValue"] = cell["userEnteredValue"]
+                    cells[(r, c)] = new
+                    continue
                 self._write_cell(sheet, r, c, cell, fields, checked=True)
 
     def _req_addNamedRange(self, ss: StoredSpreadsheet, p: Mapping[str, Any]) -> dict[str, Any]:
