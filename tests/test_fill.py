@@ -113,7 +113,8 @@ def test_fill_refuses_clobbering_and_keeps_a_backup_in_place(tmp_path: Path):
     result = run("fill", str(theirs), "--in-place")
     assert result.exit_code == 0, result.output
     assert (tmp_path / "plan.xlsx.bak").read_bytes() == original
-    assert "Matmul" in openpyxl.load_workbook(theirs).sheetnames
+    # read-only: openpyxl reads the sheet list alone, not every cell of the filled workbook
+    assert "Matmul" in openpyxl.load_workbook(theirs, read_only=True).sheetnames
     # filling again in place meets its own sheets: a clear refusal, nothing changed
     now = digest(theirs)
     one_line_error(run("fill", str(theirs), "--in-place"), "already has sheet(s)", "--replace")
@@ -127,11 +128,12 @@ def test_sheet_and_name_clashes(tmp_path: Path):
     one_line_error(run("fill", str(theirs)), "already has sheet(s) 'Inputs'", "--prefix")
     result = run("fill", str(theirs), "--prefix", "sg ")
     assert result.exit_code == 0, result.output
-    wb = openpyxl.load_workbook(tmp_path / "p.sheetgen.xlsx")
+    wb = openpyxl.load_workbook(tmp_path / "p.sheetgen.xlsx", read_only=True)  # cells on demand
     assert wb.sheetnames[-6:] == ["sg Inputs", "sg Matmul", "sg Pipeline", "sg Parallelism",
                                   "sg What-if", "sg GPU Specs"]
     assert wb["Inputs"]["A1"].value == "their Inputs"
     assert wb.defined_names["PEAK_FLOPS"].attr_text.startswith("'sg Inputs'!")
+    wb.close()
     named = openpyxl.load_workbook(make_theirs(tmp_path / "n.xlsx"))
     named.defined_names["RIDGE"] = DefinedName("RIDGE", attr_text="'Model plan'!$A$1")
     named.save(tmp_path / "n.xlsx")
@@ -267,11 +269,12 @@ def test_refill_in_place_after_adding_rows(tmp_path: Path, prefix: str):
     result = run("fill", str(theirs), "--in-place", "--force", "--replace")
     assert result.exit_code == 0, result.output
     assert "4 shapes linked to sheet 'Model plan', rows 4-8" in result.output
-    wb = openpyxl.load_workbook(theirs)
+    wb = openpyxl.load_workbook(theirs, read_only=True)  # the cells asked for, not all of them
     matmul = wb[f"{prefix}Matmul"]
     assert matmul["A9"].value == "='Model plan'!$B$8*1"  # the new row is linked
     assert wb.sheetnames.count(f"{prefix}Matmul") == 1
     assert wb["Notes"]["A1"].value == "keep me"
+    wb.close()
     report = check_workbook(theirs)
     assert report.ok and report.shape_rows == 4
 
