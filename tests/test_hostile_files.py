@@ -247,7 +247,9 @@ def test_fill_a_valid_workbook_without_calcpr(tmp_path):
     out = tmp_path / "filled.xlsx"
     result = run("fill", str(theirs), "-o", str(out), "--gpu", "L4")
     assert result.exit_code == 0, result.output
-    assert openpyxl.load_workbook(out).calculation.fullCalcOnLoad is True
+    wb = openpyxl.load_workbook(out, read_only=True)  # the workbook part, not every cell
+    assert wb.calculation.fullCalcOnLoad is True
+    wb.close()
 
 
 # ---- 10. unbounded reads -------------------------------------------------------------------
