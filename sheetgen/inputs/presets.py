@@ -393,14 +393,6 @@ def builtin_presets() -> Presets:
     """The presets shipped in templates/gpus.toml, parsed once per process (frozen: every
     BuildConfig, plan and analyze call asked for them anew, 8 ms each)."""
     text = resources.files("sheetgen.templates").joinpath("gpus.toml").read_text("utf-8")
-    return _parse_builtin(text)
-
-
-@functools.lru_cache(maxsize=2)
-def _parse_builtin(text: str) -> Presets:
-    """One parse per text of templates/gpus.toml: parsing and checking it took two thirds of
-    a small `analyze` (every plan loads the presets); Presets and GPU are frozen, so the one
-    result can be shared, and an edited file is a new text and parsed again."""
     return parse_presets(tomllib.loads(text), "templates/gpus.toml")
 
 
