@@ -8,6 +8,7 @@ bf16 TFLOPS, 1,555 GB/s). 1×4096×4096 in int8 moves 4096 + 4096² + 4096 = 16,
 
 from __future__ import annotations
 
+import functools
 import re
 import zipfile
 from pathlib import Path
@@ -60,10 +61,15 @@ def _set_dtype(path: Path, dtype: str, out: Path) -> Path:
     return out
 
 
+@functools.cache
+def _opened(path: Path) -> openpyxl.Workbook:
+    """The workbook at path, loaded once for all its sheets' rules (each test writes its own)."""
+    return openpyxl.load_workbook(path)
+
+
 def _rule_formats(path: Path, sheet: str) -> dict[str, str]:
     """Cell range -> the number format its formula rule applies (from the xlsx itself)."""
-    wb = openpyxl.load_workbook(path)
-    ws = wb[sheet]
+    ws = _opened(path)[sheet]
     out = {}
     for rng in ws.conditional_formatting:
         for rule in rng.rules:
