@@ -402,18 +402,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--floors", action="store_true", help="the per-kernel floor: the "
                         "published tables' smallest GEMMs, the TensorRT-LLM rows at each floor")
     args = parser.parse_args(argv)
-    if args.floors:
-        print("\n".join(floor_evidence()))
-        return 0
-    if args.gemms:
-        print("\n".join(gemm_evidence()))
-        return 0
-    if args.decode_step:
-        print("\n".join(decode_step_evidence()))
-        return 0
-    if args.row_gemms:
-        print("\n".join(row_gemm_evidence()))
-        return 0
+    evidence = {"floors": floor_evidence, "gemms": gemm_evidence,
+                "decode_step": decode_step_evidence, "row_gemms": row_gemm_evidence}
+    for option, lines in evidence.items():
+        if getattr(args, option):
+            print("\n".join(lines()))
+            return 0
     rows = [estimate(m) for m in MEASUREMENTS]
     if args.json:
         print(json.dumps(rows, indent=2))
