@@ -91,6 +91,7 @@ class Measurement:
     attention_eff: float | None = None  # flash attention's efficiency; None: the default
     layer_kernels: int | None = None  # kernels per layer of the measured build; None: default
     launch: float | None = None  # the per-kernel floor, s; None: the preset's launch_overhead
+    attention_quantize: bool = False  # the attention output quantized by a kernel of its own
 
 
 #: Why a row's setup is not fully known, so that --within does not hold it (it stays in the
@@ -128,6 +129,10 @@ ENGINE_STEPS_TIMED = 1
 #: (sheetgen.model.transformer.LAYER_KERNELS, 15); vLLM's llama and NIM's TensorRT-LLM engines
 #: fuse the residual add into RMSNorm and gate with up (FUSED_LAYER_KERNELS, 9).
 UNFUSED, FUSED = xref.LAYER_KERNELS, xref.FUSED_LAYER_KERNELS
+#: TensorRT-LLM v0.5's FP8 builds (--enable_fp8, H100) quantize the attention plugin's 16-bit
+#: output for the output projection with a kernel of its own
+#: (sheetgen.model.transformer.ATTENTION_QUANTIZE_KERNELS, which gives the source lines); the
+#: A100 builds are fp16 (the page: remove --enable_fp8 on A100), with nothing to quantize.
 
 MEASUREMENTS = [
     Measurement(NIM, "llama-3.1-70b", "Llama-3.3-70B-Instruct", "H100 SXM", "fp8", 2, 1, 5000,
@@ -148,7 +153,8 @@ MEASUREMENTS = [
                 1917.44, "latency_mixtral8x7B_tp2", layer_kernels=FUSED),
     *(Measurement(TRTLLM, cfg, name, gpu, dtype, tp, 1, prompt, 1, "ttft", ms,
                   note + ("; NCCL ring all-reduce" if tp > 1 else ""), unknown, RING,
-                  A100_FA2 if gpu.startswith("A100") else None, UNFUSED)
+                  A100_FA2 if gpu.startswith("A100") else None, UNFUSED,
+                  attention_quantize=dtype == "fp8")
       for cfg, name, gpu, dtype, tp, prompt, ms, note, unknown in (
           (LLAMA2_7B, "LLaMA 7B", "H100 SXM", "fp8", 1, 128, 7, "engine-level", ""),
           (LLAMA2_7B, "LLaMA 7B", "H100 SXM", "fp8", 1, 2048, 36, "engine-level", ""),
@@ -171,6 +177,7 @@ def estimate(m: Measurement) -> dict[str, Any]:
                                  prompt_tokens=m.prompt, generate=m.generate,
                                  allreduce=m.allreduce, attention_eff=m.attention_eff,
                                  layer_kernels=m.layer_kernels,
+                                 attention_quantize=m.attention_quantize,
                                  **({} if m.launch is None else {"launch_overhead": m.launch}))
     s = frame.attrs["summary"]
     if m.metric == "e2e":
@@ -217,7 +224,8 @@ def decode_step_evidence() -> list[str]:
         s = sheetgen.transformer(m.model, gpu=m.gpu, dtype=m.dtype, tp=m.tp, batch=m.batch,
                                  prompt_tokens=m.prompt, generate=2, allreduce=m.allreduce,
                                  attention_eff=m.attention_eff,
-                                 layer_kernels=m.layer_kernels).attrs["summary"]
+                                 layer_kernels=m.layer_kernels,
+                                 attention_quantize=m.attention_quantize).attrs["summary"]
         total = 1e3 * (s["ttft"] + s["tpot"])
         out.append(f"| {m.measured_model}, {m.tp}× {m.gpu}, {m.prompt} in | {m.measured_ms:g} ms "
                    f"| {1e3 * s['ttft']:.2f} ms | {1e3 * s['tpot_bound']:.2f} / "
@@ -374,7 +382,9 @@ def row_gemm_evidence() -> list[str]:
                      + QUANTIZE_BYTES * m * k / bw for k, _ in calls)
                  if tdtype == "fp8" else 0.0)
         layers = meas.model["num_hidden_layers"]
-        base = estimate(meas)["realistic_ms"]
+        # the estimate without the standalone attention-output quantize: these columns swap
+        # in measured GEMM calls with (or without) every per-call quantize
+        base = estimate(replace(meas, attention_quantize=False))["realistic_ms"]
 
         def err(extra: float, meas: Measurement = meas, base: float = base,
                 layers: int = layers) -> str:

@@ -333,7 +333,8 @@ def transformer(config: Any, *, gpu: str | None = None,
                 embedding_dtype: str | None = None, reserve: float = 0.10,
                 allreduce: str = "auto", attention_dtype: str | None = None,
                 attention_eff: float | None = None, prefill_chunk: int = 0,
-                layer_kernels: int | None = None, **options: Any) -> pd.DataFrame:
+                layer_kernels: int | None = None, attention_quantize: bool = False,
+                **options: Any) -> pd.DataFrame:
     """A transformer's serving estimate: one row per operation per phase (prefill, decode).
 
     `config`: a bundled model name (as `--model`), a path to a Hugging Face config.json
@@ -346,6 +347,8 @@ def transformer(config: Any, *, gpu: str | None = None,
     fp8/int8 compute; None: 0.35, FlashAttention-2 on an H100). `prefill_chunk`: chunked
     prefill, tokens per step and sequence (0: the whole prompt in one step). `layer_kernels`:
     kernels per layer, each paying the launch floor (None: 9, a fused build; 15: unfused).
+    `attention_quantize`: the attention output is quantized by a kernel of its own where the
+    activations are narrower than the GEMM outputs (fp8; TensorRT-LLM v0.5's FP8 engines).
     Columns: phase, op, m, k, n, count, flops, bytes_moved, intensity, regime, time (the
     bound), realistic_time. attrs["gpu"]: the GPU figures; attrs["summary"]: ttft, tpot,
     ttft_bound, tpot_bound, tokens_per_s (whole batch), weights_bytes (one GPU's),
@@ -361,6 +364,7 @@ def transformer(config: Any, *, gpu: str | None = None,
                               embedding_dtype=embedding_dtype, reserve=reserve,
                               allreduce=allreduce, attention_dtype=attention_dtype,
                               prefill_chunk=prefill_chunk,
+                              attention_quantize=attention_quantize,
                               **({} if layer_kernels is None
                                  else {"layer_kernels": layer_kernels}),
                               **({} if attention_eff is None

@@ -37,7 +37,8 @@ CASES = [
                                                         prompt_tokens=100, generate=7, tp=16,
                                                         allreduce="ring",
                                                         embedding_dtype="bf16")),
-    ("H100 SXM", "fp8", None, TransformerInputs(from_dict(QWEN_MOE), batch=2, tp=2)),
+    ("H100 SXM", "fp8", None, TransformerInputs(from_dict(QWEN_MOE), batch=2, tp=2,
+                                                attention_quantize=True)),
     # Mistral's 4096-token sliding window: decode steps partly capped, then prefill capped
     ("H100 SXM", "bf16", None, TransformerInputs(load_bundled("mistral-7b"), batch=2,
                                                  prompt_tokens=3000, generate=2000,
@@ -68,7 +69,7 @@ def _reference(p: WorkbookPlan, ti: TransformerInputs, gpu: str, dtype: str,
                     kv_bytes=size[ti.kv_dtype or store.activation],
                     embed_bytes=size[ti.embedding_dtype or store.weight], reserve=ti.reserve,
                     allreduce=ti.allreduce, attn_eff=ti.attention_eff,
-                    layer_kernels=ti.layer_kernels)
+                    layer_kernels=ti.layer_kernels, attn_quantize=ti.attention_quantize)
     hw = t.Machine(peak=s["peak_flops"], bw=s["hbm_bw"], capacity=s["capacity_bytes"],
                    link_bw=s["link_bw"], link_latency=s["link_latency"],
                    real_compute_eff=s["suggest_compute_eff"],
@@ -89,7 +90,8 @@ def test_sheet_cells_equal_the_pure_reference(gpu: str, dtype: str, weight: str 
                                  embedding_dtype=ti.embedding_dtype, allreduce=ti.allreduce,
                                  attention_eff=ti.attention_eff,
                                  prefill_chunk=ti.prefill_chunk,
-                                 layer_kernels=ti.layer_kernels)
+                                 layer_kernels=ti.layer_kernels,
+                                 attention_quantize=ti.attention_quantize)
     assert len(frame) == len(est.ops)
     for row, op, bound, real in zip(frame.to_dict("records"), est.ops, est.op_bound,
                                     est.op_real, strict=True):
@@ -204,6 +206,17 @@ def test_cli_build_show_and_errors(tmp_path: Path) -> None:
                    "--layer-kernels")
     res = runner.invoke(cli, ["models"])
     assert "huggingface.co/meta-llama/Llama-3.1-70B" in res.output
+    # --attention-quantize yes: one more kernel per layer in fp8, 32 × 5 µs of floors more
+    ttft = {}
+    for choice in ("no", "yes"):
+        res = runner.invoke(cli, ["show", "--model", "llama-3.1-8b", "--gpu", "H100 SXM",
+                                  "--dtype", "fp8", "--prompt-tokens", "128",
+                                  "--attention-quantize", choice, "--json"])
+        assert res.exit_code == 0, res.output
+        ttft[choice] = json.loads(res.output)["summary"]["ttft"]
+    # 128 tokens · 32 heads · 128 · (2 + 1) B per layer at 3.35 TB/s · 0.85 (the preset's)
+    assert ttft["yes"] - ttft["no"] == pytest.approx(
+        32 * (5e-6 + 128 * 32 * 128 * 3 / (3.35e12 * 0.85)), rel=1e-9)
 
 
 def _letters(col: int) -> str:
@@ -279,11 +292,14 @@ def test_random_workloads_agree_with_the_reference(seed: int) -> None:
                            reserve=rng.choice([0.0, 0.1]),
                            attention_eff=rng.choice([0.35, 0.6, 1.0]),
                            prefill_chunk=rng.choice([0, 0, 500, 4096]),
-                           layer_kernels=rng.choice([15, 9, 0, 40]))
+                           layer_kernels=rng.choice([15, 9, 0, 40]),
+                           attention_quantize=rng.choice([False, True]))
     gpu = rng.choice(["H100 SXM", "A100 80GB SXM", "MI300X"])
     weight = rng.choice([None, "int8", "fp32", "int4", "nvfp4"])
-    p = _plan(gpu, "bf16", weight, ti)
-    est = _reference(p, ti, gpu, "bf16", weight)
+    # fp8 compute (fp8 activations, 16-bit outputs): the attention-output quantize applies
+    dtype = rng.choice(["bf16", "fp8"]) if gpu == "H100 SXM" and weight is None else "bf16"
+    p = _plan(gpu, dtype, weight, ti)
+    est = _reference(p, ti, gpu, dtype, weight)
     for key in ("ttft", "tpot", "ttft_bound", "tpot_bound", "weights_bytes", "memory_per_gpu",
                 "max_batch", "critical_batch", "kv_bytes"):
         assert p.model.scalars[key] == pytest.approx(est.summary[key], rel=1e-12), key

@@ -78,11 +78,16 @@ _OPTIONS = [
     click.option("--layer-kernels", "xf_layer_kernels", type=int,
                  help="Kernels per layer, each paying the launch floor [9: a fused build "
                       "(vLLM); 15: an unfused TensorRT-LLM v0.5 llama build]."),
+    click.option("--attention-quantize", "xf_attention_quantize",
+                 type=click.Choice(["yes", "no"]),
+                 callback=lambda _ctx, _param, v: None if v is None else v == "yes",
+                 help="fp8: the attention output is quantized by a kernel of its own (one more "
+                      "kernel per layer; TensorRT-LLM v0.5's FP8 engines) [no]."),
 ]
 _KEYS = ("model", "model_config", "batch", "prompt_tokens", "generate", "tp", "weight_dtype",
          "activation_dtype", "output_dtype", "kv_dtype", "embedding_dtype", "reserve",
          "allreduce", "attention_dtype", "attention_eff", "prefill_chunk",
-         "layer_kernels")
+         "layer_kernels", "attention_quantize")
 
 
 #: Workbook-wide options (sheetgen.cli.common's --activation-dtype, --weight-dtype,

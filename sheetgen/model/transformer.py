@@ -22,6 +22,9 @@ Conventions (every figure SI: FLOP, byte, second):
 - TPOT is the mean over the generate − 1 decode steps, whose contexts run prompt + 1 ...
   prompt + generate − 1: every decode cost is linear in the context (attention stays
   memory-bound), so the mean is the cost at the mean context prompt + generate / 2;
+- a build that quantizes the attention output with a kernel of its own (fp8 compute behind an
+  attention kernel that writes 16 bit: ATTENTION_QUANTIZE_KERNELS) pays that kernel's floor
+  and its bytes (read the output dtype, write the activation dtype) in the non-matmul row;
 - tensor parallel over G: heads, MLP and vocabulary split G ways (the larger share when
   uneven), KV heads replicated when fewer than G, two all-reduces of the layer output per
   layer in the output dtype.
@@ -69,6 +72,24 @@ ATTENTION_EFF = 0.35
 #: plugin; vLLM's flash-attention kernels take fp16/bf16), whose peak equals bf16's.
 ATTENTION_DTYPES = ("fp32", "tf32", "bf16", "fp16")
 ATTENTION_FALLBACK = "fp16"
+#: A standalone quantize of the attention output, one kernel per layer, where the activations
+#: are narrower than the GEMM outputs (fp8 compute: each GEMM writes 16 bit and the next reads
+#: fp8, so something must quantize in between) and the attention kernel cannot write the
+#: narrow dtype. TensorRT-LLM v0.5's FP8 llama (github.com/NVIDIA/TensorRT-LLM, release/0.5.0
+#: at 11e14500f35dd781b535ba009c906f55ecfee3b5): the output projection is an FP8RowLinear
+#: (tensorrt_llm/layers/attention.py, `self.dense` when quant_mode.has_fp8_qdq()) whose forward
+#: puts an explicit fp8 Quantize on its input (tensorrt_llm/quantization/layers.py,
+#: FP8RowLinear.forward: `quantize(x, self.activation_scaling_factor.value, 'fp8')`); that
+#: input is the gpt_attention plugin's output (`context = self.dense(context, workspace)`),
+#: whose type is the plugin's own 16-bit type, never fp8
+#: (cpp/tensorrt_llm/plugins/gptAttentionPlugin/gptAttentionPlugin.cpp,
+#: getOutputDataType and supportsFormatCombination: `inOut[pos].type == mType`), and a
+#: plugin's kernels are opaque to TensorRT's fusions, so the Quantize runs as a kernel of its
+#: own. The other four GEMM inputs follow TensorRT layers (the RMSNorms' pointwise scale, the
+#: SiLU·gate product) a Quantize can fuse into: not counted. The kernel reads the 16-bit output
+#: and writes the activation dtype: (output + activation) bytes per element of the attention
+#: output (heads per GPU × head dim per token).
+ATTENTION_QUANTIZE_KERNELS = 1
 
 
 @dataclass(frozen=True)
@@ -89,6 +110,7 @@ class Workload:
     attn_eff: float = ATTENTION_EFF  # flash attention's share of its dtype's peak (realistic)
     chunk: int = 0  # chunked prefill: tokens per step and sequence (0: the whole prompt)
     layer_kernels: float = DEFAULT_LAYER_KERNELS  # kernels per layer, each paying the launch floor
+    attn_quantize: bool = False  # the attention output quantized by a kernel of its own
 
 
 @dataclass(frozen=True)
@@ -234,6 +256,13 @@ def other_kernels(cfg: ModelConfig, layer_kernels: float) -> float:
     return max(0.0, layer_kernels - matmul_kernels(cfg))
 
 
+def quantize_kernels(attn_quantize: bool, act_bytes: float, out_bytes: float) -> float:
+    """Standalone attention-output quantize kernels per layer: ATTENTION_QUANTIZE_KERNELS where
+    the build quantizes the attention output apart and the activations are narrower than the
+    GEMM outputs (quantized on the fly), else 0."""
+    return float(ATTENTION_QUANTIZE_KERNELS) if attn_quantize and act_bytes < out_bytes else 0.0
+
+
 def phase_ops(cfg: ModelConfig, wl: Workload, phase: str) -> list[Op]:
     """The operations of one forward step of `phase`, on one GPU."""
     s = shapes(cfg, wl.tp)
@@ -276,10 +305,11 @@ def phase_ops(cfg: ModelConfig, wl: Workload, phase: str) -> list[Op]:
                 Op(phase, "mlp down", tokens, s.ffn, h, n, n, a, w, o)]
     ops.append(Op(phase, "lm_head", float(b), h, s.vocab, 1, 1, a, wl.embed_bytes, o))
     _, elementwise = mlp_widths(cfg, s)
+    quant = quantize_kernels(wl.attn_quantize, a, o)
     per_token = (a * (NORM_RESIDUAL_ELEMENTS * h + (up + 1) * elementwise)
-                 + kv * 2 * s.kv_heads * d)
+                 + kv * 2 * s.kv_heads * d + quant * (o + a) * s.heads * d)
     ops.append(Op(phase, "non-matmul", total, 0.0, 0.0, 0.0,
-                  n * other_kernels(cfg, wl.layer_kernels),
+                  n * (other_kernels(cfg, wl.layer_kernels) + quant),
                   a, w, o, extra_bytes=layers * total * per_token))
     return ops
 

@@ -123,10 +123,19 @@ LAYER_KERNELS = Input("xf_layer_kernels", "kernels per layer", "", fmt="int",
                           f"{ref.FUSED_LAYER_KERNELS} (the default): a fused build (vLLM, "
                           "TensorRT-LLM with its plugins). All-reduces apart.")
 
+ATTN_QUANT = _choice("xf_attn_quant", "attention output quantized by its own kernel", (NO, YES),
+                     "yes: the attention kernel writes 16 bit and a kernel of its own quantizes "
+                     "it for the output projection, where the activations are narrower than "
+                     "the GEMM outputs (fp8): one more kernel per layer, reading the output "
+                     "dtype and writing the activation dtype. TensorRT-LLM v0.5's FP8 llama: "
+                     "its gpt_attention plugin writes only its 16-bit type (gptAttentionPlugin"
+                     ".cpp) and FP8RowLinear quantizes its input (quantization/layers.py), a "
+                     "Quantize TensorRT cannot fuse into a plugin. no: fused or 16-bit.")
+
 MODEL_INPUTS = (HIDDEN, LAYERS, HEADS, KV_HEADS, HEAD_DIM, FFN, VOCAB, TIED, WINDOW)
 MOE_INPUTS = (EXPERTS, TOP_K, EXPERT_FFN)
 WORKLOAD_INPUTS = (BATCH, PROMPT, GENERATE, TP, KV_DTYPE, E_DTYPE, RESERVE, ALLREDUCE,
-                   ATTN_DTYPE, ATTN_EFF, CHUNK, LAYER_KERNELS)
+                   ATTN_DTYPE, ATTN_EFF, CHUNK, LAYER_KERNELS, ATTN_QUANT)
 
 
 def _split(name: str, total: str, label: str) -> Quantity:
@@ -183,6 +192,14 @@ def derived(cfg: ModelConfig) -> list[Quantity]:
           "IF({xf_window}=0,{xf_context},MIN({xf_context},{xf_window}))",
           lambda a: ref.kv_tokens(a["xf_context"], a["xf_window"]), fmt="int",
           doc="The context, at most the window (a rolling buffer of W tokens)."),
+        q("xf_quant_kernels", "attention-output quantize kernels per layer", "",
+          f'IF(AND({{xf_attn_quant}}="{YES}",{{{rf.ACT_BYTES}}}<{{{rf.OUT_BYTES}}}),'
+          f'{ref.ATTENTION_QUANTIZE_KERNELS},0)',
+          lambda a: ref.quantize_kernels(a["xf_attn_quant"] == YES,
+                                         a[rf.ACT_BYTES], a[rf.OUT_BYTES]), fmt="int",
+          doc=f"{ref.ATTENTION_QUANTIZE_KERNELS} when the attention output is quantized by its "
+              "own kernel and the activations are narrower than the GEMM outputs, else 0: "
+              "counted in the non-matmul rows' kernels and bytes."),
         rf.product("xf_real_flops", "peak_flops", "suggest_compute_eff",
                    "realistic FLOP/s (measured efficiency)", "FLOP/s"),
         rf.product("xf_real_bw", "hbm_bw", "suggest_memory_eff",

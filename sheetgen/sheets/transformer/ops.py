@@ -157,6 +157,10 @@ def op_rows(cfg: ModelConfig, ph: str) -> list[OpRow]:
     return ops
 
 
+#: the attention-output quantize kernels per layer (sheets.transformer.inputs.derived)
+QUANT = "xf_quant_kernels"
+
+
 def _nonmatmul(cfg: ModelConfig, ph: str) -> OpRow:
     """Norms, residual adds, the MLP activation and the KV-cache write: memory-bound bytes."""
     p = f"xf_{ph}_misc_"
@@ -175,20 +179,25 @@ def _nonmatmul(cfg: ModelConfig, ph: str) -> OpRow:
     m = rf.same_as(p + "m", tok, "m", "", fmt="ratio")
     step = STEPS[ph]
     mm = ref.matmul_kernels(cfg)
-    kern = q(p + "kernels", "kernels", "", f"MAX(0,{{xf_layer_kernels}}-{mm})*{{xf_layers}}"
+    kern = q(p + "kernels", "kernels", "",
+             f"(MAX(0,{{xf_layer_kernels}}-{mm})+{{{QUANT}}})*{{xf_layers}}"
              + (f"*{{{step}}}" if step else ""),
-             lambda a: ref.other_kernels(cfg, a["xf_layer_kernels"]) * a["xf_layers"]
-             * (a[step] if step else 1),
-             fmt="int", doc=f"Kernels per layer less the {mm} the matmul rows count, per "
-                            "layer (and prefill step).")
+             lambda a: (ref.other_kernels(cfg, a["xf_layer_kernels"]) + a[QUANT])
+             * a["xf_layers"] * (a[step] if step else 1),
+             fmt="int", doc=f"Kernels per layer less the {mm} the matmul rows count, plus the "
+                            "attention-output quantize kernels, per layer (and prefill step).")
     b = q(p + "bytes", "bytes moved", "B",
-          f"{{xf_layers}}*{{{p}m}}*({{act_elem_bytes}}*({ref.NORM_RESIDUAL_ELEMENTS}*{{xf_hidden}}"
-          f"+{up + 1}*({width}))+{{xf_kvb}}*2*{{xf_kv_g}}*{{xf_head_dim}})",
+          f"{{xf_layers}}*{{{p}m}}*({{{AB}}}*({ref.NORM_RESIDUAL_ELEMENTS}*{{xf_hidden}}"
+          f"+{up + 1}*({width}))+{{xf_kvb}}*2*{{xf_kv_g}}*{{xf_head_dim}}"
+          f"+{{{QUANT}}}*({{{OB}}}+{{{AB}}})*{{xf_heads_g}}*{{xf_head_dim}})",
           lambda a: a["xf_layers"] * a[p + "m"] * (
               a[AB] * (ref.NORM_RESIDUAL_ELEMENTS * a["xf_hidden"] + (up + 1) * wfn(a))
-              + a["xf_kvb"] * 2 * a["xf_kv_g"] * a["xf_head_dim"]),
+              + a["xf_kvb"] * 2 * a["xf_kv_g"] * a["xf_head_dim"]
+              + a[QUANT] * (a[OB] + a[AB]) * a["xf_heads_g"] * a["xf_head_dim"]),
           doc="Per token per layer: norms and residual adds 10·h, the activation "
-              f"{up + 1}× its width, in the activation dtype; the new K and V in the KV dtype.")
+              f"{up + 1}× its width, in the activation dtype; the new K and V in the KV dtype; "
+              "a standalone quantize of the attention output reads it in the output dtype and "
+              "writes it in the activation dtype.")
     mt = rf.memory_time(p + "time", p + "bytes", "bound time")
     real = realistic_time(p + "real", kern.name, None, p + "bytes")
     return OpRow("non-matmul (norms, residual, activation, KV write)",

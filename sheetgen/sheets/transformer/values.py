@@ -39,6 +39,7 @@ class TransformerInputs:
     attention_eff: float = ref.ATTENTION_EFF
     prefill_chunk: int = 0  # tokens per prefill step and sequence; 0: the whole prompt
     layer_kernels: int = ref.DEFAULT_LAYER_KERNELS  # each pays the launch floor (realistic)
+    attention_quantize: bool = False  # the attention output quantized by a kernel of its own
 
     def dtypes(self) -> dict[str, str]:
         """The KV cache's and the embeddings' storage choices ("auto": the activations' and
@@ -64,6 +65,7 @@ def input_values(ti: TransformerInputs) -> dict[str, Any]:
         "xf_reserve": ti.reserve, "xf_allreduce": ti.allreduce,
         "xf_attn_dtype": ti.attention_dtype or precision.AUTO, "xf_attn_eff": ti.attention_eff,
         "xf_chunk": ti.prefill_chunk, "xf_layer_kernels": ti.layer_kernels,
+        "xf_attn_quant": YES if ti.attention_quantize else NO,
         "xf_point": list(range(1, n + 1)), "xf_pt_op": labels,
         "xf_decade": list(ROOF_DECADES), "xf_reveal": 0,
         **{f"xf_guess_{slug}": None for slug, *_ in DRILLS},
@@ -91,6 +93,9 @@ def check_inputs(ti: TransformerInputs) -> None:
     eff = ti.attention_eff
     if isinstance(eff, bool) or not (isinstance(eff, int | float) and 0.01 <= eff <= 1):
         raise InputError(f"--attention-eff must be a fraction from 0.01 to 1, got {eff!r}")
+    if not isinstance(ti.attention_quantize, bool):
+        raise InputError("--attention-quantize must be yes or no, got "
+                         f"{ti.attention_quantize!r}")
     if ti.allreduce not in ref.ALLREDUCES:
         raise InputError(f"--allreduce must be one of {', '.join(ref.ALLREDUCES)}, got "
                          f"{ti.allreduce!r}")
