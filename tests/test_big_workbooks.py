@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from helpers import one_line_error, run
+from helpers import load_workbook, one_line_error, run
 from hostile_files import bomb_sheet, padding, write_package
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 
@@ -112,7 +112,6 @@ def test_a_row_holding_another_cell_is_written_plainly_between_two_runs(tmp_path
                                                                         monkeypatch):
     """A note beside the table splits the shared range: that row's formulas are written by
     xlsxwriter as plain formulas, the runs above and below each get their own masters."""
-    import openpyxl
 
     import sheetgen.writers.shared_rows as shared_rows
     import sheetgen.writers.xlsx as xlsx_writer
@@ -131,7 +130,7 @@ def test_a_row_holding_another_cell_is_written_plainly_between_two_runs(tmp_path
     assert f':E{note_row}" si=' in xml  # a run ends just above the note's row
     assert f'ref="E{note_row + 2}:E{t.last_row + 1}"' in xml
     assert f'<c r="E{note_row + 1}" s="' in xml and "<f>" + e.formula_at(note_row)[1:] in xml
-    ws = openpyxl.load_workbook(out)["Matmul"]
+    ws = load_workbook(out)["Matmul"]
     for row in (note_row - 1, note_row, note_row + 1, t.last_row):
         for c in t.columns:
             got = ws.cell(row + 1, c.col + 1).value
@@ -180,7 +179,7 @@ def formulas_read_back(path: Path, sheet: str, t, rows: tuple[int, ...]) -> int:
 
     import openpyxl
 
-    ws = openpyxl.load_workbook(path)[sheet]
+    ws = load_workbook(path)[sheet]
     cached = openpyxl.load_workbook(path, data_only=True)[sheet]
     checked = 0
     for c in t.columns:

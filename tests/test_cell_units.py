@@ -15,7 +15,7 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from helpers import built_workbook
+from helpers import built_workbook, load_workbook
 from lo_helpers import libreoffice_job, needs_libreoffice
 
 from sheetgen.api import plan
@@ -64,7 +64,7 @@ def test_result_conversion_keeps_operator_precedence(body, bare):
 
 def test_formulas_read_like_hand_arithmetic_in_the_cells_unit(tmp_path: Path):
     path, _ = built_workbook(tmp_path / "u.xlsx", spare_rows=0)
-    ws = openpyxl.load_workbook(path)["Matmul"]
+    ws = load_workbook(path)["Matmul"]
     header = {ws.cell(5, c).value: c for c in range(1, ws.max_column + 1)}
     formula = {name: ws.cell(6, header[name]).value for name in header if name}
     assert "ATTAINABLE_BW*1E+06" in formula["memory time (µs)"]

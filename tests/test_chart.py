@@ -16,9 +16,8 @@ import zipfile
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-import openpyxl
 import pytest
-from helpers import built_workbook
+from helpers import built_workbook, load_workbook
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 from openpyxl.utils import column_index_from_string, get_column_letter
 from test_fill import make_theirs
@@ -79,7 +78,7 @@ def chart_data_columns() -> set[int]:
 
 
 def hidden_columns(path: Path, sheet: str) -> set[int]:
-    ws = openpyxl.load_workbook(path)[sheet]
+    ws = load_workbook(path)[sheet]
     out = set()
     for dim in ws.column_dimensions.values():
         if dim.hidden:
@@ -209,7 +208,7 @@ def test_fp8_on_a100_leaves_no_text_in_chart_data(tmp_path):
     """A gap (fp8 picked for the A100, which has none) is #N/A in every chart y column,
     never the marker text, which Excel would plot as 0; check agrees."""
     path, _ = built_workbook(tmp_path / "a100.xlsx", spare_rows=2)
-    wb = openpyxl.load_workbook(path)
+    wb = load_workbook(path)
     cell = next(c for row in wb["Inputs"].iter_rows() for c in row if c.value == "bf16")
     cell.value = "fp8"
     wb.save(path)

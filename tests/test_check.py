@@ -9,7 +9,7 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from helpers import one_line_error, run
+from helpers import load_workbook, one_line_error, run
 from lo_helpers import libreoffice_job, needs_libreoffice, read_values
 from xlsxwriter.utility import xl_rowcol_to_cell
 
@@ -51,7 +51,7 @@ def _formula_columns(plan):
 
 def test_one_altered_formula_per_column_is_caught_at_that_cell(built, tmp_path):
     plan, path = built
-    wb = openpyxl.load_workbook(path)
+    wb = load_workbook(path)
     altered = set()
     for sheet, table, col in _formula_columns(plan):
         addr = xl_rowcol_to_cell(table.first_row, col.col)
@@ -74,7 +74,7 @@ def test_one_altered_formula_per_column_is_caught_at_that_cell(built, tmp_path):
 
 def test_a_single_altered_formula_is_the_only_report(built, tmp_path):
     _plan, path = built
-    wb = openpyxl.load_workbook(path)
+    wb = load_workbook(path)
     wb["Matmul"]["F7"].value = '=IF(D7="ok",(A7*B7+B7*C7+A7*C7),"")'  # bytes without dtype
     out = tmp_path / "one.xlsx"
     wb.save(out)
@@ -91,7 +91,7 @@ def test_a_single_altered_formula_is_the_only_report(built, tmp_path):
 
 def test_edited_inputs_still_check_clean(built, tmp_path):
     plan, path = built
-    wb = openpyxl.load_workbook(path)
+    wb = load_workbook(path)
     names = plan.defined_names
     for name, value in (("GPU_NAME", "MI300X"), ("DTYPE", "fp16"), ("PAR_GPUS", 3)):
         sheet, cell = names[name].split("!")
@@ -116,7 +116,7 @@ def test_check_json(built):
 
 def test_read_evaluates_instead_of_trusting_the_cache(built, tmp_path):
     _plan, path = built
-    wb = openpyxl.load_workbook(path)
+    wb = load_workbook(path)
     wb["Matmul"]["A6"] = 2  # openpyxl drops every cached value when it saves
     out = tmp_path / "r.xlsx"
     wb.save(out)
@@ -149,13 +149,13 @@ def test_other_unreadable_inputs(tmp_path, built):
     one_line_error(run("check", str(xls)))
     one_line_error(run("check", str(tmp_path / "missing.xlsx")), "not found")
     # a sheetgen workbook with a sheet deleted
-    wb = openpyxl.load_workbook(path)
+    wb = load_workbook(path)
     del wb["What-if"]
     cut = tmp_path / "cut.xlsx"
     wb.save(cut)
     one_line_error(run("check", str(cut)), "What-if")
     # a circular reference
-    wb = openpyxl.load_workbook(path)
+    wb = load_workbook(path)
     wb["Inputs"]["B17"] = "=B17+1"
     circ = tmp_path / "circ.xlsx"
     wb.save(circ)
@@ -219,7 +219,7 @@ def test_a_malformed_input_cell_is_named(built, tmp_path, name, value, needle):
     """Text, a blank, a boolean or an out-of-range number in a numeric input cell is the
     user's file's problem: one line naming the cell, not a traceback and not a mismatch."""
     plan, path = built
-    wb = openpyxl.load_workbook(path)
+    wb = load_workbook(path)
     sheet, cell = plan.defined_names[name].split("!")
     wb[sheet.strip("'")][cell.replace("$", "")] = value
     out = tmp_path / "odd.xlsx"

@@ -8,7 +8,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 from click.testing import CliRunner
-from helpers import one_line_error, run
+from helpers import load_workbook, one_line_error, run
 
 import sheetgen
 import sheetgen.writers.xlsx
@@ -20,7 +20,7 @@ def test_build_defaults(tmp_path: Path):
     result = run("build", str(out))
     assert result.exit_code == 0, result.output
     assert "12 shape rows" in result.output
-    wb = openpyxl.load_workbook(out)
+    wb = load_workbook(out)
     assert wb.sheetnames == ["Inputs", "Matmul", "Pipeline", "Parallelism", "What-if",
                              "GPU Specs"]
     assert "PEAK_FLOPS" in wb.defined_names and "RIDGE" in wb.defined_names
@@ -47,7 +47,7 @@ def test_build_with_shapes_csv_ignores_other_columns(tmp_path: Path, shapes_csv)
     result = run("build", str(out), "--shapes", str(csv), "--spare-rows", "3", "--gpu",
                  "h100 sxm", "--dtype", "FP8")
     assert result.exit_code == 0, result.output
-    ws = openpyxl.load_workbook(out)["Matmul"]
+    ws = load_workbook(out)["Matmul"]
     assert [ws[f"A{r}"].value for r in (6, 7, 8)] == [8, 1, None]
     assert ws["D10"].value.startswith("=") and ws["D11"].value is None  # 2 shapes + 3 spare
 
@@ -66,7 +66,7 @@ def test_text_from_a_gpu_file_is_written_as_text(tmp_path: Path):
     out = tmp_path / "o.xlsx"
     result = run("build", str(out), "--gpu-file", str(gpu_file), "--gpu", "=1+1")
     assert result.exit_code == 0, result.output
-    wb = openpyxl.load_workbook(out)
+    wb = load_workbook(out)
     ws = wb["GPU Specs"]
     texts = [c for row in ws.iter_rows() for c in row if isinstance(c.value, str)]
     user = [c for c in texts if c.value in ("=1+1",) or "HYPERLINK" in c.value]

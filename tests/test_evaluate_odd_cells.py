@@ -20,6 +20,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 from click.testing import CliRunner
+from helpers import load_workbook
 from lo_helpers import libreoffice_job, needs_libreoffice
 from openpyxl.workbook.defined_name import DefinedName
 
@@ -113,7 +114,7 @@ def test_strict_evaluation_still_names_the_cell(book):
 def test_check_stays_strict_on_a_sheetgen_workbook(tmp_path):
     path = tmp_path / "roofline.xlsx"
     assert CliRunner().invoke(cli, ["build", str(path)]).exit_code == 0
-    wb = openpyxl.load_workbook(path)
+    wb = load_workbook(path)
     wb["Matmul"]["D6"] = "=SUM(A6:INDEX(A6:A7,1))"  # one of its own cells, now odd
     wb.save(path)
     result = CliRunner().invoke(cli, ["check", str(path)])

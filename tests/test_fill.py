@@ -11,7 +11,7 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from helpers import one_line_error, run
+from helpers import load_workbook, one_line_error, run
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 from openpyxl.chart import BarChart, Reference
 from openpyxl.styles import Font, PatternFill
@@ -134,7 +134,7 @@ def test_sheet_and_name_clashes(tmp_path: Path):
     assert wb["Inputs"]["A1"].value == "their Inputs"
     assert wb.defined_names["PEAK_FLOPS"].attr_text.startswith("'sg Inputs'!")
     wb.close()
-    named = openpyxl.load_workbook(make_theirs(tmp_path / "n.xlsx"))
+    named = load_workbook(make_theirs(tmp_path / "n.xlsx"))
     named.defined_names["RIDGE"] = DefinedName("RIDGE", attr_text="'Model plan'!$A$1")
     named.save(tmp_path / "n.xlsx")
     one_line_error(run("fill", str(tmp_path / "n.xlsx")), "already defines the name(s) RIDGE")
@@ -169,7 +169,7 @@ def test_fill_input_errors(tmp_path: Path):
 def test_fill_api(tmp_path: Path):
     theirs = make_theirs(tmp_path / "p.xlsx")
     out = sheetgen.fill(theirs, tmp_path / "o.xlsx", gpu="L4", dtype="fp16", spare_rows=2)
-    ws = openpyxl.load_workbook(out)["Matmul"]
+    ws = load_workbook(out)["Matmul"]
     assert ws["A8"].value == "='Model plan'!$B$7*1"
     assert ws["A9"].value is None and ws["E9"].value.startswith("=IF(D9")  # a spare row
     with pytest.raises(InputError, match="no sheet 'Nope'"):
@@ -187,7 +187,7 @@ def _filled_and_edited(tmp: Path) -> dict[str, Path]:
     # their edit after the fill: a new m in their sheet, the text "4096" becomes a number
     edited = tmp / "edited.xlsx"
     shutil.copy(filled, edited)
-    wb = openpyxl.load_workbook(edited)
+    wb = load_workbook(edited)
     wb["Model plan"]["B7"] = 2048
     wb["Model plan"]["B6"] = 4096
     wb.save(edited)
@@ -263,7 +263,7 @@ def test_refill_in_place_after_adding_rows(tmp_path: Path, prefix: str):
     # a second fill without --replace is refused, and says what to do
     one_line_error(run("fill", str(theirs), "--in-place", "--force"), "--replace")
     # the user adds a row to their table, then re-fills in place
-    wb = openpyxl.load_workbook(theirs)
+    wb = load_workbook(theirs)
     wb["Model plan"].append(["new", 2048, 2048, 2048, 0.1])
     wb.save(theirs)
     result = run("fill", str(theirs), "--in-place", "--force", "--replace")

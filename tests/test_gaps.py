@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import openpyxl
 import pytest
-from helpers import built_workbook
+from helpers import built_workbook, load_workbook
 from lo_helpers import libreoffice_job, needs_libreoffice, read_values
 
 from sheetgen.sheets import matmul
@@ -29,7 +28,7 @@ ERRORS = ("#VALUE!", "#N/A", "#DIV/0!", "#REF!", "#NAME?", "#NUM!", "Err:")
 def make_fp8_on_a100(tmp: Path) -> Path:
     """The default (A100 40GB SXM, bf16) workbook with the dtype dropdown set to fp8."""
     path, _ = built_workbook(tmp / "a100.xlsx", spare_rows=2)
-    wb = openpyxl.load_workbook(path)
+    wb = load_workbook(path)
     ws = wb["Inputs"]
     cell = next(c for row in ws.iter_rows() for c in row if c.value == "bf16")
     cell.value = "fp8"
@@ -60,7 +59,7 @@ def test_check_agrees_and_the_marker_reaches_every_dependent(fp8_on_a100: Path):
 
 
 def test_status_cell_is_highlighted(fp8_on_a100: Path):
-    ws = openpyxl.load_workbook(fp8_on_a100)["Inputs"]
+    ws = load_workbook(fp8_on_a100)["Inputs"]
     status = next(c for row in ws.iter_rows() for c in row if c.value == "Status")
     target = ws.cell(status.row, status.column + 1).coordinate
     rules = [r for rng in ws.conditional_formatting for r in rng.rules

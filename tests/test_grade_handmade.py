@@ -13,7 +13,7 @@ import math
 
 import openpyxl
 import pytest
-from helpers import run
+from helpers import load_workbook, run
 from openpyxl.workbook.defined_name import DefinedName
 
 from sheetgen.errors import WorkbookError
@@ -127,7 +127,7 @@ def test_an_unknown_function_outside_the_graded_columns_is_reported(tmp_path):
 
 def test_an_unknown_function_in_a_graded_column_fails_those_cells(tmp_path):
     path = ms_units_with_efficiencies(tmp_path / "g.xlsx")
-    wb = openpyxl.load_workbook(path)
+    wb = load_workbook(path)
     ws = wb["Model"]
     ws["H3"] = "=WEIRDTIME(D3)"  # the compute time of one row; the predicted time reads it
     wb.save(path)

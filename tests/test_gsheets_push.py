@@ -16,9 +16,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-import openpyxl
 import pytest
-from helpers import one_line_error, run
+from helpers import load_workbook, one_line_error, run
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 from sheets_emulator import (
     FAST_RETRY,
@@ -166,7 +165,7 @@ def test_stored_cells_equal_the_xlsx_build(tmp_path, shared, gsheets_client):
     out = sheetgen.build(tmp_path / "r.xlsx", shapes=SHAPES, spare_rows=5, gpu="H100 SXM")
     result = push(gsheets_client, gpu="H100 SXM")
     assert result.write_requests == 1
-    wb = openpyxl.load_workbook(out)
+    wb = load_workbook(out)
     snap = shared.snapshot(KEY)
     assert [s.title for s in shared.spreadsheets[KEY].sheets] == ["Sheet1", *wb.sheetnames]
     n = 0

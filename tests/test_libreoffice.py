@@ -8,6 +8,7 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from helpers import load_workbook
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 
 import sheetgen.writers.xlsx
@@ -52,7 +53,7 @@ def variants(tmp: Path) -> dict[str, Path]:
         mp.setattr(sheetgen.writers.xlsx, "_cached", _wrong)
         files["wrong_cache"] = write_xlsx(plans()["a100_bf16"], tmp / "wrong_cache.xlsx")
     edited = tmp / "edited.xlsx"
-    wb = openpyxl.load_workbook(files["a100_bf16"])
+    wb = load_workbook(files["a100_bf16"])
     names = plans()["a100_bf16"].defined_names
     for name, value in (("GPU_NAME", "H100 SXM"), ("DTYPE", "fp16")):
         sheet, cell = names[name].split("!")
@@ -128,7 +129,7 @@ def test_the_shared_run_writes_beside_never_over_the_source(libreoffice):
     src = libreoffice.sources("libreoffice-variants")["distinct"]
     assert out.exists() and src.exists() and out.resolve() != src.resolve()
     assert openpyxl.load_workbook(src, data_only=True)["Inputs"]["B13"].value == 312e12
-    assert openpyxl.load_workbook(out).sheetnames == openpyxl.load_workbook(src).sheetnames
+    assert load_workbook(out).sheetnames == load_workbook(src).sheetnames
 
 
 def test_sheetgens_own_recalculate_forces_a_recalculation(tmp_path: Path):
@@ -170,7 +171,7 @@ def storage_variants(tmp: Path) -> dict[str, Path]:
     flipped = tmp / "flipped.xlsx"
     base = plan_build(BuildConfig(gpu="A100 40GB SXM", dtype="bf16", shapes=STORAGE_SHAPES,
                                   spare_rows=2))
-    wb = openpyxl.load_workbook(write_xlsx(base, tmp / "base.xlsx"))
+    wb = load_workbook(write_xlsx(base, tmp / "base.xlsx"))
     for name, value in (("GPU_NAME", "H100 SXM"), ("DTYPE", "fp8"), ("ACT_DTYPE", "fp8"),
                         ("WEIGHT_DTYPE", "int4"), ("OUT_DTYPE", "fp32")):
         sheet, cell = base.defined_names[name].split("!")

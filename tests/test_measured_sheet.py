@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import openpyxl
 import pytest
-from helpers import run
+from helpers import load_workbook, run
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 
 import sheetgen.writers.xlsx
@@ -89,7 +89,7 @@ def _measured_workbooks(tmp: Path) -> dict[str, Path]:
     # k = 1,024, a compute ramp to half the efficiency at 5 GFLOP with h = 1.7, a new measured
     # time
     edited = tmp / "edited.xlsx"
-    wb = openpyxl.load_workbook(files["on"])
+    wb = load_workbook(files["on"])
     ws = wb["Measured"]
     block = {ws.cell(r, 1).value: r for r in range(1, 40)}
     ws.cell(block[measured.CAL_WAVES.label], 2).value = "off"
@@ -151,7 +151,7 @@ def test_build_measured_adds_the_sheet(tmp_path):
     book = tmp_path / "b.xlsx"
     proc = run("build", str(book), "--gpu", "H100 SXM", "--measured", str(src))
     assert proc.exit_code == 0, proc.stderr
-    wb = openpyxl.load_workbook(book)
+    wb = load_workbook(book)
     ws = wb["Measured"]
     assert ws.cell(measured.TABLE.first_row + 1, 1).value == 4096
     assert any(ch for ch in ws._charts)  # the measured-vs-predicted chart

@@ -19,6 +19,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 from click.testing import CliRunner
+from helpers import load_workbook
 from lo_helpers import needs_libreoffice, pdf_page_texts
 
 from sheetgen.cli import cli
@@ -56,7 +57,7 @@ def _run(args: list[str], out: Path) -> Path:
 
 def _fp8_flip(h100_fp8: Path, out: Path) -> Path:
     """A user's edit: the fp8 build's GPU dropdown switched to a GPU without fp8."""
-    wb = openpyxl.load_workbook(h100_fp8)
+    wb = load_workbook(h100_fp8)
     sheet, cell = wb.defined_names["GPU_NAME"].attr_text.split("!")
     wb[sheet.strip("'")][cell.replace("$", "")] = "A100 40GB SXM"
     wb.save(out)

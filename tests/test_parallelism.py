@@ -11,10 +11,9 @@ import math
 from itertools import pairwise
 from pathlib import Path
 
-import openpyxl
 import pytest
 from click.testing import CliRunner
-from helpers import scalars
+from helpers import load_workbook, scalars
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 
 import sheetgen
@@ -402,7 +401,7 @@ def _variants(tmp: Path) -> dict[str, Path]:
     # the user types the PCIe figure into the link bandwidth override, and clears a sweep row
     # (the model of that edit, in the test, has the same blank row)
     edited = tmp / "pcie.xlsx"
-    wb = openpyxl.load_workbook(files["default"])
+    wb = load_workbook(files["default"])
     cell = _cell(plans["default"], "link_bw_override")
     wb["Parallelism"].cell(cell.row + 1, cell.col + 1, 31.5e9)
     sweep = plans["default"].table("parallel_sweep")

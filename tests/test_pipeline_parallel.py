@@ -6,10 +6,9 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import openpyxl
 import pytest
 from click.testing import CliRunner
-from helpers import one_line_error, scalars
+from helpers import load_workbook, one_line_error, scalars
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 
 import sheetgen
@@ -129,7 +128,7 @@ def _variants(tmp: Path) -> dict[str, Path]:
     files = {key: write_xlsx(p, tmp / f"{key}.xlsx") for key, p in plans.items()}
     # a user flips the dtype and the GPU count in the sheet
     edited = tmp / "edited.xlsx"
-    wb = openpyxl.load_workbook(files["default"])
+    wb = load_workbook(files["default"])
     for name, value in (("DTYPE", "fp32"), ("PAR_GPUS", 4), ("MICRO_BATCHES", 16)):
         sheet, cell = plans["default"].defined_names[name].split("!")
         wb[sheet.strip("'")][cell.replace("$", "")] = value

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import openpyxl
 import pytest
-from helpers import one_line_error, run
+from helpers import load_workbook, one_line_error, run
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 
 import sheetgen
@@ -102,7 +101,7 @@ def test_cli_build_show_and_gpus(preset, tmp_path):
     out = tmp_path / "mine.xlsx"
     result = run("build", str(out), "--gpu-file", str(preset), "--gpu", NAME)
     assert result.exit_code == 0, result.output
-    ws = openpyxl.load_workbook(out)["Matmul"]
+    ws = load_workbook(out)["Matmul"]
     assert any(NOTE in str(c.value) for row in ws.iter_rows(max_row=4) for c in row)
     shown = run("show", "--gpu-file", str(preset), "--gpu", NAME)
     assert shown.exit_code == 0 and NOTE in shown.output, shown.output
@@ -140,7 +139,7 @@ def _no_sms_workbooks(tmp: Path) -> dict[str, Path]:
     plans = _plans(tmp)
     built = write_xlsx(plans["no_sms"], tmp / "no_sms.xlsx")
     typed = tmp / "typed.xlsx"
-    wb = openpyxl.load_workbook(built)
+    wb = load_workbook(built)
     gpus = plans["no_sms"].table("gpus")
     col = {c.name: c for c in gpus.columns}
     row = gpus.first_row + list(col["spec_name"].values).index(NAME)
@@ -199,5 +198,5 @@ def test_fill_with_the_preset_checks_clean(preset, tmp_path):
     assert result.exit_code == 0, result.output
     report = check_workbook(out)
     assert report.ok, [m.line() for m in report.mismatches[:5]]
-    values = openpyxl.load_workbook(out)["Matmul"]
+    values = load_workbook(out)["Matmul"]
     assert any(NOTE in str(c.value) for row in values.iter_rows(max_row=4) for c in row)

@@ -23,7 +23,7 @@ from xml.etree import ElementTree
 import openpyxl
 import pytest
 from fill_helpers import filled_workbook
-from helpers import built_workbook
+from helpers import built_workbook, load_workbook
 from lo_helpers import needs_libreoffice
 
 from sheetgen.api import plan
@@ -228,7 +228,7 @@ def test_rendered_cells_show_readable_units(rendered):
 
 def test_number_formats_of_time_size_and_rate_cells(tmp_path: Path):
     path, _ = built_workbook(tmp_path / "f.xlsx", spare_rows=0)
-    ws = openpyxl.load_workbook(path)["Matmul"]
+    ws = load_workbook(path)["Matmul"]
     header = {ws.cell(5, c).value: c for c in range(1, ws.max_column + 1)}
     assert ws.cell(6, header["bytes moved"]).number_format == NUMBER_FORMATS["bytes"]
     assert ws.cell(6, header["FLOPs"]).number_format == NUMBER_FORMATS["flop"]
@@ -240,7 +240,7 @@ def test_number_formats_of_time_size_and_rate_cells(tmp_path: Path):
     assert cached.cell(6, header["memory time (µs)"]).value == pytest.approx(
         33_570_816 / 1.555e12 * 1e6, rel=1e-12)
     assert ws.cell(6, header["attained FLOP/s"]).number_format == NUMBER_FORMATS["rate"]
-    inputs = openpyxl.load_workbook(path)["Inputs"]
+    inputs = load_workbook(path)["Inputs"]
     formats = {inputs.cell(r, 1).value: inputs.cell(r, 2).number_format
                for r in range(1, inputs.max_row + 1)}
     assert formats["HBM bandwidth"] == NUMBER_FORMATS["bandwidth"]
@@ -251,7 +251,7 @@ def test_number_formats_of_time_size_and_rate_cells(tmp_path: Path):
 
 def test_every_sheet_has_print_setup_freeze_and_tall_enough_headers(tmp_path: Path):
     path, _ = built_workbook(tmp_path / "p.xlsx", spare_rows=3)
-    wb = openpyxl.load_workbook(path)
+    wb = load_workbook(path)
     p = plan(spare_rows=3)
     split = 0
     for sheet in p.sheets:
@@ -300,7 +300,7 @@ def test_the_print_area_covers_the_filled_rows_not_the_spare_ones():
 
 def test_a_filled_workbook_gets_the_same_page_setup(tmp_path: Path):
     path = filled_workbook(tmp_path, (8, 4096, 4096))
-    ws = openpyxl.load_workbook(path)["Matmul"]
+    ws = load_workbook(path)["Matmul"]
     setup = print_setup(plan(shapes=[(8, 4096, 4096)], spare_rows=0).sheet("Matmul"))
     assert ws.page_setup.orientation == "landscape" and ws.freeze_panes == "A6"
     assert ws.page_setup.scale == SPLIT_SCALE and not setup.fit_width
@@ -315,7 +315,7 @@ def test_helper_constants_are_styled_as_formulas(tmp_path: Path):
     from sheetgen.layout.palette import DERIVED_FILL, INPUT_FILL
 
     path, _ = built_workbook(tmp_path / "h.xlsx", spare_rows=1)
-    wb = openpyxl.load_workbook(path)
+    wb = load_workbook(path)
     p = plan(spare_rows=1)
 
     def fill(sheet: str, table: str, column: str) -> str:
@@ -396,7 +396,7 @@ def test_the_built_and_the_filled_workbook_style_every_cell_alike(tmp_path: Path
 
     built, _ = built_workbook(tmp_path / "b.xlsx", spare_rows=0)
     filled = filled_workbook(tmp_path, (8, 4096, 4096))
-    b, f = openpyxl.load_workbook(built), openpyxl.load_workbook(filled)
+    b, f = load_workbook(built), load_workbook(filled)
     p = plan(spare_rows=0)
     google = {}
     for body in requests_for(plan(spare_rows=0, chart_helpers=True)):
@@ -432,7 +432,7 @@ def _visible_formats(path: Path) -> dict[str, set[str]]:
     not hidden), and of the conditional formats laid over them."""
     from openpyxl.utils import get_column_letter
 
-    wb = openpyxl.load_workbook(path)
+    wb = load_workbook(path)
     out: dict[str, set[str]] = {}
     for ws in wb:
         hidden = {k for k, d in ws.column_dimensions.items() if d.hidden}
@@ -490,7 +490,7 @@ def test_the_roofline_title_is_live_and_names_the_gpu_and_dtype(tmp_path: Path):
         sheet, _, cell = m.group(1).rpartition("!")
         assert sheet.strip("'") == "Matmul" and m.group(2) == "Roofline: A100 40GB SXM, bf16"
         row, col = xl_cell_to_rowcol(cell.replace("$", ""))
-        formula = openpyxl.load_workbook(path)["Matmul"].cell(row + 1, col + 1).value
+        formula = load_workbook(path)["Matmul"].cell(row + 1, col + 1).value
         assert "GPU_NAME" in formula and "DTYPE" in formula, formula
 
 
@@ -508,7 +508,7 @@ def test_wave_columns_grey_out_while_wave_quantization_is_off(tmp_path: Path):
     built, _ = built_workbook(tmp_path / "w.xlsx", spare_rows=1)
     filled = filled_workbook(tmp_path, (8, 4096, 4096))
     for path in (built, filled):
-        ws = openpyxl.load_workbook(path)["Matmul"]
+        ws = load_workbook(path)["Matmul"]
         header = {ws.cell(5, c).value: c - 1 for c in range(1, ws.max_column + 1)}
         dimmed = set()
         for rules in ws.conditional_formatting:

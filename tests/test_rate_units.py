@@ -16,7 +16,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 from fill_helpers import filled_workbook
-from helpers import built_workbook
+from helpers import built_workbook, load_workbook
 from lo_helpers import libreoffice_job, needs_libreoffice
 
 from sheetgen.api import plan
@@ -53,7 +53,7 @@ def _pages(pdf: Path) -> dict[str, str]:
 
 def _set_dtype(path: Path, dtype: str, out: Path) -> Path:
     """The workbook with the Inputs dtype dropdown set to `dtype`, as a user would."""
-    wb = openpyxl.load_workbook(path)
+    wb = load_workbook(path)
     ws = wb["Inputs"]
     cell = next(c for row in ws.iter_rows() for c in row if c.value == "bf16")
     cell.value = dtype
@@ -64,7 +64,7 @@ def _set_dtype(path: Path, dtype: str, out: Path) -> Path:
 @functools.cache
 def _opened(path: Path) -> openpyxl.Workbook:
     """The workbook at path, loaded once for all its sheets' rules (each test writes its own)."""
-    return openpyxl.load_workbook(path)
+    return load_workbook(path)
 
 
 def _rule_formats(path: Path, sheet: str) -> dict[str, str]:
@@ -96,7 +96,7 @@ def test_picking_int8_in_the_dropdown_shows_top_s(libreoffice):
 @needs_libreoffice
 def test_an_int8_build_shows_top_s_everywhere(libreoffice):
     path = libreoffice.sources("rate-units")["int8"]
-    ws = openpyxl.load_workbook(path)["Inputs"]
+    ws = load_workbook(path)["Inputs"]
     formats = {ws.cell(r, 1).value: ws.cell(r, 2).number_format for r in range(1, ws.max_row)}
     assert formats["Peak FLOP/s (dense)"] == formats["Attainable FLOP/s"] == OPS
     # the other way round, live: TFLOP/s while a float dtype is picked
@@ -106,7 +106,7 @@ def test_an_int8_build_shows_top_s_everywhere(libreoffice):
     assert "624.0 TOP/s" in pages["Inputs"] and "3.1 TOP/s" in pages["Matmul"]
     assert not re.search(r"\d TFLOP/s", pages["Matmul"])
     # GPU Specs' int8 column is int8 whatever the build's dtype
-    specs = openpyxl.load_workbook(path)["GPU Specs"]
+    specs = load_workbook(path)["GPU Specs"]
     header = next(c for row in specs.iter_rows() for c in row if c.value == "int8 dense peak")
     assert specs.cell(header.row + 1, header.column).number_format == OPS
     assert "624.0 TOP/s" in pages["GPU Specs"]  # A100 40GB SXM's row

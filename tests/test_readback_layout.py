@@ -10,9 +10,8 @@ import re
 import zipfile
 from pathlib import Path
 
-import openpyxl
 import pytest
-from helpers import one_line_error, run, sheetgen_process
+from helpers import load_workbook, one_line_error, run, sheetgen_process
 
 from sheetgen.assemble import BuildConfig, plan_build, sheet_specs
 from sheetgen.errors import WorkbookError
@@ -130,7 +129,7 @@ def test_a_damaged_fingerprint_is_one_line(built, tmp_path):
 
 
 def test_a_renamed_sheet_is_named_with_what_to_do(built, tmp_path):
-    wb = openpyxl.load_workbook(built)
+    wb = load_workbook(built)
     wb["Pipeline"].title = "Pipe"
     path = tmp_path / "renamed.xlsx"
     wb.save(path)

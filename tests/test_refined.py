@@ -12,6 +12,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 from click.testing import CliRunner
+from helpers import load_workbook
 from lo_helpers import expected_cells, libreoffice_job, mismatches, needs_libreoffice, read_values
 
 import sheetgen
@@ -130,7 +131,7 @@ def _refined_workbooks(tmp: Path) -> dict[str, Path]:
     # The user switches waves off, picks 64x256 tiles, a 10 µs floor (the Inputs cell holds
     # µs), the H100 SXM, fp8 and an overlap exponent of 1.5.
     edited = tmp / "edited.xlsx"
-    wb = openpyxl.load_workbook(files["a100"])
+    wb = load_workbook(files["a100"])
     names = plans["a100"].defined_names
     for name, value in (("WAVE_QUANT", "off"), ("TILE_M", 64), ("TILE_N", 256),
                         ("LAUNCH_OVERHEAD", 10), ("GPU_NAME", "H100 SXM"),  # µs
@@ -194,7 +195,7 @@ def test_check_passes_and_catches_a_wrong_refined_formula(tmp_path):
     sheetgen.build(out, shapes=[(1024, 4096, 1024), (4096, 4096, 4096)], waves=True,
                    launch_overhead=3e-6, tile=(128, 256))
     assert check_workbook(out).ok
-    wb = openpyxl.load_workbook(out)
+    wb = load_workbook(out)
     p = sheetgen.plan(shapes=[(1024, 4096, 1024), (4096, 4096, 4096)], waves=True,
                       launch_overhead=3e-6, tile=(128, 256))
     t = p.table(matmul.TABLE.name)
@@ -263,7 +264,7 @@ def test_wave_switch_is_an_on_off_dropdown_in_every_writer(tmp_path):
     sheet, cell = _wave_cell(p)
 
     def rules(path):
-        ws = openpyxl.load_workbook(path)[sheet]
+        ws = load_workbook(path)[sheet]
         return [dv for dv in ws.data_validations.dataValidation if cell in str(dv.sqref)]
 
     (built,) = rules(out)

@@ -10,11 +10,10 @@ import os
 import subprocess
 from pathlib import Path
 
-import openpyxl
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from helpers import one_line_error, run
+from helpers import load_workbook, one_line_error, run
 from test_reliability_writes import plan_workbook
 
 import sheetgen.writers.xlsx
@@ -58,7 +57,7 @@ def test_longest_allowed_prefix_gives_31_character_sheet_names(tmp_path: Path):
     theirs = plan_workbook(tmp_path / "plan.xlsx")
     result = run("fill", str(theirs), "--prefix", "p" * 20)
     assert result.exit_code == 0, result.output
-    names = openpyxl.load_workbook(tmp_path / "plan.sheetgen.xlsx").sheetnames
+    names = load_workbook(tmp_path / "plan.sheetgen.xlsx").sheetnames
     assert max(len(n) for n in names) == 31 and "p" * 20 + "Parallelism" in names
 
 

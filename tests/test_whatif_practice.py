@@ -6,9 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import openpyxl
 import pytest
-from helpers import scalars
+from helpers import load_workbook, scalars
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
@@ -130,7 +129,7 @@ def _practice_workbooks(tmp: Path) -> dict[str, Path]:
     src = write_xlsx(plan, tmp / "practice.xlsx")
     # a user answers two rows and flips the reveal switch
     edited = tmp / "answered.xlsx"
-    wb = openpyxl.load_workbook(src)
+    wb = load_workbook(src)
     ws = wb["Practice"]
     t = plan.table("practice")
     r = t.first_row + 1  # 1-based row of the first shape

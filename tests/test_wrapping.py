@@ -12,10 +12,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import openpyxl
 import pytest
 from fill_helpers import filled_workbook
-from helpers import built_workbook
+from helpers import built_workbook, load_workbook
 from lo_helpers import libreoffice_job, needs_libreoffice
 
 from sheetgen.api import plan
@@ -38,7 +37,7 @@ def _merged(ws) -> dict[str, str]:
 
 
 def test_parallelism_prose_is_merged_wrapped_and_tall_enough(built: Path):
-    ws = openpyxl.load_workbook(built)["Parallelism"]
+    ws = load_workbook(built)["Parallelism"]
     merged = _merged(ws)
     last = chr(ord("A") + parallel.PROSE_COLS - 1)  # G: the comparison's width
     texts = (*parallel.DEFINITIONS, *parallel.LASTING)
@@ -60,7 +59,7 @@ def test_parallelism_prose_is_merged_wrapped_and_tall_enough(built: Path):
 
 
 def test_long_text_values_take_the_empty_cells_beside_them(built: Path):
-    ws = openpyxl.load_workbook(built)["Parallelism"]
+    ws = load_workbook(built)["Parallelism"]
     merged = _merged(ws)
     why = next(c.row for row in ws.iter_rows(max_col=1) for c in row if c.value == "why")
     assert merged[f"B{why}"] == f"B{why}:D{why}"  # value, unit and notes of the block
@@ -70,7 +69,7 @@ def test_long_text_values_take_the_empty_cells_beside_them(built: Path):
 
 
 def test_throughput_reads_as_whole_rows_per_second(built: Path, tmp_path: Path):
-    ws = openpyxl.load_workbook(built)["Parallelism"]
+    ws = load_workbook(built)["Parallelism"]
     row = next(c.row for row in ws.iter_rows(max_col=1) for c in row
                if c.value == "throughput, stream of batches")
     assert {ws.cell(row, c).number_format for c in (2, 3, 4)} == {"#,##0"}
@@ -103,7 +102,7 @@ def test_libreoffice_prints_every_note_and_sentence_whole(libreoffice):
 
 
 def test_headers_are_inset_and_rows_fit_the_wrapped_text(built: Path):
-    wb = openpyxl.load_workbook(built)
+    wb = load_workbook(built)
     p = plan(spare_rows=2)
     for sheet in p.sheets:
         ws = wb[sheet.name]
@@ -122,7 +121,7 @@ def test_filled_and_pushed_workbooks_merge_the_same_cells(tmp_path: Path):
     path = filled_workbook(tmp_path)
     p = plan(spare_rows=0)
     planned = {(c.row, c.col, c.span) for c in p.sheet("Parallelism").cells if c.span > 1}
-    ws = openpyxl.load_workbook(path)["Parallelism"]
+    ws = load_workbook(path)["Parallelism"]
     got = {(r.min_row - 1, r.min_col - 1, r.max_col - r.min_col + 1)
            for r in ws.merged_cells.ranges}
     assert planned and planned <= got
