@@ -524,3 +524,36 @@ def test_wave_columns_grey_out_while_wave_quantization_is_off(tmp_path: Path):
         assert dimmed == {header[h] for h in ("tiles", "waves", "wave efficiency (fraction)",
                                               "quantized compute time (µs)")}
         assert dimmed == wave_cols
+
+
+def _pages_cell_by_cell(setup, sheet) -> int:
+    """PrintSetup.pages the slow, obvious way: every printing cell looked up on its page."""
+    rows = [b for b in setup.row_breaks if 0 < b <= setup.last_row]
+    cols = [b for b in setup.col_breaks if 0 < b <= setup.last_col]
+    used = {(c.row, c.col + j) for c in sheet.cells for j in range(c.span)}
+    for t in sheet.tables:
+        used |= {(r, c.col) for c in t.columns for r in range(t.header_row, t.last_row + 1)}
+    for ch in sheet.charts:
+        r0, r1, c0, c1 = chart_cells(sheet, ch)
+        used |= {(r, c) for r in range(r0, r1 + 1) for c in range(c0, c1 + 1)}
+    return len({(sum(b <= r for b in rows), sum(b <= c for b in cols)) for r, c in used
+                if r <= setup.last_row and c <= setup.last_col and c not in sheet.hidden})
+
+
+def test_page_count_agrees_with_a_cell_by_cell_count():
+    """pages() counts whole tables and charts as rectangles; the same count, cell by cell,
+    for every sheet, with the setup's own breaks and with extra (repeated) ones."""
+    from dataclasses import replace
+
+    checked = 0
+    for p in (plan(), plan(shapes=[(8, 4096, 4096)], spare_rows=0)):
+        for sheet in p.sheets:
+            setup = print_setup(sheet)
+            for variant in (setup,
+                            replace(setup, row_breaks=(*setup.row_breaks, 3, 3, 17),
+                                    col_breaks=(*setup.col_breaks, 2, 5, 5)),
+                            replace(setup, last_row=setup.last_row // 2,
+                                    last_col=setup.last_col // 2)):
+                assert variant.pages(sheet) == _pages_cell_by_cell(variant, sheet), sheet.name
+                checked += 1
+    assert checked == 36

@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -82,24 +83,35 @@ class PrintSetup:
         not printed: LibreOffice and Excel skip them)."""
         rows = sorted(b for b in self.row_breaks if 0 < b <= self.last_row)
         cols = sorted(b for b in self.col_breaks if 0 < b <= self.last_col)
-        used = _used_cells(sheet, self.last_row, self.last_col)
-        # a cell's page is (row band, column band): the count of breaks at or before it
-        return len({(bisect.bisect_right(rows, r), bisect.bisect_right(cols, c))
-                    for r, c in used})
+        # a cell's page is (row band, column band): the count of breaks at or before it.
+        # Tables and charts are rectangles of cells, so their pages are the product of the
+        # bands their rows and their columns reach (not one lookup per cell: the
+        # Parallelism sheet has 20,000 cells and print_setup counts pages four times).
+        pages: set[tuple[int, int]] = set()
+        for first, last, columns in _used_areas(sheet, self.last_row, self.last_col):
+            row_bands = {bisect.bisect_right(rows, first)} | {
+                bisect.bisect_right(rows, b) for b in rows if first < b <= last}
+            col_bands = {bisect.bisect_right(cols, c) for c in columns}
+            pages.update(itertools.product(row_bands, col_bands))
+        return len(pages)
 
 
-def _used_cells(sheet: SheetPlan, last_row: int, last_col: int) -> set[tuple[int, int]]:
-    """Cells that print something: text and values, table cells, chart areas."""
-    used = {(c.row, c.col + j) for c in sheet.cells for j in range(c.span)}
+def _used_areas(sheet: SheetPlan, last_row: int, last_col: int
+                ) -> list[tuple[int, int, list[int]]]:
+    """What prints something, as (first row, last row, columns) rectangles: text and
+    values, table cells, chart areas; within last_row and last_col, hidden columns left
+    out."""
+    def shown(columns: Iterable[int]) -> list[int]:
+        return [c for c in columns if c <= last_col and c not in sheet.hidden]
+
+    areas = [(c.row, c.row, shown(range(c.col, c.col + c.span))) for c in sheet.cells
+             if c.row <= last_row]
     for t in sheet.tables:
-        shown = [c.col for c in t.columns if c.col <= last_col and c.col not in sheet.hidden]
-        used |= {(r, col) for col in shown for r in range(t.header_row,
-                                                            min(t.last_row, last_row) + 1)}
+        areas.append((t.header_row, min(t.last_row, last_row), shown(c.col for c in t.columns)))
     for ch in sheet.charts:
         r0, r1, c0, c1 = chart_cells(sheet, ch)
-        used |= {(r, c) for r in range(r0, r1 + 1) for c in range(c0, c1 + 1)}
-    return {(r, c) for r, c in used if r <= last_row and c <= last_col
-            and c not in sheet.hidden}
+        areas.append((r0, min(r1, last_row), shown(range(c0, c1 + 1))))
+    return [(first, last, cols) for first, last, cols in areas if first <= last and cols]
 
 
 def main_table(sheet: SheetPlan) -> TablePlan | None:
