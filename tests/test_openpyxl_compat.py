@@ -97,3 +97,135 @@ def test_a_copied_workbook_is_the_one_openpyxl_loads(tmp_path):
     edited["Inputs"]["B9"] = 0.5
     assert _saved_parts(second, tmp_path / "second.xlsx") == _saved_parts(
         edited, tmp_path / "edited.xlsx") != fresh
+
+
+def _parts(path: Path) -> dict[str, bytes]:
+    """Every part of a saved xlsx but the save time (docProps/core.xml's modified)."""
+    with zipfile.ZipFile(path) as z:
+        return {n: re.sub(rb"<dcterms:modified[^<]*</dcterms:modified>", b"", z.read(n))
+                for n in z.namelist()}
+
+
+def _every_kind_of_cell() -> openpyxl.Workbook:
+    """Cells of every kind openpyxl writes: formulas (escaped), numbers (inf, -0.0, 1e20),
+    texts (edge spaces, tabs, newlines, '=' kept as text), blanks with and without style,
+    a boolean, a date, an error, rich text, an array formula, a comment, a hyperlink,
+    merged ranges; and a second sheet with a chart."""
+    from datetime import datetime
+
+    from openpyxl.cell.rich_text import CellRichText, TextBlock
+    from openpyxl.cell.text import InlineFont
+    from openpyxl.chart import BarChart, Reference
+    from openpyxl.comments import Comment
+    from openpyxl.worksheet.formula import ArrayFormula
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["A1"] = '=SUM(B1:B2)&"<&>"'
+    ws["B1"], ws["B2"], ws["B3"], ws["B4"], ws["B5"] = 4096, 1.5e-7, float("inf"), -0.0, 1e20
+    ws["C1"] = " lead & <x> \"q\" "
+    ws["C2"], ws["C3"], ws["C4"] = "plain", "tab\tnew\nline", "   "
+    ws["C5"] = "=not a formula"
+    ws["C5"].data_type = "s"
+    ws["D1"].font = Font(bold=True)
+    ws["D2"] = True
+    ws["D3"] = datetime(2024, 5, 6, 7, 8, 9)
+    ws["D4"] = "#N/A"
+    ws["D5"] = CellRichText(["a ", TextBlock(InlineFont(b=True), "bold")])
+    ws["E1"] = ArrayFormula("E1:E2", "=B1:B2*2")
+    ws["E3"] = "noted"
+    ws["E3"].comment = Comment("a note", "me")
+    ws["E4"] = "link"
+    ws["E4"].hyperlink = "https://example.com/"
+    for i, look in enumerate(LOOK.items()):
+        cell = ws.cell(row=7 + i, column=1, value=i * 1.25)
+        setattr(cell, *look)
+    ws.merge_cells("A12:C12")
+    ws["A12"] = "merged"
+    ws["A12"].border = Border(bottom=Side("thin"))
+    ws.merge_cells("A13:B14")
+    ws.row_dimensions[20].height = 30
+    chart_sheet = wb.create_sheet("Chart")
+    chart = BarChart()
+    chart.add_data(Reference(ws, min_col=2, min_row=1, max_row=5))
+    chart_sheet.add_chart(chart, "A1")
+    return wb
+
+
+def test_save_workbook_writes_the_bytes_openpyxl_writes(tmp_path):
+    """The fast row writer: every part of the file byte for byte as openpyxl's own save,
+    for every kind of cell (the plain ones written in one piece, the rest by the library),
+    and for a whole filled workbook reloaded."""
+    from fill_helpers import filled_workbook
+
+    wb = _every_kind_of_cell()
+    wb.save(tmp_path / "library.xlsx")
+    openpyxl_compat.save_workbook(_every_kind_of_cell(), tmp_path / "fast.xlsx")
+    library = _parts(tmp_path / "library.xlsx")
+    assert b'<t xml:space="preserve"> lead &amp; &lt;x&gt; "q" </t>' in library[
+        "xl/worksheets/sheet1.xml"]
+    assert _parts(tmp_path / "fast.xlsx") == library
+    filled = filled_workbook(tmp_path)  # two loads: a save changes a workbook's charts
+    openpyxl.load_workbook(filled, rich_text=True).save(tmp_path / "filled_library.xlsx")
+    openpyxl_compat.save_workbook(openpyxl.load_workbook(filled, rich_text=True),
+                                  tmp_path / "filled_fast.xlsx")
+    assert _parts(tmp_path / "filled_fast.xlsx") == _parts(tmp_path / "filled_library.xlsx")
+
+
+def test_cell_xml_leaves_other_cells_to_the_library():
+    ws = _every_kind_of_cell().active
+    assert openpyxl_compat.cell_xml(ws["B1"]) == '<c r="B1" t="n"><v>4096</v></c>'
+    assert openpyxl_compat.cell_xml(ws["A1"]) == (
+        '<c r="A1"><f>SUM(B1:B2)&amp;"&lt;&amp;&gt;"</f><v /></c>')
+    for ref in ("D2", "D3", "D4", "D5", "E1", "E3", "E4"):
+        assert openpyxl_compat.cell_xml(ws[ref]) is None, ref
+    assert openpyxl_compat.cell_xml(ws["Z99"]) == ""
+
+
+def test_put_cells_and_merge_cells_make_the_cells_openpyxl_makes(tmp_path):
+    """put_cells and merge_cells against ws.cell + StyleStamp.apply and ws.merge_cells: the
+    same saved bytes; a string openpyxl refuses is refused the same way."""
+    from openpyxl.utils.exceptions import IllegalCharacterError
+
+    cells = [(2, 1, "=A1*2", False), (3, 1, "=A1&\"=\"", False), (4, 1, "=x", True),
+             (5, 1, 7, True), (6, 1, 2.5, False), (7, 1, None, True), (8, 1, "text", True),
+             (9, 1, True, False), (10, 1, "#N/A", True)]
+    books = []
+    for fast in (False, True):
+        wb = openpyxl.Workbook()
+        ws = wb.active
+        stamp = StyleStamp(LOOK)
+        if fast:
+            openpyxl_compat.put_cells(ws, cells, stamp)
+            openpyxl_compat.merge_cells(ws, "C1:E1")
+            openpyxl_compat.merge_cells(ws, "C3:D4")
+        else:
+            for row, column, value, text in cells:
+                cell = ws.cell(row=row, column=column, value=value)
+                if text and isinstance(value, str):
+                    cell.data_type = "s"
+                stamp.apply(cell)
+            ws.merge_cells("C1:E1")
+            ws.merge_cells("C3:D4")
+        wb.save(tmp_path / f"{fast}.xlsx")
+        books.append(_parts(tmp_path / f"{fast}.xlsx"))
+        assert [ws.cell(row=r, column=1).data_type for r in (2, 4, 5, 7, 9, 10)] == [
+            "f", "s", "n", "n", "b", "s"]
+    assert books[0] == books[1]
+    with pytest.raises(IllegalCharacterError):
+        openpyxl_compat.put_cells(openpyxl.Workbook().active, [(1, 1, "=A\x01", False)],
+                                  StyleStamp(LOOK))
+
+
+def test_the_private_parts_the_fast_paths_use_are_still_there():
+    from openpyxl.cell._writer import etree_write_cell
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    cell = ws["A1"]
+    for name in (*openpyxl_compat.PRIVATE_CELL, openpyxl_compat.PRIVATE_ATTRIBUTE):
+        assert hasattr(cell, name), (openpyxl.__version__, name)
+    for name in (*openpyxl_compat.PRIVATE_CELLS, openpyxl_compat.PRIVATE_MERGE, "_charts",
+                 "_images"):
+        assert hasattr(ws, name), (openpyxl.__version__, name)
+    assert callable(etree_write_cell)

@@ -38,6 +38,7 @@ from sheetgen.files.untrusted import (
 from sheetgen.inputs.presets import DEFAULT_DTYPE, load_presets
 from sheetgen.inputs.shapes import ShapeTable, read_xlsx_table
 from sheetgen.sheets import matmul
+from sheetgen.writers.openpyxl_compat import save_workbook
 
 
 @dataclass(frozen=True)
@@ -211,7 +212,7 @@ def _save(wb: Any, target: Path, *, replace: bool,
     with atomic_write(target, ".tmp.xlsx", replace=replace) as tmp:
         with quiet_file(tmp) as fh:
             try:
-                wb.save(fh)
+                save_workbook(wb, fh)
             except OSError as exc:
                 raise WriteFailed(target, describe(exc, target.parent)) from None
         if unchanged is not None and _identity(unchanged[0]) != unchanged[1]:

@@ -38,7 +38,7 @@ from sheetgen.layout.styles import (
     highlight_style,
     number_style,
 )
-from sheetgen.writers.openpyxl_compat import StyleStamp
+from sheetgen.writers.openpyxl_compat import StyleStamp, merge_cells, put_cells
 
 Progress = Callable[[int], None]
 
@@ -125,17 +125,19 @@ class _Styles:
         return self.cache[style]
 
 
+def _cell_value(value: Any) -> Any:
+    """What a cell holds for a plan value: a Python scalar; NaN left blank."""
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and value != value:
+        return None
+    return value
+
+
 def _put(ws: Worksheet, row: int, col: int, value: Any, style: StyleStamp,
          formula: bool = False) -> None:
     """One cell; text that is not ours to evaluate stays text even if it starts with '='."""
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float) and value != value:  # NaN: leave blank
-        value = None
-    cell = ws.cell(row=row + 1, column=col + 1, value=value)
-    if isinstance(value, str) and not formula:
-        cell.data_type = "s"
-    style.apply(cell)
+    put_cells(ws, [(row + 1, col + 1, _cell_value(value), not formula)], style)
 
 
 def _write_cells(ws: Worksheet, sheet: SheetPlan, styles: _Styles,
@@ -143,26 +145,31 @@ def _write_cells(ws: Worksheet, sheet: SheetPlan, styles: _Styles,
     for cell in sheet.cells:
         _write_cell(ws, cell, styles)
     for table in sheet.tables:
-        for col in table.columns:
-            input_style = styles.get(col.style, col.fmt)
-            formula_style = styles.get("linked" if col.is_input else "derived", col.fmt)
+        for col in table.columns:  # a column at once, in two styles: typed in and computed
+            typed: list[tuple[int, int, Any, bool]] = []
+            computed: list[tuple[int, int, Any, bool]] = []
             for i in range(table.n_rows):
                 row = table.first_row + i
                 link = col.link_at(i) if col.is_input else None
                 if link is not None:
-                    _put(ws, row, col.col, link, formula_style, formula=True)
+                    computed.append((row + 1, col.col + 1, link, False))
                 elif col.is_input:
-                    _put(ws, row, col.col, col.values[i], input_style)
+                    typed.append((row + 1, col.col + 1, _cell_value(col.values[i]), True))
                 else:
-                    _put(ws, row, col.col, col.formula_at(row), formula_style, formula=True)
+                    computed.append((row + 1, col.col + 1, col.formula_at(row), False))
+            if typed:
+                put_cells(ws, typed, styles.get(col.style, col.fmt))
+            if computed:
+                put_cells(ws, computed, styles.get("linked" if col.is_input else "derived",
+                                                   col.fmt))
         if progress is not None:
             progress(table.n_rows)
 
 
 def _write_cell(ws: Worksheet, cell: Cell, styles: _Styles) -> None:
-    if cell.span > 1:
-        ws.merge_cells(start_row=cell.row + 1, start_column=cell.col + 1, end_row=cell.row + 1,
-                       end_column=cell.col + cell.span)
+    if cell.span > 1:  # a plan's merges never overlap (the xlsx writer would refuse them)
+        merge_cells(ws, f"{xl_rowcol_to_cell(cell.row, cell.col)}:"
+                        f"{xl_rowcol_to_cell(cell.row, cell.col + cell.span - 1)}")
     if cell.role == "formula":
         _put(ws, cell.row, cell.col, cell.formula, styles.get("formula", cell.fmt, cell.wrap),
              True)
