@@ -282,3 +282,34 @@ def test_refill_in_place_after_adding_rows(tmp_path: Path, prefix: str):
 def test_replace_needs_an_earlier_fill(tmp_path: Path):
     theirs = make_theirs(tmp_path / "plan.xlsx")
     one_line_error(run("fill", str(theirs), "--replace"), "not filled by sheetgen")
+
+
+def test_a_refill_leaves_the_replaced_sheets_unread(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch):
+    """A re-fill loads sheetgen's earlier sheets as empty sheets (it deletes them): the
+    result is the one a whole load gives, part for part, but for a border openpyxl added
+    while loading the old sheets' merged cells (unused once they are gone)."""
+    import re
+
+    from sheetgen.writers import fill as fill_module
+
+    theirs = make_theirs(tmp_path / "plan.xlsx")
+    first = fill_workbook(theirs, tmp_path / "first.xlsx").path
+    package = fill_module.without_sheets(first, {"matmul", "inputs"})
+    assert package is not None
+    wb = openpyxl.load_workbook(package)
+    assert wb.sheetnames == openpyxl.load_workbook(first, read_only=True).sheetnames
+    assert wb["Matmul"].max_row == 1 and wb["Inputs"].max_row == 1
+    assert wb["Pipeline"].max_row > 20 and wb["Model plan"]["A1"].value == "Layers of my model"
+
+    def parts(path: Path) -> dict[str, bytes]:
+        with zipfile.ZipFile(path) as z:
+            out = {n: z.read(n) for n in z.namelist() if n != "docProps/core.xml"}
+        out["xl/styles.xml"] = re.sub(rb"<borders.*</borders>", b"", out["xl/styles.xml"])
+        return out
+
+    fast = fill_workbook(first, tmp_path / "fast.xlsx", replace=True).path
+    monkeypatch.setattr(fill_module, "without_sheets", lambda src, replaced: None)
+    whole = fill_workbook(first, tmp_path / "whole.xlsx", replace=True).path
+    assert parts(fast) == parts(whole)
+    assert len(parts(fast)) > 15

@@ -11,13 +11,17 @@ so a failure leaves no half file, no half backup, and the user's workbook as it 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
+import posixpath
 import shutil
+import zipfile
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 from sheetgen.assemble import BuildConfig, plan_build
 from sheetgen.errors import InputError, OutputError, WorkbookError
@@ -133,7 +137,7 @@ def fill_workbook(theirs: str | os.PathLike[str], out: str | os.PathLike[str] | 
     plan.metadata["sheetgen.linked_sheet"] = table.sheet
     plan.metadata["sheetgen.linked_rows"] = f"{table.rows[0]}-{table.rows[-1]}"
     plan.metadata["sheetgen.prefix"] = prefix
-    wb = load_openpyxl(src, rich_text=True)
+    wb = _load_theirs(src, {s.name.casefold() for s in plan.sheets} if refill else set())
     theirs_names = {name.casefold(): name for name in wb.sheetnames}  # Excel ignores case
     clash = [theirs_names[s.name.casefold()] for s in plan.sheets
              if s.name.casefold() in theirs_names]
@@ -167,6 +171,64 @@ def fill_workbook(theirs: str | os.PathLike[str], out: str | os.PathLike[str] | 
                 backup.unlink()
         raise
     return FillResult(target, backup, table)
+
+
+def _load_theirs(src: Path, replaced: set[str]) -> Any:
+    """THEIRS in openpyxl. A re-fill deletes sheetgen's earlier sheets (`replaced`, names
+    casefolded) unread: they load as empty sheets, which keeps every other sheet at its
+    index (print titles and local names are bound by index), and their 26,000 cells,
+    merges and charts are not parsed (half of a re-fill's CPU)."""
+    if not replaced:
+        return load_openpyxl(src, rich_text=True)
+    import openpyxl
+
+    check_package(src, MAX_OPENPYXL_BYTES)
+    with damage_as_error(src.name):
+        package = without_sheets(src, replaced)
+        return openpyxl.load_workbook(package if package is not None else src, rich_text=True)
+
+
+_MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+_PACKAGE_REL = "{http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
+_REL_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
+_EMPTY_SHEET = (b'<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+                b"<sheetData/></worksheet>")
+
+
+def without_sheets(src: Path, replaced: set[str]) -> io.BytesIO | None:
+    """A copy of the package src in memory, its worksheets named in `replaced` (casefolded)
+    emptied and their relationships (charts, drawings) dropped; None when the package is
+    not laid out as Excel and openpyxl lay one out (xl/workbook.xml): then load it whole."""
+    with zipfile.ZipFile(src) as z:
+        names = set(z.namelist())
+        if not {"xl/workbook.xml", "xl/_rels/workbook.xml.rels"} <= names:
+            return None
+        book = ElementTree.fromstring(z.read("xl/workbook.xml"))
+        rels = {r.get("Id"): r for r in
+                ElementTree.fromstring(z.read("xl/_rels/workbook.xml.rels")).iter(_PACKAGE_REL)}
+        emptied = set()
+        for sheet in book.iter(f"{_MAIN}sheet"):
+            rel = rels.get(sheet.get(_REL_ID))
+            if (sheet.get("name", "").casefold() not in replaced or rel is None
+                    or not rel.get("Type", "").endswith("/worksheet")):
+                continue
+            target = rel.get("Target", "")
+            part = (target[1:] if target.startswith("/")
+                    else posixpath.normpath(posixpath.join("xl", target)))
+            if part not in names:
+                return None
+            emptied.add(part)
+        dropped = {posixpath.join(posixpath.dirname(part), "_rels",
+                                  posixpath.basename(part) + ".rels") for part in emptied}
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as copy:
+            for info in z.infolist():
+                if info.filename in dropped:
+                    continue
+                copy.writestr(info.filename, _EMPTY_SHEET if info.filename in emptied
+                              else z.read(info))
+    out.seek(0)
+    return out
 
 
 def _identity(path: Path) -> tuple[int, int, int]:
