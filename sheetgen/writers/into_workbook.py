@@ -38,7 +38,7 @@ from sheetgen.layout.styles import (
     highlight_style,
     number_style,
 )
-from sheetgen.writers.openpyxl_compat import StyleStamp, merge_cells, put_cells
+from sheetgen.writers.openpyxl_compat import Merger, StyleStamp, put_cells
 
 Progress = Callable[[int], None]
 
@@ -117,6 +117,7 @@ class _Styles:
 
     def __init__(self) -> None:
         self.cache: dict[CellStyle, StyleStamp] = {}
+        self.merger = Merger()  # merged ranges' cell styles, like the stamps
 
     def get(self, role: str, fmt: str = "general", wrap: bool = False) -> StyleStamp:
         style = cell_style(role, fmt, wrap)
@@ -168,8 +169,8 @@ def _write_cells(ws: Worksheet, sheet: SheetPlan, styles: _Styles,
 
 def _write_cell(ws: Worksheet, cell: Cell, styles: _Styles) -> None:
     if cell.span > 1:  # a plan's merges never overlap (the xlsx writer would refuse them)
-        merge_cells(ws, f"{xl_rowcol_to_cell(cell.row, cell.col)}:"
-                        f"{xl_rowcol_to_cell(cell.row, cell.col + cell.span - 1)}")
+        styles.merger.merge(ws, f"{xl_rowcol_to_cell(cell.row, cell.col)}:"
+                                f"{xl_rowcol_to_cell(cell.row, cell.col + cell.span - 1)}")
     if cell.role == "formula":
         _put(ws, cell.row, cell.col, cell.formula, styles.get("formula", cell.fmt, cell.wrap),
              True)
