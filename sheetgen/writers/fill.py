@@ -137,26 +137,23 @@ def fill_workbook(theirs: str | os.PathLike[str], out: str | os.PathLike[str] | 
     plan.metadata["sheetgen.linked_sheet"] = table.sheet
     plan.metadata["sheetgen.linked_rows"] = f"{table.rows[0]}-{table.rows[-1]}"
     plan.metadata["sheetgen.prefix"] = prefix
+    if not refill:  # refuse a clash from the sheet list and names alone, before the load
+        head = load_openpyxl(src, read_only=True)
+        try:
+            _refuse_clashes(src, plan, head.sheetnames, set(head.defined_names),
+                            "sheetgen.linked_sheet" in earlier)
+        finally:
+            head.close()
     wb = _load_theirs(src, {s.name.casefold() for s in plan.sheets} if refill else set())
-    theirs_names = {name.casefold(): name for name in wb.sheetnames}  # Excel ignores case
-    clash = [theirs_names[s.name.casefold()] for s in plan.sheets
-             if s.name.casefold() in theirs_names]
     if refill:
-        for name in clash:
-            del wb[name]
+        theirs_names = {name.casefold(): name for name in wb.sheetnames}  # Excel ignores case
+        for sheet in plan.sheets:
+            if sheet.name.casefold() in theirs_names:
+                del wb[theirs_names[sheet.name.casefold()]]
         for name in set(plan.defined_names) & set(wb.defined_names):
             del wb.defined_names[name]
-        clash = []
-    if clash:
-        hint = ("pass --replace to rewrite sheetgen's sheets from an earlier fill"
-                if "sheetgen.linked_sheet" in earlier else
-                "pass --prefix (e.g. --prefix 'sg ') to name sheetgen's sheets apart")
-        raise InputError(f"{src.name} already has sheet(s) {', '.join(map(repr, clash))}; "
-                         f"{hint}")
-    names = sorted(set(plan.defined_names) & set(wb.defined_names))
-    if names:
-        raise InputError(f"{src.name} already defines the name(s) {', '.join(names)} that "
-                         "sheetgen's formulas use; rename them in your workbook first")
+    _refuse_clashes(src, plan, wb.sheetnames, set(wb.defined_names),
+                    "sheetgen.linked_sheet" in earlier)
     total = sum(t.n_rows for s in plan.sheets for t in s.tables)
     ctx = progress_factory(total, "filling") if progress_factory else nullcontext(None)
     with ctx as progress:
@@ -171,6 +168,25 @@ def fill_workbook(theirs: str | os.PathLike[str], out: str | os.PathLike[str] | 
                 backup.unlink()
         raise
     return FillResult(target, backup, table)
+
+
+def _refuse_clashes(src: Path, plan: Any, sheetnames: list[str], defined: set[str],
+                    filled_before: bool) -> None:
+    """InputError when THEIRS already has a sheet (Excel ignores case) or a defined name
+    that sheetgen's sheets would take."""
+    theirs_names = {name.casefold(): name for name in sheetnames}
+    clash = [theirs_names[s.name.casefold()] for s in plan.sheets
+             if s.name.casefold() in theirs_names]
+    if clash:
+        hint = ("pass --replace to rewrite sheetgen's sheets from an earlier fill"
+                if filled_before else
+                "pass --prefix (e.g. --prefix 'sg ') to name sheetgen's sheets apart")
+        raise InputError(f"{src.name} already has sheet(s) {', '.join(map(repr, clash))}; "
+                         f"{hint}")
+    names = sorted(set(plan.defined_names) & defined)
+    if names:
+        raise InputError(f"{src.name} already defines the name(s) {', '.join(names)} that "
+                         "sheetgen's formulas use; rename them in your workbook first")
 
 
 def _load_theirs(src: Path, replaced: set[str]) -> Any:
