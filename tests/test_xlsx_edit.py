@@ -200,3 +200,64 @@ def test_what_a_cell_cannot_take_is_refused(book: Path, tmp_path: Path, edits, e
     with pytest.raises(error):
         edit_cells(book, tmp_path / "x.xlsx", edits)
     assert not any(tmp_path.iterdir())  # nothing half-written left behind
+
+
+def _handmade(path: Path, sheet_data: str) -> Path:
+    """A one-sheet package written by hand: column C styled (style 1), so a cell typed into
+    an empty place of it takes that style, as in Excel."""
+    ns = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
+    rel = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+    pkg = "http://schemas.openxmlformats.org/package/2006"
+    parts = {
+        "[Content_Types].xml":
+            f'<Types xmlns="{pkg}/content-types"><Default Extension="rels" ContentType='
+            '"application/vnd.openxmlformats-package.relationships+xml"/><Override PartName='
+            '"/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.'
+            'spreadsheetml.sheet.main+xml"/><Override PartName="/xl/data/s.xml" ContentType='
+            '"application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>'
+            '<Override PartName="/xl/styles.xml" ContentType="application/vnd.openxmlformats-'
+            'officedocument.spreadsheetml.styles+xml"/></Types>',
+        "_rels/.rels": f'<Relationships xmlns="{pkg}/relationships"><Relationship Id="r1" '
+                       f'Type="{rel}/officeDocument" Target="xl/workbook.xml"/></Relationships>',
+        "xl/workbook.xml": f'<workbook {ns} xmlns:r="{rel}"><sheets><sheet name="Hand made" '
+                           'sheetId="1" r:id="rX"/></sheets></workbook>',
+        "xl/_rels/workbook.xml.rels":  # an absolute target, in a folder of its own
+            f'<Relationships xmlns="{pkg}/relationships"><Relationship Id="rX" '
+            f'Type="{rel}/worksheet" Target="/xl/data/s.xml"/><Relationship Id="rS" '
+            f'Type="{rel}/styles" Target="styles.xml"/></Relationships>',
+        "xl/styles.xml":
+            f'<styleSheet {ns}><numFmts count="1"><numFmt numFmtId="164" formatCode="0.000"/>'
+            '</numFmts><fonts count="1"><font/></fonts><fills count="1"><fill><patternFill '
+            'patternType="none"/></fill></fills><borders count="1"><border/></borders>'
+            '<cellStyleXfs count="1"><xf/></cellStyleXfs><cellXfs count="2"><xf numFmtId="0"/>'
+            '<xf numFmtId="164" applyNumberFormat="1"/></cellXfs><cellStyles count="1">'
+            '<cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles></styleSheet>',
+        "xl/data/s.xml": f'<worksheet {ns}><dimension ref="A1:B3"/><cols><col min="3" max="3" '
+                         f'width="9" style="1" customWidth="1"/></cols>{sheet_data}</worksheet>',
+    }
+    with zipfile.ZipFile(path, "w") as z:
+        for name, text in parts.items():
+            z.writestr(name, text)
+    return path
+
+
+def test_self_closing_rows_and_styles_of_new_cells(tmp_path: Path):
+    src = _handmade(tmp_path / "h.xlsx", '<sheetData><row r="1"><c r="A1"><v>1</v></c></row>'
+                                         '<row r="2" spans="1:2" ht="30" customHeight="1"/>'
+                                         '<row r="3"><c r="B3" t="b"><v>1</v></c></row>'
+                                         "</sheetData>")
+    out = edit_cells(src, tmp_path / "o.xlsx", {("Hand made", "C2"): 0.25,
+                                                ("Hand made", "A2"): "x",
+                                                ("Hand made", "C1"): 2,
+                                                ("Hand made", "B3"): None})
+    with zipfile.ZipFile(out) as z:
+        sheet = z.read("xl/data/s.xml").decode()
+    assert '<row r="2" spans="1:3" ht="30" customHeight="1"><c r="A2" t="inlineStr">' in sheet
+    assert '<c r="C2" s="1"><v>0.25</v></c></row>' in sheet  # the column's style
+    assert '<c r="B3"/>' in sheet  # blank, no t="b" left behind
+    _order_ok(sheet)
+    ws = openpyxl.load_workbook(out)["Hand made"]
+    assert (ws["A2"].value, ws["C2"].value, ws["C1"].value, ws["B3"].value) == ("x", 0.25, 2,
+                                                                                None)
+    assert ws["C2"].number_format == "0.000" and ws["A1"].value == 1
+    assert ws.row_dimensions[2].height == 30

@@ -3,8 +3,9 @@ changes; every other part of the package stays byte for byte as it was, shared f
 included.
 
 Why not openpyxl: loading a built workbook and saving it translates each of its shared
-formulas (the default workbook has 21,312; seconds of Python) and writes them back as plain
-formulas, which LibreOffice then parses one by one (about 2 s more of its CPU per workbook).
+formulas (the default workbook has 21,312; 2.6 s of Python with the save) and writes them
+back as plain formulas, which LibreOffice then parses one by one (about 1.5 s more of its CPU
+per workbook: 4.5 s against 3.1 s, start-up included).
 Patching the worksheet XML takes milliseconds and leaves LibreOffice the file sheetgen wrote.
 
 What it does not do: recalculate. Formula cells keep their cached values, stale after an
@@ -226,9 +227,12 @@ def _patch_sheet(text: str, cells: dict[tuple[int, int], Value]) -> tuple[str, b
             pos = m.end()
     pieces.append(body[pos:])
     pieces += [_row_xml(r, "", None, wanted[r], col_styles) for r in sorted(wanted)]
-    new_data = f"<sheetData>{''.join(pieces)}</sheetData>"
     head = _widen_dimension(text[:data.start()], cells)
-    return head + new_data + text[data.end():], replaced_formula
+    if data.group(1) is None:  # <sheetData/>: an empty sheet
+        return f"{head}<sheetData>{''.join(pieces)}</sheetData>{text[data.end():]}", (
+            replaced_formula)
+    return (head + text[data.start():data.start(1)] + "".join(pieces)
+            + text[data.end(1):], replaced_formula)
 
 
 def _row_number(attrs: str) -> int:
