@@ -22,7 +22,6 @@ from sheetgen.assemble import BuildConfig, plan_build
 from sheetgen.errors import InputError, WorkbookError
 from sheetgen.inputs.shapes import Shape
 from sheetgen.writers.fill import fill_workbook
-from sheetgen.writers.openpyxl_compat import save_workbook
 
 SHAPES = [Shape(1, 4096, 12288), Shape(4096, 4096, 11008), Shape(8, 4096, 4096)]
 ROWS = [4, 6, 7]  # their data rows (row 5 is blank)
@@ -260,9 +259,10 @@ def test_refill_in_place_after_adding_rows(tmp_path: Path, prefix: str):
     # a second fill without --replace is refused, and says what to do
     one_line_error(run("fill", str(theirs), "--in-place", "--force"), "--replace")
     # the user adds a row to their table, then re-fills in place
-    wb = load_workbook(theirs)
-    wb["Model plan"].append(["new", 2048, 2048, 2048, 0.1])
-    save_workbook(wb, theirs)  # wb.save's bytes (tests/test_openpyxl_compat.py), sooner
+    edited = edit_cells(theirs, tmp_path / "edited.xlsx", {
+        ("Model plan", f"{col}8"): value
+        for col, value in zip("ABCDE", ["new", 2048, 2048, 2048, 0.1], strict=True)})
+    edited.replace(theirs)  # check_workbook below evaluates every formula
     result = run("fill", str(theirs), "--in-place", "--force", "--replace")
     assert result.exit_code == 0, result.output
     assert "4 shapes linked to sheet 'Model plan', rows 4-8" in result.output
