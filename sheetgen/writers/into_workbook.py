@@ -67,8 +67,9 @@ def losses(path: str | Path) -> list[str]:
             for name in names:
                 if not re.match(part, name):
                     continue
-                if content is None or re.search(content,
-                                                 z.read(name).decode("utf-8", "replace")):
+                # the patterns are ASCII: searched in the bytes, as in the text they decode
+                # to (a worksheet of a filled workbook is megabytes: no decoding)
+                if content is None or re.search(content.encode(), z.read(name)):
                     found.append(what)
                     break
     return found
