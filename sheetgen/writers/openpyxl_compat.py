@@ -168,12 +168,17 @@ def save_workbook(wb: Workbook, target: str | IO[bytes]) -> None:
 class _ExcelWriter(ExcelWriter):
     """openpyxl's ExcelWriter, its worksheets written by _RowWriter."""
 
+    def __init__(self, workbook: Workbook, archive: ZipFile) -> None:
+        super().__init__(workbook, archive)
+        self.style_ids: dict[tuple[int, ...], int] = {}  # see cell_xml
+
     def write_worksheet(self, ws: Any) -> None:
         # ExcelWriter.write_worksheet (openpyxl 3.1), less the write-only branch
         ws._drawing = SpreadsheetDrawing()
         ws._drawing.charts = ws._charts
         ws._drawing.images = ws._images
         writer = _RowWriter(ws)
+        writer.style_ids = self.style_ids
         writer.write()
         ws._rels = writer._rels
         self._archive.write(writer.out, ws.path[1:])
@@ -184,6 +189,8 @@ class _ExcelWriter(ExcelWriter):
 class _RowWriter(WorksheetWriter):
     """openpyxl's WorksheetWriter; write_row writes a plain cell's XML in one piece."""
 
+    style_ids: dict[tuple[int, ...], int]
+
     def write_row(self, xf: Any, row: list[Any], row_idx: int) -> None:
         write = getattr(xf, PRIVATE_WRITER, None)
         if write is None:
@@ -193,7 +200,7 @@ class _RowWriter(WorksheetWriter):
         attrs.update(self.ws.row_dimensions.get(row_idx, {}))
         with xf.element("row", attrs):
             for cell in row:
-                xml = cell_xml(cell)
+                xml = cell_xml(cell, self.style_ids)
                 if xml is None:
                     _library_cell(self.ws, xf, cell)
                 elif xml:
@@ -222,10 +229,12 @@ def _escape(text: str) -> str:
     return text
 
 
-def cell_xml(cell: Any) -> str | None:
+def cell_xml(cell: Any, style_ids: dict[tuple[int, ...], int] | None = None) -> str | None:
     """A plain cell's <c> element as openpyxl's etree_write_cell writes it ("" for a cell it
     skips), or None for any other cell (a comment, a hyperlink, a date, a boolean, an error,
-    an array formula, rich text): those take the library's path."""
+    an array formula, rich text): those take the library's path. `style_ids`: the style
+    index of each style array met so far in this save (`cell.style_id` adds the array to
+    the workbook's table and returns its index; an equal array has the same index)."""
     if cell._comment is not None or cell.hyperlink is not None:
         return None
     kind = cell.data_type
@@ -235,8 +244,16 @@ def cell_xml(cell: Any) -> str | None:
     styled = cell.has_style
     if value is None and not styled:
         return ""
-    head = (f'<c r="{cell.coordinate}"' + (f' s="{cell.style_id}"' if styled else "")
-            + _KINDS[kind])
+    style = ""
+    if styled:
+        key = tuple(cell._style)
+        index = style_ids.get(key) if style_ids is not None else None
+        if index is None:
+            index = cell.style_id
+            if style_ids is not None:
+                style_ids[key] = index
+        style = f' s="{index}"'
+    head = f'<c r="{cell.coordinate}"{style}{_KINDS[kind]}'
     if value is None or value == "":
         return f"{head} />"
     if kind == "f":
