@@ -7,6 +7,7 @@ row number, which is what makes the canonical (row-shift invariant) form of a fo
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -77,7 +78,22 @@ class OffGridError(FormulaSyntaxError):
 
 
 def tokenize(text: str) -> tuple[list[Token], list[tuple[int, int]]]:
-    """Tokens of a formula (without its leading '='), and spans of relative row numbers."""
+    """Tokens of a formula (without its leading '='), and spans of relative row numbers.
+
+    Remembered for the last TOKENIZED_KEPT texts: a check tokenizes each group's formula
+    twice (grouping it, then parsing it), and checks in one process (a test session, a
+    notebook) meet the same formulas again. Fresh lists each call; the tokens are shared
+    and only read (the parser never changes one)."""
+    tokens, spans = _tokenize(text)
+    return list(tokens), list(spans)
+
+
+#: formula texts whose tokens tokenize keeps (a few MB at most: a text is ~300 characters)
+TOKENIZED_KEPT = 4096
+
+
+@functools.lru_cache(maxsize=TOKENIZED_KEPT)
+def _tokenize(text: str) -> tuple[tuple[Token, ...], tuple[tuple[int, int], ...]]:
     tokens: list[Token] = []
     rel_spans: list[tuple[int, int]] = []
     pos, n = 0, len(text)
@@ -116,7 +132,7 @@ def tokenize(text: str) -> tuple[list[Token], list[tuple[int, int]]]:
             tokens.append(Token("name", s, s))
         else:
             tokens.append(Token("op", s, s))
-    return tokens, rel_spans
+    return tuple(tokens), tuple(rel_spans)
 
 
 def _ends_reference(tok: Token) -> bool:
