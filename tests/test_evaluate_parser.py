@@ -73,3 +73,23 @@ def test_string_with_doubled_quotes_and_missing_argument():
 def test_syntax_errors(bad):
     with pytest.raises(FormulaSyntaxError):
         parse(bad, "S", 1)
+
+
+def test_tokenize_remembers_within_a_bound_and_hands_out_fresh_lists(monkeypatch):
+    """A remembered text gives the same tokens in new lists (a caller's change stays its
+    own); past TOKENIZED_CHARS characters the memory starts again, so it stays bounded."""
+    from sheetgen.evaluate import tokenizer
+
+    monkeypatch.setattr(tokenizer, "TOKENIZED_CHARS", 40)
+    monkeypatch.setattr(tokenizer, "_kept", {})
+    monkeypatch.setattr(tokenizer, "_kept_chars", 0)
+    first, spans = tokenize("SUM(A1:A3)+B2")
+    first.pop()
+    spans.clear()
+    again, spans_again = tokenize("SUM(A1:A3)+B2")
+    assert [t.text for t in again] == ["SUM(", "A1:A3", ")", "+", "B2"]
+    assert len(spans_again) == 3  # the relative rows 1, 3 and 2
+    long = "+".join(["1"] * 15)  # 13 + 29 characters: over the bound, so forgotten first
+    tokenize(long)
+    assert list(tokenizer._kept) == [long]
+    assert tokenizer._kept_chars == 29

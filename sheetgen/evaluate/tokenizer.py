@@ -7,7 +7,6 @@ row number, which is what makes the canonical (row-shift invariant) form of a fo
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 
@@ -80,19 +79,31 @@ class OffGridError(FormulaSyntaxError):
 def tokenize(text: str) -> tuple[list[Token], list[tuple[int, int]]]:
     """Tokens of a formula (without its leading '='), and spans of relative row numbers.
 
-    Remembered for the last TOKENIZED_KEPT texts: a check tokenizes each group's formula
-    twice (grouping it, then parsing it), and checks in one process (a test session, a
-    notebook) meet the same formulas again. Fresh lists each call; the tokens are shared
-    and only read (the parser never changes one)."""
-    tokens, spans = _tokenize(text)
-    return list(tokens), list(spans)
+    Remembered for texts of up to TOKENIZED_CHARS characters in all (then forgotten at
+    once): a check tokenizes each group's formula twice (grouping it, then parsing it), and
+    checks in one process (a test session, a notebook) meet the same formulas again (the
+    default workbook's 510 formula texts hold some 70,000 characters). Fresh lists each
+    call; the tokens are shared and only read (the parser never changes one)."""
+    global _kept_chars
+    hit = _kept.get(text)
+    if hit is None:
+        hit = _tokenize(text)
+        if _kept_chars + len(text) > TOKENIZED_CHARS:
+            _kept.clear()
+            _kept_chars = 0
+        _kept[text] = hit
+        _kept_chars += len(text)
+    return list(hit[0]), list(hit[1])
 
 
-#: formula texts whose tokens tokenize keeps (a few MB at most: a text is ~300 characters)
-TOKENIZED_KEPT = 4096
+#: how many characters of formula text tokenize keeps the tokens of (a token takes some
+#: 100 bytes, so at most about 30 MB however the formulas are written; a few MB as sheetgen
+#: writes them)
+TOKENIZED_CHARS = 300_000
+_kept: dict[str, tuple[tuple[Token, ...], tuple[tuple[int, int], ...]]] = {}
+_kept_chars = 0
 
 
-@functools.lru_cache(maxsize=TOKENIZED_KEPT)
 def _tokenize(text: str) -> tuple[tuple[Token, ...], tuple[tuple[int, int], ...]]:
     tokens: list[Token] = []
     rel_spans: list[tuple[int, int]] = []
