@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -67,9 +68,11 @@ GOOGLE_ONLY = {"Matmul": HELPER_COLUMNS, "Parallelism": set(SWEEP_LOG)}
 
 
 def dump(emu: SheetsEmulator, key: str) -> dict[str, Any]:
-    """Everything the emulator stores for a spreadsheet, for identity comparisons."""
+    """Everything the emulator stores for a spreadsheet, for identity comparisons: a deep
+    copy (through pickle: a JSON round trip of the 15 MB a default push stores took 0.7 s,
+    pickle's 0.2 s)."""
     ss = emu.spreadsheets[key]
-    return json.loads(json.dumps({
+    return pickle.loads(pickle.dumps({
         "sheets": [{
             "properties": s.properties,
             "cells": {a1(r, c): v for (r, c), v in sorted(s.cells.items())},
@@ -77,7 +80,7 @@ def dump(emu: SheetsEmulator, key: str) -> dict[str, Any]:
             "cols": {str(k): v for k, v in sorted(s.col_meta.items())},
         } for s in ss.sheets],
         "named": sorted(ss.named_ranges, key=lambda n: n["name"]),
-    }))
+    }, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def writes(emu: SheetsEmulator) -> int:

@@ -319,7 +319,7 @@ class SheetsEmulator(AuthMixin, BatchUpdateMixin, ValuesMixin):
         schema = self.BODY_SCHEMAS.get((method, path))
         if schema is not None and body is not None:
             self.validated_bodies += 1
-            errors += sheets_discovery.validate(body, schema)
+            errors += sheets_discovery.validate_once(body, schema)
         if errors:
             self.schema_errors += errors
             raise HTTPReply(400, google_error(400, errors[0]))
