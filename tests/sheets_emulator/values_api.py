@@ -35,14 +35,18 @@ class ValuesMixin:
                 rng.c0 or 0, sheet.cols if rng.c1 is None else rng.c1)
 
     def _render(self, ss: StoredSpreadsheet, sheet: Sheet, r: int, c: int, option: str) -> Any:
-        uev = sheet.value(r, c)
+        return self._render_value(ss, sheet.title, sheet.value(r, c), r, c, option)
+
+    def _render_value(self, ss: StoredSpreadsheet, title: str, uev: Mapping[str, Any] | None,
+                      r: int, c: int, option: str) -> Any:
+        """The cell at (r, c) of sheet `title`, whose userEnteredValue is `uev`, rendered."""
         if not uev:
             return ""
         (kind, v), = uev.items()
         if kind == "formulaValue":
             if option == "FORMULA":
                 return v
-            v = self._computed(ss).get((sheet.title, a1(r, c)))
+            v = self._computed(ss).get((title, a1(r, c)))
             if v is None:
                 return ""
             kind = "boolValue" if isinstance(v, bool) else (
@@ -94,9 +98,10 @@ class ValuesMixin:
         from the stored cells alone: a cell with no stored value renders as ""."""
         r0, r1, c0, c1 = bounds
         lines: dict[int, dict[int, Any]] = {}
-        for (r, c) in sorted(sheet.cells):
+        title, render = sheet.title, self._render_value
+        for (r, c), cell in sheet.cells.items():
             if r0 <= r < r1 and c0 <= c < c1:
-                v = self._render(ss, sheet, r, c, option)
+                v = render(ss, title, cell.get("userEnteredValue"), r, c, option)
                 if v != "":
                     major, minor = (c - c0, r - r0) if by_column else (r - r0, c - c0)
                     lines.setdefault(major, {})[minor] = v
