@@ -408,11 +408,14 @@ _ANSWERS: dict[tuple[str, bytes], tuple[str, ...]] = {}
 _ANSWERS_MAX = 4096
 
 
-def validate_once(body: Any, schema: str = "BatchUpdateSpreadsheetRequest") -> list[str]:
+def validate_once(body: Any, schema: str = "BatchUpdateSpreadsheetRequest",
+                  text: bytes | None = None) -> list[str]:
     """`validate`, answered from memory for a body seen before: the emulator receives the
     same bodies in test after test (every default push), and the walk is a pure function of
-    the body's JSON text (which keeps 1, 1.0 and true apart) and the schema."""
-    text = json.dumps(body, allow_nan=True).encode()
+    the body's JSON text (which keeps 1, 1.0 and true apart) and the schema. `text`: the
+    JSON text `body` was parsed from, when the caller has it (else it is written again)."""
+    if text is None:
+        text = json.dumps(body, allow_nan=True).encode()
     key = (schema, hashlib.sha256(text).digest())
     answer = _ANSWERS.get(key)
     if answer is None:
