@@ -5,7 +5,6 @@ result to the reference model, and again after an edit in their sheet."""
 from __future__ import annotations
 
 import hashlib
-import shutil
 import zipfile
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_valu
 from openpyxl.chart import BarChart, Reference
 from openpyxl.styles import Font, PatternFill
 from openpyxl.workbook.defined_name import DefinedName
+from xlsx_edit import edit_cells
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, plan_build
@@ -185,12 +185,8 @@ def _filled_and_edited(tmp: Path) -> dict[str, Path]:
     theirs = make_theirs(tmp / "plan.xlsx", extra_sheets=("Inputs",))
     filled = sheetgen.fill(theirs, tmp / "filled.xlsx", gpu="H100 SXM", prefix="sg ")
     # their edit after the fill: a new m in their sheet, the text "4096" becomes a number
-    edited = tmp / "edited.xlsx"
-    shutil.copy(filled, edited)
-    wb = load_workbook(edited)
-    wb["Model plan"]["B7"] = 2048
-    wb["Model plan"]["B6"] = 4096
-    wb.save(edited)
+    edited = edit_cells(filled, tmp / "edited.xlsx", {("Model plan", "B7"): 2048,
+                                                      ("Model plan", "B6"): 4096})
     return {"filled": filled, "edited": edited}
 
 

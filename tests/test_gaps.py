@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import openpyxl
 import pytest
 from helpers import built_workbook, load_workbook
 from lo_helpers import libreoffice_job, needs_libreoffice, read_values
+from xlsx_edit import cell_of, defined_names, edit_cells
 
 from sheetgen.sheets import matmul
 from sheetgen.sheets.parallel import chart as parallel_chart
@@ -26,15 +28,12 @@ ERRORS = ("#VALUE!", "#N/A", "#DIV/0!", "#REF!", "#NAME?", "#NUM!", "Err:")
 
 
 def make_fp8_on_a100(tmp: Path) -> Path:
-    """The default (A100 40GB SXM, bf16) workbook with the dtype dropdown set to fp8."""
+    """The default (A100 40GB SXM, bf16) workbook with the dtype dropdown set to fp8 (typed
+    into its XML: `check` evaluates the formulas, LibreOffice recalculates them)."""
     path, _ = built_workbook(tmp / "a100.xlsx", spare_rows=2)
-    wb = load_workbook(path)
-    ws = wb["Inputs"]
-    cell = next(c for row in ws.iter_rows() for c in row if c.value == "bf16")
-    cell.value = "fp8"
-    out = tmp / "fp8.xlsx"
-    wb.save(out)
-    return out
+    dtype = cell_of(defined_names(path)["DTYPE"])
+    assert openpyxl.load_workbook(path, read_only=True)[dtype[0]][dtype[1]].value == "bf16"
+    return edit_cells(path, tmp / "fp8.xlsx", {dtype: "fp8"})
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ import openpyxl
 import pytest
 from helpers import load_workbook
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
+from xlsx_edit import cell_of, edit_cells
 
 import sheetgen.writers.xlsx
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
@@ -37,6 +38,11 @@ def _wrong(value):
     return -12345.0
 
 
+#: a formula-like text typed into an empty cell of the edited workbook, a new row below the
+#: Inputs sheet's last
+TYPED_TEXT = ("H300", "=1+1")
+
+
 @functools.cache
 def plans() -> dict[str, WorkbookPlan]:
     return {key: plan_build(BuildConfig(gpu=gpu, dtype=dtype, shapes=SHAPES, spare_rows=5))
@@ -52,21 +58,16 @@ def variants(tmp: Path) -> dict[str, Path]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(sheetgen.writers.xlsx, "_cached", _wrong)
         files["wrong_cache"] = write_xlsx(plans()["a100_bf16"], tmp / "wrong_cache.xlsx")
-    edited = tmp / "edited.xlsx"
-    wb = load_workbook(files["a100_bf16"])
     names = plans()["a100_bf16"].defined_names
-    for name, value in (("GPU_NAME", "H100 SXM"), ("DTYPE", "fp16")):
-        sheet, cell = names[name].split("!")
-        wb[sheet.strip("'")][cell.replace("$", "")] = value
-    ws = wb["Matmul"]
+    edits = {cell_of(names["GPU_NAME"]): "H100 SXM", cell_of(names["DTYPE"]): "fp16"}
     first_spare = plans()["a100_bf16"].table("matmul").first_row + len(SHAPES) + 1  # 1-based
     for col, value in zip("ABC", (2048, 1024, 4096), strict=True):
-        ws[f"{col}{first_spare}"] = value
+        edits["Matmul", f"{col}{first_spare}"] = value
     for col, value in zip("ABC", (-5, 1024, 7.5), strict=True):
-        ws[f"{col}{first_spare + 1}"] = value
-    ws[f"A{first_spare + 2}"] = 64  # partly filled: stays blank
-    wb.save(edited)
-    files["edited"] = edited
+        edits["Matmul", f"{col}{first_spare + 1}"] = value
+    edits["Matmul", f"A{first_spare + 2}"] = 64  # partly filled: stays blank
+    edits["Inputs", TYPED_TEXT[0]] = TYPED_TEXT[1]  # typed as text, off every table
+    files["edited"] = edit_cells(files["a100_bf16"], tmp / "edited.xlsx", edits)
     files["distinct"] = write_xlsx(plan_build(BuildConfig(shapes=SHAPES[:1], spare_rows=0)),
                                    tmp / "a.xlsx")
     return files
@@ -114,6 +115,9 @@ def test_edited_inputs_recompute_everything(recalculated):
     assert matmul[(first + 2, 3)] in ("", None)  # partly filled: nothing yet
     # the H100's peak, not the A100's, now drives the times
     assert values["edited"]["Inputs"][(12, 1)] == pytest.approx(989.4e12)
+    # text that starts with "=" was typed as text (xlsx_edit): LibreOffice keeps it text
+    row, col = int(TYPED_TEXT[0][1:]) - 1, ord(TYPED_TEXT[0][0]) - ord("A")
+    assert values["edited"]["Inputs"][(row, col)] == TYPED_TEXT[1]
 
 
 def test_default_build_has_both_regimes(recalculated):
@@ -168,15 +172,12 @@ def storage_variants(tmp: Path) -> dict[str, Path]:
     files = {key: write_xlsx(p, tmp / f"{key}.xlsx") for key, p in storage_plans().items()}
     # Flip the dropdowns of a default (bf16, all auto) build: fp8 compute on an H100, A in
     # fp8, B in int4, C in fp32.
-    flipped = tmp / "flipped.xlsx"
     base = plan_build(BuildConfig(gpu="A100 40GB SXM", dtype="bf16", shapes=STORAGE_SHAPES,
                                   spare_rows=2))
-    wb = load_workbook(write_xlsx(base, tmp / "base.xlsx"))
-    for name, value in (("GPU_NAME", "H100 SXM"), ("DTYPE", "fp8"), ("ACT_DTYPE", "fp8"),
-                        ("WEIGHT_DTYPE", "int4"), ("OUT_DTYPE", "fp32")):
-        sheet, cell = base.defined_names[name].split("!")
-        wb[sheet.strip("'")][cell.replace("$", "")] = value
-    wb.save(flipped)
+    flipped = edit_cells(write_xlsx(base, tmp / "base.xlsx"), tmp / "flipped.xlsx", {
+        cell_of(base.defined_names[name]): value
+        for name, value in (("GPU_NAME", "H100 SXM"), ("DTYPE", "fp8"), ("ACT_DTYPE", "fp8"),
+                            ("WEIGHT_DTYPE", "int4"), ("OUT_DTYPE", "fp32"))})
     return {**files, "flipped": flipped}
 
 

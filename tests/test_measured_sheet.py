@@ -11,6 +11,8 @@ import openpyxl
 import pytest
 from helpers import load_workbook, run
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
+from openpyxl.utils import get_column_letter
+from xlsx_edit import edit_cells
 
 import sheetgen.writers.xlsx
 from sheetgen.assemble import BuildConfig, plan_build
@@ -88,23 +90,22 @@ def _measured_workbooks(tmp: Path) -> dict[str, Path]:
     # a K-loop latency of 0.3 ns per k, a 5-byte quantize pass, a 2 µs split-K floor from
     # k = 1,024, a compute ramp to half the efficiency at 5 GFLOP with h = 1.7, a new measured
     # time
-    edited = tmp / "edited.xlsx"
-    wb = load_workbook(files["on"])
-    ws = wb["Measured"]
-    block = {ws.cell(r, 1).value: r for r in range(1, 40)}
-    ws.cell(block[measured.CAL_WAVES.label], 2).value = "off"
-    ws.cell(block[measured.CAL_FLOOR.label], 2).value = 3  # the sheet's times are µs
-    ws.cell(block[measured.CAL_OVERLAP.label], 2).value = 1.5
-    ws.cell(block[measured.CAL_K_LATENCY.label], 2).value = 3e-4  # µs per unit of k
-    ws.cell(block[measured.CAL_QUANT_BYTES.label], 2).value = 5
-    ws.cell(block[measured.CAL_SPLIT_FLOOR.label], 2).value = 2  # µs
-    ws.cell(block[measured.CAL_SPLIT_MIN_K.label], 2).value = 1024
-    ws.cell(block[measured.CAL_RAMP_FLOPS.label], 2).value = 5e9
-    ws.cell(block[measured.CAL_RAMP_H.label], 2).value = 1.7
-    first = measured.TABLE.first_row + 1
-    ws.cell(first, 5).value = 400
-    wb.save(edited)
-    files["edited"] = edited
+    sheet = plans["on"].sheet("Measured")
+    cells = {c.name: f"{get_column_letter(c.col + 1)}{c.row + 1}" for c in sheet.cells}
+    edits = {("Measured", cells[q.name]): value for q, value in (
+        (measured.CAL_WAVES, "off"),
+        (measured.CAL_FLOOR, 3),  # the sheet's times are µs
+        (measured.CAL_OVERLAP, 1.5),
+        (measured.CAL_K_LATENCY, 3e-4),  # µs per unit of k
+        (measured.CAL_QUANT_BYTES, 5),
+        (measured.CAL_SPLIT_FLOOR, 2),  # µs
+        (measured.CAL_SPLIT_MIN_K, 1024),
+        (measured.CAL_RAMP_FLOPS, 5e9),
+        (measured.CAL_RAMP_H, 1.7))}
+    table = plans["on"].table("measured")
+    time_col = get_column_letter(table.column("meas_time").col + 1)
+    edits["Measured", f"{time_col}{table.first_row + 1}"] = 400
+    files["edited"] = edit_cells(files["on"], tmp / "edited.xlsx", edits)
     return files
 
 

@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import load_workbook, scalars
+from helpers import scalars
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
+from openpyxl.utils import get_column_letter
+from xlsx_edit import edit_cells
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
@@ -400,13 +402,12 @@ def _variants(tmp: Path) -> dict[str, Path]:
     files = {key: write_xlsx(p, tmp / f"{key}.xlsx") for key, p in plans.items()}
     # the user types the PCIe figure into the link bandwidth override, and clears a sweep row
     # (the model of that edit, in the test, has the same blank row)
-    edited = tmp / "pcie.xlsx"
-    wb = load_workbook(files["default"])
     cell = _cell(plans["default"], "link_bw_override")
-    wb["Parallelism"].cell(cell.row + 1, cell.col + 1, 31.5e9)
     sweep = plans["default"].table("parallel_sweep")
-    wb["Parallelism"].cell(sweep.first_row + 2, sweep.column("sweep_m_typed").col + 1).value = None
-    wb.save(edited)
+    edited = edit_cells(files["default"], tmp / "pcie.xlsx", {
+        ("Parallelism", f"{get_column_letter(cell.col + 1)}{cell.row + 1}"): 31.5e9,
+        ("Parallelism", f"{get_column_letter(sweep.column('sweep_m_typed').col + 1)}"
+                        f"{sweep.first_row + 2}"): None})
     return {**files, "edited (pcie)": edited}
 
 

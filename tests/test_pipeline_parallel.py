@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import load_workbook, one_line_error, scalars
+from helpers import one_line_error, scalars
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
+from xlsx_edit import cell_of, edit_cells
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
@@ -127,12 +128,10 @@ def _variants(tmp: Path) -> dict[str, Path]:
     plans = _variant_plans()
     files = {key: write_xlsx(p, tmp / f"{key}.xlsx") for key, p in plans.items()}
     # a user flips the dtype and the GPU count in the sheet
-    edited = tmp / "edited.xlsx"
-    wb = load_workbook(files["default"])
-    for name, value in (("DTYPE", "fp32"), ("PAR_GPUS", 4), ("MICRO_BATCHES", 16)):
-        sheet, cell = plans["default"].defined_names[name].split("!")
-        wb[sheet.strip("'")][cell.replace("$", "")] = value
-    wb.save(edited)
+    names = plans["default"].defined_names
+    edited = edit_cells(files["default"], tmp / "edited.xlsx", {
+        cell_of(names[name]): value
+        for name, value in (("DTYPE", "fp32"), ("PAR_GPUS", 4), ("MICRO_BATCHES", 16))})
     return {**files, "edited": edited}
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from helpers import load_workbook, one_line_error, run
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
+from openpyxl.utils import get_column_letter
+from xlsx_edit import edit_cells
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, plan_build
@@ -138,13 +140,11 @@ def _plans(folder: Path) -> dict[str, object]:
 def _no_sms_workbooks(tmp: Path) -> dict[str, Path]:
     plans = _plans(tmp)
     built = write_xlsx(plans["no_sms"], tmp / "no_sms.xlsx")
-    typed = tmp / "typed.xlsx"
-    wb = load_workbook(built)
     gpus = plans["no_sms"].table("gpus")
     col = {c.name: c for c in gpus.columns}
     row = gpus.first_row + list(col["spec_name"].values).index(NAME)
-    wb["GPU Specs"].cell(row + 1, col["spec_sms"].col + 1).value = 100
-    wb.save(typed)
+    typed = edit_cells(built, tmp / "typed.xlsx", {
+        ("GPU Specs", f"{get_column_letter(col['spec_sms'].col + 1)}{row + 1}"): 100})
     return {"no_sms": built, "typed": typed}
 
 

@@ -18,6 +18,7 @@ import pytest
 from fill_helpers import filled_workbook
 from helpers import built_workbook, load_workbook
 from lo_helpers import libreoffice_job, needs_libreoffice
+from xlsx_edit import cell_of, defined_names, edit_cells
 
 from sheetgen.api import plan
 from sheetgen.layout.styles import NUMBER_FORMATS
@@ -52,13 +53,11 @@ def _pages(pdf: Path) -> dict[str, str]:
 
 
 def _set_dtype(path: Path, dtype: str, out: Path) -> Path:
-    """The workbook with the Inputs dtype dropdown set to `dtype`, as a user would."""
-    wb = load_workbook(path)
-    ws = wb["Inputs"]
-    cell = next(c for row in ws.iter_rows() for c in row if c.value == "bf16")
-    cell.value = dtype
-    wb.save(out)
-    return out
+    """The workbook with the Inputs dtype dropdown set to `dtype`, as a user would (typed
+    into its XML; LibreOffice recalculates before it prints)."""
+    sheet, cell = cell_of(defined_names(path)["DTYPE"])
+    assert openpyxl.load_workbook(path, read_only=True)[sheet][cell].value == "bf16"
+    return edit_cells(path, out, {(sheet, cell): dtype})
 
 
 @functools.cache

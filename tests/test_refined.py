@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 from helpers import load_workbook
 from lo_helpers import expected_cells, libreoffice_job, mismatches, needs_libreoffice, read_values
+from xlsx_edit import cell_of, edit_cells
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, plan_build
@@ -130,15 +131,12 @@ def _refined_workbooks(tmp: Path) -> dict[str, Path]:
     files = {k: write_xlsx(plans[k], tmp / f"{k}.xlsx") for k in ("a100", "mi300x", "overlap")}
     # The user switches waves off, picks 64x256 tiles, a 10 µs floor (the Inputs cell holds
     # µs), the H100 SXM, fp8 and an overlap exponent of 1.5.
-    edited = tmp / "edited.xlsx"
-    wb = load_workbook(files["a100"])
     names = plans["a100"].defined_names
-    for name, value in (("WAVE_QUANT", "off"), ("TILE_M", 64), ("TILE_N", 256),
-                        ("LAUNCH_OVERHEAD", 10), ("GPU_NAME", "H100 SXM"),  # µs
-                        ("DTYPE", "fp8"), ("OVERLAP", 1.5)):
-        sheet, cell = names[name].split("!")
-        wb[sheet.strip("'")][cell.replace("$", "")] = value
-    wb.save(edited)
+    edited = edit_cells(files["a100"], tmp / "edited.xlsx", {
+        cell_of(names[name]): value
+        for name, value in (("WAVE_QUANT", "off"), ("TILE_M", 64), ("TILE_N", 256),
+                            ("LAUNCH_OVERHEAD", 10), ("GPU_NAME", "H100 SXM"),  # µs
+                            ("DTYPE", "fp8"), ("OVERLAP", 1.5))})
     return {**files, "edited": edited}
 
 

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import load_workbook, scalars
+from helpers import scalars
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
+from xlsx_edit import cell_of, edit_cells
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
@@ -128,17 +129,13 @@ def _practice_workbooks(tmp: Path) -> dict[str, Path]:
     plan = _practice_build()
     src = write_xlsx(plan, tmp / "practice.xlsx")
     # a user answers two rows and flips the reveal switch
-    edited = tmp / "answered.xlsx"
-    wb = load_workbook(src)
-    ws = wb["Practice"]
     t = plan.table("practice")
     r = t.first_row + 1  # 1-based row of the first shape
-    ws.cell(r, 4).value = t.column("p_intensity").values[0] * 1.3
-    ws.cell(r, 5).value = t.column("p_regime").values[0]
-    ws.cell(r + 1, 4).value = "abc"
-    sheet, cell = plan.defined_names["REVEAL"].split("!")
-    wb[sheet][cell.replace("$", "")] = 1
-    wb.save(edited)
+    edited = edit_cells(src, tmp / "answered.xlsx", {
+        ("Practice", f"D{r}"): t.column("p_intensity").values[0] * 1.3,
+        ("Practice", f"E{r}"): t.column("p_regime").values[0],
+        ("Practice", f"D{r + 1}"): "abc",
+        cell_of(plan.defined_names["REVEAL"]): 1})
     return {"built": src, "answered": edited}
 
 
