@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import load_workbook, one_line_error, run
+from helpers import built_workbook, load_workbook, one_line_error, run
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 from sheets_emulator import (
     FAST_RETRY,
@@ -748,7 +748,7 @@ def test_cli_check_reports_mismatch_exit_1(cli_env):
 
 def test_cli_check_xlsx_dispatch(cli_env, tmp_path):
     """`check` on an .xlsx path reads the file with the xlsx checker and never calls Google."""
-    out = sheetgen.build(tmp_path / "r.xlsx", spare_rows=0)
+    out, _ = built_workbook(tmp_path / "r.xlsx", spare_rows=0)  # sheetgen.build's, shared
     result = run("check", str(out))
     assert result.exit_code == 0, result.output
     assert result.output.startswith(f"{out}: ") and "formula cells checked" in result.output
