@@ -13,16 +13,18 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import pickle
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import load_workbook, one_line_error, run
+from helpers import built_workbook, load_workbook, one_line_error, run
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 from sheets_emulator import (
     FAST_RETRY,
     FAULT_TIMEOUT,
     SA_EMAIL,
+    TEST_TIMEOUT,
     HTTPReply,
     SheetsEmulator,
     a1,
@@ -67,9 +69,11 @@ GOOGLE_ONLY = {"Matmul": HELPER_COLUMNS, "Parallelism": set(SWEEP_LOG)}
 
 
 def dump(emu: SheetsEmulator, key: str) -> dict[str, Any]:
-    """Everything the emulator stores for a spreadsheet, for identity comparisons."""
+    """Everything the emulator stores for a spreadsheet, for identity comparisons: a deep
+    copy (through pickle: a JSON round trip of the 15 MB a default push stores took 0.7 s,
+    pickle's 0.2 s)."""
     ss = emu.spreadsheets[key]
-    return json.loads(json.dumps({
+    return pickle.loads(pickle.dumps({
         "sheets": [{
             "properties": s.properties,
             "cells": {a1(r, c): v for (r, c), v in sorted(s.cells.items())},
@@ -77,7 +81,7 @@ def dump(emu: SheetsEmulator, key: str) -> dict[str, Any]:
             "cols": {str(k): v for k, v in sorted(s.col_meta.items())},
         } for s in ss.sheets],
         "named": sorted(ss.named_ranges, key=lambda n: n["name"]),
-    }))
+    }, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def writes(emu: SheetsEmulator) -> int:
@@ -96,6 +100,33 @@ def big_client(service_account_file, sheets_emulator):
 def shared(sheets_emulator):
     sheets_emulator.create_spreadsheet(KEY, shared_with=[SA_EMAIL])
     return sheets_emulator
+
+
+def _pushed_once(sa_key, tmp_path_factory, **kw: Any):
+    """A fresh emulator, a client, and `push(client, **kw)` into KEY: (emulator, client,
+    the push's result), for tests that only read what the push stored or computed (each of
+    them pushed the same plan itself, ~1 s)."""
+    with SheetsEmulator() as emu:
+        emu.register_service_account(SA_EMAIL, sa_key.public_key)
+        path = tmp_path_factory.mktemp("pushed") / "service_account.json"
+        path.write_text(json.dumps(emu.service_account_info(sa_key.private_pem)))
+        emu.create_spreadsheet(KEY, shared_with=[SA_EMAIL])
+        gc = authorize(path, http_client=emu.http_client_class(**FAST_RETRY),
+                       timeout=TEST_TIMEOUT)
+        result = push(gc, **kw)
+        yield emu, gc, result
+
+
+@pytest.fixture(scope="module")
+def pushed(sa_key, tmp_path_factory):
+    """The default push (A100 40GB SXM, bf16, efficiencies 1.0), read by several tests."""
+    yield from _pushed_once(sa_key, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def pushed_h100(sa_key, tmp_path_factory):
+    """The push with gpu="H100 SXM", read by several tests."""
+    yield from _pushed_once(sa_key, tmp_path_factory, gpu="H100 SXM")
 
 
 def push(gc, **kw: Any):
@@ -161,9 +192,9 @@ def typed_from_xlsx(cell) -> dict[str, Any]:
     return {"stringValue": cell.value}
 
 
-def test_stored_cells_equal_the_xlsx_build(tmp_path, shared, gsheets_client):
+def test_stored_cells_equal_the_xlsx_build(tmp_path, pushed_h100):
     out = sheetgen.build(tmp_path / "r.xlsx", shapes=SHAPES, spare_rows=5, gpu="H100 SXM")
-    result = push(gsheets_client, gpu="H100 SXM")
+    shared, _, result = pushed_h100  # push(client, gpu="H100 SXM")
     assert result.write_requests == 1
     wb = load_workbook(out)
     snap = shared.snapshot(KEY)
@@ -204,8 +235,8 @@ def test_stored_cells_equal_the_xlsx_build(tmp_path, shared, gsheets_client):
     assert (r["startRowIndex"], r["endRowIndex"], r["startColumnIndex"]) == got[1:4]
 
 
-def test_formats_validation_conditional_freeze_chart(shared, gsheets_client):
-    push(gsheets_client)
+def test_formats_validation_conditional_freeze_chart(pushed):
+    shared, _, _ = pushed
     ss = shared.spreadsheets[KEY]
     mat = ss.sheet(title="Matmul")
     assert mat.properties["gridProperties"]["frozenRowCount"] == 5
@@ -251,11 +282,11 @@ def _span(src):
     return xl_col_to_name(src["startColumnIndex"]), src["startRowIndex"], src["endRowIndex"]
 
 
-def test_chart_series_ridge_and_regimes(shared, gsheets_client):
+def test_chart_series_ridge_and_regimes(pushed):
     """The Google chart has the xlsx chart's design: ceiling, ridge, one series per regime,
     from hidden columns it still plots, over the ranges and values known by hand."""
-    shared.compute = engine_compute
-    push(gsheets_client)  # A100 40GB SXM, bf16, efficiencies 1.0
+    shared, gsheets_client, _ = pushed  # A100 40GB SXM, bf16, efficiencies 1.0
+    assert shared.compute is engine_compute
     mat = shared.spreadsheets[KEY].sheet(title="Matmul")
     (chart,) = mat.charts
     spec = chart["spec"]
@@ -309,12 +340,12 @@ def test_chart_series_ridge_and_regimes(shared, gsheets_client):
     assert sheetgen.check_spreadsheet(KEY, client=gsheets_client).ok
 
 
-def test_sweep_chart_plots_log10_helpers_of_the_latencies(shared, gsheets_client):
+def test_sweep_chart_plots_log10_helpers_of_the_latencies(pushed):
     """Parallelism's sweep chart on Google: one domain (log10 m) and the three latencies'
     log10 (ms) in the next three columns, lines with markers, from hidden columns. Hand
     figures (tests/test_parallelism.py, NVLink): at m = 4096 PP 285.567 ms, TP 262.147 ms."""
-    shared.compute = engine_compute
-    push(gsheets_client)
+    shared, gsheets_client, _ = pushed
+    assert shared.compute is engine_compute
     par = shared.spreadsheets[KEY].sheet(title="Parallelism")
     (chart,) = par.charts
     assert chart["spec"]["hiddenDimensionStrategy"] == "SHOW_ALL"
@@ -561,9 +592,9 @@ def test_replace_when_only_sheetgen_tabs_remain(shared, gsheets_client):
 # --------------------------------------------------------------------------- read and check
 
 
-def test_read_returns_google_values(shared, gsheets_client):
-    shared.compute = engine_compute
-    push(gsheets_client, gpu="H100 SXM")
+def test_read_returns_google_values(pushed_h100):
+    shared, gsheets_client, _ = pushed_h100  # push(client, gpu="H100 SXM")
+    assert shared.compute is engine_compute
     frame = sheetgen.read(URL, client=gsheets_client)
     ref = sheetgen.analyze(SHAPES, gpu="H100 SXM")
     assert list(frame.index) == [6, 7, 8]
@@ -717,7 +748,7 @@ def test_cli_check_reports_mismatch_exit_1(cli_env):
 
 def test_cli_check_xlsx_dispatch(cli_env, tmp_path):
     """`check` on an .xlsx path reads the file with the xlsx checker and never calls Google."""
-    out = sheetgen.build(tmp_path / "r.xlsx", spare_rows=0)
+    out, _ = built_workbook(tmp_path / "r.xlsx", spare_rows=0)  # sheetgen.build's, shared
     result = run("check", str(out))
     assert result.exit_code == 0, result.output
     assert result.output.startswith(f"{out}: ") and "formula cells checked" in result.output

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -130,6 +132,34 @@ def shift_formula(formula: str, dr: int, dc: int) -> str:
     column parts of A1 references move, ``$`` parts stay; text in quotes, function names
     (``LOG10(``) and named ranges (``PEAK_FLOPS``) are not references and stay as they are."""
     return _shifter(formula)(dr, dc)
+
+
+#: fill_formulas' answers by (formula, rows, columns), least recently used first
+_FILLS: OrderedDict[tuple[str, int, int], tuple[str, ...]] = OrderedDict()
+#: the most formulas kept in all (a default push fills about 24,000; ~10 MB)
+_FILLS_MAX = 50_000
+_FILLS_LOCK = threading.Lock()
+
+
+def fill_formulas(formula: str, rows: int, cols: int) -> tuple[str, ...]:
+    """`shift_formula(formula, dr, dc)` for every cell of a `rows` x `cols` range, column by
+    column (dc, then dr): a repeatCell's fill. Kept per process by its arguments, since test
+    after test pushes the same workbook (a default push's fills took 0.1 s of each)."""
+    key = (formula, rows, cols)
+    with _FILLS_LOCK:
+        got = _FILLS.get(key)
+        if got is not None:
+            _FILLS.move_to_end(key)
+            return got
+    shift = _shifter(formula)
+    got = tuple(shift(dr, dc) for dc in range(cols) for dr in range(rows))
+    if len(got) <= _FILLS_MAX // 4:
+        with _FILLS_LOCK:
+            _FILLS[key] = got
+            kept = sum(len(v) for v in _FILLS.values())
+            while kept > _FILLS_MAX:
+                kept -= len(_FILLS.popitem(last=False)[1])
+    return got
 
 
 @functools.lru_cache(maxsize=1024)

@@ -8,7 +8,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .a1 import a1, quote_sheet, shift_formula
+from .a1 import a1, fill_formulas, quote_sheet
 from .constants import CELL_LIMIT
 from .errors import HTTPReply, Invalid, google_error
 from .masks import apply_mask, apply_mask_shared, jcopy, parse_fields
@@ -243,21 +243,25 @@ class BatchUpdateMixin:
         whole = all("." not in path for path in parse_fields(fields))
         shifts = proto.get("userEnteredValue") is src.get("userEnteredValue") is not None
         cells = sheet.cells
+        n = r1 - r0
+        # every cell's shifted formula (shift_formula), column by column
+        filled = fill_formulas(formula, n, c1 - c0) if formula is not None and n else ()
         for c in range(c0, c1):
             for r in range(r0, r1):
                 if (r, c) == (r0, c0):
                     continue
-                cell = src
-                if formula is not None:
-                    cell = dict(src)
-                    cell["userEnteredValue"] = {
-                        "formulaValue": shift_formula(formula, r - r0, c - c0)}
+                uev = None if formula is None else {
+                    "formulaValue": filled[(c - c0) * n + (r - r0)]}
                 if whole and proto and (r, c) not in cells:
                     new = dict(proto)
-                    if shifts and formula is not None:
-                        new["userEnteredValue"] = cell["userEnteredValue"]
+                    if shifts and uev is not None:
+                        new["userEnteredValue"] = uev
                     cells[(r, c)] = new
                     continue
+                cell = src
+                if uev is not None:
+                    cell = dict(src)
+                    cell["userEnteredValue"] = uev
                 self._write_cell(sheet, r, c, cell, fields, checked=True)
 
     def _req_addNamedRange(self, ss: StoredSpreadsheet, p: Mapping[str, Any]) -> dict[str, Any]:

@@ -80,7 +80,8 @@ class RequestHandler(BaseHTTPRequestHandler):
             else:
                 if raw and isinstance(entry.body, bytes):
                     raise HTTPReply(400, google_error(400, "Invalid JSON payload received."))
-                status, body = emu.route(method, raw_path, query, entry.body, self.headers)
+                status, body = emu.route(method, raw_path, query, entry.body, self.headers,
+                                         raw)
                 headers = {}
         except HTTPReply as reply:
             status, body, headers = reply.status, reply.body, reply.headers

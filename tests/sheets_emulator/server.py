@@ -265,8 +265,9 @@ class SheetsEmulator(AuthMixin, BatchUpdateMixin, ValuesMixin):
         return self._compute_cache[k]
 
     def route(self, method: str, raw_path: str, query: dict[str, list[str]], body: Any,
-              headers: Mapping[str, str]) -> tuple[int, Any]:
-        """Dispatch one API request (after faults and logging set-up)."""
+              headers: Mapping[str, str], raw: bytes | None = None) -> tuple[int, Any]:
+        """Dispatch one API request (after faults and logging set-up); `raw`: the JSON text
+        `body` was parsed from."""
         m = re.fullmatch(r"/v4/spreadsheets/([^/:]+)(.*)", raw_path)
         if not m:
             raise HTTPReply(404, google_error(404, f"Method not found: {raw_path}"))
@@ -277,7 +278,7 @@ class SheetsEmulator(AuthMixin, BatchUpdateMixin, ValuesMixin):
             raise HTTPReply(403, self.disabled_error())
         with self._lock:
             ss = self.access(key, email, scopes, write)
-            self._validate(method, rest, query, body)
+            self._validate(method, rest, query, body, raw)
             if method == "GET" and rest == "":
                 return 200, self.get_spreadsheet(ss, query)
             if method == "POST" and rest == ":batchUpdate":
@@ -308,8 +309,8 @@ class SheetsEmulator(AuthMixin, BatchUpdateMixin, ValuesMixin):
         ("PUT", "/values"): "ValueRange",
     }
 
-    def _validate(self, method: str, rest: str, query: Mapping[str, list[str]], body: Any
-                  ) -> None:
+    def _validate(self, method: str, rest: str, query: Mapping[str, list[str]], body: Any,
+                  raw: bytes | None = None) -> None:
         """400 for a body (or a `fields` mask) that Google's published schema refuses."""
         errors: list[str] = []
         if method == "GET" and rest == "":  # spreadsheets.get: a partial Spreadsheet
@@ -319,7 +320,7 @@ class SheetsEmulator(AuthMixin, BatchUpdateMixin, ValuesMixin):
         schema = self.BODY_SCHEMAS.get((method, path))
         if schema is not None and body is not None:
             self.validated_bodies += 1
-            errors += sheets_discovery.validate(body, schema)
+            errors += sheets_discovery.validate_once(body, schema, raw)
         if errors:
             self.schema_errors += errors
             raise HTTPReply(400, google_error(400, errors[0]))

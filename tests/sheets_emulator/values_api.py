@@ -35,14 +35,18 @@ class ValuesMixin:
                 rng.c0 or 0, sheet.cols if rng.c1 is None else rng.c1)
 
     def _render(self, ss: StoredSpreadsheet, sheet: Sheet, r: int, c: int, option: str) -> Any:
-        uev = sheet.value(r, c)
+        return self._render_value(ss, sheet.title, sheet.value(r, c), r, c, option)
+
+    def _render_value(self, ss: StoredSpreadsheet, title: str, uev: Mapping[str, Any] | None,
+                      r: int, c: int, option: str) -> Any:
+        """The cell at (r, c) of sheet `title`, whose userEnteredValue is `uev`, rendered."""
         if not uev:
             return ""
         (kind, v), = uev.items()
         if kind == "formulaValue":
             if option == "FORMULA":
                 return v
-            v = self._computed(ss).get((sheet.title, a1(r, c)))
+            v = self._computed(ss).get((title, a1(r, c)))
             if v is None:
                 return ""
             kind = "boolValue" if isinstance(v, bool) else (
@@ -66,15 +70,18 @@ class ValuesMixin:
             raise HTTPReply(400, google_error(400, f"Invalid valueRenderOption: {option}"))
         sheet, r0, r1, c0, c1 = self._resolve(ss, text)
         r1, c1 = min(r1, sheet.rows), min(c1, sheet.cols)
-        rows = [[self._render(ss, sheet, r, c, option) for c in range(c0, c1)]
-                for r in range(r0, r1)]
-        if major == "COLUMNS":
-            rows = [list(col) for col in zip(*rows, strict=False)] if rows else []
-        for row in rows:
-            while row and row[-1] == "":
-                row.pop()
-        while rows and not rows[-1]:
-            rows.pop()
+        if (r1 - r0) * (c1 - c0) <= len(sheet.cells):
+            rows = [[self._render(ss, sheet, r, c, option) for c in range(c0, c1)]
+                    for r in range(r0, r1)]
+            if major == "COLUMNS":
+                rows = [list(col) for col in zip(*rows, strict=False)] if rows else []
+            for row in rows:
+                while row and row[-1] == "":
+                    row.pop()
+            while rows and not rows[-1]:
+                rows.pop()
+        else:  # a whole sheet's range, mostly empty: only the stored cells render to a value
+            rows = self._sparse_rows(ss, sheet, (r0, r1, c0, c1), option, major == "COLUMNS")
         start, end = a1(r0, c0), a1(max(r1 - 1, r0), max(c1 - 1, c0))
         out: dict[str, Any] = {
             "range": f"{quote_sheet(sheet.title)}!{start}" + ("" if start == end else f":{end}"),
@@ -82,6 +89,25 @@ class ValuesMixin:
         }
         if rows:
             out["values"] = rows
+        return out
+
+    def _sparse_rows(self, ss: StoredSpreadsheet, sheet: Sheet,
+                     bounds: tuple[int, int, int, int], option: str, by_column: bool
+                     ) -> list[list[Any]]:
+        """The dense branch's rows (or columns), trailing blanks trimmed the same way, built
+        from the stored cells alone: a cell with no stored value renders as ""."""
+        r0, r1, c0, c1 = bounds
+        lines: dict[int, dict[int, Any]] = {}
+        title, render = sheet.title, self._render_value
+        for (r, c), cell in sheet.cells.items():
+            if r0 <= r < r1 and c0 <= c < c1:
+                v = render(ss, title, cell.get("userEnteredValue"), r, c, option)
+                if v != "":
+                    major, minor = (c - c0, r - r0) if by_column else (r - r0, c - c0)
+                    lines.setdefault(major, {})[minor] = v
+        out: list[list[Any]] = [[] for _ in range(max(lines, default=-1) + 1)]
+        for i, line in lines.items():
+            out[i] = [line.get(j, "") for j in range(max(line) + 1)]
         return out
 
     def values_get(self, ss: StoredSpreadsheet, text: str, query: Mapping[str, list[str]]
