@@ -30,17 +30,19 @@ LIBREOFFICE_RUNS = pytest.StashKey[tuple[int, float]]()
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The `libreoffice` tests: skipped where LibreOffice is not installed, else kept on one
     pytest-xdist worker per group (`--dist loadgroup`; lo_helpers.groups), where they share
-    one LibreOffice run. The other tests of their modules join the same group: they share
-    the module's fixtures (workbooks built once, not once per worker)."""
+    one LibreOffice run. Every other test runs in its module's group (the LibreOffice group
+    of a module that has one): a module's fixtures and the per-process caches
+    (helpers.built_workbook, load_workbook) then serve its tests once, not once per worker."""
     missing = soffice() is None
     skip = pytest.mark.skip(reason="LibreOffice (soffice) is not installed")
     group = lo_groups(items)
     for item in items:
         if item.get_closest_marker("libreoffice"):
             item.add_marker(skip if missing else pytest.mark.xdist_group(group[_module(item)]))
-        elif _module(item) in group and not missing and not item.get_closest_marker(
-                "xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(group[_module(item)]))
+        elif not item.get_closest_marker("xdist_group"):
+            module = _module(item)
+            item.add_marker(pytest.mark.xdist_group(
+                group[module] if module in group and not missing else module))
 
 
 def _module(item: pytest.Item) -> str:
