@@ -38,6 +38,8 @@ BUILDS: dict[str, list[str]] = {
     "measured": ["build", "OUT", "--measured", str(MEASURED_CSV), "--gpu", "H100 SXM"],
     "h100_fp8": ["build", "OUT", "--gpu", "H100 SXM", "--dtype", "fp8"],
     "fill": ["fill", str(PLAN_XLSX), "-o", "OUT"],
+    "transformer": ["build", "OUT", "--model", "llama-3.1-8b", "--gpu", "H100 SXM", "--dtype",
+                    "fp8", "--attention-quantize", "yes"],
 }
 #: variant -> text its PDF must show besides every sheet's title
 EXPECTED_TEXT = {
@@ -45,6 +47,9 @@ EXPECTED_TEXT = {
     "measured": ["Measured matmul times vs the model"],
     "fp8_flip": ["no fp8 on this GPU"],  # the A100 has no fp8: its cells say so
     "fill": ["Layer shapes for the serving plan"],  # the user's own sheet, kept
+    # the fp8 build's attention-output quantize: the input and the one kernel it adds
+    "transformer": ["attention output quantized by its own kernel",
+                    "attention-output quantize kernels per layer"],
 }
 
 

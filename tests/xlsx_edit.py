@@ -35,6 +35,8 @@ from xml.sax.saxutils import escape, unescape
 
 from openpyxl.formula.translate import Translator
 
+from sheetgen.core.a1 import MAX_COLS, MAX_ROWS, col_index, col_name
+
 #: what a cell can be given: a number, text (always text, even "=..."), a boolean, or None
 #: for blank (the cell keeps its style and loses its value)
 Value = float | int | str | bool | None
@@ -49,7 +51,7 @@ _COLS = re.compile(r"<col\b([^>]*?)/?>")
 _DIMENSION = re.compile(r'<dimension\b[^>]*?\bref="([^"]*)"')
 #: characters XML 1.0 cannot carry (a cell could not hold them either)
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-_MAX_ROW, _MAX_COL, _MAX_TEXT = 1_048_576, 16_384, 32_767
+_MAX_TEXT = 32_767
 _REL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
 
 
@@ -147,21 +149,16 @@ def _parse_ref(ref: str) -> tuple[int, int]:
     m = _REF.match(ref.strip().upper())
     if not m:
         raise ValueError(f"not a single cell: {ref!r}")
-    col = 0
-    for ch in m.group(1):
-        col = col * 26 + ord(ch) - 64
+    col = col_index(m.group(1)) + 1
     row = int(m.group(2))
-    if row > _MAX_ROW or col > _MAX_COL:
+    if row > MAX_ROWS or col > MAX_COLS:
         raise ValueError(f"{ref!r} is beyond the sheet's last cell")
     return row, col
 
 
 def _letters(col: int) -> str:
-    out = ""
-    while col:
-        col, rem = divmod(col - 1, 26)
-        out = chr(65 + rem) + out
-    return out
+    """1 -> "A": sheetgen.core.a1 counts columns from 0."""
+    return col_name(col - 1)
 
 
 def _checked(value: Value) -> Value:
