@@ -225,7 +225,7 @@ def test_check_passes_on_the_fast_workbook(fast_built):
     assert "0 mismatches" in r.output
 
 
-@libreoffice_job("big-shared-formulas")
+@libreoffice_job("big-shared-formulas", to="values")
 def _blanked(tmp: Path) -> dict[str, Path]:
     """The fast-path workbook with every cached value in its shared-formula cells zeroed."""
     import re

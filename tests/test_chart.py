@@ -149,7 +149,7 @@ def test_model_gives_na_for_spare_rows_and_tflops_for_shapes():
     assert "NA()" in formula and '""' not in formula
 
 
-@libreoffice_job("chart-helpers")
+@libreoffice_job("chart-helpers", to="values")
 def _built_and_filled(tmp: Path) -> dict[str, Path]:
     built, _ = built_workbook(tmp / "roofline.xlsx")
     filled = sheetgen.fill(make_theirs(tmp / "plan.xlsx"), tmp / "filled.xlsx", prefix="sg ")

@@ -176,7 +176,7 @@ def test_zip_without_workbook_part(tmp_path):
     one_line_error(run("check", str(odd)))
 
 
-@libreoffice_job("check-evaluator")
+@libreoffice_job("check-evaluator", to="values")
 def _practice_workbook(tmp: Path) -> dict[str, Path]:
     plan = plan_build(BuildConfig(shapes=SHAPES, spare_rows=3, practice=3, layers=8))
     return {"built": write_xlsx(plan, tmp / "built.xlsx")}

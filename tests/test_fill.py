@@ -182,7 +182,7 @@ def test_fill_api(tmp_path: Path):
         fill_workbook(broken)
 
 
-@libreoffice_job("fill-filled-and-edited")
+@libreoffice_job("fill-filled-and-edited", to="values")
 def _filled_and_edited(tmp: Path) -> dict[str, Path]:
     theirs = make_theirs(tmp / "plan.xlsx", extra_sheets=("Inputs",))
     filled = sheetgen.fill(theirs, tmp / "filled.xlsx", gpu="H100 SXM", prefix="sg ")

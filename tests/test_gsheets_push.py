@@ -811,7 +811,7 @@ def _google_variant_plan():
                          dtype="fp8", chart_helpers=True)
 
 
-@libreoffice_job("gsheets-google-variant")
+@libreoffice_job("gsheets-google-variant", to="values")
 def _google_variant(tmp: Path) -> dict[str, Path]:
     import sheetgen.writers.xlsx
 

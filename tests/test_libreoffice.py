@@ -49,7 +49,7 @@ def plans() -> dict[str, WorkbookPlan]:
             for key, (gpu, dtype) in VARIANTS.items()}
 
 
-@libreoffice_job("libreoffice-variants")
+@libreoffice_job("libreoffice-variants", to="values")
 def variants(tmp: Path) -> dict[str, Path]:
     """The four variants; one with every cached value wrong (LibreOffice must still match
     the model); one with a user's edits: the GPU and dtype dropdowns flipped, a new shape
@@ -133,7 +133,63 @@ def test_the_shared_run_writes_beside_never_over_the_source(libreoffice):
     src = libreoffice.sources("libreoffice-variants")["distinct"]
     assert out.exists() and src.exists() and out.resolve() != src.resolve()
     assert openpyxl.load_workbook(src, data_only=True)["Inputs"]["B13"].value == 312e12
-    assert load_workbook(out).sheetnames == load_workbook(src).sheetnames
+    assert list(read_values(out)) == load_workbook(src).sheetnames
+
+
+#: cells whose CSV spelling differs from the xlsx's: errors (LibreOffice's own Err:502 among
+#: them), booleans, percents, text that looks like a number, a boolean or an error, quotes,
+#: a line break, an empty-text result, numbers at the ends of the double range
+READER_CELLS = ["=NA()", "=1/0", "=SQRT(-1)", "=INDEX(A1:A2,5)", "=NOSUCH(1)", "=2^2000",
+                "=1=1", "=1=2", "TRUE", "5%", "#N/A", "12", 'say "hi", twice',
+                "two\nlines", "=\"\"", 1e-300, 1e300, -0.0, 123456789012345678, 2 / 3]
+
+
+@libreoffice_job("values-reader-xlsx", to="xlsx")
+@libreoffice_job("values-reader-csv", to="values")
+def _reader_cases(tmp: Path) -> dict[str, Path]:
+    """The default workbook, and a sheet of awkward cells (its name has a hyphen, a space and
+    an apostrophe) with percent formats, read back both ways."""
+    import xlsxwriter
+
+    odd = tmp / "odd.xlsx"
+    with xlsxwriter.Workbook(odd) as wb:
+        ws = wb.add_worksheet("What-if it's odd")
+        pct = wb.add_format({"num_format": "0.0%"})
+        for row, v in enumerate(READER_CELLS):
+            if isinstance(v, str) and v.startswith("="):
+                ws.write_formula(row, 0, v)
+            elif isinstance(v, str):
+                ws.write_string(row, 0, v)
+            else:
+                ws.write_number(row, 0, v)
+            ws.write_formula(row, 1, f"=ROW()/7-{row}", pct)
+        wb.add_worksheet("Empty")
+    return {"default": write_xlsx(plan_build(BuildConfig()), tmp / "default.xlsx"), "odd": odd}
+
+
+def test_the_values_route_reads_what_the_xlsx_route_reads(libreoffice):
+    """Guards `to="values"` (lo_helpers): LibreOffice's CSV of every sheet, read by
+    read_values, gives the very values openpyxl reads from LibreOffice's own xlsx save of the
+    same workbooks: every cell, type and digit (a boolean reads as the 1 or 0 it equals)."""
+    csv, xlsx = libreoffice.outputs("values-reader-csv"), libreoffice.outputs(
+        "values-reader-xlsx")
+    for key in ("default", "odd"):
+        assert csv[key].is_dir() and xlsx[key].suffix == ".xlsx"
+        got, want = read_values(csv[key]), read_values(xlsx[key])
+        assert list(got) == list(want), key
+        for sheet in want:  # (openpyxl also lists styled empty cells, as None)
+            expected = {k: v for k, v in want[sheet].items() if v is not None}
+            assert {k: v for k, v in got[sheet].items() if v is not None} == expected, (
+                key, sheet)
+            for k, v in expected.items():  # same type too: text stays text, numbers numbers
+                assert isinstance(got[sheet][k], str) == isinstance(v, str), (key, sheet, k)
+    odd = read_values(csv["odd"])["What-if it's odd"]
+    cells = [odd.get((row, 0)) for row in range(len(READER_CELLS))]
+    assert cells[:6] == ["#N/A", "#DIV/0!", "#VALUE!", "#VALUE!", "#NAME?", "#NUM!"]
+    assert cells[6:12] == [True, False, "TRUE", "5%", "#N/A", "12"]
+    assert cells[12:15] == ['say "hi", twice', "two\nlines", None]
+    assert cells[15:] == [1e-300, 1e300, 0, 1.23456789012346e17, 0.666666666666667]
+    assert odd[(0, 1)] == 0.142857142857143  # 1/7 in a 0.0% cell: 15 digits, not "14.3%"
 
 
 def test_sheetgens_own_recalculate_forces_a_recalculation(tmp_path: Path):
@@ -167,7 +223,7 @@ def storage_plans() -> dict[str, WorkbookPlan]:
             for key, (gpu, dtype, storage) in STORAGE_VARIANTS.items()}
 
 
-@libreoffice_job("libreoffice-storage")
+@libreoffice_job("libreoffice-storage", to="values")
 def storage_variants(tmp: Path) -> dict[str, Path]:
     files = {key: write_xlsx(p, tmp / f"{key}.xlsx") for key, p in storage_plans().items()}
     # Flip the dropdowns of a default (bf16, all auto) build: fp8 compute on an H100, A in

@@ -76,7 +76,7 @@ def test_sheet_matches_the_fit_without_the_sheet(calibration):
     assert p.model.scalars["cal_floor"] == cal.params.launch_overhead != cal.gpu.launch_overhead
 
 
-@libreoffice_job("measured-sheet")
+@libreoffice_job("measured-sheet", to="values")
 def _measured_workbooks(tmp: Path) -> dict[str, Path]:
     cal = _calibrate(tmp)
     plans = {"off": _plan(cal, False), "on": _plan(cal, True),

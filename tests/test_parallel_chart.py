@@ -183,7 +183,7 @@ def _palette_pixels(pdf: Path, tmp: Path) -> dict[str, int]:
                                            palette.TENSOR), strict=True)}
 
 
-@libreoffice_job("parallel-chart-data")
+@libreoffice_job("parallel-chart-data", to="values")
 def _host_link(tmp: Path) -> dict[str, Path]:
     return {"host": write_xlsx(plan_build(BuildConfig(link_over="host")), tmp / "host.xlsx")}
 

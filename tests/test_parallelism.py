@@ -396,7 +396,7 @@ def _variant_plans() -> dict:
             for key, opts in VARIANTS.items()}
 
 
-@libreoffice_job("parallelism-variants")
+@libreoffice_job("parallelism-variants", to="values")
 def _variants(tmp: Path) -> dict[str, Path]:
     plans = _variant_plans()
     files = {key: write_xlsx(p, tmp / f"{key}.xlsx") for key, p in plans.items()}

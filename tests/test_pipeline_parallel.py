@@ -123,7 +123,7 @@ def _variant_plans() -> dict:
             for key, opts in VARIANTS.items()}
 
 
-@libreoffice_job("pipeline-parallel-variants")
+@libreoffice_job("pipeline-parallel-variants", to="values")
 def _variants(tmp: Path) -> dict[str, Path]:
     plans = _variant_plans()
     files = {key: write_xlsx(p, tmp / f"{key}.xlsx") for key, p in plans.items()}

@@ -136,7 +136,7 @@ def _plans(folder: Path) -> dict[str, object]:
             for k, f in (("no_sms", preset), ("typed", with_count))}
 
 
-@libreoffice_job("preset-no-sms")
+@libreoffice_job("preset-no-sms", to="values")
 def _no_sms_workbooks(tmp: Path) -> dict[str, Path]:
     plans = _plans(tmp)
     built = write_xlsx(plans["no_sms"], tmp / "no_sms.xlsx")

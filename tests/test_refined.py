@@ -124,7 +124,7 @@ def _refined_plans() -> dict:
     }
 
 
-@libreoffice_job("refined")
+@libreoffice_job("refined", to="values")
 def _refined_workbooks(tmp: Path) -> dict[str, Path]:
     """Built workbooks with the refined layer switched on, one edited by hand."""
     plans = _refined_plans()

@@ -158,7 +158,7 @@ def _lo_plans() -> list[WorkbookPlan]:
     return [*(_plan(*case) for case in CASES), _drilled()]
 
 
-@libreoffice_job("transformer-sheet")
+@libreoffice_job("transformer-sheet", to="values")
 def _transformer_workbooks(tmp: Path) -> dict[str, Path]:
     return {f"xf{i}": write_xlsx(p, tmp / f"xf{i}.xlsx") for i, p in enumerate(_lo_plans())}
 

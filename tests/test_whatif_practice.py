@@ -124,7 +124,7 @@ def _practice_build():
                                   whatif_shape=(300, 5000, 700)))
 
 
-@libreoffice_job("whatif-practice")
+@libreoffice_job("whatif-practice", to="values")
 def _practice_workbooks(tmp: Path) -> dict[str, Path]:
     plan = _practice_build()
     src = write_xlsx(plan, tmp / "practice.xlsx")
