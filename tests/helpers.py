@@ -3,6 +3,7 @@ error must look like, and the reference model's scalars."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import copyreg
 import hashlib
@@ -82,6 +83,7 @@ def built_workbook(out: str | Path, **options: Any) -> tuple[Path, int]:
         return build_workbook(out, **options)
     if key not in _BUILT:
         folder = Path(tempfile.mkdtemp(prefix="sheetgen-built-"))
+        atexit.register(shutil.rmtree, folder, True)  # gone when the test process ends
         _BUILT[key] = build_workbook(folder / "built.xlsx", **options)
     source, rows = _BUILT[key]
     shutil.copyfile(source, out)
