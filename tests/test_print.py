@@ -97,6 +97,18 @@ def printed_pages(pdf: Path) -> list[str]:
     return pages[:-1] if pages and not pages[-1].strip() else pages
 
 
+def first_pages(pdf: Path) -> dict[str, int]:
+    """The index of each sheet's first printed page, from the footer LibreOffice draws
+    first on each page ("Matmul 3 / 27"): docs/render.py's sheet_pages, read through
+    printed_pages rather than pypdf."""
+    first: dict[str, int] = {}
+    for index, text in enumerate(printed_pages(pdf)):
+        footer = re.search(r"^(.+?) (\d+) / \d+", text, re.M)
+        if footer:
+            first.setdefault(footer.group(1).strip(), index)
+    return first
+
+
 def word_heights(pdf: Path) -> list[list[tuple[str, float]]]:
     """Per page, each word and its height in points, from `pdftotext -bbox`."""
     return [[(w, h) for w, h, _ in words] for words in page_words(pdf)]
