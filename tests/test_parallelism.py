@@ -14,20 +14,38 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import scalars
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 from openpyxl.utils import get_column_letter
 from xlsx_edit import edit_cells
 
-import sheetgen
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
 from sheetgen.cli import cli
 from sheetgen.inputs.shapes import Shape
 from sheetgen.layout.planner import plan_workbook
+from sheetgen.model.reference import ModelResult, Registry, evaluate
 from sheetgen.writers.xlsx import write_xlsx
 
 PEAK, HBM, B = 312e12, 1.555e12, 2
 NVLINK, NVLINK_LAT, PCIE, PCIE_LAT = 300e9, 5e-6, 31.5e9, 10e-6
+
+
+_MODELS: dict[str, ModelResult] = {}
+
+
+def model(**options) -> ModelResult:
+    """The reference model (SI) for one 1x1x1 shape, no spare rows and the given build
+    options: what `sheetgen.plan(...).model` holds, without placing the workbook's cells and
+    formulas (a third of the CPU), and made once per set of options. Read only."""
+    key = repr(sorted(options.items()))
+    if key not in _MODELS:
+        cfg = BuildConfig(shapes=[Shape(1, 1, 1)], spare_rows=0, **options).resolved()
+        _MODELS[key] = evaluate(Registry(sheet_specs(cfg.layout())), input_values(cfg))
+    return _MODELS[key]
+
+
+def scalars(**options) -> dict:
+    """The model's single-value quantities (tests/helpers.scalars, through `model`)."""
+    return model(**options).scalars
 
 
 def roof(r, i, c):
@@ -239,9 +257,8 @@ def test_all_reduce_never_carries_the_wider_activation(k, n, layers):
     """With the default (narrow) pairing every all-reduce carries m·min(k, n); forcing the
     other pairing makes it carry m·max(k, n), the cost the user can see."""
     m, g = 64, 4
-    plan = sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, pipeline_shape=(m, k, n),
-                         layers=layers, gpus=g)
-    s, cols = plan.model.scalars, plan.model.columns
+    plan_model = model(pipeline_shape=(m, k, n), layers=layers, gpus=g)
+    s, cols = plan_model.scalars, plan_model.columns
     assert s["allreduce_bytes"] == B * m * min(k, n)
     for split, out in zip(cols["tp_split"], cols["out_cols"], strict=True):
         if split == "row":  # an all-reduce follows: its payload is this layer's output
@@ -297,8 +314,7 @@ def hand_verdict(p, t, margin=0.05):
 @pytest.mark.parametrize(("link", "bw", "lat"), [("gpu", NVLINK, NVLINK_LAT),
                                                  ("host", PCIE, PCIE_LAT)])
 def test_sweep_by_hand_and_where_the_verdict_flips(link, bw, lat):
-    plan = sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, link_over=link)
-    cols = plan.model.columns
+    cols = model(link_over=link).columns
     ms = [1, 8, 64, 512, 1024, 2048, 4096, 16384]
     assert list(cols["sw_m"]) == ms
     verdicts = []
@@ -323,8 +339,8 @@ def test_sweep_by_hand_and_where_the_verdict_flips(link, bw, lat):
 def test_sweep_row_at_the_input_m_is_the_comparison():
     for opts in ({}, {"gpus": 3, "layers": 7, "pipeline_shape": (1000, 8190, 4100),
                       "tp_gather": True}, {"link_over": "host"}):
-        plan = sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, **opts)
-        s, cols = plan.model.scalars, plan.model.columns
+        plan_model = model(**opts)
+        s, cols = plan_model.scalars, plan_model.columns
         i = 6  # the "× 1 input m" row
         assert close(cols["sw_p_latency"][i], s["pp_latency_m"], 1e-12)
         assert close(cols["sw_t_latency"][i], s["tp_latency"], 1e-12)
