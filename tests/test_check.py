@@ -3,6 +3,7 @@ at its cell, edited inputs still pass, and unreadable files give one line and ex
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import zipfile
@@ -26,7 +27,10 @@ from sheetgen.writers.xlsx import write_xlsx
 SHAPES = [Shape(1, 4096, 4096), Shape(4096, 4096, 4096), Shape(300, 70, 5)]
 
 
+@functools.cache
 def _plan():
+    """The plan of the workbook the tests alter, made once (the LibreOffice job writes it
+    too). Read only."""
     return plan_build(BuildConfig(shapes=SHAPES, spare_rows=3, practice=3, layers=8))
 
 
