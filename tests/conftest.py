@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import openpyxl_fast
 import pytest
 from lo_helpers import LibreOfficeSession, groups
 from sheets_emulator import (  # noqa: F401 - re-exported pytest fixtures
@@ -24,6 +25,8 @@ import sheetgen.verify.libreoffice
 from sheetgen.verify.libreoffice import soffice
 
 LIBREOFFICE_RUNS = pytest.StashKey[tuple[int, float]]()
+
+openpyxl_fast.install()  # openpyxl loads translate shared formulas from a template
 
 
 @pytest.hookimpl(tryfirst=True)

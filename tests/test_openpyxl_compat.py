@@ -272,3 +272,62 @@ def test_the_private_parts_the_fast_paths_use_are_still_there():
                  "_images"):
         assert hasattr(ws, name), (openpyxl.__version__, name)
     assert callable(etree_write_cell)
+
+
+# ---- the tests' template translator (tests/openpyxl_fast.py) ------------------------------
+#: formulas with every kind of reference openpyxl's Translator handles, and destinations that
+#: move them down, up, right, left and off the sheet
+TRANSLATED = [
+    "=A1+$B$2+C$3+$D4", "=SUM(Sheet1!A1:B2)*'My sheet'!$C$3", "=SUM(A:B)+SUM($C:D)",
+    "=SUM(1:3)+SUM($4:5)", "=SUM(A1:B2:C3)", "=MY_NAME+A1:MY_NAME", "=a1+b$2",
+    '="A1 stays text"&B2', "=IF(ISNUMBER(Z9),Z9,#N/A)", "=XFD1+XFC2", "=A1048576",
+    "=SUMPRODUCT((A2:A9>0)*B2:B9)", "=-A1%",
+]
+DESTINATIONS = ["C5", "B2", "A1", "A7", "F1", "XFD9", "D1048576"]
+
+
+def test_the_template_translator_is_openpyxls_translator_cell_for_cell():
+    from openpyxl.formula.translate import Translator, TranslatorError
+    from openpyxl_fast import TemplateTranslator
+
+    compared = errors = 0
+    for formula in TRANSLATED:
+        for origin in ("B2", "C5"):
+            ours, theirs = TemplateTranslator(formula, origin), Translator(formula, origin)
+            for dest in DESTINATIONS:
+                try:
+                    want = theirs.translate_formula(dest)
+                except TranslatorError:
+                    with pytest.raises(TranslatorError):
+                        ours.translate_formula(dest)
+                    errors += 1
+                    continue
+                assert ours.translate_formula(dest) == want, (formula, origin, dest)
+                compared += 1
+    assert compared > 100 and errors > 10  # both paths taken
+
+
+def test_the_session_loads_with_the_template_translator_as_openpyxl_loads(tmp_path):
+    """Installed by conftest, and a default workbook loads with every cell (the 21,312
+    shared-formula copies among them) equal to openpyxl's own load."""
+    import openpyxl.worksheet._reader as reader
+    from helpers import built_workbook
+    from openpyxl_fast import TemplateTranslator, library_translator
+
+    assert reader.Translator is TemplateTranslator
+    path, _ = built_workbook(tmp_path / "d.xlsx")
+    fast = openpyxl.load_workbook(path)
+    with library_translator():
+        assert reader.Translator is not TemplateTranslator
+        library = openpyxl.load_workbook(path)
+    assert reader.Translator is TemplateTranslator
+    cells = shared = 0
+    for ws in library:
+        for want_row, got_row in zip(ws.iter_rows(), fast[ws.title].iter_rows(), strict=True):
+            for want, got in zip(want_row, got_row, strict=True):
+                assert got.value == want.value, (ws.title, want.coordinate)
+                cells += 1
+    with zipfile.ZipFile(path) as z:
+        shared = sum(z.read(n).count(b't="shared"') for n in z.namelist()
+                     if n.startswith("xl/worksheets/sheet"))
+    assert cells > 50_000 and shared > 20_000
