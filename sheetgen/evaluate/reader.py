@@ -151,8 +151,9 @@ _S_CELL = re.compile(  # a shared formula's master (with its text) or one of its
     r' si="(\d+)"(?:/>|>([^<]*)</f>)'
 )
 _V_CELL = re.compile(  # every non-formula cell: numbers, typed values, inline text, blanks
+    # (a blank as xlsxwriter writes it, <c .../>, or as openpyxl does, <c ... />: `fill`)
     r'<c r="([A-Z]{1,3})(\d+)"(?: s="\d+")?(?: t="(\w+)")?'
-    r'(?:><v>([^<]*)</v></c>|><is><t(?: xml:space="preserve")?>([^<]*)</t></is></c>|/>|></c>)'
+    r'(?:><v>([^<]*)</v></c>|><is><t(?: xml:space="preserve")?>([^<]*)</t></is></c>| ?/>|></c>)'
 )
 
 
@@ -227,8 +228,9 @@ def _read_sheet_fast(slices: Iterable[str], sheet: RawSheet, shared: list[str]) 
         if len(numbers) == len(values):
             continue
         for letters, row_s, t, v, inline in values:
-            if t in ("", "n") or not (v or inline):
-                continue  # numbers done above; blanks hold nothing
+            if t in ("", "n") or not (v or inline or t == "inlineStr"):
+                continue  # numbers done above; blanks hold nothing (an empty inline
+                # string is the text "", as the ElementTree path reads it)
             sheet.v_rows.append(int(row_s))
             sheet.v_cols.append(cols_of[letters])
             if t == "inlineStr":
