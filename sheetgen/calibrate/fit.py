@@ -30,7 +30,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.optimize import least_squares
 
 from sheetgen.calibrate.data import Measurements
 from sheetgen.inputs.presets import MAX_RAMP_EXPONENT, MIN_RAMP_EXPONENT
@@ -99,32 +98,76 @@ class Params:
 PURE = Params()  # the seed's pure roofline: spec figures, no floor, no quantization
 
 
-def predict(device: Device, params: Params, data: Measurements) -> np.ndarray:
-    """Predicted seconds per row: the refined time of b matmuls of m×k×n."""
+@dataclass(frozen=True)
+class Fixed:
+    """The quantities of some rows' predicted times that no fitted parameter changes (FLOPs,
+    bytes, the wave efficiency, the split-K switch, the quantize pass's bytes): computed once
+    per fit, not on each of the optimizer's thousands of evaluations (predict = timed of
+    fixed_terms)."""
+
+    #: (waves on, tile_m, tile_n, split_min_k, quantize_bytes): the Params fields they assume
+    switches: tuple[bool, int, int, float, float]
+    flops: np.ndarray  # b matmuls' FLOPs
+    #: compute_ramp with the ramp off: 1.0 wherever F_half is not > 0, whatever h
+    no_ramp: np.ndarray
+    moved: np.ndarray  # b matmuls' bytes moved
+    k: np.ndarray
+    wave_eff: np.ndarray | None  # None: waves off, or no SM count
+    split: np.ndarray  # 1.0 where the GEMM runs split-K
+    quantize_moved: np.ndarray  # bytes the activation-quantize pass moves
+
+
+def switches(device: Device, params: Params) -> tuple[bool, int, int, float, float]:
+    """The Params fields fixed_terms depends on (a fit changes none of them)."""
+    return (params.waves and refined.sms_known(device.sm_count), params.tile_m,
+            params.tile_n, params.split_min_k, params.quantize_bytes)
+
+
+def fixed_terms(device: Device, params: Params, data: Measurements) -> Fixed:
+    """The parameter-independent part of predict for these rows and params' switches."""
     m, k, n, b = data.m, data.k, data.n, data.b
-    flops = b * matmul.FLOPS.reference(m=m, k=k, n=n)
     a, w, o = device.operand_bytes or (device.dtype_bytes,) * 3
     moved = b * matmul.BYTES.reference(m=m, k=k, n=n, **dict(zip(
         (rf.ACT_BYTES, rf.WEIGHT_BYTES, rf.OUT_BYTES), (a, w, o), strict=True)))
-    ramp = kernel_terms.compute_ramp(flops, params.ramp_flops, params.ramp_exponent)
+    key = switches(device, params)
+    tiles = b * refined.tiles(m, n, params.tile_m, params.tile_n)
+    wave_eff = None
+    if key[0]:  # waves on and an SM count (without one waves stay off, as on the sheet)
+        waves = refined.waves(tiles, device.sm_count)
+        wave_eff = refined.wave_efficiency(tiles, waves, device.sm_count)
+    split = kernel_terms.split_k(tiles, device.sm_count, k, params.split_min_k)
+    flops = b_flops(data)
+    no_ramp = kernel_terms.compute_ramp(flops, 0.0, 1.0)
+    quantize_moved = kernel_terms.quantize_bytes(b, m, k, params.quantize_bytes)
+    return Fixed(key, flops, no_ramp, moved, k, wave_eff, split, quantize_moved)
+
+
+def timed(device: Device, params: Params, fixed: Fixed) -> np.ndarray:
+    """Predicted seconds per row from the fixed terms and the fitted parameters."""
+    if fixed.switches != switches(device, params):
+        raise ValueError(f"terms fixed for {fixed.switches}, not {switches(device, params)}")
+    flops = fixed.flops
+    ramp = (kernel_terms.compute_ramp(flops, params.ramp_flops, params.ramp_exponent)
+            if params.ramp_flops > 0 else fixed.no_ramp)
     compute = matmul.COMPUTE_TIME.reference(
         flops=flops, attainable_flops=device.peak * params.compute_efficiency * ramp)
     memory = matmul.MEMORY_TIME.reference(
-        bytes_moved=moved, attainable_bw=device.bandwidth * params.memory_efficiency)
-    if params.waves and refined.sms_known(device.sm_count):  # no SM count: waves off
-        tiles = b * refined.tiles(m, n, params.tile_m, params.tile_n)
-        waves = refined.waves(tiles, device.sm_count)
-        compute = refined.quantized_compute_time(
-            compute, refined.wave_efficiency(tiles, waves, device.sm_count))
+        bytes_moved=fixed.moved, attainable_bw=device.bandwidth * params.memory_efficiency)
+    if fixed.wave_eff is not None:
+        compute = refined.quantized_compute_time(compute, fixed.wave_eff)
     roof = refined.refined_time(params.launch_overhead, compute, memory, params.overlap)
-    split = kernel_terms.split_k(b * refined.tiles(m, n, params.tile_m, params.tile_n),
-                                 device.sm_count, k, params.split_min_k)
     quantize = matmul.MEMORY_TIME.reference(
-        bytes_moved=kernel_terms.quantize_bytes(b, m, k, params.quantize_bytes),
+        bytes_moved=fixed.quantize_moved,
         attainable_bw=device.bandwidth * params.memory_efficiency)
+    split = fixed.split
     return np.asarray(kernel_terms.total_time(
-        roof, kernel_terms.k_loop_time(k, params.k_latency, split), split * params.split_floor,
-        quantize), dtype=float)
+        roof, kernel_terms.k_loop_time(fixed.k, params.k_latency, split),
+        split * params.split_floor, quantize), dtype=float)
+
+
+def predict(device: Device, params: Params, data: Measurements) -> np.ndarray:
+    """Predicted seconds per row: the refined time of b matmuls of m×k×n."""
+    return timed(device, params, fixed_terms(device, params, data))
 
 
 def relative_error(predicted: np.ndarray, measured: np.ndarray) -> np.ndarray:
@@ -139,11 +182,12 @@ def faster_than_roof(device: Device, data: Measurements) -> np.ndarray:
 
 def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int = 128,
         tile_n: int = 128, overlap: bool = False, k_loop: bool = False,
-        split_k: bool = False, ramp: bool = False) -> Params:
+        split_k: bool = False, ramp: bool = False, base: Params | None = None) -> Params:
     """The robust least-squares fit of efficiencies and floor, of the overlap exponent when
     `overlap`, of the K loop's latency per unit of k when `k_loop`, of the split-K kernel's
     floor when `split_k` and of the compute ramp's F_half and h when `ramp` (flagged rows
-    excluded; the quantize pass's bytes come from the data)."""
+    excluded; the quantize pass's bytes come from the data). `base`: this call's result
+    without `ramp`, when the caller has it (the ramp starts from it; else it is fitted)."""
     keep = ~faster_than_roof(device, data)
     qbytes = data.quantize_bytes
     if not keep.any():
@@ -169,7 +213,7 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
                       float(x[n_ramp]) if ramp else 1.0)
 
     def residuals(x: np.ndarray) -> np.ndarray:
-        return relative_error(predict(device, params(x), rows), rows.measured)
+        return relative_error(timed(device, params(x), fixed), rows.measured)
 
     lower = [MIN_EFFICIENCY, MIN_EFFICIENCY, 0.0]
     upper = [1.0, 1.0, np.inf]
@@ -189,8 +233,9 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
     if ramp:  # from the same form's fit without the ramp (a ramp of F_half → 0 is that fit)
         lower += [MIN_RAMP_EXPONENT, float(log_flops.min()) - 3.0]
         upper += [MAX_RAMP_EXPONENT, float(log_flops.max()) + 1.0]
-        base = fit(device, data, waves=waves, tile_m=tile_m, tile_n=tile_n, overlap=overlap,
-                   k_loop=k_loop, split_k=split_k)
+        if base is None:
+            base = fit(device, data, waves=waves, tile_m=tile_m, tile_n=tile_n,
+                       overlap=overlap, k_loop=k_loop, split_k=split_k)
         x_base = [base.compute_efficiency, base.memory_efficiency, base.launch_overhead / scale]
         x_base += [base.overlap] if overlap else []
         x_base += [base.k_latency / k_scale] if k_loop else []
@@ -198,6 +243,9 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
         mid = [float(np.percentile(log_flops, q)) for q in (25, 50, 75)]
         starts = [[*x0, h, lf] for x0 in (x_base, starts[0])
                   for h, lf in ((1.0, mid[0]), (2.0, mid[1]), (0.5, mid[2]))]
+    from scipy.optimize import least_squares  # half a second to import: only when fitting
+
+    fixed = fixed_terms(device, params(np.asarray(starts[0], dtype=float)), rows)
     best = None
     for x0 in starts:
         result = least_squares(residuals, x0=x0, bounds=(lower, upper), loss="soft_l1",
@@ -264,10 +312,10 @@ def held_out(device: Device, data: Measurements, tiles: Sequence[tuple[int, int]
                       test_rows, fit_rows))
     out.append(_score(SMOOTH_K_LOOP, fit(device, fit_rows, overlap=True, k_loop=True), device,
                       test_rows, fit_rows))
-    out.append(_score(SMOOTH_K_SPLIT, fit(device, fit_rows, overlap=True, k_loop=True,
-                                          split_k=True), device, test_rows, fit_rows))
+    split = fit(device, fit_rows, overlap=True, k_loop=True, split_k=True)
+    out.append(_score(SMOOTH_K_SPLIT, split, device, test_rows, fit_rows))
     out.append(_score(SMOOTH_K_SPLIT_RAMP, fit(device, fit_rows, overlap=True, k_loop=True,
-                                               split_k=True, ramp=True),
+                                               split_k=True, ramp=True, base=split),
                       device, test_rows, fit_rows))
     for tm, tn in dict.fromkeys(tiles):
         p = fit(device, fit_rows, waves=True, tile_m=tm, tile_n=tn)
