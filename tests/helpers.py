@@ -115,8 +115,9 @@ copyreg.pickle(TableList, lambda tables: (TableList, (), None, None,
 def load_workbook(path: str | Path) -> openpyxl.Workbook:
     """`openpyxl.load_workbook(path)` (formulas, styles and all), parsed once per test process
     for each content and copied after that: a load of the default workbook takes 1.0 s (with
-    the session's template translator, openpyxl_fast; 2.2 s without), a copy (pickle) 0.35 s. Every call returns a workbook of its own, to read or edit and save.
-    Options such as read_only or data_only go to openpyxl itself."""
+    the session's template translator, openpyxl_fast; 2.2 s without), a copy (pickle) 0.35 s.
+    Every call returns a workbook of its own, to read or edit and save. Options such as
+    read_only or data_only go to openpyxl itself."""
     data = Path(path).read_bytes()
     key = hashlib.sha256(data).digest()
     if key not in _PARSED:

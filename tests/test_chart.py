@@ -9,18 +9,22 @@ attained rates from 0.9995 × 1.555 = 1.554 TFLOP/s to the 312 TFLOP/s roof: y 1
 
 from __future__ import annotations
 
+import atexit
 import re
 import shutil
 import subprocess
+import tempfile
 import zipfile
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
-from helpers import built_workbook, load_workbook
+from helpers import built_workbook
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 from openpyxl.utils import column_index_from_string, get_column_letter
 from test_fill import make_theirs
+from test_gaps import make_fp8_on_a100
+from xlsx_edit import sheet_parts
 
 import sheetgen
 from sheetgen.evaluate import evaluate_workbook
@@ -78,11 +82,34 @@ def chart_data_columns() -> set[int]:
 
 
 def hidden_columns(path: Path, sheet: str) -> set[int]:
-    ws = load_workbook(path)[sheet]
-    out = set()
-    for dim in ws.column_dimensions.values():
-        if dim.hidden:
-            out |= set(range(dim.min - 1, dim.max))
+    """The sheet's hidden columns (0-based), from its <col min max hidden> elements, which
+    openpyxl reads as column_dimensions: read from the part alone, not a whole load (2 s)."""
+    with zipfile.ZipFile(path) as z:
+        xml = z.read(sheet_parts(z)[sheet]).decode("utf-8")
+    head = re.split(r"<(?:\w+:)?sheetData\b", xml, maxsplit=1)[0]  # <cols> comes before
+    cols = re.search(r"<(?:\w+:)?cols>(.*?)</(?:\w+:)?cols>", head, re.S)
+    out: set[int] = set()
+    for attrs in re.findall(r"<(?:\w+:)?col\b([^>]*?)/?>", cols[1] if cols else ""):
+        a = dict(re.findall(r'(\w+)="([^"]*)"', attrs))
+        if a.get("hidden") in ("1", "true"):
+            out |= set(range(int(a["min"]) - 1, int(a["max"])))
+    return out
+
+
+_FILLED: list[Path] = []
+
+
+def filled_sg(folder: Path) -> Path:
+    """test_fill's user workbook (make_theirs) filled with the prefix "sg ", as
+    `folder/filled.xlsx`: filled once per test process and copied after that (a fill takes
+    a second, and the chart tests here and in test_parallel_chart only read it)."""
+    if not _FILLED:
+        tmp = Path(tempfile.mkdtemp(prefix="sheetgen-filled-sg-"))
+        atexit.register(shutil.rmtree, tmp, True)
+        _FILLED.append(sheetgen.fill(make_theirs(tmp / "plan.xlsx"), tmp / "filled.xlsx",
+                                     prefix="sg "))
+    out = folder / "filled.xlsx"
+    shutil.copyfile(_FILLED[0], out)
     return out
 
 
@@ -152,8 +179,7 @@ def test_model_gives_na_for_spare_rows_and_tflops_for_shapes():
 @libreoffice_job("chart-helpers", to="values")
 def _built_and_filled(tmp: Path) -> dict[str, Path]:
     built, _ = built_workbook(tmp / "roofline.xlsx")
-    filled = sheetgen.fill(make_theirs(tmp / "plan.xlsx"), tmp / "filled.xlsx", prefix="sg ")
-    return {"built": built, "filled": filled}
+    return {"built": built, "filled": filled_sg(tmp)}
 
 
 @needs_libreoffice
@@ -181,8 +207,7 @@ def test_libreoffice_recalculates_the_helpers_with_no_blank_in_chart_data(libreo
 
 
 def test_fill_chart_is_markers_without_smoothing(tmp_path):
-    filled = sheetgen.fill(make_theirs(tmp_path / "plan.xlsx"), tmp_path / "filled.xlsx",
-                           prefix="sg ")
+    filled = filled_sg(tmp_path)
     root = chart_xml(filled, "sg Matmul")
     assert root.find(f".//{C}scatterChart") is not None
     assert root.find(f".//{C}scatterStyle").get("val") == "lineMarker"
@@ -207,11 +232,7 @@ def test_fill_chart_is_markers_without_smoothing(tmp_path):
 def test_fp8_on_a100_leaves_no_text_in_chart_data(tmp_path):
     """A gap (fp8 picked for the A100, which has none) is #N/A in every chart y column,
     never the marker text, which Excel would plot as 0; check agrees."""
-    path, _ = built_workbook(tmp_path / "a100.xlsx", spare_rows=2)
-    wb = load_workbook(path)
-    cell = next(c for row in wb["Inputs"].iter_rows() for c in row if c.value == "bf16")
-    cell.value = "fp8"
-    wb.save(path)
+    path = make_fp8_on_a100(tmp_path)  # the default with 2 spare rows, fp8 picked
     report = check_workbook(path)
     assert report.ok, [m.line() for m in report.mismatches[:5]]
     ev = evaluate_workbook(path)
@@ -259,12 +280,12 @@ def _chart_pixels(pdf: Path, tmp: Path) -> dict[str, int]:
     colour."""
     import numpy as np
     from PIL import Image
-    from test_render_docs import load_render
+    from test_print import first_pages
 
     from sheetgen.layout import palette
 
     png = tmp / pdf.stem
-    page = load_render().sheet_pages(pdf)["Matmul"] + 1
+    page = first_pages(pdf)["Matmul"] + 1
     subprocess.run(["pdftoppm", "-png", "-singlefile", "-r", "100", "-f", str(page), "-l",
                     str(page), str(pdf), str(png)], check=True)
     with Image.open(png.with_suffix(".png")) as im:

@@ -11,14 +11,16 @@ compares two independent answers, as it does against Google.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import pickle
 from pathlib import Path
 from typing import Any
 
+import openpyxl
 import pytest
-from helpers import built_workbook, load_workbook, one_line_error, run
+from helpers import built_workbook, one_line_error, run
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 from sheets_emulator import (
     FAST_RETRY,
@@ -129,6 +131,33 @@ def pushed_h100(sa_key, tmp_path_factory):
     yield from _pushed_once(sa_key, tmp_path_factory, gpu="H100 SXM")
 
 
+@pytest.fixture(scope="module")
+def pushed_values(pushed):
+    """What the emulator computes for the default push's formulas (`engine_compute`, 1 s),
+    for the tests that hold them to hand figures; nothing writes to that spreadsheet."""
+    shared, _, _ = pushed
+    return engine_compute(shared.snapshot(KEY))
+
+
+@pytest.fixture(scope="module")
+def pushed_check(pushed):
+    """`check_spreadsheet` of the default push (it has the emulator compute every formula
+    and replans: 1.5 s), once for the tests that need it to pass."""
+    shared, gc, _ = pushed
+    assert shared.compute is engine_compute
+    return sheetgen.check_spreadsheet(KEY, client=gc)
+
+
+@pytest.fixture(scope="module")
+def clean_push(pushed):
+    """Everything the default push stored (`dump`): what a push that survived faults must
+    have stored. Pushed into a fresh emulator; a spreadsheet's sheet ids and contents do not
+    depend on the emulator or its other spreadsheets (the fault tests once pushed the same
+    plan beside theirs to compare with)."""
+    shared, _, _ = pushed
+    return dump(shared, KEY)
+
+
 def push(gc, **kw: Any):
     kw.setdefault("shapes", SHAPES)
     kw.setdefault("spare_rows", 5)
@@ -196,7 +225,8 @@ def test_stored_cells_equal_the_xlsx_build(tmp_path, pushed_h100):
     out = sheetgen.build(tmp_path / "r.xlsx", shapes=SHAPES, spare_rows=5, gpu="H100 SXM")
     shared, _, result = pushed_h100  # push(client, gpu="H100 SXM")
     assert result.write_requests == 1
-    wb = load_workbook(out)
+    # read-only: the cells stream by once (a full load, a second more, is not needed)
+    wb = openpyxl.load_workbook(out, read_only=True)
     snap = shared.snapshot(KEY)
     assert [s.title for s in shared.spreadsheets[KEY].sheets] == ["Sheet1", *wb.sheetnames]
     n = 0
@@ -233,6 +263,7 @@ def test_stored_cells_equal_the_xlsx_build(tmp_path, pushed_h100):
     got = gsheets_requests._parse_ref(wb.defined_names["GPU_LIST"].attr_text)
     r = names["GPU_LIST"]["range"]
     assert (r["startRowIndex"], r["endRowIndex"], r["startColumnIndex"]) == got[1:4]
+    wb.close()
 
 
 def test_formats_validation_conditional_freeze_chart(pushed):
@@ -282,10 +313,10 @@ def _span(src):
     return xl_col_to_name(src["startColumnIndex"]), src["startRowIndex"], src["endRowIndex"]
 
 
-def test_chart_series_ridge_and_regimes(pushed):
+def test_chart_series_ridge_and_regimes(pushed, pushed_values, pushed_check):
     """The Google chart has the xlsx chart's design: ceiling, ridge, one series per regime,
     from hidden columns it still plots, over the ranges and values known by hand."""
-    shared, gsheets_client, _ = pushed  # A100 40GB SXM, bf16, efficiencies 1.0
+    shared, _, _ = pushed  # A100 40GB SXM, bf16, efficiencies 1.0
     assert shared.compute is engine_compute
     mat = shared.spreadsheets[KEY].sheet(title="Matmul")
     (chart,) = mat.charts
@@ -318,7 +349,7 @@ def test_chart_series_ridge_and_regimes(pushed):
     # every chart-data column (the #N/A points AH..AJ to the last log10 column) is hidden
     hidden = {i for i, m in mat.col_meta.items() if m.get("hiddenByUser")}
     assert hidden == set(range(matmul.POINTS_COL, _CH.LAST_COL + 1))
-    v = engine_compute(shared.snapshot(KEY))
+    v = pushed_values  # engine_compute(shared.snapshot(KEY))
     # By hand: ridge = 312e12 / 1.555e12 = 200.643 FLOP/B at 312 TFLOP/s, on decade-0 row 9
     ridge_x, peak = 312e12 / 1.555e12, 312.0
     assert v[("Matmul", f"{LOG_X}9")] == pytest.approx(math.log10(ridge_x), rel=1e-12)
@@ -337,14 +368,14 @@ def test_chart_series_ridge_and_regimes(pushed):
     assert v[("Matmul", f"{LOG_MEM}8")] == "#N/A"
     for col in (LOG_PX, LOG_COMP, LOG_MEM):  # spare rows: #N/A, no point
         assert v[("Matmul", f"{col}9")] == "#N/A"
-    assert sheetgen.check_spreadsheet(KEY, client=gsheets_client).ok
+    assert pushed_check.ok  # sheetgen.check_spreadsheet(KEY, client=gsheets_client)
 
 
-def test_sweep_chart_plots_log10_helpers_of_the_latencies(pushed):
+def test_sweep_chart_plots_log10_helpers_of_the_latencies(pushed, pushed_values, pushed_check):
     """Parallelism's sweep chart on Google: one domain (log10 m) and the three latencies'
     log10 (ms) in the next three columns, lines with markers, from hidden columns. Hand
     figures (tests/test_parallelism.py, NVLink): at m = 4096 PP 285.567 ms, TP 262.147 ms."""
-    shared, gsheets_client, _ = pushed
+    shared, _, _ = pushed
     assert shared.compute is engine_compute
     par = shared.spreadsheets[KEY].sheet(title="Parallelism")
     (chart,) = par.charts
@@ -366,14 +397,14 @@ def test_sweep_chart_plots_log10_helpers_of_the_latencies(pushed):
     assert set(range(SWEEP_DATA, SWEEP_DATA + 8)) <= hidden
     best = parallel.BEST
     assert set(range(best.col, best.col + len(best.all_columns()))) <= hidden
-    v = engine_compute(shared.snapshot(KEY))
+    v = pushed_values  # engine_compute(shared.snapshot(KEY))
     row = first + 7  # the "× 1 input m" row, m = 4096
     x, one, pp, tp = (v[("Parallelism", f"{c}{row}")] for c in SWEEP_LOG)
     assert x == pytest.approx(math.log10(4096), rel=1e-12)
     assert pp == pytest.approx(math.log10(267.66), abs=1e-5)  # PP at its best M = 19
     assert tp == pytest.approx(math.log10(262.147), abs=1e-6)
     assert tp < pp < one
-    assert sheetgen.check_spreadsheet(KEY, client=gsheets_client).ok
+    assert pushed_check.ok  # sheetgen.check_spreadsheet(KEY, client=gsheets_client)
 
 
 def test_user_text_lands_as_text(tmp_path, shared, gsheets_client, shapes_csv):
@@ -453,11 +484,9 @@ def test_request_count(rows, shared, big_client):
 # --------------------------------------------------------------------------- faults
 
 
-def test_faults_survived_nothing_duplicated_or_lost(sheets_emulator, gsheets_client):
-    sheets_emulator.create_spreadsheet(OTHER, shared_with=[SA_EMAIL])
-    sheetgen.push(OTHER, client=gsheets_client, shapes=SHAPES, spare_rows=5)
-    clean = dump(sheets_emulator, OTHER)
-
+def test_faults_survived_nothing_duplicated_or_lost(sheets_emulator, gsheets_client,
+                                                   clean_push):
+    clean = clean_push  # what the same push stores when nothing goes wrong
     sheets_emulator.create_spreadsheet(KEY, shared_with=[SA_EMAIL])
     slept: list[float] = []
     gsheets_client.http_client.policy = dataclasses.replace(
@@ -472,10 +501,8 @@ def test_faults_survived_nothing_duplicated_or_lost(sheets_emulator, gsheets_cli
     assert sheets_emulator.count("POST", KEY + r":batchUpdate$", status=200) == 1
 
 
-def test_lost_response_is_redone_as_replace(sheets_emulator, gsheets_client):
-    sheets_emulator.create_spreadsheet(OTHER, shared_with=[SA_EMAIL])
-    sheetgen.push(OTHER, client=gsheets_client, shapes=SHAPES, spare_rows=5)
-    clean = dump(sheets_emulator, OTHER)
+def test_lost_response_is_redone_as_replace(sheets_emulator, gsheets_client, clean_push):
+    clean = clean_push  # what the same push stores when nothing goes wrong
     sheets_emulator.create_spreadsheet(KEY, shared_with=[SA_EMAIL])
     sheets_emulator.inject(KEY + r":batchUpdate$", ["drop_after"])
     result = push(gsheets_client)
@@ -806,6 +833,7 @@ def _diff(a: Any, b: Any, path: str = "") -> list[str]:
     return [] if a == b else [f"{path}: {str(a)[:150]} != {str(b)[:150]}"]
 
 
+@functools.cache
 def _google_variant_plan():
     return sheetgen.plan(shapes=[*SHAPES, (3, 5, 7)], spare_rows=3, gpu="H100 SXM",
                          dtype="fp8", chart_helpers=True)

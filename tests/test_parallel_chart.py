@@ -10,6 +10,7 @@ m = 790 (m = 512: TP 42.0 vs PP 48.1 ms at M = 2; m = 1024: 83.3 vs 77.3 ms at M
 
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 import subprocess
@@ -19,17 +20,16 @@ from xml.etree import ElementTree as ET
 
 import numpy as np
 import pytest
+from helpers import built_workbook
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 from openpyxl.utils import column_index_from_string, get_column_letter
-from test_chart import A, C, axes, chart_xml, hidden_columns, series
-from test_fill import make_theirs
+from test_chart import A, C, axes, chart_xml, filled_sg, hidden_columns, series
 from test_parallelism import NVLINK, NVLINK_LAT, PCIE, PCIE_LAT, _hand_sweep_row
 
-import sheetgen
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
 from sheetgen.evaluate.values import ExcelError
 from sheetgen.layout import palette
-from sheetgen.layout.planner import plan_workbook
+from sheetgen.layout.planner import WorkbookPlan, plan_workbook
 from sheetgen.sheets.parallel import chart as parallel_chart
 from sheetgen.sheets.parallel import sheet as parallel
 from sheetgen.writers.xlsx import write_xlsx
@@ -42,8 +42,10 @@ CHART_COL = parallel_chart.chart_col((SWEEP, parallel.TABLE))  # a blank column 
 DATA_COL = CHART_COL + parallel_chart.CHART_COLS + 1
 
 
+@functools.cache
 def hand_ms(bw: float, lat: float) -> dict[str, list[float]]:
-    """Each series' latency (ms) at every sweep m, from the hand model."""
+    """Each series' latency (ms) at every sweep m, from the hand model (its brute force
+    over M takes 0.6 s: once per link; read it, never change it)."""
     rows = [_hand_sweep_row(m, bw, lat) for m in MS]
     return {parallel_chart.SINGLE: [1e3 * s for _, _, s in rows],
             parallel_chart.PIPELINE: [1e3 * p["latency"] for p, _, _ in rows],
@@ -62,10 +64,18 @@ def cache(ser: ET.Element, part: str) -> dict[int, float]:
             for pt in ser.find(f"{C}{part}").iter(f"{C}pt")}
 
 
+@functools.cache
+def host_plan() -> WorkbookPlan:
+    """The plan of the default build over the host link (PCIe), made once."""
+    return plan_build(BuildConfig(link_over="host"))
+
+
 @pytest.fixture(scope="module", params=["gpu", "host"])
 def built(request, tmp_path_factory) -> tuple[str, Path]:
+    """The default workbook built with link_over=param (helpers.built_workbook: one build
+    per process, which test_render_docs and the LibreOffice jobs below share)."""
     path = tmp_path_factory.mktemp("sweep") / f"{request.param}.xlsx"
-    sheetgen.build(str(path), link_over=request.param)
+    built_workbook(path, link_over=request.param)
     return request.param, path
 
 
@@ -134,8 +144,7 @@ def test_a_blank_sweep_row_is_no_point():
 
 
 def test_fill_draws_the_same_lines(tmp_path):
-    filled = sheetgen.fill(make_theirs(tmp_path / "plan.xlsx"), tmp_path / "filled.xlsx",
-                           prefix="sg ")
+    filled = filled_sg(tmp_path)  # test_fill's user workbook, filled with prefix "sg "
     root = chart_xml(filled, f"sg {SHEET}")
     ser = series(root)
     assert list(ser) == NAMES
@@ -157,8 +166,7 @@ def _sweep_chart_alone(tmp: Path) -> dict[str, Path]:
     """LibreOffice's print of the sweep chart alone (over the host link)."""
     from test_render_docs import load_render
 
-    path = tmp / "w.xlsx"
-    sheetgen.build(str(path), link_over="host")
+    path, _ = built_workbook(tmp / "w.xlsx", link_over="host")
     top = SWEEP.header_row - 2
     area = (f"${get_column_letter(CHART_COL + 1)}${top + 1}:"
             f"${get_column_letter(CHART_COL + parallel_chart.CHART_COLS)}$"
@@ -170,9 +178,9 @@ def _sweep_chart_alone(tmp: Path) -> dict[str, Path]:
 def _palette_pixels(pdf: Path, tmp: Path) -> dict[str, int]:
     """Pixels of each series' colour on the chart's page."""
     from PIL import Image
-    from test_render_docs import load_render
+    from test_print import first_pages
 
-    page = load_render().sheet_pages(pdf)[SHEET] + 1
+    page = first_pages(pdf)[SHEET] + 1
     png = tmp / "chart"
     subprocess.run(["pdftoppm", "-png", "-singlefile", "-r", "100", "-f", str(page), "-l",
                     str(page), str(pdf), str(png)], check=True)
@@ -185,12 +193,12 @@ def _palette_pixels(pdf: Path, tmp: Path) -> dict[str, int]:
 
 @libreoffice_job("parallel-chart-data", to="values")
 def _host_link(tmp: Path) -> dict[str, Path]:
-    return {"host": write_xlsx(plan_build(BuildConfig(link_over="host")), tmp / "host.xlsx")}
+    return {"host": write_xlsx(host_plan(), tmp / "host.xlsx")}
 
 
 @needs_libreoffice
 def test_libreoffice_recalculates_the_chart_data_to_the_hand_figures(libreoffice):
-    plan = plan_build(BuildConfig(link_over="host"))
+    plan = host_plan()
     recalculated = read_values(libreoffice.outputs("parallel-chart-data")["host"])
     assert mismatches(plan, recalculated) == []  # every cell, the chart data included
     values = recalculated[SHEET]

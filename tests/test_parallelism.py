@@ -7,6 +7,7 @@ The hand model: A100 40GB SXM in bf16 (312e12 FLOP/s dense, 1.555e12 B/s HBM, NV
 
 from __future__ import annotations
 
+import functools
 import math
 from itertools import pairwise
 from pathlib import Path
@@ -391,7 +392,9 @@ def _cell(plan, name):
     return next(c for s in plan.sheets for c in s.cells if c.name == name)
 
 
+@functools.cache
 def _variant_plans() -> dict:
+    """The variants' plans, made once: the LibreOffice job writes them, the test reads them."""
     return {key: plan_build(BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=1, **opts))
             for key, opts in VARIANTS.items()}
 

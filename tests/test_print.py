@@ -12,21 +12,23 @@ the A100 40GB SXM in bf16 (312 TFLOP/s dense, 1,555 GB/s): 1×4096×4096 moves
 
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 import statistics
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree
 
 import openpyxl
 import pytest
 from fill_helpers import filled_workbook
 from helpers import built_workbook, load_workbook
-from lo_helpers import needs_libreoffice
+from lo_helpers import libreoffice_job, needs_libreoffice, pdf_page_texts
 
-from sheetgen.api import plan
+from sheetgen.api import plan as _plan
 from sheetgen.layout.page import (
     LINE_POINTS,
     MIN_SCALE,
@@ -36,35 +38,83 @@ from sheetgen.layout.page import (
     row_heights,
     span_width,
 )
+from sheetgen.layout.planner import WorkbookPlan
 from sheetgen.layout.styles import NUMBER_FORMATS
 from sheetgen.layout.text_fit import TEXT_WIDTH, wrapped_lines
-from sheetgen.verify.libreoffice import soffice
 
-pypdf = pytest.importorskip("pypdf")
 MAX_PAGES = 30
 MIN_MEDIAN, MIN_WORD = 6.0, 4.5  # points: a printed word's height (yMax - yMin)
 A4_SHORT = 595.3  # points: a landscape page's height
+#: the build options of the tests that read the built workbook back (`built`, `book`)
+SPARE = {"spare_rows": 0}
+#: the shape of the filled workbook the tests read (`filled`, `filled_book`): the one
+#: fill_helpers fills by default, which other test files read too
+FILLED_SHAPE = (1, 4096, 4096)
 
 
-def export_pdf(path: Path, outdir: Path) -> Path:
-    """`soffice --convert-to pdf` with a fresh, default profile: what a user's LibreOffice
-    does, no forced recalculation."""
-    profile = outdir / "fresh-profile"
-    subprocess.run([soffice() or "soffice", f"-env:UserInstallation={profile.as_uri()}",
-                    "--headless", "--norestore", "--convert-to", "pdf", "--outdir",
-                    str(outdir), str(path)], check=True, capture_output=True, timeout=300)
-    return outdir / f"{path.stem}.pdf"
+@functools.cache
+def plan(**options: Any) -> WorkbookPlan:
+    """sheetgen's plan for these options, made once per module (the tests only read it)."""
+    return _plan(**options)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    """The workbook built with SPARE, which the tests below only read."""
+    return built_workbook(tmp_path_factory.mktemp("built") / "built.xlsx", **SPARE)[0]
+
+
+@pytest.fixture(scope="module")
+def book(built: Path) -> openpyxl.Workbook:
+    """`built` as openpyxl reads it, loaded once for the module: read it, never change it."""
+    return load_workbook(built)
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory) -> Path:
+    """A user's one-shape sheet (FILLED_SHAPE) filled by sheetgen, which the tests only read."""
+    return filled_workbook(tmp_path_factory.mktemp("filled"), FILLED_SHAPE)
+
+
+@pytest.fixture(scope="module")
+def filled_book(filled: Path) -> openpyxl.Workbook:
+    """`filled` as openpyxl reads it, loaded once for the module: read it, never change it."""
+    return load_workbook(filled)
+
+
+def printed_pages(pdf: Path) -> list[str]:
+    """Each printed page's text in the order LibreOffice drew it (`pdftotext -raw`: the
+    footer first), line by line, as pypdf's extract_text gave it but in a thirtieth of its
+    CPU (0.07 s against 2.3 s for the default workbook's 27 pages) and without the spaces
+    pypdf dropped ("7.048ms"). A rotated text (a chart's y-axis title) comes one word a
+    line, like a header wrapped a word a line: lo_helpers.pdf_page_texts (pdftotext's
+    reading order) tells them apart."""
+    if shutil.which("pdftotext") is None:
+        pytest.skip("poppler-utils (pdftotext) is not installed")
+    out = subprocess.run(["pdftotext", "-raw", "-enc", "UTF-8", str(pdf), "-"],
+                         capture_output=True, text=True, check=True, timeout=120).stdout
+    pages = out.split("\f")
+    return pages[:-1] if pages and not pages[-1].strip() else pages
+
+
+def first_pages(pdf: Path) -> dict[str, int]:
+    """The index of each sheet's first printed page, from the footer LibreOffice draws
+    first on each page ("Matmul 3 / 27"): docs/render.py's sheet_pages, read through
+    printed_pages rather than pypdf."""
+    first: dict[str, int] = {}
+    for index, text in enumerate(printed_pages(pdf)):
+        footer = re.search(r"^(.+?) (\d+) / \d+", text, re.M)
+        if footer:
+            first.setdefault(footer.group(1).strip(), index)
+    return first
 
 
 def word_heights(pdf: Path) -> list[list[tuple[str, float]]]:
     """Per page, each word and its height in points, from `pdftotext -bbox`."""
-    xml = subprocess.run(["pdftotext", "-bbox", str(pdf), "-"], capture_output=True,
-                         text=True, check=True).stdout
-    root = ElementTree.fromstring(re.sub(r'xmlns="[^"]+"', "", xml, count=1))
-    return [[(w.text or "", float(w.get("yMax")) - float(w.get("yMin")))
-             for w in page.iter("word")] for page in root.iter("page")]
+    return [[(w, h) for w, h, _ in words] for words in page_words(pdf)]
 
 
+@functools.cache
 def page_words(pdf: Path) -> list[list[tuple[str, float, float]]]:
     """Per page, each word, its height and its top (yMin), in points, from `pdftotext
     -bbox` (which keeps only what lies on the page: a clipped text's hidden part is not
@@ -92,13 +142,18 @@ def body_ink(pdf: Path, dpi: int = 20) -> list[float]:
     return shares
 
 
+@libreoffice_job("print-default", to="pdf", recalc=False)
+def _default_workbook(tmp: Path) -> dict[str, Path]:
+    """The default workbook, printed to PDF from a fresh, default profile: what a user's
+    LibreOffice does, no forced recalculation."""
+    return {"default": built_workbook(tmp / "roofline.xlsx")[0]}
+
+
 @pytest.fixture(scope="module")
-def rendered(tmp_path_factory) -> tuple[Path, list[str], Path]:
+def rendered(libreoffice) -> tuple[Path, list[str], Path]:
     """The default workbook and the text of each page LibreOffice printed."""
-    tmp = tmp_path_factory.mktemp("print")
-    path, _ = built_workbook(tmp / "roofline.xlsx")
-    pdf = export_pdf(path, tmp)
-    return path, [page.extract_text() for page in pypdf.PdfReader(pdf).pages], pdf
+    pdf = libreoffice.outputs("print-default")["default"]
+    return libreoffice.sources("print-default")["default"], printed_pages(pdf), pdf
 
 
 @needs_libreoffice
@@ -226,9 +281,8 @@ def test_rendered_cells_show_readable_units(rendered):
     assert "1.555 TB/s" in inputs and "42.95 GB" in inputs and "40.80 GB" in inputs
 
 
-def test_number_formats_of_time_size_and_rate_cells(tmp_path: Path):
-    path, _ = built_workbook(tmp_path / "f.xlsx", spare_rows=0)
-    ws = load_workbook(path)["Matmul"]
+def test_number_formats_of_time_size_and_rate_cells(built: Path, book):
+    ws = book["Matmul"]
     header = {ws.cell(5, c).value: c for c in range(1, ws.max_column + 1)}
     assert ws.cell(6, header["bytes moved"]).number_format == NUMBER_FORMATS["bytes"]
     assert ws.cell(6, header["FLOPs"]).number_format == NUMBER_FORMATS["flop"]
@@ -236,11 +290,12 @@ def test_number_formats_of_time_size_and_rate_cells(tmp_path: Path):
         assert ws.cell(6, header[name]).number_format == NUMBER_FORMATS["time_us"]
     # the cell holds µs: the first default shape 1×4096×4096 moves
     # 2·(4096 + 4096² + 4096) B = 33,570,816 B in 33,570,816 / 1.555e12 s = 21.589 µs
-    cached = openpyxl.load_workbook(path, data_only=True)["Matmul"]
-    assert cached.cell(6, header["memory time (µs)"]).value == pytest.approx(
+    cached = openpyxl.load_workbook(built, data_only=True, read_only=True)
+    assert cached["Matmul"].cell(6, header["memory time (µs)"]).value == pytest.approx(
         33_570_816 / 1.555e12 * 1e6, rel=1e-12)
+    cached.close()
     assert ws.cell(6, header["attained FLOP/s"]).number_format == NUMBER_FORMATS["rate"]
-    inputs = load_workbook(path)["Inputs"]
+    inputs = book["Inputs"]
     formats = {inputs.cell(r, 1).value: inputs.cell(r, 2).number_format
                for r in range(1, inputs.max_row + 1)}
     assert formats["HBM bandwidth"] == NUMBER_FORMATS["bandwidth"]
@@ -249,10 +304,9 @@ def test_number_formats_of_time_size_and_rate_cells(tmp_path: Path):
     assert formats["Peak FLOP/s (dense)"] == NUMBER_FORMATS["rate"]
 
 
-def test_every_sheet_has_print_setup_freeze_and_tall_enough_headers(tmp_path: Path):
-    path, _ = built_workbook(tmp_path / "p.xlsx", spare_rows=3)
-    wb = load_workbook(path)
-    p = plan(spare_rows=3)
+def test_every_sheet_has_print_setup_freeze_and_tall_enough_headers(book):
+    wb = book
+    p = plan(**SPARE)
     split = 0
     for sheet in p.sheets:
         ws = wb[sheet.name]
@@ -290,7 +344,7 @@ def test_the_print_area_covers_the_filled_rows_not_the_spare_ones():
     """200 spare input rows stay on screen for the user, off paper: Matmul's print area ends
     at its chart (rows 7-28) below the 12 shapes; with 40 shapes, at the 40th (row 45)."""
     for shapes, last in ((None, None), ([(1, 64, 64)] * 40, 44)):
-        kwargs = {} if shapes is None else {"shapes": shapes}
+        kwargs = {} if shapes is None else {"shapes": tuple(shapes)}
         sheet = plan(spare_rows=200, **kwargs).sheet("Matmul")
         setup = print_setup(sheet)
         chart = sheet.charts[0]
@@ -298,10 +352,9 @@ def test_the_print_area_covers_the_filled_rows_not_the_spare_ones():
         assert sheet.table("matmul").last_row >= 200 > setup.last_row
 
 
-def test_a_filled_workbook_gets_the_same_page_setup(tmp_path: Path):
-    path = filled_workbook(tmp_path, (8, 4096, 4096))
-    ws = load_workbook(path)["Matmul"]
-    setup = print_setup(plan(shapes=[(8, 4096, 4096)], spare_rows=0).sheet("Matmul"))
+def test_a_filled_workbook_gets_the_same_page_setup(filled_book):
+    ws = filled_book["Matmul"]
+    setup = print_setup(plan(shapes=(FILLED_SHAPE,), spare_rows=0).sheet("Matmul"))
     assert ws.page_setup.orientation == "landscape" and ws.freeze_panes == "A6"
     assert ws.page_setup.scale == SPLIT_SCALE and not setup.fit_width
     assert [b.id for b in ws.col_breaks.brk] == list(setup.col_breaks)
@@ -309,14 +362,13 @@ def test_a_filled_workbook_gets_the_same_page_setup(tmp_path: Path):
     assert ws.row_dimensions[5].height >= 30
 
 
-def test_helper_constants_are_styled_as_formulas(tmp_path: Path):
+def test_helper_constants_are_styled_as_formulas(book):
     """The Pipeline layer index and the chart's decade steps are set by the build for the
     formulas, not typed by the user: grey like formulas, not yellow like inputs."""
     from sheetgen.layout.palette import DERIVED_FILL, INPUT_FILL
 
-    path, _ = built_workbook(tmp_path / "h.xlsx", spare_rows=1)
-    wb = load_workbook(path)
-    p = plan(spare_rows=1)
+    wb = book
+    p = plan(**SPARE)
 
     def fill(sheet: str, table: str, column: str) -> str:
         t = p.sheet(sheet).table(table)
@@ -332,8 +384,10 @@ def test_helper_constants_are_styled_as_formulas(tmp_path: Path):
 def test_the_chart_prints_whole_on_a_page_of_its_own(rendered):
     """The chart has a place of its own: no page break cuts its columns, and it prints
     beside the table's last columns, on Matmul's last page, not the table's first."""
-    _, pages, _ = rendered
-    matmul = [i for i, text in enumerate(pages) if re.search(r"Matmul \d+ / \d+", text)]
+    _, footed, pdf = rendered
+    matmul = [i for i, text in enumerate(footed) if re.search(r"Matmul \d+ / \d+", text)]
+    pages = pdf_page_texts(pdf)  # a rotated axis title on one line, a wrapped header not
+    assert len(pages) == len(footed)
     sheet = plan().sheet("Matmul")
     chart = sheet.charts[0]
     setup = print_setup(sheet)
@@ -386,7 +440,7 @@ def _look(cell) -> tuple:
             int(al.indent or 0), bool(cell.border.bottom.style))
 
 
-def test_the_built_and_the_filled_workbook_style_every_cell_alike(tmp_path: Path):
+def test_the_built_and_the_filled_workbook_style_every_cell_alike(book, filled_book):
     """One styling decision (styles.cell_style), translated by each writer: every text,
     block and formula cell of the built workbook looks the same in the filled one, whose
     titles were in the application's default serif when openpyxl left the font unnamed;
@@ -394,12 +448,10 @@ def test_the_built_and_the_filled_workbook_style_every_cell_alike(tmp_path: Path
     from sheetgen.layout.styles import FONT_NAME
     from sheetgen.writers.google.requests import requests_for
 
-    built, _ = built_workbook(tmp_path / "b.xlsx", spare_rows=0)
-    filled = filled_workbook(tmp_path, (8, 4096, 4096))
-    b, f = load_workbook(built), load_workbook(filled)
-    p = plan(spare_rows=0)
+    b, f = book, filled_book
+    p = plan(**SPARE)
     google = {}
-    for body in requests_for(plan(spare_rows=0, chart_helpers=True)):
+    for body in requests_for(plan(**SPARE, chart_helpers=True)):
         for r in body:
             if "updateCells" in r and r["updateCells"]["start"]["rowIndex"] == 0:
                 sid = r["updateCells"]["start"]["sheetId"]
@@ -427,12 +479,11 @@ def test_the_built_and_the_filled_workbook_style_every_cell_alike(tmp_path: Path
     assert compared > 150
 
 
-def _visible_formats(path: Path) -> dict[str, set[str]]:
+def _visible_formats(wb: openpyxl.Workbook) -> dict[str, set[str]]:
     """sheet -> the number formats of the cells a person reads (filled, in columns and rows
     not hidden), and of the conditional formats laid over them."""
     from openpyxl.utils import get_column_letter
 
-    wb = load_workbook(path)
     out: dict[str, set[str]] = {}
     for ws in wb:
         hidden = {k for k, d in ws.column_dimensions.items() if d.hidden}
@@ -455,15 +506,15 @@ def _e_notation(code: str) -> bool:
     return bool(re.search(r"E[+-]", re.sub(r'"[^"]*"', "", code), re.IGNORECASE))
 
 
-def test_no_e_notation_in_any_number_format_a_person_reads(tmp_path: Path):
+def test_no_e_notation_in_any_number_format_a_person_reads(book, tmp_path: Path):
     """FLOPs read 33.554 MFLOP, not 33.55E+6 FLOP: every format of every cell a person
     reads (and of the int8 switch's rules) in the default and the int8 build is free of
     E-notation. The test's own detector is checked on the formats it replaced."""
     assert _e_notation('[>=1000000000]#,##0.00,,," GFLOP";##0.00E+0" FLOP"')
     assert _e_notation("0.000E+00") and not _e_notation('#,##0.0,," MFLOP/s"')
-    for name, kwargs in (("d.xlsx", {}), ("i.xlsx", {"dtype": "int8"})):
-        path, _ = built_workbook(tmp_path / name, spare_rows=2, **kwargs)
-        formats = _visible_formats(path)
+    int8, _ = built_workbook(tmp_path / "i.xlsx", **SPARE, dtype="int8")
+    for wb in (book, load_workbook(int8)):
+        formats = _visible_formats(wb)
         assert len(formats) >= 6
         bad = {s: sorted(f for f in fs if _e_notation(f)) for s, fs in formats.items()}
         assert not any(bad.values()), bad
@@ -471,16 +522,15 @@ def test_no_e_notation_in_any_number_format_a_person_reads(tmp_path: Path):
     assert NUMBER_FORMATS["flop"].endswith('#,##0.000,," MFLOP"')
 
 
-def test_the_roofline_title_is_live_and_names_the_gpu_and_dtype(tmp_path: Path):
+def test_the_roofline_title_is_live_and_names_the_gpu_and_dtype(built: Path, book, filled: Path,
+                                                               filled_book):
     """The chart's title reads a cell whose formula joins the Inputs sheet's GPU and dtype
     (xlsx and fill); its cached text is the build's: "Roofline: A100 40GB SXM, bf16"."""
     import zipfile
 
     from xlsxwriter.utility import xl_cell_to_rowcol
 
-    built, _ = built_workbook(tmp_path / "t.xlsx", spare_rows=1)
-    filled = filled_workbook(tmp_path, (8, 4096, 4096))
-    for path in (built, filled):
+    for path, wb in ((built, book), (filled, filled_book)):
         with zipfile.ZipFile(path) as z:
             xml = next(z.read(n).decode() for n in z.namelist()
                        if n.startswith("xl/charts/chart") and b"Roofline" in z.read(n))
@@ -490,25 +540,23 @@ def test_the_roofline_title_is_live_and_names_the_gpu_and_dtype(tmp_path: Path):
         sheet, _, cell = m.group(1).rpartition("!")
         assert sheet.strip("'") == "Matmul" and m.group(2) == "Roofline: A100 40GB SXM, bf16"
         row, col = xl_cell_to_rowcol(cell.replace("$", ""))
-        formula = load_workbook(path)["Matmul"].cell(row + 1, col + 1).value
+        formula = wb["Matmul"].cell(row + 1, col + 1).value
         assert "GPU_NAME" in formula and "DTYPE" in formula, formula
 
 
-def test_wave_columns_grey_out_while_wave_quantization_is_off(tmp_path: Path):
+def test_wave_columns_grey_out_while_wave_quantization_is_off(book, filled_book):
     """With waves off the refined time ignores tiles, waves, wave efficiency and the
     quantized compute time: a conditional format on the live WAVE_QUANT switch greys exactly
     those columns' rows (built and filled), so 3,529.08 µs refined beside 3,530.96 µs
     quantized (8192³) does not read as a contradiction."""
     from sheetgen.layout.palette import DIM_FONT
 
-    p = plan(spare_rows=1)
+    p = plan(**SPARE)
     t = p.sheet("Matmul").table("matmul")
     wave_cols = {t.column(n).col for n in ("tiles", "waves", "wave_efficiency",
                                            "quantized_compute_time")}
-    built, _ = built_workbook(tmp_path / "w.xlsx", spare_rows=1)
-    filled = filled_workbook(tmp_path, (8, 4096, 4096))
-    for path in (built, filled):
-        ws = load_workbook(path)["Matmul"]
+    for wb in (book, filled_book):
+        ws = wb["Matmul"]
         header = {ws.cell(5, c).value: c - 1 for c in range(1, ws.max_column + 1)}
         dimmed = set()
         for rules in ws.conditional_formatting:
@@ -546,7 +594,7 @@ def test_page_count_agrees_with_a_cell_by_cell_count():
     from dataclasses import replace
 
     checked = 0
-    for p in (plan(), plan(shapes=[(8, 4096, 4096)], spare_rows=0)):
+    for p in (plan(), plan(shapes=((8, 4096, 4096),), spare_rows=0)):
         for sheet in p.sheets:
             setup = print_setup(sheet)
             for variant in (setup,

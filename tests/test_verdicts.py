@@ -10,6 +10,7 @@ calls sheetgen's references. The hardware: A100 40GB SXM in bf16 (312e12 FLOP/s,
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from itertools import pairwise
@@ -17,7 +18,7 @@ from itertools import pairwise
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from helpers import scalars
+from helpers import scalars as planned_scalars
 
 from sheetgen.assemble import BuildConfig, input_values, sheet_specs
 from sheetgen.cli import cli
@@ -28,6 +29,13 @@ from sheetgen.sheets.parallel import sheet as parallel
 PEAK, HBM, B = 312e12, 1.555e12, 2
 NVLINK, NVLINK_LAT, PCIE, PCIE_LAT = 300e9, 5e-6, 31.5e9, 10e-6
 K, N, LAYERS, G = 8192, 32768, 72, 2
+
+
+@functools.cache
+def scalars(**options):
+    """helpers.scalars, planned once per set of options (a dozen tests read the defaults'
+    and a few other sets; none edits them)."""
+    return planned_scalars(**options)
 
 
 def roof(rows, inner, cols, peak=PEAK, hbm=HBM, b=B):
@@ -62,9 +70,11 @@ def pp_latency(m, micro, *, k=K, n=N, layers=LAYERS, g=G, bw=NVLINK, lat=NVLINK_
     return sum(servers) + (micro - 1) * max(servers)
 
 
+@functools.cache
 def best(m, **kw):
     """(best M, its latency): every candidate M and both stage cuts, ties to the smaller M
-    (each alternative at its best: best M, cheapest cut)."""
+    (each alternative at its best: best M, cheapest cut). Kept per arguments: several
+    tests ask for the same m."""
     out = (0, math.inf)
     for micro in range(1, min(m, 512) + 1):
         t = min(pp_latency(m, micro, **kw), pp_latency(m, micro, narrow=True, **kw))

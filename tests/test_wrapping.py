@@ -10,25 +10,43 @@ Hand figures (A100 40GB SXM, bf16, 312 TFLOP/s dense; the default Pipeline: 72 l
 from __future__ import annotations
 
 import re
+import zipfile
 from pathlib import Path
 
+import openpyxl
 import pytest
 from fill_helpers import filled_workbook
 from helpers import built_workbook, load_workbook
 from lo_helpers import libreoffice_job, needs_libreoffice
+from openpyxl.utils.cell import range_boundaries
+from test_print import printed_pages
+from xlsx_edit import sheet_parts
 
 from sheetgen.api import plan
 from sheetgen.layout.page import LINE_POINTS, row_heights
 from sheetgen.sheets.parallel import sheet as parallel
 from sheetgen.writers.google.requests import requests_for
 
-pypdf = pytest.importorskip("pypdf")
+#: the build options of the workbook read here and printed (the spare rows print nowhere):
+#: those of test_print and test_rate_units, so a test process builds and reads it once
+SPARE = {"spare_rows": 0}
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> Path:
-    path, _ = built_workbook(tmp_path_factory.mktemp("wrap") / "w.xlsx", spare_rows=2)
-    return path
+def built(tmp_path_factory) -> openpyxl.Workbook:
+    """The built workbook as openpyxl reads it, loaded once for the module: read it, never
+    change it."""
+    path, _ = built_workbook(tmp_path_factory.mktemp("wrap") / "w.xlsx", **SPARE)
+    return load_workbook(path)
+
+
+def merged_ranges(path: Path, sheet: str) -> list[tuple[int, int, int, int]]:
+    """(min_col, min_row, max_col, max_row), 1-based, of each of the sheet's merged ranges,
+    from its <mergeCell ref> elements (what openpyxl reads as merged_cells), without
+    loading the cells (2 s for a filled workbook)."""
+    with zipfile.ZipFile(path) as z:
+        xml = z.read(sheet_parts(z)[sheet]).decode("utf-8")
+    return [range_boundaries(ref) for ref in re.findall(r'<mergeCell\b[^>]*?\bref="([^"]+)"', xml)]
 
 
 def _merged(ws) -> dict[str, str]:
@@ -36,8 +54,8 @@ def _merged(ws) -> dict[str, str]:
     return {str(r).split(":")[0]: str(r) for r in ws.merged_cells.ranges}
 
 
-def test_parallelism_prose_is_merged_wrapped_and_tall_enough(built: Path):
-    ws = load_workbook(built)["Parallelism"]
+def test_parallelism_prose_is_merged_wrapped_and_tall_enough(built):
+    ws = built["Parallelism"]
     merged = _merged(ws)
     last = chr(ord("A") + parallel.PROSE_COLS - 1)  # G: the comparison's width
     texts = (*parallel.DEFINITIONS, *parallel.LASTING)
@@ -58,8 +76,8 @@ def test_parallelism_prose_is_merged_wrapped_and_tall_enough(built: Path):
         assert ws.cell(row, 2).alignment.wrap_text and ws.row_dimensions[row].height >= 30
 
 
-def test_long_text_values_take_the_empty_cells_beside_them(built: Path):
-    ws = load_workbook(built)["Parallelism"]
+def test_long_text_values_take_the_empty_cells_beside_them(built):
+    ws = built["Parallelism"]
     merged = _merged(ws)
     why = next(c.row for row in ws.iter_rows(max_col=1) for c in row if c.value == "why")
     assert merged[f"B{why}"] == f"B{why}:D{why}"  # value, unit and notes of the block
@@ -68,8 +86,8 @@ def test_long_text_values_take_the_empty_cells_beside_them(built: Path):
     assert ws.cell(pace, 3).alignment.indent == 1  # "a stage" clear of the numbers
 
 
-def test_throughput_reads_as_whole_rows_per_second(built: Path, tmp_path: Path):
-    ws = load_workbook(built)["Parallelism"]
+def test_throughput_reads_as_whole_rows_per_second(built):
+    ws = built["Parallelism"]
     row = next(c.row for row in ws.iter_rows(max_col=1) for c in row
                if c.value == "throughput, stream of batches")
     assert {ws.cell(row, c).number_format for c in (2, 3, 4)} == {"#,##0"}
@@ -77,13 +95,13 @@ def test_throughput_reads_as_whole_rows_per_second(built: Path, tmp_path: Path):
 
 @libreoffice_job("wrapping", to="pdf")
 def _wrapped(tmp: Path) -> dict[str, Path]:
-    return {"w": built_workbook(tmp / "w.xlsx", spare_rows=2)[0]}
+    return {"w": built_workbook(tmp / "w.xlsx", **SPARE)[0]}
 
 
 @needs_libreoffice
 def test_libreoffice_prints_every_note_and_sentence_whole(libreoffice):
     pdf = libreoffice.outputs("wrapping")["w"]
-    pages = [p.extract_text() for p in pypdf.PdfReader(pdf).pages]
+    pages = printed_pages(pdf)
 
     def flat(sheet: str) -> str:
         text = " ".join(t for t in pages if re.match(rf"{sheet} \d+ / \d+", t))
@@ -101,9 +119,9 @@ def test_libreoffice_prints_every_note_and_sentence_whole(libreoffice):
         assert tail in par, tail
 
 
-def test_headers_are_inset_and_rows_fit_the_wrapped_text(built: Path):
-    wb = load_workbook(built)
-    p = plan(spare_rows=2)
+def test_headers_are_inset_and_rows_fit_the_wrapped_text(built):
+    wb = built
+    p = plan(**SPARE)
     for sheet in p.sheets:
         ws = wb[sheet.name]
         for cell in sheet.cells:
@@ -121,9 +139,8 @@ def test_filled_and_pushed_workbooks_merge_the_same_cells(tmp_path: Path):
     path = filled_workbook(tmp_path)
     p = plan(spare_rows=0)
     planned = {(c.row, c.col, c.span) for c in p.sheet("Parallelism").cells if c.span > 1}
-    ws = load_workbook(path)["Parallelism"]
-    got = {(r.min_row - 1, r.min_col - 1, r.max_col - r.min_col + 1)
-           for r in ws.merged_cells.ranges}
+    got = {(min_row - 1, min_col - 1, max_col - min_col + 1)
+           for min_col, min_row, max_col, _ in merged_ranges(path, "Parallelism")}
     assert planned and planned <= got
     body = [r for batch in requests_for(plan(spare_rows=0, chart_helpers=True)) for r in batch]
     merges = [r["mergeCells"]["range"] for r in body if "mergeCells" in r]
