@@ -22,6 +22,12 @@ measurement file says its timings include one, a separate activation-quantize pa
 per element are the file's, never fitted). The last form adds a Hill-type ramp of the compute
 efficiency in the matmul's FLOPs (kernel_terms.compute_ramp: F_half and h fitted), chosen on
 the NVIDIA tables' held-out halves like the others.
+
+predict is timed(fixed_terms(...)): what no fitted parameter changes (FLOPs, bytes, the wave
+efficiency, the split-K switch, the quantize pass's bytes) is computed once per fit, and the
+optimizer's thousands of residual evaluations run only timed, the same arithmetic in the same
+order, so the fitted values are those of predict itself. The fits run BLAS on one thread
+(threads.py), which changes no result either.
 """
 
 from __future__ import annotations
