@@ -73,9 +73,12 @@ def host_plan() -> WorkbookPlan:
 @pytest.fixture(scope="module", params=["gpu", "host"])
 def built(request, tmp_path_factory) -> tuple[str, Path]:
     """The default workbook built with link_over=param (helpers.built_workbook: one build
-    per process, which test_render_docs and the LibreOffice jobs below share)."""
+    per process, which test_render_docs and the LibreOffice jobs below share; "gpu" is the
+    default, so that one is the default workbook other test files build too)."""
+    assert BuildConfig().link_over == "gpu"
+    options = {} if request.param == "gpu" else {"link_over": request.param}
     path = tmp_path_factory.mktemp("sweep") / f"{request.param}.xlsx"
-    built_workbook(path, link_over=request.param)
+    built_workbook(path, **options)
     return request.param, path
 
 
