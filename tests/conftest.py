@@ -13,7 +13,6 @@ from pathlib import Path
 
 import openpyxl_fast
 import pytest
-from threadpoolctl import threadpool_limits
 from lo_helpers import LibreOfficeSession, groups
 from sheets_emulator import (  # noqa: F401 - re-exported pytest fixtures
     gsheets_client,
@@ -21,6 +20,7 @@ from sheets_emulator import (  # noqa: F401 - re-exported pytest fixtures
     service_account_file,
     sheets_emulator,
 )
+from threadpoolctl import threadpool_limits
 
 import sheetgen.verify.libreoffice
 from sheetgen.verify.libreoffice import soffice
