@@ -144,7 +144,7 @@ VARIANTS = [*BUILDS, "fp8_flip"]
 @libreoffice_job("opens-as-user", to="pdf", recalc=False)
 def _user_pdfs(tmp: Path) -> dict[str, Path]:
     """All variants through the session's shared LibreOffice run with a new, default profile
-    (recalc=False: what sheetgen.verify.libreoffice.open_as_user does), to PDF."""
+    (recalc=False: an empty profile, as a double-click gets), to PDF."""
     return {name: shutil.copyfile(workbook(name), tmp / f"{name}.xlsx") for name in VARIANTS}
 
 
