@@ -20,6 +20,7 @@ from sheets_emulator import (  # noqa: F401 - re-exported pytest fixtures
     service_account_file,
     sheets_emulator,
 )
+from threadpoolctl import threadpool_limits
 
 import sheetgen.verify.libreoffice
 from sheetgen.verify.libreoffice import soffice
@@ -27,6 +28,9 @@ from sheetgen.verify.libreoffice import soffice
 LIBREOFFICE_RUNS = pytest.StashKey[tuple[int, float]]()
 
 openpyxl_fast.install()  # openpyxl loads translate shared formulas from a template
+# one BLAS thread per test process: pytest-xdist already runs a process per core, and BLAS
+# threads waiting on busy cores cost more than they bring (sheetgen/calibrate/threads.py)
+threadpool_limits(limits=1, user_api="blas")
 
 
 @pytest.hookimpl(tryfirst=True)

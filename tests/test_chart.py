@@ -279,8 +279,8 @@ def _chart_pixels(pdf: Path, tmp: Path) -> dict[str, int]:
     """The chart's page rasterised by poppler: how many pixels are each series' palette
     colour."""
     import numpy as np
+    from lo_helpers import first_pages
     from PIL import Image
-    from test_print import first_pages
 
     from sheetgen.layout import palette
 

@@ -15,9 +15,9 @@ PORTABLE = {"CHOOSE", "MAX", "MIN", "IF", "AND", "OR", "NOT", "SUM", "SUMPRODUCT
             # Google Sheets (support.google.com/docs/answer/3093359); the chart data's #N/A
             "NA"}
 AVOID = {"XLOOKUP", "LET", "LAMBDA", "TEXT", "FILTER", "SEQUENCE", "INDIRECT", "OFFSET"}
-_STRING = re.compile(r'"[^"]*"')
-_FUNCTION = re.compile(r"\b([A-Z][A-Z0-9.]*)\(")
-_NUMBER = re.compile(r"(?<![A-Z$])\d+(?:\.\d+)?[eE]\d")
+STRING_RE = re.compile(r'"[^"]*"')
+FUNCTION_RE = re.compile(r"\b([A-Z][A-Z0-9.]*)\(")
+NUMBER_RE = re.compile(r"(?<![A-Z$])\d+(?:\.\d+)?[eE]\d")
 
 
 def _all_formulas():
@@ -29,7 +29,7 @@ def _all_formulas():
 def test_only_portable_functions():
     used = set()
     for formula in _all_formulas():
-        used |= set(_FUNCTION.findall(_STRING.sub('""', formula)))
+        used |= set(FUNCTION_RE.findall(STRING_RE.sub('""', formula)))
     assert used <= PORTABLE, used - PORTABLE
     assert not used & AVOID
     assert {"MAX", "INDEX", "MATCH", "SUMPRODUCT", "IF"} <= used  # the scan sees them
@@ -37,4 +37,4 @@ def test_only_portable_functions():
 
 def test_exponents_carry_a_sign():
     for formula in _all_formulas():
-        assert not _NUMBER.search(_STRING.sub('""', formula)), formula
+        assert not NUMBER_RE.search(STRING_RE.sub('""', formula)), formula

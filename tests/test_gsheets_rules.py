@@ -100,7 +100,8 @@ def test_push_over_googles_cell_limit_is_refused_before_writing(sheets_emulator,
         mp.setattr(gsheets, "check_cell_limit", lambda *a: None)
         with pytest.raises(SheetsError, match="above the limit of 10000000 cells"):
             gsheets.push_plan(over, KEY, client=gsheets_client, replace=True)
-    push(gsheets_client, spare_rows=spare, replace=True)
+    # p is what push(spare_rows=spare) plans (sheetgen.push: plan, then push_plan)
+    gsheets.push_plan(p, KEY, client=gsheets_client, replace=True)
 
 
 def test_cli_refuses_a_plan_over_the_cell_limit_without_asking_google(cli_env, monkeypatch):  # noqa: F811

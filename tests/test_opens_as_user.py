@@ -12,6 +12,7 @@ Boolean cells therefore carry an explicit TRUE/FALSE number format (styles.BOOLE
 from __future__ import annotations
 
 import atexit
+import functools
 import html
 import re
 import shutil
@@ -101,15 +102,19 @@ def _fp8_flip(h100_fp8: Path, out: Path) -> Path:
 _BOOKS: dict[str, Path] = {}
 
 
+@functools.cache
+def _folder() -> Path:
+    folder = Path(tempfile.mkdtemp(prefix="sheetgen-user-view-"))
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
 def workbook(name: str) -> Path:
     """The variant's workbook, written on first use: the default is helpers.built_workbook's
     (the same workbook as `sheetgen build OUT`, shared with the other test files), the
     others through the command line of BUILDS, fp8_flip edited from h100_fp8."""
     if name not in _BOOKS:
-        if not _BOOKS:
-            _BOOKS[""] = Path(tempfile.mkdtemp(prefix="sheetgen-user-view-"))
-            atexit.register(shutil.rmtree, _BOOKS[""], True)
-        out = _BOOKS[""] / f"{name}.xlsx"
+        out = _folder() / f"{name}.xlsx"
         if name == "default":
             built_workbook(out)
         elif name == "fp8_flip":
@@ -139,7 +144,7 @@ VARIANTS = [*BUILDS, "fp8_flip"]
 @libreoffice_job("opens-as-user", to="pdf", recalc=False)
 def _user_pdfs(tmp: Path) -> dict[str, Path]:
     """All variants through the session's shared LibreOffice run with a new, default profile
-    (recalc=False: what sheetgen.verify.libreoffice.open_as_user does), to PDF."""
+    (recalc=False: an empty profile, as a double-click gets), to PDF."""
     return {name: shutil.copyfile(workbook(name), tmp / f"{name}.xlsx") for name in VARIANTS}
 
 

@@ -24,7 +24,7 @@ from helpers import built_workbook
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 from openpyxl.utils import column_index_from_string, get_column_letter
 from test_chart import A, C, axes, chart_xml, filled_sg, hidden_columns, series
-from test_parallelism import NVLINK, NVLINK_LAT, PCIE, PCIE_LAT, _hand_sweep_row
+from test_parallelism import NVLINK, NVLINK_LAT, PCIE, PCIE_LAT, hand_sweep_row
 
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
 from sheetgen.evaluate.values import ExcelError
@@ -46,7 +46,7 @@ DATA_COL = CHART_COL + parallel_chart.CHART_COLS + 1
 def hand_ms(bw: float, lat: float) -> dict[str, list[float]]:
     """Each series' latency (ms) at every sweep m, from the hand model (its brute force
     over M takes 0.6 s: once per link; read it, never change it)."""
-    rows = [_hand_sweep_row(m, bw, lat) for m in MS]
+    rows = [hand_sweep_row(m, bw, lat) for m in MS]
     return {parallel_chart.SINGLE: [1e3 * s for _, _, s in rows],
             parallel_chart.PIPELINE: [1e3 * p["latency"] for p, _, _ in rows],
             parallel_chart.TENSOR: [1e3 * t["latency"] for _, t, _ in rows]}
@@ -73,9 +73,12 @@ def host_plan() -> WorkbookPlan:
 @pytest.fixture(scope="module", params=["gpu", "host"])
 def built(request, tmp_path_factory) -> tuple[str, Path]:
     """The default workbook built with link_over=param (helpers.built_workbook: one build
-    per process, which test_render_docs and the LibreOffice jobs below share)."""
+    per process, which test_render_docs and the LibreOffice jobs below share; "gpu" is the
+    default, so that one is the default workbook other test files build too)."""
+    assert BuildConfig().link_over == "gpu"
+    options = {} if request.param == "gpu" else {"link_over": request.param}
     path = tmp_path_factory.mktemp("sweep") / f"{request.param}.xlsx"
-    built_workbook(path, link_over=request.param)
+    built_workbook(path, **options)
     return request.param, path
 
 
@@ -177,8 +180,8 @@ def _sweep_chart_alone(tmp: Path) -> dict[str, Path]:
 
 def _palette_pixels(pdf: Path, tmp: Path) -> dict[str, int]:
     """Pixels of each series' colour on the chart's page."""
+    from lo_helpers import first_pages
     from PIL import Image
-    from test_print import first_pages
 
     page = first_pages(pdf)[SHEET] + 1
     png = tmp / "chart"

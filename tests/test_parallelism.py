@@ -296,7 +296,7 @@ def test_hop_slower_than_stage_sets_the_pace():
     assert scalars()["pp_pace_by"] == "a stage"
 
 
-def _hand_sweep_row(m, bw, lat):
+def hand_sweep_row(m, bw, lat):
     """A sweep row by hand: PP at its own best M and cut (brute force), TP, one GPU."""
     k, n, layers, g = 8192, 32768, 72, 2
     micro, p = hand_best(m, k, n, layers, g, bw, lat)
@@ -319,7 +319,7 @@ def test_sweep_by_hand_and_where_the_verdict_flips(link, bw, lat):
     assert list(cols["sw_m"]) == ms
     verdicts = []
     for i, m in enumerate(ms):
-        p, t, single = _hand_sweep_row(m, bw, lat)
+        p, t, single = hand_sweep_row(m, bw, lat)
         assert cols["sw_micro"][i] == p["micro"], m
         verdicts.append(hand_verdict(p["latency"], t["latency"]))
         assert close(cols["sw_p_latency"][i], p["latency"]), m

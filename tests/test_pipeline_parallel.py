@@ -3,12 +3,14 @@ LibreOffice recalculating both sheets."""
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import one_line_error, scalars
+from helpers import one_line_error
+from helpers import scalars as planned_scalars
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 from xlsx_edit import cell_of, edit_cells
 
@@ -20,6 +22,12 @@ from sheetgen.layout.planner import plan_workbook
 from sheetgen.writers.xlsx import write_xlsx
 
 M, K, N, L = 4096, 8192, 32768, 72
+
+
+@functools.cache
+def scalars(**options):
+    """helpers.scalars, planned once per set of options (two tests read the defaults')."""
+    return planned_scalars(**options)
 
 
 def test_default_totals_by_hand():
@@ -118,7 +126,10 @@ VARIANTS = {
 }
 
 
+@functools.cache
 def _variant_plans() -> dict:
+    """The variants' plans, made once: the job writes them and its test compares with them
+    (neither edits one)."""
     return {key: plan_build(BuildConfig(shapes=[Shape(8, 8, 8)], spare_rows=1, **opts))
             for key, opts in VARIANTS.items()}
 

@@ -26,7 +26,7 @@ import openpyxl
 import pytest
 from fill_helpers import filled_workbook
 from helpers import built_workbook, load_workbook
-from lo_helpers import libreoffice_job, needs_libreoffice, pdf_page_texts
+from lo_helpers import libreoffice_job, needs_libreoffice, pdf_page_texts, printed_pages
 
 from sheetgen.api import plan as _plan
 from sheetgen.layout.page import (
@@ -80,33 +80,6 @@ def filled(tmp_path_factory) -> Path:
 def filled_book(filled: Path) -> openpyxl.Workbook:
     """`filled` as openpyxl reads it, loaded once for the module: read it, never change it."""
     return load_workbook(filled)
-
-
-def printed_pages(pdf: Path) -> list[str]:
-    """Each printed page's text in the order LibreOffice drew it (`pdftotext -raw`: the
-    footer first), line by line, as pypdf's extract_text gave it but in a thirtieth of its
-    CPU (0.07 s against 2.3 s for the default workbook's 27 pages) and without the spaces
-    pypdf dropped ("7.048ms"). A rotated text (a chart's y-axis title) comes one word a
-    line, like a header wrapped a word a line: lo_helpers.pdf_page_texts (pdftotext's
-    reading order) tells them apart."""
-    if shutil.which("pdftotext") is None:
-        pytest.skip("poppler-utils (pdftotext) is not installed")
-    out = subprocess.run(["pdftotext", "-raw", "-enc", "UTF-8", str(pdf), "-"],
-                         capture_output=True, text=True, check=True, timeout=120).stdout
-    pages = out.split("\f")
-    return pages[:-1] if pages and not pages[-1].strip() else pages
-
-
-def first_pages(pdf: Path) -> dict[str, int]:
-    """The index of each sheet's first printed page, from the footer LibreOffice draws
-    first on each page ("Matmul 3 / 27"): docs/render.py's sheet_pages, read through
-    printed_pages rather than pypdf."""
-    first: dict[str, int] = {}
-    for index, text in enumerate(printed_pages(pdf)):
-        footer = re.search(r"^(.+?) (\d+) / \d+", text, re.M)
-        if footer:
-            first.setdefault(footer.group(1).strip(), index)
-    return first
 
 
 def word_heights(pdf: Path) -> list[list[tuple[str, float]]]:

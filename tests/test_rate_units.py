@@ -16,9 +16,8 @@ from xml.etree import ElementTree as ET
 import openpyxl
 from fill_helpers import filled_workbook
 from helpers import built_workbook
-from lo_helpers import libreoffice_job, needs_libreoffice
+from lo_helpers import libreoffice_job, needs_libreoffice, printed_pages
 from openpyxl.worksheet.cell_range import MultiCellRange
-from test_print import printed_pages
 from xlsx_edit import cell_of, defined_names, edit_cells, sheet_parts
 
 from sheetgen.api import plan

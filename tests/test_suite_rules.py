@@ -26,3 +26,18 @@ def test_a_libreoffice_job_is_read_only_by_marked_tests():
         if "@libreoffice_job(" in text:
             assert "@needs_libreoffice" in text or "pytestmark = needs_libreoffice" in text, (
                 path.name)
+
+
+def test_no_test_module_imports_another_modules_private_names():
+    """The project's rule for its own modules holds in the tests too: what one test file
+    shares with another (a hand model, a reader) is a public name, or lives in a helper."""
+    import ast
+
+    bad = []
+    for path in sorted(TESTS.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and (
+                    node.module.split(".")[0] in {p.stem for p in TESTS.glob("*.py")}):
+                bad += [f"{path.name}: {node.module}.{a.name}" for a in node.names
+                        if a.name.startswith("_")]
+    assert bad == []

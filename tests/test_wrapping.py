@@ -17,9 +17,8 @@ import openpyxl
 import pytest
 from fill_helpers import filled_workbook
 from helpers import built_workbook, load_workbook
-from lo_helpers import libreoffice_job, needs_libreoffice
+from lo_helpers import libreoffice_job, needs_libreoffice, printed_pages
 from openpyxl.utils.cell import range_boundaries
-from test_print import printed_pages
 from xlsx_edit import sheet_parts
 
 from sheetgen.api import plan

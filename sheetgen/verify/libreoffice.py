@@ -7,8 +7,8 @@ recalculation on load (OOXMLRecalcMode = 0, "always"). It also pins the locale t
 numbers in arithmetic as Excel does (StringConversion = 3, "convert also locale dependent";
 LibreOffice's default converts only unambiguous text).
 
-open_as_user() is the other view: a new, empty profile, as a user double-clicking the file
-gets, which shows the cached values and computes only what has none.
+The other view, a new, empty profile as a user double-clicking the file gets (cached values
+shown, only what has none computed), is the tests' `recalc=False` LibreOffice jobs.
 """
 
 from __future__ import annotations
@@ -75,29 +75,4 @@ def recalculate(src: str | Path, outdir: str | Path, *, to: str = "xlsx",
     if proc.returncode != 0 or not out.exists():
         raise SheetgenError(f"LibreOffice failed to convert {src.name}: "
                             f"{(proc.stderr or proc.stdout).strip()[:300]}")
-    return out
-
-
-def open_as_user(files: list[str | Path] | str | Path, outdir: str | Path, *,
-                 to: str = "pdf", timeout: float = 600) -> dict[Path, Path]:
-    """Convert workbooks (default: to PDF) the way a user opening them sees them: a new,
-    empty LibreOffice profile, so LibreOffice's defaults apply and it shows the cached values
-    without recalculating (recalculate() forces a recalculation and so hides what a cached
-    value or a lazily computed cell does). All files go through one LibreOffice start.
-    Returns {source: output}; raises SheetgenError naming the files that made no output
-    (LibreOffice stops at a crash, so the files after it make none either)."""
-    srcs = [Path(f).resolve() for f in ([files] if isinstance(files, str | Path) else files)]
-    outdir = Path(outdir).resolve()
-    outdir.mkdir(parents=True, exist_ok=True)
-    ext = to.split(":")[0]
-    out = {src: outdir / f"{src.stem}.{ext}" for src in srcs}
-    for stale in out.values():  # an earlier run's file must not pass for this run's
-        stale.unlink(missing_ok=True)
-    with tempfile.TemporaryDirectory(prefix="sheetgen-lo-user-") as prof:
-        proc = _convert(srcs, outdir, to, timeout, Path(prof) / "profile")
-    missing = [src.name for src, o in out.items() if not o.exists() or o.stat().st_size == 0]
-    if missing:
-        raise SheetgenError(f"LibreOffice made no {ext} of {', '.join(missing)} "
-                            f"(exit {proc.returncode}): "
-                            f"{(proc.stderr or proc.stdout).strip()[-300:]}")
     return out
