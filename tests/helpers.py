@@ -20,9 +20,11 @@ from click.testing import CliRunner, Result
 from openpyxl.worksheet.dimensions import DimensionHolder
 from openpyxl.worksheet.table import TableList
 
-import sheetgen
 from sheetgen.api import build_workbook
+from sheetgen.assemble import BuildConfig, input_values, sheet_specs
 from sheetgen.cli import cli
+from sheetgen.inputs.shapes import Shape
+from sheetgen.model.reference import ModelResult, Registry, evaluate
 
 
 def run(*args: str, color: bool = False, cwd: Path | None = None) -> Result:
@@ -64,10 +66,25 @@ def one_line_error(result: Result | subprocess.CompletedProcess[str] | str, *nee
     return lines[0]
 
 
+#: the reference model of each set of build options, made once per test process
+_MODELS: dict[str, ModelResult] = {}
+
+
+def model(**options: Any) -> ModelResult:
+    """The reference model (SI) for one 1×1×1 shape, no spare rows and the given build
+    options: what `sheetgen.plan(...).model` holds, without placing the workbook's cells and
+    formulas (a third of the CPU), made once per set of options. Read it, do not change it."""
+    key = repr(sorted(options.items()))
+    if key not in _MODELS:
+        cfg = BuildConfig(shapes=[Shape(1, 1, 1)], spare_rows=0, **options).resolved()
+        _MODELS[key] = evaluate(Registry(sheet_specs(cfg.layout())), input_values(cfg))
+    return _MODELS[key]
+
+
 def scalars(**options: Any) -> dict[str, Any]:
     """The reference model's single-value quantities (Pipeline, Parallelism, What-if ...) for
-    one 1×1×1 shape and the given build options."""
-    return sheetgen.plan(shapes=[(1, 1, 1)], spare_rows=0, **options).model.scalars
+    one 1×1×1 shape and the given build options (a copy, the test's own)."""
+    return dict(model(**options).scalars)
 
 
 _BUILT: dict[str, tuple[Path, int]] = {}

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import model, scalars
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 from openpyxl.utils import get_column_letter
 from xlsx_edit import edit_cells
@@ -22,30 +23,10 @@ from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
 from sheetgen.cli import cli
 from sheetgen.inputs.shapes import Shape
 from sheetgen.layout.planner import plan_workbook
-from sheetgen.model.reference import ModelResult, Registry, evaluate
 from sheetgen.writers.xlsx import write_xlsx
 
 PEAK, HBM, B = 312e12, 1.555e12, 2
 NVLINK, NVLINK_LAT, PCIE, PCIE_LAT = 300e9, 5e-6, 31.5e9, 10e-6
-
-
-_MODELS: dict[str, ModelResult] = {}
-
-
-def model(**options) -> ModelResult:
-    """The reference model (SI) for one 1x1x1 shape, no spare rows and the given build
-    options: what `sheetgen.plan(...).model` holds, without placing the workbook's cells and
-    formulas (a third of the CPU), and made once per set of options. Read only."""
-    key = repr(sorted(options.items()))
-    if key not in _MODELS:
-        cfg = BuildConfig(shapes=[Shape(1, 1, 1)], spare_rows=0, **options).resolved()
-        _MODELS[key] = evaluate(Registry(sheet_specs(cfg.layout())), input_values(cfg))
-    return _MODELS[key]
-
-
-def scalars(**options) -> dict:
-    """The model's single-value quantities (tests/helpers.scalars, through `model`)."""
-    return model(**options).scalars
 
 
 def roof(r, i, c):
