@@ -15,7 +15,7 @@ The third picture is a second workbook built over the host link (`link_over="hos
 where the batch-size sweep's TP and PP latency lines cross: its Parallelism sheet prints two
 ranges, the sweep's first columns (m through the latency verdict) and the chart right of the
 sweep, one page each, which are stacked (the table above its chart).
-Needs LibreOffice (`soffice`), pypdf and poppler-utils (`pdftoppm`).
+Needs LibreOffice (`soffice`) and poppler-utils (`pdftoppm`, `pdftotext`).
 """
 
 from __future__ import annotations
@@ -177,12 +177,14 @@ def narrow_print_areas(workbook: Path, areas: dict[str, str], one_page: set[str]
 
 
 def sheet_pages(pdf: Path) -> dict[str, int]:
-    """Index of the first page of each sheet, read from the footer every page carries."""
-    import pypdf
-
+    """Index of the first page of each sheet, read from the footer every page carries
+    (poppler's `pdftotext -raw`: each page's text as drawn, the footer first; pages end at
+    form feeds)."""
+    text = subprocess.run(["pdftotext", "-raw", "-enc", "UTF-8", str(pdf), "-"], check=True,
+                          capture_output=True, text=True, timeout=120).stdout
     first: dict[str, int] = {}
-    for index, page in enumerate(pypdf.PdfReader(pdf).pages):
-        footer = re.search(r"^(.+?) (\d+) / \d+", page.extract_text() or "", re.M)
+    for index, page in enumerate(text.split("\f")):
+        footer = re.search(r"^(.+?) (\d+) / \d+", page, re.M)
         if footer:
             first.setdefault(footer.group(1).strip(), index)
     return first
@@ -255,12 +257,9 @@ def body_box(page) -> tuple[int, int, int, int] | None:
 
 
 def main() -> None:
-    if shutil.which("pdftoppm") is None:
-        fail("pdftoppm not found: install poppler-utils (apt-get install -y poppler-utils)")
-    try:
-        import pypdf  # noqa: F401
-    except ImportError:
-        fail("pypdf not found: pip install pypdf")
+    for tool in ("pdftoppm", "pdftotext"):
+        if shutil.which(tool) is None:
+            fail(f"{tool} not found: install poppler-utils (apt-get install -y poppler-utils)")
     from sheetgen.api import build_workbook
     from sheetgen.errors import SheetgenError
     from sheetgen.verify.libreoffice import recalculate, soffice

@@ -359,7 +359,7 @@ def groups(modules: set[str]) -> dict[str, str]:
 
 def pdf_page_texts(pdf: Path) -> list[str]:
     """Each printed page's text, by poppler's pdftotext (0.13 s for the default workbook's 27
-    pages; pypdf's extract_text took 2.4 s of CPU). Pages end at form feeds."""
+    pages; pypdf's extract_text, used before, took 2.4 s of CPU). Pages end at form feeds."""
     if shutil.which("pdftotext") is None:
         pytest.skip("poppler-utils (pdftotext) is not installed")
     out = subprocess.run(["pdftotext", "-enc", "UTF-8", str(pdf), "-"], capture_output=True,
@@ -381,15 +381,3 @@ def printed_pages(pdf: Path) -> list[str]:
                          capture_output=True, text=True, check=True, timeout=120).stdout
     pages = out.split("\f")
     return pages[:-1] if pages and not pages[-1].strip() else pages
-
-
-def first_pages(pdf: Path) -> dict[str, int]:
-    """The index of each sheet's first printed page, from the footer LibreOffice draws
-    first on each page ("Matmul 3 / 27"): docs/render.py's sheet_pages, read through
-    printed_pages rather than pypdf."""
-    first: dict[str, int] = {}
-    for index, text in enumerate(printed_pages(pdf)):
-        footer = re.search(r"^(.+?) (\d+) / \d+", text, re.M)
-        if footer:
-            first.setdefault(footer.group(1).strip(), index)
-    return first

@@ -279,13 +279,13 @@ def _chart_pixels(pdf: Path, tmp: Path) -> dict[str, int]:
     """The chart's page rasterised by poppler: how many pixels are each series' palette
     colour."""
     import numpy as np
-    from lo_helpers import first_pages
     from PIL import Image
+    from test_render_docs import load_render
 
     from sheetgen.layout import palette
 
     png = tmp / pdf.stem
-    page = first_pages(pdf)["Matmul"] + 1
+    page = load_render().sheet_pages(pdf)["Matmul"] + 1  # docs/render.py's reader
     subprocess.run(["pdftoppm", "-png", "-singlefile", "-r", "100", "-f", str(page), "-l",
                     str(page), str(pdf), str(png)], check=True)
     with Image.open(png.with_suffix(".png")) as im:

@@ -180,10 +180,10 @@ def _sweep_chart_alone(tmp: Path) -> dict[str, Path]:
 
 def _palette_pixels(pdf: Path, tmp: Path) -> dict[str, int]:
     """Pixels of each series' colour on the chart's page."""
-    from lo_helpers import first_pages
     from PIL import Image
+    from test_render_docs import load_render
 
-    page = first_pages(pdf)[SHEET] + 1
+    page = load_render().sheet_pages(pdf)[SHEET] + 1  # docs/render.py's reader
     png = tmp / "chart"
     subprocess.run(["pdftoppm", "-png", "-singlefile", "-r", "100", "-f", str(page), "-l",
                     str(page), str(pdf), str(png)], check=True)

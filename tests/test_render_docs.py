@@ -15,9 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from helpers import built_workbook
-from lo_helpers import libreoffice_job, needs_libreoffice
+from lo_helpers import libreoffice_job, needs_libreoffice, printed_pages
 from xlsxwriter.utility import xl_col_to_name
 
 from sheetgen.sheets.parallel import chart as parallel_chart
@@ -25,7 +24,6 @@ from sheetgen.sheets.parallel import sheet as parallel
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "docs" / "render.py"
-pypdf = pytest.importorskip("pypdf")
 
 
 def load_render():
@@ -60,7 +58,7 @@ def test_narrowed_pages_hold_what_the_pictures_show(libreoffice, tmp_path: Path)
     assert re.fullmatch(r"\$A\$1:\$[A-Z]\$\d+", parallel), parallel
     pdf = libreoffice.outputs("render-docs")["roofline"]  # printed with these areas
     pages = render.sheet_pages(pdf)
-    texts = [page.extract_text() for page in pypdf.PdfReader(pdf).pages]
+    texts = printed_pages(pdf)
     assert set(pages) >= {"Matmul", "Parallelism"}
     first = texts[pages["Matmul"]]
     assert "m (rows)" in first and "chart label" in first and "Roofline" in first
@@ -121,7 +119,7 @@ def test_sweep_pages_hold_the_chart_and_the_crossover(libreoffice, tmp_path: Pat
                         chart), chart
     pdf = libreoffice.outputs("render-docs")["host"]  # printed with these areas
     first = render.sheet_pages(pdf)["Parallelism"]
-    texts = [page.extract_text() for page in pypdf.PdfReader(pdf).pages]
+    texts = printed_pages(pdf)
     rows, plot = texts[first], texts[first + 1]
     assert "Batch-size sweep" in rows and "Per layer" not in rows
     assert "TP latency" in rows and "latency: better" in rows
