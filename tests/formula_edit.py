@@ -17,14 +17,12 @@ LibreOffice job).
 
 from __future__ import annotations
 
-import os
-import tempfile
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from xlsx_edit import edit_cells, sheet_parts
+from xlsx_edit import edit_cells, replace_parts, sheet_parts
 
 
 def edit_formulas(src: str | Path, out: str | Path,
@@ -54,14 +52,4 @@ def edit_formulas(src: str | Path, out: str | Path,
                     raise AssertionError(f"placeholder {old!r} found {text.count(old)} times")
                 text = text.replace(old, new)
             patched[part] = text.encode("utf-8")
-        fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-        os.close(fd)
-        try:
-            with zipfile.ZipFile(tmp, "w") as dst:
-                for info in z.infolist():  # same names, order and compression
-                    dst.writestr(info, patched.get(info.filename) or z.read(info))
-        except BaseException:
-            os.unlink(tmp)
-            raise
-    os.replace(tmp, out)
-    return out
+    return replace_parts(out, out, patched)

@@ -25,7 +25,7 @@ import pytest
 from click.testing import CliRunner
 from helpers import built_workbook
 from lo_helpers import libreoffice_job, needs_libreoffice, pdf_page_texts
-from xlsx_edit import cell_of, defined_names, edit_cells, sheet_parts
+from xlsx_edit import cell_of, defined_names, edit_cells, replace_parts, sheet_parts
 
 from sheetgen.cli import cli
 from sheetgen.layout.styles import BOOLEAN_CODE
@@ -72,20 +72,14 @@ def _drop_cached_values(path: Path) -> None:
     """Every formula cell of every sheet without its cached result (no `t`, no <v>), in
     place: what an openpyxl load and save leaves (it writes formulas without values), so
     LibreOffice computes each formula on open as Excel would after the user's edit."""
-    with zipfile.ZipFile(path) as z:
-        sheets = set(sheet_parts(z).values())
-        parts = {info.filename: z.read(info) for info in z.infolist()}
-        infos = z.infolist()
-
     def bare(m: re.Match[str]) -> str:
         attrs = re.sub(r'\st="[^"]*"', "", m.group(1))
         return f"<c{attrs}>{re.sub(r'<v>.*?</v>|<v/>', '', m.group(2), flags=re.S)}</c>"
 
-    for part in sheets:
-        parts[part] = _FORMULA_CELL.sub(bare, parts[part].decode("utf-8")).encode("utf-8")
-    with zipfile.ZipFile(path, "w") as dst:
-        for info in infos:  # same names, order and compression
-            dst.writestr(info, parts[info.filename])
+    with zipfile.ZipFile(path) as z:
+        parts = {part: _FORMULA_CELL.sub(bare, z.read(part).decode("utf-8")).encode("utf-8")
+                 for part in set(sheet_parts(z).values())}
+    replace_parts(path, path, parts)
 
 
 def _fp8_flip(h100_fp8: Path, out: Path) -> Path:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from helpers import one_line_error, run, sheetgen_process
+from xlsx_edit import replace_parts
 
 from sheetgen.assemble import BuildConfig, plan_build, sheet_specs
 from sheetgen.errors import WorkbookError
@@ -32,13 +33,9 @@ def built(tmp_path_factory) -> Path:
 
 def with_properties(src: Path, out: Path, edit) -> Path:
     """A copy of `src` whose docProps/custom.xml is `edit(text)`, every other part as it was."""
-    with zipfile.ZipFile(src) as z, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as w:
-        for info in z.infolist():
-            data = z.read(info)
-            if info.filename == CUSTOM:
-                data = edit(data.decode("utf-8")).encode("utf-8")
-            w.writestr(info, data)
-    return out
+    with zipfile.ZipFile(src) as z:
+        text = edit(z.read(CUSTOM).decode("utf-8"))
+    return replace_parts(src, out, {CUSTOM: text.encode("utf-8")})
 
 
 def drop_property(name: str):
@@ -133,16 +130,11 @@ def renamed(src: Path, out: Path, old: str, new: str) -> Path:
     its tab leaves it (openpyxl's title setter changes only that name too; formulas and
     defined names that name the sheet are left as they were), every other part unchanged:
     no whole openpyxl load and save (5 s)."""
-    with zipfile.ZipFile(src) as z, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as w:
-        for info in z.infolist():
-            data = z.read(info)
-            if info.filename == "xl/workbook.xml":
-                text, n = re.subn(r'(<sheet\b[^>]*?\bname=")' + re.escape(old) + '"',
-                                  r"\g<1>" + new + '"', data.decode("utf-8"))
-                assert n == 1, f"no sheet {old}"
-                data = text.encode("utf-8")
-            w.writestr(info, data)
-    return out
+    with zipfile.ZipFile(src) as z:
+        text, n = re.subn(r'(<sheet\b[^>]*?\bname=")' + re.escape(old) + '"',
+                          r"\g<1>" + new + '"', z.read("xl/workbook.xml").decode("utf-8"))
+    assert n == 1, f"no sheet {old}"
+    return replace_parts(src, out, {"xl/workbook.xml": text.encode("utf-8")})
 
 
 def test_a_renamed_sheet_is_named_with_what_to_do(built, tmp_path):

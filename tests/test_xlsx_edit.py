@@ -13,7 +13,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 from helpers import built_workbook
-from xlsx_edit import cell_of, defined_names, edit_cells, sheet_parts
+from xlsx_edit import cell_of, defined_names, edit_cells, replace_parts, sheet_parts
 
 MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 
@@ -261,3 +261,24 @@ def test_self_closing_rows_and_styles_of_new_cells(tmp_path: Path):
                                                                                 None)
     assert ws["C2"].number_format == "0.000" and ws["A1"].value == 1
     assert ws.row_dimensions[2].height == 30
+
+
+def test_replace_parts_changes_only_the_named_parts(tmp_path):
+    """The package copy every XML edit goes through: named parts replaced, every other part,
+    the order and each part's compression as they were; a part the file lacks is refused;
+    writing over the source leaves no temporary file behind."""
+    src = tmp_path / "a.xlsx"
+    with zipfile.ZipFile(src, "w") as z:
+        z.writestr("one.xml", b"<a/>", compress_type=zipfile.ZIP_DEFLATED)
+        z.writestr("two.xml", b"<b/>", compress_type=zipfile.ZIP_STORED)
+    out = replace_parts(src, tmp_path / "b.xlsx", {"two.xml": b"<c/>"})
+    with zipfile.ZipFile(out) as z:
+        assert [(i.filename, i.compress_type) for i in z.infolist()] == [
+            ("one.xml", zipfile.ZIP_DEFLATED), ("two.xml", zipfile.ZIP_STORED)]
+        assert z.read("one.xml") == b"<a/>" and z.read("two.xml") == b"<c/>"
+    with pytest.raises(KeyError, match=r"three\.xml"):
+        replace_parts(src, src, {"three.xml": b""})
+    replace_parts(src, src, {"one.xml": b"<d/>"})
+    with zipfile.ZipFile(src) as z:
+        assert z.read("one.xml") == b"<d/>"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.xlsx", "b.xlsx"]

@@ -76,12 +76,24 @@ def edit_cells(src: str | Path, out: str | Path,
                 raise ValueError(f"{src.name} has a calculation chain that would list the "
                                  f"replaced formula cells of {sheet!r}; not supported")
             patched[parts[sheet]] = text.encode("utf-8")
+    return replace_parts(src, out, patched)
+
+
+def replace_parts(src: str | Path, out: str | Path, parts: Mapping[str, bytes]) -> Path:
+    """Write `src` to `out` with the named parts' bytes replaced, every other part byte for
+    byte and all in the same order and compression; `out` may be `src` (written to a
+    temporary file beside it, then moved over it)."""
+    src, out = Path(src), Path(out)
+    with zipfile.ZipFile(src) as z:
+        missing = sorted(set(parts) - set(z.namelist()))
+        if missing:
+            raise KeyError(f"{src.name} has no part {missing[0]!r}")
         fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
         os.close(fd)
         try:
             with zipfile.ZipFile(tmp, "w") as dst:
-                for info in z.infolist():  # same names, order and compression
-                    dst.writestr(info, patched.get(info.filename) or z.read(info))
+                for info in z.infolist():
+                    dst.writestr(info, parts.get(info.filename) or z.read(info))
         except BaseException:
             os.unlink(tmp)
             raise
