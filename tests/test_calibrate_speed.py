@@ -38,12 +38,13 @@ def test_fixed_terms_by_hand():
     terms = fit.fixed_terms(DEVICE, params, data)
     assert terms.switches == (True, 128, 128, 2048, 5.0)
     assert list(terms.flops) == [2 * 4096**3, 2 * 4096 * 32]
+    # the ramp off (F_half 0) is a factor of exactly 1 on every row
+    assert list(fit.kernel_terms.compute_ramp(terms.flops, 0.0, 1.0)) == [1.0, 1.0]
     assert list(terms.moved) == [2 * 3 * 4096**2, 2 * (4096 + 4096 * 32 + 32)]
     assert terms.wave_eff is not None
     assert terms.wave_eff[0] == pytest.approx(1024 / 1056, rel=1e-15)
     assert list(terms.split) == [0.0, 1.0]
     assert list(terms.quantize_moved) == [5 * 4096**2, 5 * 4096]
-    assert list(terms.no_ramp) == [1.0, 1.0]
     off = fit.fixed_terms(DEVICE, fit.PURE, data)
     assert off.wave_eff is None and list(off.split) == [0.0, 0.0]
     assert list(off.quantize_moved) == [0.0, 0.0]

@@ -115,8 +115,6 @@ class Fixed:
     #: (waves on, tile_m, tile_n, split_min_k, quantize_bytes): the Params fields they assume
     switches: tuple[bool, int, int, float, float]
     flops: np.ndarray  # b matmuls' FLOPs
-    #: compute_ramp with the ramp off: 1.0 wherever F_half is not > 0, whatever h
-    no_ramp: np.ndarray
     moved: np.ndarray  # b matmuls' bytes moved
     k: np.ndarray
     wave_eff: np.ndarray | None  # None: waves off, or no SM count
@@ -144,9 +142,8 @@ def fixed_terms(device: Device, params: Params, data: Measurements) -> Fixed:
         wave_eff = refined.wave_efficiency(tiles, waves, device.sm_count)
     split = kernel_terms.split_k(tiles, device.sm_count, k, params.split_min_k)
     flops = b_flops(data)
-    no_ramp = kernel_terms.compute_ramp(flops, 0.0, 1.0)
     quantize_moved = kernel_terms.quantize_bytes(b, m, k, params.quantize_bytes)
-    return Fixed(key, flops, no_ramp, moved, k, wave_eff, split, quantize_moved)
+    return Fixed(key, flops, moved, k, wave_eff, split, quantize_moved)
 
 
 def timed(device: Device, params: Params, fixed: Fixed) -> np.ndarray:
@@ -154,8 +151,7 @@ def timed(device: Device, params: Params, fixed: Fixed) -> np.ndarray:
     if fixed.switches != switches(device, params):
         raise ValueError(f"terms fixed for {fixed.switches}, not {switches(device, params)}")
     flops = fixed.flops
-    ramp = (kernel_terms.compute_ramp(flops, params.ramp_flops, params.ramp_exponent)
-            if params.ramp_flops > 0 else fixed.no_ramp)
+    ramp = kernel_terms.compute_ramp(flops, params.ramp_flops, params.ramp_exponent)
     compute = matmul.COMPUTE_TIME.reference(
         flops=flops, attainable_flops=device.peak * params.compute_efficiency * ramp)
     memory = matmul.MEMORY_TIME.reference(
