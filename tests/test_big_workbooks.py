@@ -15,6 +15,7 @@ from helpers import load_workbook, one_line_error, run
 from hostile_files import bomb_sheet, padding, write_package
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 from openpyxl_fast import library_translator
+from xlsx_edit import sheet_xml
 
 import sheetgen.files.untrusted as untrusted
 from sheetgen.api import build_workbook
@@ -126,7 +127,7 @@ def test_a_row_holding_another_cell_is_written_plainly_between_two_runs(tmp_path
     note_row = t.first_row + 30
     p.sheet("Matmul").cells.append(Cell(note_row, 60, "note", "a note beside the table"))
     out = xlsx_writer.write_xlsx(p, tmp_path / "split.xlsx")
-    xml = sheet_part(out, "Matmul")
+    xml = sheet_xml(out, "Matmul")
     e = next(c for c in t.columns if c.col == 4)
     assert f':E{note_row}" si=' in xml  # a run ends just above the note's row
     assert f'ref="E{note_row + 2}:E{t.last_row + 1}"' in xml
@@ -144,16 +145,9 @@ def test_a_row_holding_another_cell_is_written_plainly_between_two_runs(tmp_path
     assert report.mismatches == [] and report.checked["Matmul"] > 15 * 60
 
 
-def sheet_part(path: Path, name: str) -> str:
-    with zipfile.ZipFile(path) as zf:
-        wb = zf.read("xl/workbook.xml").decode()
-        names = [n.split('"')[0] for n in wb.split('<sheet name="')[1:]]
-        return zf.read(f"xl/worksheets/sheet{names.index(name) + 1}.xml").decode()
-
-
 def test_fast_path_writes_shared_formulas(fast_built):
     path, p = fast_built
-    xml = sheet_part(path, "Matmul")
+    xml = sheet_xml(path, "Matmul")
     t = p.table("matmul")
     formulas = sum(1 for c in t.columns if not c.is_input)
     # one master per formula column and run; every other table formula cell is a copy
@@ -208,7 +202,7 @@ def test_fast_reader_expands_shared_formulas_like_elementtree(fast_built):
     path, _ = fast_built
     fast = next(s for s in read_workbook(path).sheets if s.name == "Matmul")
     slow = RawSheet("Matmul")
-    read_sheet_slow_for_tests(sheet_part(path, "Matmul").encode(), slow)
+    read_sheet_slow_for_tests(sheet_xml(path, "Matmul").encode(), slow)
     assert isinstance(fast.f_rows, __import__("numpy").ndarray)  # the fast path was taken
     assert fast.shared and len(fast.f_texts) < FAST_SHAPES  # copies are kept as templates
     a = sorted(fast.formula_texts())

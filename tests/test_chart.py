@@ -24,7 +24,7 @@ from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_valu
 from openpyxl.utils import column_index_from_string, get_column_letter
 from test_fill import make_theirs
 from test_gaps import make_fp8_on_a100
-from xlsx_edit import sheet_parts
+from xlsx_edit import sheet_xml
 
 import sheetgen
 from sheetgen.evaluate import evaluate_workbook
@@ -84,8 +84,7 @@ def chart_data_columns() -> set[int]:
 def hidden_columns(path: Path, sheet: str) -> set[int]:
     """The sheet's hidden columns (0-based), from its <col min max hidden> elements, which
     openpyxl reads as column_dimensions: read from the part alone, not a whole load (2 s)."""
-    with zipfile.ZipFile(path) as z:
-        xml = z.read(sheet_parts(z)[sheet]).decode("utf-8")
+    xml = sheet_xml(path, sheet)
     head = re.split(r"<(?:\w+:)?sheetData\b", xml, maxsplit=1)[0]  # <cols> comes before
     cols = re.search(r"<(?:\w+:)?cols>(.*?)</(?:\w+:)?cols>", head, re.S)
     out: set[int] = set()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import zipfile
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
@@ -13,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from helpers import one_line_error, run
 from openpyxl.worksheet.cell_range import MultiCellRange
-from xlsx_edit import sheet_parts
+from xlsx_edit import sheet_xml
 
 import sheetgen
 import sheetgen.writers.xlsx
@@ -31,8 +30,7 @@ def data_validations(path: Path, sheet: str) -> list[tuple[str, dict[str, str], 
     """(range, attributes, formula1) of each of the sheet's <dataValidation> elements: what
     openpyxl reads as data_validations, the range as openpyxl names it, without loading
     the cells."""
-    with zipfile.ZipFile(path) as z:
-        xml = z.read(sheet_parts(z)[sheet]).decode("utf-8")
+    xml = sheet_xml(path, sheet)
     block = re.search(r"<dataValidations\b.*?</dataValidations>", xml, re.S)
     if block is None:
         return []

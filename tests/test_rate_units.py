@@ -18,7 +18,7 @@ from fill_helpers import filled_workbook
 from helpers import built_workbook
 from lo_helpers import libreoffice_job, needs_libreoffice, printed_pages
 from openpyxl.worksheet.cell_range import MultiCellRange
-from xlsx_edit import cell_of, defined_names, edit_cells, sheet_parts
+from xlsx_edit import cell_of, defined_names, edit_cells, sheet_xml
 
 from sheetgen.api import plan
 from sheetgen.layout.styles import NUMBER_FORMATS
@@ -64,8 +64,8 @@ def _rule_formats(path: Path, sheet: str) -> dict[str, tuple[str, str]]:
     itself): the sheet's <conditionalFormatting> rules and the styles' <dxfs>, as openpyxl
     binds them on a load (the last rule of a range wins), read without loading the cells
     (a whole load takes 2 s)."""
+    xml = sheet_xml(path, sheet)
     with zipfile.ZipFile(path) as z:
-        xml = z.read(sheet_parts(z)[sheet]).decode("utf-8")
         styles = ET.fromstring(z.read("xl/styles.xml"))
     formats = [None if (fmt := dxf.find(f"{MAIN}numFmt")) is None else fmt.get("formatCode")
                for dxf in styles.iterfind(f"{MAIN}dxfs/{MAIN}dxf")]

@@ -10,7 +10,6 @@ Hand figures (A100 40GB SXM, bf16, 312 TFLOP/s dense; the default Pipeline: 72 l
 from __future__ import annotations
 
 import re
-import zipfile
 from pathlib import Path
 
 import openpyxl
@@ -19,7 +18,7 @@ from fill_helpers import filled_workbook
 from helpers import built_workbook, load_workbook
 from lo_helpers import libreoffice_job, needs_libreoffice, printed_pages
 from openpyxl.utils.cell import range_boundaries
-from xlsx_edit import sheet_parts
+from xlsx_edit import sheet_xml
 
 from sheetgen.api import plan
 from sheetgen.layout.page import LINE_POINTS, row_heights
@@ -43,8 +42,7 @@ def merged_ranges(path: Path, sheet: str) -> list[tuple[int, int, int, int]]:
     """(min_col, min_row, max_col, max_row), 1-based, of each of the sheet's merged ranges,
     from its <mergeCell ref> elements (what openpyxl reads as merged_cells), without
     loading the cells (2 s for a filled workbook)."""
-    with zipfile.ZipFile(path) as z:
-        xml = z.read(sheet_parts(z)[sheet]).decode("utf-8")
+    xml = sheet_xml(path, sheet)
     return [range_boundaries(ref) for ref in re.findall(r'<mergeCell\b[^>]*?\bref="([^"]+)"', xml)]
 
 

@@ -119,6 +119,12 @@ def defined_names(path: str | Path) -> dict[str, str]:
             if _local(e.tag) == "definedName" and e.get("localSheetId") is None}
 
 
+def sheet_xml(path: str | Path, sheet: str) -> str:
+    """The XML of one sheet of an xlsx file, read from its part alone (no workbook load)."""
+    with zipfile.ZipFile(path) as z:
+        return z.read(sheet_parts(z)[sheet]).decode("utf-8")
+
+
 def sheet_parts(z: zipfile.ZipFile) -> dict[str, str]:
     """Each sheet's name and the zip part that holds it, through xl/workbook.xml and its
     relationships (a sheet's part name need not follow its position)."""
