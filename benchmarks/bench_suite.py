@@ -87,8 +87,8 @@ def checkout(commit: str, where: Path) -> tuple[Path, str]:
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
                    check=True)
     subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
-                    "--disable-pip-version-check", "--no-deps", "--no-build-isolation",
-                    "-e", str(where)], check=True)
+                    "--disable-pip-version-check", "--no-deps", "-e", str(where)],
+                   check=True, stdout=subprocess.DEVNULL)
     return venv / "bin", full.stdout.strip()[:7]
 
 
@@ -146,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
             runs.append(run_suite(f"baseline {i}", trees[0], base_bin, base_id,
                                   args.pytest_args))
             runs.append(run_suite(f"current {i}", trees[1], cur_bin, cur_id, args.pytest_args))
+    except subprocess.CalledProcessError as exc:
+        raise SystemExit(f"Error: setting up a checkout failed: {' '.join(map(str, exc.cmd))} "
+                         f"exited {exc.returncode}") from None
     finally:
         for tree in trees:
             if tree.exists():
