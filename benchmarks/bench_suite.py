@@ -30,6 +30,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 ROOT = Path(__file__).resolve().parent.parent
 #: the commit the layout issue measured "today" against
@@ -55,12 +56,17 @@ class Run:
     returncode: int
 
 
+def fail(message: str) -> NoReturn:
+    """Bad input: one `Error:` line and exit 2, as sheetgen's own commands do."""
+    print(f"Error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def test_command(readme: str) -> str:
     """The test command a README's set-up names."""
     found = TEST_COMMAND.search(readme)
     if found is None:
-        raise SystemExit("Error: the README names no test command "
-                         "(\"runs the test command, **`...`**\")")
+        fail('the README names no test command ("runs the test command, **`...`**")')
     return found.group(1)
 
 
@@ -80,7 +86,7 @@ def checkout(commit: str, where: Path) -> tuple[Path, str]:
     full = subprocess.run(["git", "rev-parse", "--verify", f"{commit}^{{commit}}"], cwd=ROOT,
                           capture_output=True, text=True, check=False)
     if full.returncode != 0:
-        raise SystemExit(f"Error: --baseline {commit!r} is no commit of this repository")
+        fail(f"--baseline {commit!r} is no commit of this repository")
     subprocess.run(["git", "worktree", "add", "--detach", str(where), full.stdout.strip()],
                    cwd=ROOT, check=True, capture_output=True)
     venv = where.parent / (where.name + "-venv")
@@ -135,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="Also write the table to this file.")
     args = ap.parse_args(argv)
     if args.pairs < 1:
-        raise SystemExit("Error: --pairs must be 1 or more")
+        fail("--pairs must be 1 or more")
     runs: list[Run] = []
     scratch = Path(tempfile.mkdtemp(prefix="sheetgen-bench-suite-"))
     trees = [scratch / "baseline", scratch / "current"]
@@ -147,8 +153,8 @@ def main(argv: list[str] | None = None) -> int:
                                   args.pytest_args))
             runs.append(run_suite(f"current {i}", trees[1], cur_bin, cur_id, args.pytest_args))
     except subprocess.CalledProcessError as exc:
-        raise SystemExit(f"Error: setting up a checkout failed: {' '.join(map(str, exc.cmd))} "
-                         f"exited {exc.returncode}") from None
+        fail(f"setting up a checkout failed: {' '.join(map(str, exc.cmd))} exited "
+             f"{exc.returncode}")
     finally:
         for tree in trees:
             if tree.exists():

@@ -1,0 +1,75 @@
+"""bench_suite.py's pieces that need no suite run: the README's test command, pytest's
+counts and the table (the benchmark itself takes two whole suites: minutes)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "bench_suite", ROOT / "benchmarks" / "bench_suite.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = _bench()
+
+
+def test_the_readme_names_the_command_ci_runs(capsys):
+    command = bench.test_command((ROOT / "README.md").read_text("utf-8"))
+    assert (ROOT / ".ci" / "run").read_text("utf-8").strip().splitlines()[-1] == command
+    with pytest.raises(SystemExit) as exit_:
+        bench.test_command("# a README without one")
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.startswith("Error: the README names no test command")
+
+
+def test_the_baselines_readme_names_its_own():
+    old = subprocess.run(["git", "show", f"{bench.BASELINE}:README.md"], cwd=ROOT,
+                         capture_output=True, text=True, check=False)
+    if old.returncode != 0:
+        pytest.skip("the baseline commit is not in this clone")
+    assert bench.test_command(old.stdout) == "python3 -m pytest"
+
+
+def test_counts_come_from_pytests_last_summary_line():
+    out = "collected\n... 3 passed in earlier\n1602 passed, 25 skipped in 210.83s (0:03:30)\n"
+    assert bench.counts(out) == {"passed": 1602, "skipped": 25}
+    assert bench.counts("2 failed, 7 passed, 1 error in 3.0s") == {
+        "failed": 2, "passed": 7, "error": 1}
+    assert bench.counts("no summary") == {}
+
+
+def test_each_current_run_is_divided_by_the_baseline_of_its_pair():
+    runs = [bench.Run("baseline 1", "c3831da", "python3 -m pytest", {"passed": 10}, 400.0, 390,
+                      0),
+            bench.Run("current 1", "abc1234", "python3 -m pytest -n auto", {"passed": 12},
+                      200.0, 380, 0),
+            bench.Run("baseline 2", "c3831da", "python3 -m pytest", {"passed": 10}, 500.0, 480,
+                      0),
+            bench.Run("current 2", "abc1234", "python3 -m pytest -n auto", {}, 300.0, 500, 1)]
+    lines = bench.table(runs).splitlines()
+    assert lines[0].startswith("| run | commit |") and len(lines) == 6
+    assert lines[3].endswith("| 200.0 | 380 | 0.50 |")
+    assert lines[5].endswith("| 300.0 | 500 | 0.60 |") and "exit 1" in lines[5]
+
+
+def test_an_unknown_baseline_is_one_error_line():
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_suite.py"),
+                           "--baseline", "no-such-commit-xyz"], capture_output=True, text=True,
+                          check=False, timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "Error: --baseline 'no-such-commit-xyz' is no commit of this repository"]
