@@ -80,13 +80,13 @@ def counts(output: str) -> dict[str, int]:
     return {}
 
 
-def checkout(commit: str, where: Path) -> tuple[Path, str]:
-    """A fresh checkout of `commit` with sheetgen installed editable in its own venv; returns
-    the venv's bin folder and the full commit id."""
+def checkout(option: str, commit: str, where: Path) -> tuple[Path, str]:
+    """A fresh checkout of `commit` (given as `option`) with sheetgen installed editable in
+    its own venv; returns the venv's bin folder and the short commit id."""
     full = subprocess.run(["git", "rev-parse", "--verify", f"{commit}^{{commit}}"], cwd=ROOT,
                           capture_output=True, text=True, check=False)
     if full.returncode != 0:
-        fail(f"--baseline {commit!r} is no commit of this repository")
+        fail(f"{option} {commit!r} is no commit of this repository")
     subprocess.run(["git", "worktree", "add", "--detach", str(where), full.stdout.strip()],
                    cwd=ROOT, check=True, capture_output=True)
     venv = where.parent / (where.name + "-venv")
@@ -99,13 +99,13 @@ def checkout(commit: str, where: Path) -> tuple[Path, str]:
 
 
 def run_suite(label: str, where: Path, bin_dir: Path, commit: str, extra: list[str]) -> Run:
-    command = test_command((where / "README.md").read_text("utf-8"))
-    argv = command.split() + extra
+    command = " ".join([test_command((where / "README.md").read_text("utf-8")), *extra])
+    argv = command.split()
     argv[0] = str(bin_dir / "python")  # "python3" of this checkout's venv
     env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as .ci/run: the suite starts many processes
     env.pop("VIRTUAL_ENV", None)
-    print(f"{label}: {commit}: {' '.join([command, *extra])} ...", file=sys.stderr, flush=True)
+    print(f"{label}: {commit}: {command} ...", file=sys.stderr, flush=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     proc = subprocess.run(argv, cwd=where, env=env, capture_output=True, text=True,
@@ -115,7 +115,7 @@ def run_suite(label: str, where: Path, bin_dir: Path, commit: str, extra: list[s
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     found = counts(proc.stdout)
     print(f"  {wall:.1f} s wall, {cpu:.0f} s CPU, {found}", file=sys.stderr, flush=True)
-    return Run(label, commit, " ".join([command, *extra]), found, wall, cpu, proc.returncode)
+    return Run(label, commit, command, found, wall, cpu, proc.returncode)
 
 
 def table(runs: list[Run]) -> str:
@@ -146,8 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     scratch = Path(tempfile.mkdtemp(prefix="sheetgen-bench-suite-"))
     trees = [scratch / "baseline", scratch / "current"]
     try:
-        base_bin, base_id = checkout(args.baseline, trees[0])
-        cur_bin, cur_id = checkout(args.current, trees[1])
+        base_bin, base_id = checkout("--baseline", args.baseline, trees[0])
+        cur_bin, cur_id = checkout("--current", args.current, trees[1])
         for i in range(1, args.pairs + 1):
             runs.append(run_suite(f"baseline {i}", trees[0], base_bin, base_id,
                                   args.pytest_args))

@@ -7,12 +7,14 @@ import atexit
 import contextlib
 import copyreg
 import hashlib
+import importlib.util
 import pickle
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import openpyxl
@@ -25,6 +27,17 @@ from sheetgen.assemble import BuildConfig, input_values, sheet_specs
 from sheetgen.cli import cli
 from sheetgen.inputs.shapes import Shape
 from sheetgen.model.reference import ModelResult, Registry, evaluate
+
+
+def load_script(path: Path) -> ModuleType:
+    """A script that is no package module (benchmarks/*.py, docs/render.py), imported from its
+    file under its stem's name, so tests can call its functions."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
 
 
 def run(*args: str, color: bool = False, cwd: Path | None = None) -> Result:

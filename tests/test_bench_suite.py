@@ -3,25 +3,19 @@ counts and the table (the benchmark itself takes two whole suites: minutes)."""
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from helpers import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "bench_suite", ROOT / "benchmarks" / "bench_suite.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "benchmarks" / "bench_suite.py")
 
 
 bench = _bench()
@@ -66,10 +60,11 @@ def test_each_current_run_is_divided_by_the_baseline_of_its_pair():
     assert lines[5].endswith("| 300.0 | 500 | 0.60 |") and "exit 1" in lines[5]
 
 
-def test_an_unknown_baseline_is_one_error_line():
+@pytest.mark.parametrize("option", ["--baseline", "--current"])
+def test_an_unknown_commit_is_one_error_line(option):
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_suite.py"),
-                           "--baseline", "no-such-commit-xyz"], capture_output=True, text=True,
+                           option, "no-such-commit-xyz"], capture_output=True, text=True,
                           check=False, timeout=60)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().splitlines() == [
-        "Error: --baseline 'no-such-commit-xyz' is no commit of this repository"]
+        f"Error: {option} 'no-such-commit-xyz' is no commit of this repository"]

@@ -4,24 +4,17 @@ and docs/transformer.md holds the tables the script prints."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from helpers import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "bench_transformer", ROOT / "benchmarks" / "bench_transformer.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "benchmarks" / "bench_transformer.py")
 
 
 def test_held_rows_within_25_percent_but_the_open_ttft_rows_and_docs_table_current(

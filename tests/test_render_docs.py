@@ -8,14 +8,14 @@ same single page as the sheet's inputs).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
-from helpers import built_workbook
+from helpers import built_workbook, load_script
 from lo_helpers import libreoffice_job, needs_libreoffice, printed_pages
 from xlsxwriter.utility import xl_col_to_name
 
@@ -26,11 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "docs" / "render.py"
 
 
-def load_render():
-    spec = importlib.util.spec_from_file_location("render", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def load_render() -> ModuleType:
+    return load_script(SCRIPT)
 
 
 @libreoffice_job("render-docs", to="pdf")
