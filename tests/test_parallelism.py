@@ -12,6 +12,7 @@ import math
 from itertools import pairwise
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from helpers import model, scalars
@@ -23,6 +24,7 @@ from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
 from sheetgen.cli import cli
 from sheetgen.inputs.shapes import Shape
 from sheetgen.layout.planner import plan_workbook
+from sheetgen.sheets.parallel import pp
 from sheetgen.writers.xlsx import write_xlsx
 
 PEAK, HBM, B = 312e12, 1.555e12, 2
@@ -429,3 +431,16 @@ def test_libreoffice_recalculates_every_new_cell_and_the_verdict(libreoffice):
     after = values["Parallelism"][(verdict.row, verdict.col)]
     assert before.startswith("Latency: a tie: tensor parallel finishes one batch 2.1 % sooner")
     assert after.startswith("Latency: pipeline parallel finishes one batch")
+
+
+@pytest.mark.parametrize(("ranks", "best"), [
+    (["", 3.0, 2, 1.0, ""], 4),  # "" rows (past min(m, 512)) are no candidates
+    ([2.0, True, 1.5], 3),  # TRUE is no number to ISNUMBER, so it cannot rank first
+    ([float("nan"), float("inf"), 5.0], 3),  # neither is a cell's number
+    (["", ""], 1),  # nothing ranked: M = 1, as the sheet's COUNT(...)=0 branch
+    ([np.float64(2.0), np.int64(2), 1], 3),  # NumPy's numbers are numbers
+])
+def test_the_best_m_is_the_first_least_number_as_the_sheet_ranks_it(ranks, best):
+    """pp.best_value is MATCH(MIN(r), r, 0) over the ranking column, with ISNUMBER's notion of
+    a number (the fast path for a column of plain numbers and "" must keep it)."""
+    assert pp.best_value(np.array(ranks, dtype=object)) == best
