@@ -14,7 +14,10 @@ runs them: bytecode caching on, LibreOffice on the PATH. `--pairs 2` alternates 
     python3 benchmarks/bench_suite.py --baseline HEAD~5 --pytest-args tests/test_a1.py
 
 The table gives each run's commit, command, test counts, wall and CPU seconds (the children's
-user + system time), and its wall time over the baseline's of the same pair.
+user + system time), and its wall time over the baseline's of the same pair. A suite with a
+failing test is no baseline: its failures are printed (pytest's FAILED and ERROR lines) and
+its pair's ratio reads "n/a", since a run cut short by a failure or slowed by a timeout says
+nothing about the other's speed.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import os
 import re
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -54,6 +58,7 @@ class Run:
     wall: float
     cpu: float
     returncode: int
+    failures: tuple[str, ...] = ()
 
 
 def fail(message: str) -> NoReturn:
@@ -80,14 +85,25 @@ def counts(output: str) -> dict[str, int]:
     return {}
 
 
-def checkout(option: str, commit: str, where: Path) -> tuple[Path, str]:
-    """A fresh checkout of `commit` (given as `option`) with sheetgen installed editable in
-    its own venv; returns the venv's bin folder and the short commit id."""
+def failures(output: str) -> tuple[str, ...]:
+    """pytest's short-summary lines for the tests that failed or erred."""
+    return tuple(line for line in output.splitlines()
+                 if line.startswith(("FAILED ", "ERROR ")))
+
+
+def resolve(option: str, commit: str) -> str:
+    """The full id of `commit` (given as `option`), or one Error line naming the option."""
     full = subprocess.run(["git", "rev-parse", "--verify", f"{commit}^{{commit}}"], cwd=ROOT,
                           capture_output=True, text=True, check=False)
     if full.returncode != 0:
         fail(f"{option} {commit!r} is no commit of this repository")
-    subprocess.run(["git", "worktree", "add", "--detach", str(where), full.stdout.strip()],
+    return full.stdout.strip()
+
+
+def checkout(commit: str, where: Path) -> tuple[Path, str]:
+    """A fresh checkout of the full commit id `commit` with sheetgen installed editable in its
+    own venv; returns the venv's bin folder and the short commit id."""
+    subprocess.run(["git", "worktree", "add", "--detach", str(where), commit],
                    cwd=ROOT, check=True, capture_output=True)
     venv = where.parent / (where.name + "-venv")
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
@@ -95,7 +111,7 @@ def checkout(option: str, commit: str, where: Path) -> tuple[Path, str]:
     subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
                     "--disable-pip-version-check", "--no-deps", "-e", str(where)],
                    check=True, stdout=subprocess.DEVNULL)
-    return venv / "bin", full.stdout.strip()[:7]
+    return venv / "bin", commit[:7]
 
 
 def run_suite(label: str, where: Path, bin_dir: Path, commit: str, extra: list[str]) -> Run:
@@ -115,17 +131,25 @@ def run_suite(label: str, where: Path, bin_dir: Path, commit: str, extra: list[s
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     found = counts(proc.stdout)
     print(f"  {wall:.1f} s wall, {cpu:.0f} s CPU, {found}", file=sys.stderr, flush=True)
-    return Run(label, commit, command, found, wall, cpu, proc.returncode)
+    failed = failures(proc.stdout)
+    for line in failed:
+        print(f"  {line}", file=sys.stderr, flush=True)
+    return Run(label, commit, command, found, wall, cpu, proc.returncode, failed)
 
 
 def table(runs: list[Run]) -> str:
     lines = [HEADER]
-    base = 0.0
+    base: Run | None = None
     for r in runs:
         if r.label.startswith("baseline"):
-            base = r.wall
+            base = r
         tests = ", ".join(f"{n:,} {k}" for k, n in r.counts.items()) or f"exit {r.returncode}"
-        ratio = f"{r.wall / base:.2f}" if base and not r.label.startswith("baseline") else "1"
+        if r is base:
+            ratio = "1" if r.returncode == 0 else "n/a: failed"
+        elif base is None or base.returncode != 0:
+            ratio = "n/a: baseline failed"
+        else:
+            ratio = f"{r.wall / base.wall:.2f}" + ("" if r.returncode == 0 else ", failed")
         lines.append(f"| {r.label} | {r.commit} | `{r.command}` | {tests} | {r.wall:.1f} | "
                      f"{r.cpu:.0f} | {ratio} |")
     return "\n".join(lines)
@@ -140,14 +164,21 @@ def main(argv: list[str] | None = None) -> int:
                     help="Extra arguments for both suites (e.g. a test file, for a quick look).")
     ap.add_argument("--out", type=Path, help="Also write the table to this file.")
     args = ap.parse_args(argv)
+    # Both suites test Ctrl-C (SIGINT) on real processes. Started from a script's background
+    # job (`cmd &`), this process inherits SIGINT ignored, and so would every process the
+    # suites start: their Ctrl-C tests would wait out their timeouts (4 x 60 s in the
+    # baseline's) and fail. A handler of our own makes the children start with the default.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if args.pairs < 1:
         fail("--pairs must be 1 or more")
+    # both commits are checked before minutes go on a checkout
+    commits = resolve("--baseline", args.baseline), resolve("--current", args.current)
     runs: list[Run] = []
     scratch = Path(tempfile.mkdtemp(prefix="sheetgen-bench-suite-"))
     trees = [scratch / "baseline", scratch / "current"]
     try:
-        base_bin, base_id = checkout("--baseline", args.baseline, trees[0])
-        cur_bin, cur_id = checkout("--current", args.current, trees[1])
+        base_bin, base_id = checkout(commits[0], trees[0])
+        cur_bin, cur_id = checkout(commits[1], trees[1])
         for i in range(1, args.pairs + 1):
             runs.append(run_suite(f"baseline {i}", trees[0], base_bin, base_id,
                                   args.pytest_args))

@@ -57,7 +57,24 @@ def test_each_current_run_is_divided_by_the_baseline_of_its_pair():
     lines = bench.table(runs).splitlines()
     assert lines[0].startswith("| run | commit |") and len(lines) == 6
     assert lines[3].endswith("| 200.0 | 380 | 0.50 |")
-    assert lines[5].endswith("| 300.0 | 500 | 0.60 |") and "exit 1" in lines[5]
+    assert lines[5].endswith("| 300.0 | 500 | 0.60, failed |") and "exit 1" in lines[5]
+
+
+def test_a_failing_baseline_gives_no_ratio_and_its_failures_are_named():
+    """A baseline cut short by failures (or slowed by timeouts) is no yardstick."""
+    out = ("....F\n=== short test summary info ===\n"
+           "FAILED tests/test_x.py::test_y - AssertionError: no\n"
+           "ERROR tests/test_z.py::test_w - OSError\n1 failed, 4 passed, 1 error in 9.0s\n")
+    assert bench.failures(out) == ("FAILED tests/test_x.py::test_y - AssertionError: no",
+                                   "ERROR tests/test_z.py::test_w - OSError")
+    assert bench.failures("5 passed in 1.0s") == ()
+    runs = [bench.Run("baseline 1", "c3831da", "python3 -m pytest",
+                      bench.counts(out), 550.0, 320, 1, bench.failures(out)),
+            bench.Run("current 1", "abc1234", "python3 -m pytest -n auto", {"passed": 12},
+                      200.0, 380, 0)]
+    lines = bench.table(runs).splitlines()
+    assert lines[2].endswith("| 550.0 | 320 | n/a: failed |") and "1 failed" in lines[2]
+    assert lines[3].endswith("| 200.0 | 380 | n/a: baseline failed |")
 
 
 @pytest.mark.parametrize("option", ["--baseline", "--current"])
