@@ -3,6 +3,7 @@ counts and the table (the benchmark itself takes two whole suites: minutes)."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -85,3 +86,16 @@ def test_an_unknown_commit_is_one_error_line(option):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().splitlines() == [
         f"Error: {option} 'no-such-commit-xyz' is no commit of this repository"]
+
+
+def test_an_inherited_ignored_ctrl_c_is_not_passed_on_to_the_suites():
+    """Started from a background job, the benchmark inherits SIGINT ignored; its children
+    would too, and both suites' Ctrl-C tests would time out. It installs its own handler
+    first (exec gives the children the default), before even checking its options."""
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with pytest.raises(SystemExit):
+            bench.main(["--pairs", "0"])
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, before)

@@ -16,6 +16,7 @@ from sheetgen.core.excel import (
     is_blank,
     is_number,
     looks_blank,
+    number_mask,
     round_to,
 )
 
@@ -28,6 +29,24 @@ from sheetgen.core.excel import (
 ])
 def test_is_number(value, expected):
     assert is_number(value) is expected
+
+
+@pytest.mark.parametrize("column", [
+    [1.0, "", 3, np.float64(2), np.int32(4), ""],  # plain numbers and "": NumPy's path
+    [1.0, "", math.inf, -math.inf, math.nan],  # still NumPy's: not finite is no number
+    [2.0, True, "", np.bool_(False)],  # booleans: per cell, never 1 or 0
+    [None, "x", ExcelError("#DIV/0!"), 5, np.float32(0.5)],
+    [], ["", ""],
+])
+def test_number_mask_is_is_number_for_every_element(column):
+    """The one vectorised ISNUMBER (the model's guarded columns) says what is_number says."""
+    arr = np.empty(len(column), dtype=object)
+    arr[:] = column
+    assert number_mask(arr).tolist() == [is_number(v) for v in column]
+    square = np.empty((2, 2), dtype=object)
+    square[:] = [[1.0, ""], [True, math.nan]]
+    assert number_mask(square).tolist() == [[True, False], [False, False]]
+    assert number_mask(np.asarray(3.0)).item() is True and number_mask("").item() is False
 
 
 @pytest.mark.parametrize(("value", "expected"), [

@@ -408,8 +408,7 @@ def quantized_compute_time(name: str, compute: str, wave_eff: str,
         if np.asarray(a[wave_eff]).dtype.kind in "fiu":  # numbers: the usual, fast path
             return refined.quantized_compute_time(a[compute], a[wave_eff])
         eff = np.asarray(a[wave_eff], dtype=object)
-        known = np.vectorize(xn.is_number, otypes=[bool])(eff) if eff.ndim else \
-            np.asarray(xn.is_number(eff[()]))
+        known = xn.number_mask(eff)
         if known.all():
             return refined.quantized_compute_time(a[compute], eff.astype(float))
         out = np.full(eff.shape, refined.NO_SMS, dtype=object)

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from sheetgen.core.excel import ExcelError
+from sheetgen.core.excel import ExcelError, is_number
 from sheetgen.model.vocabulary import NA_CODE, Quantity, Series, SheetSpec, Table, Text
 from sheetgen.sheets import matmul
 
@@ -46,7 +46,7 @@ def log10_of(label: str, name: str, of: str) -> Quantity:
     """log10 of `of` where it is a number, else #N/A (never text in the chart data)."""
     def reference(**a: Any) -> np.ndarray:
         v = np.atleast_1d(np.asarray(a[of], dtype=object))
-        return np.asarray([np.log10(float(x)) if matmul.is_number(x) else ExcelError(NA_CODE)
+        return np.asarray([np.log10(float(x)) if is_number(x) else ExcelError(NA_CODE)
                            for x in v], dtype=object)
 
     return Quantity(name, f"{HELPER}: log10 {label}", "", f"IF(ISNUMBER({{{of}}}),"
@@ -59,7 +59,7 @@ def _ridge(of: str) -> Quantity:
     """`of` on the ceiling's decade-0 row (the ridge), #N/A on the others."""
     def reference(roof_decade: Any, **a: Any) -> np.ndarray:
         y, d = np.asarray(a[of], dtype=object), np.asarray(roof_decade, dtype=object)
-        return np.asarray([v if matmul.is_number(v) and k == 0 else ExcelError(NA_CODE)
+        return np.asarray([v if is_number(v) and k == 0 else ExcelError(NA_CODE)
                            for v, k in zip(y, d, strict=True)], dtype=object)
 
     return Quantity("log_ridge_y", f"{HELPER}: log10 ridge TFLOP/s", "",

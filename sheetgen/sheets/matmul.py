@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from sheetgen.core.excel import ExcelError, is_blank, is_number
+from sheetgen.core.excel import ExcelError, is_blank, number_mask
 from sheetgen.inputs.shapes import MAX_DIM
 from sheetgen.layout import palette
 from sheetgen.model import factories
@@ -144,7 +144,7 @@ def plot_value(name: str, label: str, unit: str, of: str, *, scale: float = 1.0,
 
     def reference(**a: Any) -> np.ndarray:
         v = np.asarray(a[of], dtype=object)
-        ok = np.asarray([is_number(x) for x in v], dtype=bool)
+        ok = number_mask(v)
         if regime is not None:
             ok &= np.asarray(a["regime"], dtype=object) == regime
         out = np.full(len(v), ExcelError(NA_CODE), dtype=object)
@@ -184,8 +184,7 @@ def _na_unless(*names: str) -> Any:
             n = max((np.size(a[k]) for k in a), default=1)
             ok = np.ones(n, dtype=bool)
             for k in names:
-                ok &= np.broadcast_to(np.vectorize(is_number, otypes=[bool])(
-                    np.asarray(a[k], dtype=object)), (n,))
+                ok &= np.broadcast_to(number_mask(a[k]), (n,))
             args = {k: np.broadcast_to(np.asarray(v, dtype=object), (n,))[ok].astype(float)
                     for k, v in a.items()}
             if ok.all():

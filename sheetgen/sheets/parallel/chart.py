@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from sheetgen.core import time_cells
-from sheetgen.core.excel import ExcelError
+from sheetgen.core.excel import ExcelError, is_number
 from sheetgen.layout import palette
 from sheetgen.model.vocabulary import NA_CODE, Axis, Chart, Quantity, Series, SheetSpec, Table, Text
 from sheetgen.sheets import matmul
@@ -54,7 +54,7 @@ def _log10_ms(label: str, name: str, of: str) -> Quantity:
     references come in seconds (si_refs), whatever unit their cells hold."""
     def reference(**a: Any) -> np.ndarray:
         v = np.atleast_1d(np.asarray(a[of], dtype=object))
-        return np.asarray([np.log10(float(x) * _FACTOR) if matmul.is_number(x)
+        return np.asarray([np.log10(float(x) * _FACTOR) if is_number(x)
                            else ExcelError(NA_CODE) for x in v], dtype=object)
 
     return Quantity(name, f"{HELPER}: log10 {label} ({TIME_UNIT})", "",

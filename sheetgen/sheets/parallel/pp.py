@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from sheetgen.core.excel import is_number
+from sheetgen.core.excel import is_number, number_mask
 from sheetgen.model import factories as rf
 from sheetgen.model.vocabulary import Input, Quantity, Table, composed
 from sheetgen.sheets.parallel.inputs import MAX_MICRO, hop, hop_of_rows
@@ -281,26 +281,12 @@ HAS_H2 = Quantity("sw_has_h2", "a hop after type 2", "", "{pp_hops_t2}>0",
                   lambda pp_hops_t2: pp_hops_t2 > 0, fmt="flag")
 
 
-#: element types whose float() is what is_number judges (finite or not); bool is not one
-_PLAIN_NUMBERS = frozenset({float, int, np.float64, np.float32, np.int64, np.int32})
-
-
 def _numeric(v: Any) -> tuple[Any, Any]:
-    """(values as floats with NaN for "", which rows are numbers), for a guarded column.
-
-    A guarded column holds numbers and "" only, and the model converts each one many times
-    (nine cases of 512 rows), so that common case skips the per-cell is_number call."""
+    """(values as floats with NaN for "", which rows are numbers), for a guarded column."""
     if not np.ndim(v):
         return float(v), True
     arr = np.asarray(v, dtype=object)
-    blank = arr == ""
-    filled = arr[~blank]
-    if set(map(type, filled)) <= _PLAIN_NUMBERS:
-        out = np.full(len(arr), np.nan)
-        out[~blank] = filled.astype(float)
-        ok = np.isfinite(out)
-        return np.where(ok, out, np.nan), ok
-    ok = np.fromiter(map(is_number, arr), dtype=bool, count=len(arr))
+    ok = number_mask(arr)
     return np.where(ok, arr, np.nan).astype(float), ok
 
 
