@@ -1,11 +1,15 @@
 """Convert NVIDIA aiconfigurator's measured GEMM tables to the CSV `sheetgen calibrate` reads.
 
 aiconfigurator (github.com/ai-dynamo/aiconfigurator, Apache-2.0, NVIDIA) ships per-GPU GEMM
-latencies collected with TensorRT-LLM's Linear layer (collector/trtllm/collect_gemm.py):
-`aic-core/src/aiconfigurator_core/systems/data/<system>/gemm/trtllm/<version>/gemm_perf.parquet`,
-one row per (gemm_dtype, m, n, k) with `latency` in milliseconds per GEMM (CUDA-graph replay,
-weights cycled through copies larger than L2). The "fp8" rows quantize the bf16 activation
-on the fly (TRT-LLM's dynamic FP8 path), so they include that small kernel.
+latencies collected through three serving frameworks' own linear layers:
+`aic-core/src/aiconfigurator_core/systems/data/<system>/gemm/<framework>/<version>/gemm_perf.parquet`,
+one row per (gemm_dtype, m, n, k) with `latency` in milliseconds per GEMM (several weight
+copies run in turn, CUDA-graph replay where the collector uses it). Its `framework` column
+says which collector ran: TensorRT-LLM's Linear (collector/trtllm/collect_gemm.py), vLLM's
+RowParallelLinear (collector/vllm/collect_gemm.py; collect_gemm_xpu.py on Intel GPUs) or
+SGLang's F.linear and sgl_kernel fp8_scaled_mm (collector/sglang/collect_gemm.py). Their
+"fp8" rows quantize the bf16 activation on the fly, each in its own way (QUANTIZE), so they
+include that kernel.
 
 A table holds ~35,000 shapes per dtype (m from 1 to 32,768, n and k from 32 to 65,536); the
 CSV keeps a deterministic sample: m, n and k powers of two (every such shape in the table).
@@ -27,15 +31,39 @@ from typing import Any
 import table_csv
 
 from sheetgen.calibrate.data import QUANTIZE_KEY
-from sheetgen.model.kernel_terms import DYNAMIC_FP8_QUANTIZE_BYTES
+from sheetgen.model.kernel_terms import (
+    DYNAMIC_FP8_QUANTIZE_BYTES,
+    PER_TOKEN_FP8_QUANTIZE_BYTES,
+)
 
-#: Why an fp8 table carries QUANTIZE_KEY: the collector loads no input scale, so TensorRT-LLM
-#: quantizes the activation dynamically in a kernel of its own before each fp8 GEMM.
-QUANTIZE_NOTE = (
-    "quantize: the weights carry no input_scale, so TensorRT-LLM's FP8QDQLinearMethod.apply "
-    "runs torch.ops.tensorrt_llm.quantize_e4m3_per_tensor on the bf16 activation before the "
-    "fp8 GEMM (collector/trtllm/collect_gemm.py says so); it reads A twice (amax, scale) and "
-    "writes it as fp8")
+#: framework (the table's `framework` column) -> (bytes per element of A its fp8 rows'
+#: activation-quantize pass moves, why): what QUANTIZE_KEY says for that table's fp8 rows.
+QUANTIZE = {
+    "TRTLLM": (DYNAMIC_FP8_QUANTIZE_BYTES,
+               "quantize: the weights carry no input_scale, so TensorRT-LLM's "
+               "FP8QDQLinearMethod.apply runs torch.ops.tensorrt_llm.quantize_e4m3_per_tensor "
+               "on the bf16 activation before the fp8 GEMM (collector/trtllm/collect_gemm.py "
+               "says so); it reads A twice (amax, scale) and writes it as fp8"),
+    "VLLM": (DYNAMIC_FP8_QUANTIZE_BYTES,
+             "quantize: Fp8Config(activation_scheme='dynamic') (collector/vllm/"
+             "collect_gemm.py), so vLLM's dynamic_scaled_fp8_quant runs on the bf16 "
+             "activation before cutlass_scaled_mm: segmented_max_reduction (one thread block "
+             "per row of A, each ending in an atomicMaxFloat on the one scale) reads A, "
+             "scaled_fp8_quant reads it again and writes it as fp8 "
+             "(vllm-project/vllm csrc/quantization/fp8/common.cu)"),
+    "SGLang": (PER_TOKEN_FP8_QUANTIZE_BYTES,
+               "quantize: collector/sglang/collect_gemm.py calls "
+               "sgl_per_token_quant_fp8(a_bf16, ...) before fp8_scaled_mm: one pass per row "
+               "that reads the bf16 row for its maximum, reads it again from cache and writes "
+               "it as fp8"),
+}
+#: framework -> how its collector timed a GEMM
+METHOD = {
+    "TRTLLM": "TensorRT-LLM Linear layer, CUDA-graph replay, latency per GEMM",
+    "VLLM": "vLLM RowParallelLinear, CUDA-graph replay on NVIDIA (none on Intel XPU), "
+            "latency per GEMM",
+    "SGLang": "SGLang F.linear (bf16) and sgl_kernel fp8_scaled_mm (fp8), latency per GEMM",
+}
 #: sheetgen dtype -> aiconfigurator's gemm_dtype
 DTYPES = {"bf16": "bfloat16", "fp8": "fp8"}
 
@@ -44,9 +72,15 @@ def _power_of_two(x: int) -> bool:
     return x > 0 and x & (x - 1) == 0
 
 
+def device_kind(names: list[str]) -> str:
+    """calibrate's `device` column: "xpu" for an Intel GPU, else "cuda"."""
+    return "xpu" if any(name.startswith("Intel") for name in names) else "cuda"
+
+
 def rows(frame: Any, dtype: str) -> list[dict[str, object]]:
     """The sampled rows of one dtype, in (m, n, k) order."""
     sel = frame[frame["gemm_dtype"] == DTYPES[dtype]]
+    kind = device_kind(sorted(set(frame["device"])))
     out = []
     for m, n, k, latency_ms in sorted(zip(sel["m"], sel["n"], sel["k"], sel["latency"],
                                           strict=True)):
@@ -54,22 +88,25 @@ def rows(frame: Any, dtype: str) -> list[dict[str, object]]:
             continue
         t = float(latency_ms) / 1e3
         out.append({"b": 1, "m": int(m), "k": int(k), "n": int(n), "dtype": dtype,
-                    "device": "cuda", "time_s": f"{t:.6e}",
+                    "device": kind, "time_s": f"{t:.6e}",
                     "flops_per_s": f"{2.0 * m * n * k / t:.0f}"})
     return out
 
 
 def csv_text(table: list[dict[str, object]], device_name: str, source: str,
-             dtype: str = "bf16") -> str:
+             dtype: str = "bf16", framework: str = "TRTLLM") -> str:
     """The CSV: metadata lines, then the rows; an fp8 table says that its timings include
     the activation-quantize pass (sheetgen.model.kernel_terms) and how many bytes it moves."""
+    if framework not in METHOD:
+        raise ValueError(f"framework {framework!r}: not one of {', '.join(METHOD)}")
     lines = [f"source: NVIDIA aiconfigurator measured GEMM table, {source}",
              "license: Apache-2.0, Copyright NVIDIA CORPORATION & AFFILIATES (see NOTICE)",
              f"device_name: {device_name}",
-             "method: TensorRT-LLM Linear layer, CUDA-graph replay, latency per GEMM; "
+             f"method: {METHOD[framework]}; "
              "fp8 rows include the dynamic quantization of the bf16 activation"]
     if dtype == "fp8":
-        lines += [QUANTIZE_NOTE, f"{QUANTIZE_KEY}: {DYNAMIC_FP8_QUANTIZE_BYTES:g}"]
+        qbytes, why = QUANTIZE[framework]
+        lines += [why, f"{QUANTIZE_KEY}: {qbytes:g}"]
     lines += ["sample: the table's shapes with m, n and k all powers of two",
               "time_s: latency_ms / 1000"]
     return table_csv.csv_text(table, lines)
@@ -86,7 +123,11 @@ def main(argv: list[str] | None = None) -> int:
 
     frame = pd.read_parquet(args.table)
     devices = sorted(set(frame["device"]))
-    text = csv_text(rows(frame, args.dtype), ", ".join(devices), args.source, args.dtype)
+    frameworks = sorted(set(frame["framework"]))
+    if len(frameworks) != 1:
+        p.error(f"{args.table}: one framework per table, not {frameworks}")
+    text = csv_text(rows(frame, args.dtype), ", ".join(devices), args.source, args.dtype,
+                    frameworks[0])
     if args.output is None:
         sys.stdout.write(text)
     else:

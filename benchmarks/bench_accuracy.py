@@ -20,9 +20,11 @@ Datasets:
               ~40 shapes, --cpu-seconds budget); the "peak" and "bandwidth" are the measured
               achievable ones (best large square matmul, large copy), so the pure roofline
               already has measured figures
-    published every table in benchmarks/data/tables.toml (XLA's H100 and MI300X tables,
-              NVIDIA aiconfigurator's A100/H100/H200/B200 bf16 and fp8 tables; sources in
-              benchmarks/data/NOTICE), each against its spec preset, reported separately:
+    published every table in benchmarks/data/tables.toml (XLA's H100, MI300X and B200
+              tables, NVIDIA aiconfigurator's A100/H100/H200/B200/L40S tables through
+              TensorRT-LLM, its H100 tables through vLLM and SGLang and its Intel Arc Pro
+              B60 table; sources in benchmarks/data/NOTICE), each against its spec preset,
+              reported separately:
               rows, median and p90 |error| of the pure roofline and of the calibrated model
               on the held-out half, and the fitted values
     gpu       with --gpu on a machine with an NVIDIA GPU and PyTorch: bf16 and fp8 measured
@@ -63,9 +65,11 @@ class Table:
     gpu: str
     dtype: str
     url: str
-    #: False for a table whose rates a dense GEMM at the spec peak cannot reach (scored and
-    #: shown, not counted for the goal)
+    #: False for a table that does not measure what the model describes, such as rates a
+    #: dense GEMM at the spec peak cannot reach or rows served from cache faster than the
+    #: memory's spec allows (scored and shown, not counted for the goal); `why` says which
     goal: bool = True
+    why: str = ""
 
 
 def published_tables(path: Path = TABLES) -> list[Table]:
@@ -139,7 +143,7 @@ def published_rows(link: bool = True) -> list[str]:
         name = f"[{t.name}]({t.url})" if link else t.name
         median_ok, p90_ok = s.goals()
         goal = (f"{_yes(median_ok)} / {_yes(p90_ok)}" if t.goal
-                else "not counted: rates above the spec peak")
+                else f"not counted: {t.why}")
         quantize = f"{s.quantize_bytes:g} B/elt" if s.quantize_bytes else "none"
         out.append(f"| {name} | {t.gpu} | {s.fit_rows} / {s.roofline.rows} | {s.flagged} | "
                    f"{_pair(s.roofline)} | {_pair(s.hard_max)} | {_pair(s.smooth_max)} | "
@@ -159,7 +163,8 @@ def goal_summary() -> str:
     median = [s.table.name for s in scores if not s.goals()[0]]
     p90 = [s.table.name for s in scores if not s.goals()[1]]
     n = len(scores)
-    return ("counting the tables whose rates a dense GEMM can reach: "
+    return ("counting the tables that time what the model describes (not those whose rates "
+            "beat the spec peak or the DRAM roof): "
             f"held-out median ≤ {GOAL_MEDIAN:.0%} on {n - len(median)} of {n} tables"
             + (f" (not: {', '.join(median)})" if median else "")
             + f"; p90 ≤ {GOAL_P90:.0%} on {n - len(p90)} of {n}"

@@ -273,7 +273,7 @@ def test_formats_validation_conditional_freeze_chart(pushed):
     assert mat.properties["gridProperties"]["frozenRowCount"] == 5
     b7 = shared.cell(KEY, "Inputs", "B7")
     assert b7["dataValidation"]["condition"] == {
-        "type": "ONE_OF_RANGE", "values": [{"userEnteredValue": "='GPU Specs'!$A$17:$A$32"}]}
+        "type": "ONE_OF_RANGE", "values": [{"userEnteredValue": "='GPU Specs'!$A$17:$A$33"}]}
     assert b7["userEnteredFormat"]["backgroundColorStyle"] == {"rgbColor": {
         "red": round(0xFF / 255, 4), "green": round(0xF2 / 255, 4), "blue": round(0xCC / 255, 4)}}
     a6 = shared.cell(KEY, "Matmul", "A6")

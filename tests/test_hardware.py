@@ -29,8 +29,9 @@ measured_link_efficiency = 0.8
 def test_builtin_presets_are_complete_and_sourced():
     presets = builtin_presets()
     assert presets.default == "A100 40GB SXM"
-    # 9, and issue #19 §8: A100 80GB PCIe, H100 NVL, H200 NVL, GH200 x2, L40S, MI325X
-    assert len(presets.gpus) == 16
+    # 9, and issue #19 §8: A100 80GB PCIe, H100 NVL, H200 NVL, GH200 x2, L40S, MI325X; and
+    # Intel's Arc Pro B60 (issue #22: its published GEMM table is scored against it)
+    assert len(presets.gpus) == 17
     for gpu in presets.gpus:
         for key in ("peak_flops", *FIGURES):
             assert gpu.sources.get(key), f"{gpu.name}: no source for {key}"
@@ -55,7 +56,7 @@ def test_builtin_presets_are_parsed_once_and_cannot_be_changed(tmp_path: Path):
     assert load_presets(mine).get("Mine").hbm_bandwidth == 2e12
     mine.write_text(GOOD.replace("2e12", "3e12"))
     assert load_presets(mine).get("Mine").hbm_bandwidth == 3e12
-    assert builtin_presets() is first and len(first.gpus) == 16
+    assert builtin_presets() is first and len(first.gpus) == 17
 
 def test_published_figures():
     """Regression against vendor datasheets (dense figures), exact."""
@@ -139,7 +140,7 @@ def test_sm_counts_are_the_published_ones():
                  "H100 SXM": 132, "H100 PCIe": 114, "H200 SXM": 132, "B200": 148,
                  "MI300X": 304, "L4": 58, "A100 80GB PCIe": 108, "H100 NVL": 132,
                  "H200 NVL": 132, "GH200 96GB": 132, "GH200 144GB": 132,
-                 "L40S": 18_176 // 128, "MI325X": 8 * 38}
+                 "L40S": 18_176 // 128, "MI325X": 8 * 38, "Arc Pro B60": 20}
     assert {g.name: g.sm_count for g in builtin_presets().gpus} == published
 
 
@@ -272,6 +273,10 @@ NEW_PRESETS = {
     # the L40S datasheet prints dense | sparse: BF16 362.05 | 733, INT8 733 | 1,466
     "L40S": (362.05e12, 1466e12 / 2, 864e9, 48 * GIB, 31.5e9, 31.5e9),
     "MI325X": (2614.9e12 / 2, 2614.9e12, 6.0e12, 256 * GIB, 128e9 / 2, 63e9),
+    # Intel's specifications: 160 XMX engines x 512 int8 ops per clock x 2.4 GHz, bf16 half
+    # that; 192-bit GDDR6 at 19 Gbps = 456 GB/s; PCIe 5.0 x8 and no GPU-to-GPU link
+    "Arc Pro B60": (160 * 256 * 2.4e9, 160 * 512 * 2.4e9, 192 / 8 * 19e9, 24 * GIB,
+                    31.5e9, 31.5e9),
 }
 
 
@@ -281,7 +286,8 @@ def test_added_presets_match_their_datasheets(name, figures):
     gpu = builtin_presets().get(name)
     assert gpu.peak("bf16") == pytest.approx(bf16, rel=1e-3)
     assert gpu.peak("int8") == pytest.approx(int8, rel=1e-3)
-    assert gpu.supports("fp8") == (name != "A100 80GB PCIe")  # Ampere has no fp8
+    # Ampere has no fp8; the B60's fp8 runs on its BF16 matrix engines (no fp8 rate)
+    assert gpu.supports("fp8") == (name not in ("A100 80GB PCIe", "Arc Pro B60"))
     assert (gpu.hbm_bandwidth, gpu.memory_bytes) == (hbm, memory)
     assert gpu.link_bandwidth == pytest.approx(link) and gpu.host_bandwidth == host
     assert f"{round(memory / GIB)} G" in gpu.sources["memory_bytes"]

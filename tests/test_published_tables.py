@@ -1,7 +1,8 @@
-"""The published measured-matmul tables in benchmarks/data (XLA's H100 and MI300X tables,
-NVIDIA aiconfigurator's A100/H100/H200/B200 tables): every table listed is readable against
-its preset, the copied rates are intact, and the rows agree with independently published
-figures."""
+"""The published measured-matmul tables in benchmarks/data (XLA's H100, MI300X and B200
+tables, NVIDIA aiconfigurator's A100/H100/H200/B200/L40S tables through TensorRT-LLM, its H100
+tables through vLLM and SGLang and its Intel Arc Pro B60 table): every table listed is
+readable against its preset, the copied rates are intact, and the rows agree with
+independently published figures."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from sheetgen.calibrate.data import read_measurements
@@ -20,7 +22,10 @@ DATA = ROOT / "benchmarks" / "data"
 TABLES = tomllib.loads((DATA / "tables.toml").read_text("utf-8"))["table"]
 #: rows per table, as benchmarks/data/NOTICE states them
 ROWS = {"xla_h100_sm90.csv": 375, "xla_mi300x_bf16.csv": 376, "aic_a100_sxm_bf16.csv": 1680,
-        "xla_b200_sm100.csv": 375, "xla_h100_sm90_fp8.csv": 375}
+        "xla_b200_sm100.csv": 375, "xla_h100_sm90_fp8.csv": 375,
+        "aic_h100_sxm_vllm_bf16.csv": 1920, "aic_h100_sxm_vllm_fp8.csv": 1920,
+        "aic_h100_sxm_sglang_bf16.csv": 1920, "aic_h100_sxm_sglang_fp8.csv": 1920,
+        "aic_b60_vllm_bf16.csv": 2002}
 
 
 def _rows(name: str) -> list[dict[str, str]]:
@@ -124,6 +129,55 @@ def test_xla_h100_fp8_rates_exceed_the_dense_peak():
     assert sum(int(r["flops_per_s"]) > peak for r in rows) == 29
 
 
+@pytest.mark.parametrize(("name", "dtype", "flagged", "fastest"),
+                         [("aic_l40s_bf16.csv", "bf16", 429, 3.14),
+                          ("aic_l40s_fp8.csv", "fp8", 93, 1.96)])
+def test_l40s_rows_beat_the_dram_roof(name, dtype, flagged, fastest):
+    """aiconfigurator's L40S tables move many memory-bound GEMMs' bytes faster than its 864
+    GB/s GDDR6 allows (up to 3.1x the pure roofline's speed): those operands come from the
+    96 MB L2, which the model has no term for, so the tables are scored but not counted."""
+    from sheetgen.calibrate import fit
+    from sheetgen.calibrate.report import device_for
+
+    device = device_for(load_presets().get("L40S"), dtype)
+    data = read_measurements(DATA / name, dtype=dtype)
+    fast = fit.faster_than_roof(device, data)
+    roof = fit.predict(device, fit.PURE, data)
+    assert int(fast.sum()) == flagged
+    assert (fit.b_flops(data)[fast] / device.peak < roof[fast]).all()  # all memory-bound
+    assert float(np.max(roof / data.measured)) == pytest.approx(fastest, abs=0.005)
+    table = next(t for t in TABLES if t["file"] == name)
+    assert not table.get("goal", True) and f"{flagged} rows" in table["why"]
+
+
+def _time_us(name: str, m: int, k: int, n: int) -> float:
+    row = next(r for r in _rows(name) if (r["m"], r["k"], r["n"]) == (str(m), str(k), str(n)))
+    return float(row["time_s"]) * 1e6
+
+
+def test_framework_fp8_quantize_costs_more_than_its_bytes():
+    """Why vLLM's and SGLang's H100 fp8 tables miss the goal where TensorRT-LLM's meets it:
+    their activation-quantize kernels are slow at skinny shapes, for reasons other than the
+    bytes the model charges them. vLLM's per-tensor scale takes one thread block per row of A,
+    each ending in an atomic on the one scale: m = 32,768 rows of 32 take 238.6 µs, half of
+    them 122.0 µs (7.3 ns a row), where the bf16 GEMM takes 3.8 µs and TensorRT-LLM's fp8 one
+    15.2 µs. SGLang's per-token quantization reads each row with one warp: one row of 65,536
+    takes 40.2 µs, where the bf16 GEMM takes 7.8 µs and TensorRT-LLM's fp8 one 16.9 µs."""
+    vllm, sglang, trt = ("aic_h100_sxm_vllm_fp8.csv", "aic_h100_sxm_sglang_fp8.csv",
+                         "aic_h100_sxm_fp8.csv")
+    assert _time_us(vllm, 32768, 32, 32) == pytest.approx(238.65, abs=0.01)
+    assert _time_us(vllm, 16384, 32, 32) == pytest.approx(122.03, abs=0.01)
+    per_row = (_time_us(vllm, 32768, 32, 32) - _time_us(vllm, 16384, 32, 32)) / 16384
+    assert per_row * 1e3 == pytest.approx(7.1, abs=0.1)  # ns
+    assert _time_us(vllm, 32768, 32, 32) > 15 * _time_us(trt, 32768, 32, 32)
+    assert _time_us("aic_h100_sxm_vllm_bf16.csv", 32768, 32, 32) < 4.0
+    assert _time_us(sglang, 1, 65536, 32) == pytest.approx(40.19, abs=0.01)
+    assert _time_us(sglang, 1, 65536, 32) > 2 * _time_us(trt, 1, 65536, 32)
+    assert _time_us("aic_h100_sxm_sglang_bf16.csv", 1, 65536, 32) < 8.0
+    for name, qbytes in ((vllm, 5.0), (sglang, 3.0)):
+        assert read_measurements(DATA / name, dtype="fp8").quantize_bytes == qbytes
+
+
 @pytest.mark.parametrize(("name", "mamf"), [("aic_h100_sxm_bf16.csv", 794.5e12),
                                              ("aic_a100_sxm_bf16.csv", 271.2e12)])
 def test_aiconfigurator_large_square_bf16_matches_mamf(name, mamf):
@@ -180,11 +234,26 @@ DOCUMENTED = {
     "aiconfigurator B200 bf16": (0.063, 0.209), "aiconfigurator B200 fp8": (0.048, 0.131),
     "XLA B200 bf16": (0.041, 0.142), "XLA B200 fp8": (0.046, 0.111),
     "XLA H100 SXM fp8": (0.109, 0.302),
+    "aiconfigurator H100 SXM bf16, vLLM": (0.054, 0.186),
+    "aiconfigurator H100 SXM fp8, vLLM": (0.177, 0.631),
+    "aiconfigurator H100 SXM bf16, SGLang": (0.059, 0.163),
+    "aiconfigurator H100 SXM fp8, SGLang": (0.119, 0.394),
+    "aiconfigurator L40S bf16": (0.113, 0.993), "aiconfigurator L40S fp8": (0.102, 0.598),
+    "aiconfigurator Arc Pro B60 bf16, vLLM": (0.060, 0.201),
 }
 #: scored but not counted for the goal: rates a dense GEMM at the spec peak cannot reach
-NOT_COUNTED = {"XLA H100 SXM fp8"}
+#: (XLA's H100 fp8), rows served from L2 faster than the DRAM allows (L40S)
+NOT_COUNTED = {"XLA H100 SXM fp8", "aiconfigurator L40S bf16", "aiconfigurator L40S fp8"}
+#: the tables the model's form was chosen on (the NVIDIA tables published when it was);
+#: the rest were scored after the choice
+CHOSEN_ON = {"XLA H100 SXM bf16", "XLA H100 SXM tf32", "XLA B200 bf16", "XLA B200 fp8",
+             "aiconfigurator A100 SXM bf16", "aiconfigurator H100 SXM bf16",
+             "aiconfigurator H100 SXM fp8", "aiconfigurator H200 bf16",
+             "aiconfigurator H200 fp8", "aiconfigurator B200 bf16", "aiconfigurator B200 fp8"}
+#: fp8 through vLLM and SGLang: their activation-quantize kernels cost more than their bytes
+FRAMEWORK_FP8 = {"aiconfigurator H100 SXM fp8, vLLM", "aiconfigurator H100 SXM fp8, SGLang"}
 #: where the goal (held-out median ≤ 10 %, p90 ≤ 25 %) holds today
-MEDIAN_GOAL_MET = set(DOCUMENTED) - NOT_COUNTED
+MEDIAN_GOAL_MET = set(DOCUMENTED) - NOT_COUNTED - FRAMEWORK_FP8
 P90_GOAL_MET = MEDIAN_GOAL_MET - {"XLA MI300X bf16"}
 
 
@@ -218,10 +287,17 @@ def test_per_table_goals(scores):
         assert s.model.p90_abs_error <= s.hard_max.p90_abs_error, name
         assert s.model.median_abs_error < 0.5 * s.roofline.median_abs_error, name
         assert s.goals() == (name in MEDIAN_GOAL_MET, name in P90_GOAL_MET), name
-    nvidia = [n for n in MEDIAN_GOAL_MET if "MI300X" not in n]
-    lower = [n for n in nvidia
-             if scores[n].model.median_abs_error < scores[n].split_k.median_abs_error - 0.0005]
-    assert len(nvidia) == 11 and len(lower) == 8, lower
+    def lower(names: set[str]) -> set[str]:
+        return {n for n in names
+                if scores[n].model.median_abs_error < scores[n].split_k.median_abs_error - 0.0005}
+
+    assert len(CHOSEN_ON) == 11 and len(lower(CHOSEN_ON)) == 8, lower(CHOSEN_ON)
+    # scored after the choice: the ramp lowers the median on four of the five counted
+    # tables (B60: 10.5 % to 6.0 %) and raises it on vLLM's H100 bf16 (5.2 % to 5.4 %)
+    after = set(DOCUMENTED) - CHOSEN_ON - NOT_COUNTED - {"XLA MI300X bf16"}
+    assert len(after) == 5 and after - lower(after) == {"aiconfigurator H100 SXM bf16, vLLM"}
+    b60 = scores["aiconfigurator Arc Pro B60 bf16, vLLM"]
+    assert b60.split_k.median_abs_error > 0.10 > 0.07 > b60.model.median_abs_error
     a100 = scores["aiconfigurator A100 SXM bf16"]
     assert a100.split_k.median_abs_error > 0.08 > 0.07 > a100.model.median_abs_error
     mi300x = scores["XLA MI300X bf16"]

@@ -123,6 +123,8 @@ class SheetPlan:
     widths: dict[int, float] = field(default_factory=dict)
     freeze: tuple[int, int] | None = None
     hidden: list[int] = field(default_factory=list)  # hidden columns
+    #: row ranges (first, last) printed on one page where they fit (SheetSpec.keep_rows)
+    keep_rows: list[tuple[int, int]] = field(default_factory=list)
 
     def table(self, name: str) -> TablePlan:
         return next(t for t in self.tables if t.name == name)

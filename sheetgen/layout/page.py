@@ -285,6 +285,9 @@ def _setup(sheet: SheetPlan, portrait: bool) -> PrintSetup:
     heights = _heights(sheet, last_row)
     chart_cols = [(c[2], c[3]) for c in charts]
     charts = [(c[0], c[1]) for c in charts]
+    # the rows no break may fall inside: charts, then the sheet's groups that do not meet one
+    keep_rows = sorted(charts + [(a, b) for a, b in sheet.keep_rows if b <= last_row and not any(
+        a <= d and c <= b for c, d in charts)])
     whole = math.floor(100 * min(room_w / max(sum(widths), 1.0),
                                  room_h / max(sum(heights), 1.0)))
     if SPLIT_SCALE <= whole < MIN_SCALE:  # on one page, still readable
@@ -292,7 +295,7 @@ def _setup(sheet: SheetPlan, portrait: bool) -> PrintSetup:
                           portrait=portrait)
     if sum(widths) * MIN_SCALE / 100 <= room_w:
         scale = min(100, math.floor(100 * room_w / max(sum(widths), 1.0)))
-        row_breaks = _breaks(heights, room_h * 100 / scale, charts, set(),
+        row_breaks = _breaks(heights, room_h * 100 / scale, keep_rows, set(),
                              heights[repeat[0]] if repeat else 0.0)
         return PrintSetup(last_row, last_col, _split(repeat, table, row_breaks), None, True,
                           scale, row_breaks, (), portrait=portrait)
@@ -302,7 +305,7 @@ def _setup(sheet: SheetPlan, portrait: bool) -> PrintSetup:
     repeat_w = label if repeat_cols else 0.0
     keep = _keep(chart_cols + _blocks(sheet), widths, room_w * 100 / scale - repeat_w)
     col_breaks = _breaks(widths, room_w * 100 / scale, keep, set(), repeat_w)
-    row_breaks = _breaks(heights, room_h * 100 / scale, charts,
+    row_breaks = _breaks(heights, room_h * 100 / scale, keep_rows,
                          {r for r, _ in charts} if not col_breaks else set(),
                          heights[repeat[0]] if repeat else 0.0)
     return PrintSetup(last_row, last_col, _split(repeat, table, row_breaks), repeat_cols,

@@ -162,7 +162,8 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
     layout = Layout(registry, rows)
     plans = []
     for spec in sheets:
-        sp = SheetPlan(name=spec.name, widths=dict(spec.column_widths), freeze=spec.freeze)
+        sp = SheetPlan(name=spec.name, widths=dict(spec.column_widths), freeze=spec.freeze,
+                       keep_rows=list(spec.keep_rows))
         for text in spec.texts:
             sp.cells.append(Cell(text.row, text.col, text.style, text.text, fmt="text",
                                  span=max(1, text.span), wrap=text.span > 0))

@@ -55,6 +55,10 @@ from sheetgen.model.refined import sms_known
 #: bytes per element of A that a dynamic per-tensor FP8 quantization moves before the GEMM:
 #: read bf16 (2) for the absolute maximum, read bf16 (2) again and write fp8 (1) to quantize.
 DYNAMIC_FP8_QUANTIZE_BYTES = 2.0 + 2.0 + 1.0
+#: the same for a dynamic per-token (per-row) quantization: one pass per row that reads the
+#: bf16 row (2) and writes it as fp8 (1); its second read of the row, for the scaling, comes
+#: from cache, since a row is at most a few hundred KB.
+PER_TOKEN_FP8_QUANTIZE_BYTES = 2.0 + 1.0
 
 
 def k_loop_time(k: Any, latency_per_k: Any, split: Any = 0) -> Any:

@@ -333,5 +333,8 @@ class SheetSpec:
     time_unit: str = "s"
     #: column index ranges (first, last) hidden as a whole: chart data the chart still plots
     hidden_spans: Sequence[tuple[int, int]] = ()
+    #: row index ranges (first, last) printed on one page where they fit one: a group whose
+    #: name is on its first row only (a GPU's sources) must not continue nameless on the next
+    keep_rows: Sequence[tuple[int, int]] = ()
     #: columns greyed out while a live condition holds (a conditional format)
     dimmed: Sequence[Dimmed] = ()

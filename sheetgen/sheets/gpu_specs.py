@@ -127,6 +127,7 @@ def sheet(presets: Presets | None = None) -> SheetSpec:
         tables=(DTYPE_TABLE, STORAGE_TABLE, GPU_TABLE),
         column_widths=widths,
         freeze=None,
+        keep_rows=source_groups(presets) if presets is not None else (),
     )
 
 
@@ -158,6 +159,18 @@ def source_texts(presets: Presets, n_cols: int) -> list[Text]:
                     Text(row, text_col, source, "label", span=n_cols - text_col)]
             row += 1
     return out
+
+
+def source_groups(presets: Presets) -> tuple[tuple[int, int], ...]:
+    """Each GPU's rows of the Sources list (first, last), printed on one page: its name is
+    on its first row only, so a page that began inside a group would not say whose figures
+    it lists (and a long list's last few rows made a page of their own)."""
+    row = GPU_TABLE.header_row + len(presets.gpus) + 4  # the first GPU's (source_texts)
+    out = []
+    for gpu in presets.gpus:
+        out.append((row, row + len(gpu.sources) - 1))
+        row += len(gpu.sources)
+    return tuple(out)
 
 
 def input_values(presets: Presets) -> dict[str, list[Any]]:
