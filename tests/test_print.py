@@ -403,6 +403,30 @@ def test_every_gpu_source_prints_whole(rendered):
         assert lines == 1 or heights[c.row] >= lines * LINE_POINTS, (c.value, lines)
 
 
+@needs_libreoffice
+def test_each_sources_page_begins_with_a_gpu(rendered):
+    """A GPU's name is on the first of its source rows only, so its rows print on one page:
+    every printed page of the list begins with a GPU's name (once, a page began with the
+    last GPU's "tile n" and held three rows, nameless), and no planned row break falls
+    inside a GPU's rows."""
+    from sheetgen.inputs.presets import builtin_presets
+    from sheetgen.sheets.gpu_specs import source_groups
+
+    _, pages, _ = rendered
+    names = [g.name for g in builtin_presets().gpus]
+    listing = [t for t in pages if re.search(r"GPU Specs \d+ / \d+", t)
+               and "dense peaks" in t and "GPU presets" not in t]
+    assert len(listing) >= 3
+    firsts = [next(ln for ln in t.splitlines() if ln.strip()
+                   and not re.fullmatch(r"\s*GPU Specs \d+ / \d+\s*", ln)).strip()
+              for t in listing]
+    assert all(any(f.startswith(n) for n in names) for f in firsts), firsts
+    setup = print_setup(plan().sheet("GPU Specs"))
+    groups = source_groups(builtin_presets())
+    assert len(groups) == len(names)
+    assert not [(b, g) for b in setup.row_breaks for g in groups if g[0] < b <= g[1]]
+
+
 def _look(cell) -> tuple:
     """What a person sees of a cell's style, as openpyxl reads it back from the file."""
     font, fill, al = cell.font, cell.fill, cell.alignment

@@ -74,11 +74,13 @@ STREAM_ROWS = 2_000
 
 def _chunks(frame: Any) -> Iterator[list[dict[str, Any]]]:
     """The frame's rows as records, STREAM_ROWS at a time, sliced from each column's array
-    (slicing the DataFrame itself would leave a reference behind per slice)."""
-    columns = {str(c): frame[c].to_numpy() for c in frame.columns}
+    (slicing the DataFrame itself would leave a reference behind per slice). A column is
+    converted to numpy one slice at a time: a text column that pandas keeps in Arrow (when
+    pyarrow is installed) would otherwise become a whole column of Python strings at once."""
+    columns = {str(c): frame[c].array for c in frame.columns}
     for start in range(0, len(frame), STREAM_ROWS):
         stop = start + STREAM_ROWS
-        lists = [v[start:stop].tolist() for v in columns.values()]
+        lists = [v[start:stop].to_numpy().tolist() for v in columns.values()]
         yield [dict(zip(columns, row, strict=True)) for row in zip(*lists, strict=True)]
 
 
