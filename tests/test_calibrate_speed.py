@@ -111,3 +111,31 @@ def test_one_blas_thread_changes_no_fitted_value(monkeypatch: pytest.MonkeyPatch
     one = fit.fit(DEVICE, data, **form)
     monkeypatch.setattr(fit, "one_blas_thread", contextlib.nullcontext)
     assert fit.fit(DEVICE, data, **form) == one
+
+
+def test_one_call_evaluates_the_jacobians_points_together():
+    """OneCall answers scipy's map with one call of the residuals on the points stacked as
+    rows, and returns one row per point, as the map would."""
+    calls: list[tuple[int, ...]] = []
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        calls.append(x.shape)
+        return np.atleast_2d(x) * 2.0
+
+    points = [np.array([1.0, 2.0]), np.array([3.0, 4.0]), np.array([5.0, 6.0])]
+    out = fit.OneCall(residuals)(lambda x: x, iter(points))
+    assert calls == [(3, 2)]
+    assert [list(r) for r in out] == [[2.0, 4.0], [6.0, 8.0], [10.0, 12.0]]
+
+
+def test_one_call_changes_no_fitted_value(monkeypatch: pytest.MonkeyPatch):
+    """The Jacobian's points in one call (the parameters as columns broadcast over the rows,
+    F_half's power taken per point as the single call takes it) fit XLA's H100 table to the
+    same bits as scipy's own one-point-at-a-time map, the ramp and every term included."""
+    table = read_measurements(XLA, dtype="bf16")
+    data = table.subset(fit.split_halves(DEVICE, table)[0])  # bench_accuracy's fit half
+    forms = dict(overlap=True, k_loop=True, split_k=True, ramp=True)
+    together = fit.fit(DEVICE, data, **forms)
+    monkeypatch.setattr(fit, "OneCall", lambda residuals: map)
+    assert fit.fit(DEVICE, data, **forms) == together
+    assert together.ramp_flops > 0 and together.k_loop

@@ -27,13 +27,15 @@ predict is timed(fixed_terms(...)): what no fitted parameter changes (FLOPs, byt
 efficiency, the split-K switch, the quantize pass's bytes) is computed once per fit, and the
 optimizer's thousands of residual evaluations run only timed, the same arithmetic in the same
 order, so the fitted values are those of predict itself. The fits run BLAS on one thread
-(threads.py), which changes no result either.
+(threads.py), and the numerical Jacobian's points are evaluated in one call (OneCall); neither
+changes a result.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -207,13 +209,23 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
     log_flops = np.log10(b_flops(rows))
 
     def params(x: np.ndarray) -> Params:
-        return Params(float(x[0]), float(x[1]), float(x[2]) * scale, waves, tile_m, tile_n,
-                      float(x[3]) if overlap else 0.0,
-                      float(x[n_base]) * k_scale if k_loop else 0.0, k_loop, qbytes,
-                      float(x[n_split]) * scale if split_k else 0.0,
+        """The parameters at x; x of shape (points, n) gives each fitted field as a column
+        of one value per point (broadcast over the rows: see OneCall)."""
+        def v(i: int) -> Any:
+            return float(x[i]) if x.ndim == 1 else x[:, i:i + 1]
+
+        def half(i: int) -> Any:  # F_half from its log, a scalar power per point either way
+            if x.ndim == 1:
+                return float(10.0 ** x[i])
+            return np.array([[float(10.0 ** xi)] for xi in x[:, i]])
+
+        return Params(v(0), v(1), v(2) * scale, waves, tile_m, tile_n,
+                      v(3) if overlap else 0.0,
+                      v(n_base) * k_scale if k_loop else 0.0, k_loop, qbytes,
+                      v(n_split) * scale if split_k else 0.0,
                       kernel_terms.SPLIT_K_MIN_K if split_k else 0.0,
-                      float(10.0 ** x[n_ramp + 1]) if ramp else 0.0,
-                      float(x[n_ramp]) if ramp else 1.0)
+                      half(n_ramp + 1) if ramp else 0.0,
+                      v(n_ramp) if ramp else 1.0)
 
     def residuals(x: np.ndarray) -> np.ndarray:
         return relative_error(timed(device, params(x), fixed), rows.measured)
@@ -253,11 +265,30 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
     with one_blas_thread():  # the same result, many times faster on busy cores (threads.py)
         for x0 in starts:
             result = least_squares(residuals, x0=x0, bounds=(lower, upper), loss="soft_l1",
-                                   f_scale=ROBUST_SCALE, method="trf")
+                                   f_scale=ROBUST_SCALE, method="trf",
+                                   workers=OneCall(residuals))
             if best is None or result.cost < best.cost:
                 best = result
     assert best is not None
     return params(best.x)
+
+
+class OneCall:
+    """A map for least_squares(workers=...) that answers in one call. scipy's
+    forward-difference Jacobian wants the residuals at x0 + h·e_i for each of the n
+    parameters, one point at a time (n calls of the model, each a few dozen numpy operations
+    over the rows, half a fit's time); given the points as rows of one array, the residual
+    function evaluates them all at once, each parameter a column broadcast over the table's
+    rows. scipy still picks the steps (bounds included), so only the evaluation changes."""
+
+    def __init__(self, residuals: Callable[[np.ndarray], np.ndarray]) -> None:
+        self.residuals = residuals
+
+    def __call__(self, fun: Callable[[np.ndarray], np.ndarray],
+                 points: Iterable[np.ndarray]) -> list[np.ndarray]:
+        """`fun` at each point: scipy's wrapper of `self.residuals`, whose own checks (a 1-D
+        result) the rows of the stacked call meet."""
+        return list(self.residuals(np.stack(list(points))))
 
 
 def b_flops(data: Measurements) -> np.ndarray:
