@@ -215,6 +215,31 @@ def test_aiconfigurator_converter_rebuilds_a_row(tmp_path):
     assert committed[0]["time_s"] == rows[0]["time_s"]
 
 
+def test_aiconfigurator_converter_states_each_frameworks_quantize_pass():
+    """An fp8 table's CSV says which activation-quantize pass its times include, by the
+    collector's framework (TensorRT-LLM's and vLLM's per-tensor 5 B per element, SGLang's
+    per-token 3 B); a bf16 table says none; an Intel device is "xpu"; an unknown framework
+    is refused rather than given another's pass."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import aiconfigurator_gemm_table as conv
+    finally:
+        sys.path.pop(0)
+    row = [{"b": 1, "m": 1, "k": 32, "n": 32, "dtype": "fp8", "device": "cuda",
+            "time_s": "1e-05", "flops_per_s": "204800"}]
+    for framework, qbytes in (("TRTLLM", "5"), ("VLLM", "5"), ("SGLang", "3")):
+        text = conv.csv_text(row, "NVIDIA H100 80GB HBM3", "src", "fp8", framework)
+        assert f"# activation_quantize_bytes_per_element: {qbytes}\n" in text, framework
+    assert "activation_quantize_bytes" not in conv.csv_text(row, "x", "src", "bf16", "VLLM")
+    with pytest.raises(ValueError, match="framework 'XLA'"):
+        conv.csv_text(row, "x", "src", "fp8", "XLA")
+    assert conv.device_kind(["Intel(R) Arc(TM) Pro B60 Graphics"]) == "xpu"
+    assert conv.device_kind(["NVIDIA L40S"]) == "cuda"
+    committed = (DATA / "aic_h100_sxm_sglang_fp8.csv").read_text("utf-8")
+    assert "sgl_per_token_quant_fp8" in committed
+    assert {r["device"] for r in _rows("aic_b60_vllm_bf16.csv")} == {"xpu"}
+
+
 def _bench():
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
