@@ -285,9 +285,10 @@ def _setup(sheet: SheetPlan, portrait: bool) -> PrintSetup:
     heights = _heights(sheet, last_row)
     chart_cols = [(c[2], c[3]) for c in charts]
     charts = [(c[0], c[1]) for c in charts]
-    # the rows no break may fall inside: charts, then the sheet's groups that do not meet one
-    keep_rows = sorted(charts + [(a, b) for a, b in sheet.keep_rows if b <= last_row and not any(
-        a <= d and c <= b for c, d in charts)])
+    # the rows no break may fall inside: charts, and the sheet's row groups that meet none
+    groups = [(a, b) for a, b in sheet.keep_rows
+              if b <= last_row and not any(a <= d and c <= b for c, d in charts)]
+    keep_rows = sorted(charts + groups)
     whole = math.floor(100 * min(room_w / max(sum(widths), 1.0),
                                  room_h / max(sum(heights), 1.0)))
     if SPLIT_SCALE <= whole < MIN_SCALE:  # on one page, still readable

@@ -9,6 +9,7 @@ prints whole (a one-line column of every source ran off the printed page).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -140,24 +141,37 @@ FIGURE_SPAN = 3  # columns B..D: the longest figure label on one line
 SOURCES_TITLE = "Sources"
 
 
+def _source_rows(presets: Presets) -> Iterator[tuple[int, str, str, str]]:
+    """(row, GPU name, figure key, source) of each line of the Sources list: the GPUs one
+    after the other from two rows below its subtitle, one row per figure."""
+    row = _sources_title_row(presets) + 2
+    for gpu in presets.gpus:
+        for key, source in gpu.sources.items():
+            yield row, gpu.name, key, source
+            row += 1
+
+
+def _sources_title_row(presets: Presets) -> int:
+    return GPU_TABLE.header_row + len(presets.gpus) + 2  # two rows below the GPU table
+
+
 def source_texts(presets: Presets, n_cols: int) -> list[Text]:
     """The Sources list: a subtitle two rows below the GPU table, then per GPU and figure
     the GPU's name (on its first row), the figure and its source, merged across the rest of
     the table's width and wrapped. Plain text cells: a source is never written as a formula."""
-    row = GPU_TABLE.header_row + len(presets.gpus) + 2
+    row = _sources_title_row(presets)
     out = [Text(row, 0, SOURCES_TITLE, "subtitle"),
            Text(row + 1, 0, "The public document behind each preset figure (`sheetgen gpus "
                 "NAME --sources` prints the same).")]
-    row += 2
     text_col = 1 + FIGURE_SPAN
-    for gpu in presets.gpus:
-        for i, (key, source) in enumerate(gpu.sources.items()):
-            if i == 0:
-                out.append(Text(row, 0, gpu.name, "label"))
-            label = _FIGURE_LABELS.get(key, key.replace("_", " "))
-            out += [Text(row, 1, label, "label", span=FIGURE_SPAN),
-                    Text(row, text_col, source, "label", span=n_cols - text_col)]
-            row += 1
+    named: set[str] = set()
+    for r, name, key, source in _source_rows(presets):
+        if name not in named:
+            out.append(Text(r, 0, name, "label"))
+            named.add(name)
+        label = _FIGURE_LABELS.get(key, key.replace("_", " "))
+        out += [Text(r, 1, label, "label", span=FIGURE_SPAN),
+                Text(r, text_col, source, "label", span=n_cols - text_col)]
     return out
 
 
@@ -165,12 +179,10 @@ def source_groups(presets: Presets) -> tuple[tuple[int, int], ...]:
     """Each GPU's rows of the Sources list (first, last), printed on one page: its name is
     on its first row only, so a page that began inside a group would not say whose figures
     it lists (and a long list's last few rows made a page of their own)."""
-    row = GPU_TABLE.header_row + len(presets.gpus) + 4  # the first GPU's (source_texts)
-    out = []
-    for gpu in presets.gpus:
-        out.append((row, row + len(gpu.sources) - 1))
-        row += len(gpu.sources)
-    return tuple(out)
+    rows: dict[str, list[int]] = {}
+    for r, name, _, _ in _source_rows(presets):
+        rows.setdefault(name, []).append(r)
+    return tuple((r[0], r[-1]) for r in rows.values())
 
 
 def input_values(presets: Presets) -> dict[str, list[Any]]:
