@@ -1,4 +1,5 @@
-"""The CSV both table converters write (xla_perf_table.py, aiconfigurator_gemm_table.py):
+"""The CSV the table converters write (xla_perf_table.py, aiconfigurator_gemm_table.py,
+aiter_gemm_table.py):
 `# key: value` lines that `sheetgen calibrate` keeps as metadata, then one row per timed
 shape in the columns below, which `calibrate` reads as they are."""
 

@@ -1,0 +1,82 @@
+"""Convert AMD aiter's tuned-GEMM tables to the CSV `sheetgen calibrate` reads.
+
+aiter (github.com/ROCm/aiter, MIT, AMD) tunes its GEMM kernels per shape and commits the
+winner of each with its measured time: `aiter/configs/<kind>_tuned_gemm.csv`, one row per
+(gfx, cu_num, M, N, K) with `us`, the best kernel's microseconds, and `kernelName`. Its M, N
+and K are those of y = x·Wᵀ with x of M×K and W of N×K, so m = M, k = K and n = N here. The
+a8w8 tables time the int8 (or fp8) GEMM alone, on operands already quantized, with the bf16
+output the kernel names (e.g. I8gemm_bf16_perTokenI8_BpreShuffle_112x256): no quantize pass.
+
+    git --git-dir=<aiter>/.git show <commit>:aiter/configs/a8w8_bpreshuffle_tuned_gemm.csv \\
+        > tuned.csv
+    python benchmarks/aiter_gemm_table.py tuned.csv --gfx gfx942 --cu-num 304 \\
+        --source "ROCm/aiter@<commit> aiter/configs/a8w8_bpreshuffle_tuned_gemm.csv" \\
+        -o aiter_mi300x_int8.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from pathlib import Path
+
+import table_csv
+
+#: aiter's weight dtype (q_dtype_w) -> sheetgen's
+DTYPES = {"torch.int8": "int8", "torch.float8_e4m3fnuz": "fp8", "torch.float8_e4m3fn": "fp8"}
+#: the devices an aiter row's (gfx, cu_num) names, as far as it does: gfx942 with 304 CUs is
+#: an MI300X or an MI325X, the same compute dies (one peak) with 5.3 or 6 TB/s of HBM; gfx950
+#: with 256 CUs, an MI350X or an MI355X, differ in clocks, so in peak, and are left out
+DEVICES = {("gfx942", "304"): "AMD Instinct MI300X or MI325X (gfx942, 304 CUs)"}
+
+
+def rows(text: str, gfx: str, cu_num: str) -> list[dict[str, object]]:
+    """The rows of one device, in the file's order."""
+    out = []
+    for r in csv.DictReader(text.splitlines()):
+        if (r["gfx"], r["cu_num"]) != (gfx, cu_num):
+            continue
+        m, n, k, t = int(r["M"]), int(r["N"]), int(r["K"]), float(r["us"]) / 1e6
+        out.append({"b": 1, "m": m, "k": k, "n": n, "dtype": DTYPES[r["q_dtype_w"]],
+                    "device": "rocm", "time_s": f"{t:.6e}",
+                    "flops_per_s": f"{2.0 * m * n * k / t:.0f}"})
+    return out
+
+
+def csv_text(table: list[dict[str, object]], device_name: str, source: str) -> str:
+    """The CSV: metadata lines, then the rows."""
+    lines = [f"source: AMD aiter tuned GEMM table, {source}",
+             "license: MIT, Copyright Advanced Micro Devices, Inc. (see NOTICE)",
+             f"device_name: {device_name}",
+             "method: aiter's GEMM tuner, the fastest kernel's time per shape (us), operands "
+             "already quantized: no quantize pass",
+             "time_s: us / 1e6"]
+    return table_csv.csv_text(table, lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("table", type=Path, help="an aiter *_tuned_gemm.csv")
+    p.add_argument("--gfx", default="gfx942")
+    p.add_argument("--cu-num", default="304")
+    p.add_argument("--source", default="", help="where the file came from (repo@commit path)")
+    p.add_argument("-o", "--output", type=Path, help="CSV to write (default: stdout)")
+    args = p.parse_args(argv)
+    device = DEVICES.get((args.gfx, args.cu_num))
+    if device is None:
+        p.error(f"{args.gfx} with {args.cu_num} CUs names no one device "
+                f"(known: {', '.join(f'{g}/{c}' for g, c in DEVICES)})")
+    table = rows(args.table.read_text("utf-8"), args.gfx, args.cu_num)
+    if not table:
+        p.error(f"{args.table}: no rows for {args.gfx} with {args.cu_num} CUs")
+    text = csv_text(table, device, args.source)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        args.output.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
