@@ -158,3 +158,14 @@ def test_google_sheets_shows_the_pushed_dtypes_unit():
         body = [r for batch in requests_for(p) for r in batch]
         rules = [r for r in body if "addConditionalFormatRule" in r]
         assert rules and not any("numberFormat" in str(r) for r in rules)
+
+
+def test_a_duration_below_a_femtosecond_reads_zero():
+    """A fitted floor or latency that ends at its lower bound is a few e-27 s above it:
+    calibrate's summary says '0 s' for it, as for 0, and still '6.41 fs' and '53 ps' for
+    durations a matmul can have (was 'launch floor 4.33e-27 s' on aiter's MI300X table)."""
+    from sheetgen.core.units import seconds
+
+    assert [seconds(v) for v in (0.0, 4.33e-27, -4e-27, 4e-16)] == ["0 s"] * 4
+    assert [seconds(v) for v in (6e-16, 6.41e-15, 5.3e-11, 999.96e-6)] == [
+        "1 fs", "6.41 fs", "53 ps", "1 ms"]

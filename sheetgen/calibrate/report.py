@@ -142,7 +142,7 @@ class Calibration:
         if p.overlap >= 1:
             waves += f", smooth max of compute and memory time (p = {p.overlap:.3g})"
         if p.k_loop:
-            waves += f", K-loop latency {p.k_latency * 1e12:.3g} ps per unit of k"
+            waves += f", K-loop latency {seconds(p.k_latency)} per unit of k"
         if p.split_min_k:
             waves += (f", split-K kernel floor {seconds(p.split_floor)} where the tiles "
                       f"under-fill the SMs and k ≥ {p.split_min_k:g}")

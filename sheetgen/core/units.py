@@ -25,16 +25,16 @@ _TIME_SCALES = tuple((10.0 ** TIME_EXPONENTS[u], u) for u in ("s", "ms", "µs", 
 
 def seconds(value: float) -> str:
     """A duration in the unit that keeps 1-999 before the point, s down to fs ('6.41 fs',
-    never '6.41e-06 ns'); 0 is '0 s'."""
+    never '6.41e-06 ns'); 0 is '0 s', and so is anything that rounds to 0 fs (a fitted
+    floor or latency at its lower bound ends a few e-27 s above it: '0 s', not '4.33e-27 s')."""
     if not math.isfinite(value):
         return str(value)
-    if value == 0:
-        return "0 s"
     for scale, unit in _TIME_SCALES:
         if abs(value) >= scale * (1 - 5e-4):  # 999.96 µs rounds to '1e+03 µs': say 1 ms
             text = f"{value / scale:.3g}"
             return f"{text} {unit}" if "e" not in text else f"{value / scale:.0f} {unit}"
-    return f"{value:.3g} s"
+    femto = _TIME_SCALES[-1][0]
+    return f"{value / femto:.0f} fs" if abs(value) >= 0.5 * femto else "0 s"
 
 
 def si(value: float, unit: str) -> str:
