@@ -192,8 +192,7 @@ def test_aiconfigurator_large_square_bf16_matches_mamf(name, mamf):
 def test_aiconfigurator_converter_rebuilds_a_row(tmp_path):
     """benchmarks/aiconfigurator_gemm_table.py on a two-row table: ms -> s, FLOP/s, and the
     power-of-two sample (m = 3 is left out)."""
-    pd = pytest.importorskip("pandas")
-    pytest.importorskip("pyarrow")
+    import pandas as pd  # and pyarrow for the parquet file: both test dependencies
     frame = pd.DataFrame({"framework": ["TRTLLM"] * 2, "version": ["1.3.0rc20"] * 2,
                           "device": ["NVIDIA H100 80GB HBM3"] * 2, "op_name": ["gemm"] * 2,
                           "kernel_source": ["torch_flow"] * 2,
