@@ -86,10 +86,8 @@ def rows(frame: Any, dtype: str) -> list[dict[str, object]]:
                                           strict=True)):
         if not (_power_of_two(int(m)) and _power_of_two(int(n)) and _power_of_two(int(k))):
             continue
-        t = float(latency_ms) / 1e3
-        out.append({"b": 1, "m": int(m), "k": int(k), "n": int(n), "dtype": dtype,
-                    "device": kind, "time_s": f"{t:.6e}",
-                    "flops_per_s": f"{2.0 * m * n * k / t:.0f}"})
+        out.append(table_csv.timed_row(int(m), int(k), int(n), dtype, kind,
+                                       float(latency_ms) / 1e3))
     return out
 
 
@@ -128,10 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"{args.table}: one framework per table, not {frameworks}")
     text = csv_text(rows(frame, args.dtype), ", ".join(devices), args.source, args.dtype,
                     frameworks[0])
-    if args.output is None:
-        sys.stdout.write(text)
-    else:
-        args.output.write_text(text, encoding="utf-8")
+    table_csv.write(text, args.output)
     return 0
 
 

@@ -37,10 +37,8 @@ def rows(text: str, gfx: str, cu_num: str) -> list[dict[str, object]]:
     for r in csv.DictReader(text.splitlines()):
         if (r["gfx"], r["cu_num"]) != (gfx, cu_num):
             continue
-        m, n, k, t = int(r["M"]), int(r["N"]), int(r["K"]), float(r["us"]) / 1e6
-        out.append({"b": 1, "m": m, "k": k, "n": n, "dtype": DTYPES[r["q_dtype_w"]],
-                    "device": "rocm", "time_s": f"{t:.6e}",
-                    "flops_per_s": f"{2.0 * m * n * k / t:.0f}"})
+        out.append(table_csv.timed_row(int(r["M"]), int(r["K"]), int(r["N"]),
+                                       DTYPES[r["q_dtype_w"]], "rocm", float(r["us"]) / 1e6))
     return out
 
 
@@ -71,10 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     if not table:
         p.error(f"{args.table}: no rows for {args.gfx} with {args.cu_num} CUs")
     text = csv_text(table, device, args.source)
-    if args.output is None:
-        sys.stdout.write(text)
-    else:
-        args.output.write_text(text, encoding="utf-8")
+    table_csv.write(text, args.output)
     return 0
 
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import csv
 import io
+import sys
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 COLUMNS = ("b", "m", "k", "n", "dtype", "device", "time_s", "flops_per_s")
 
@@ -21,3 +23,19 @@ def csv_text(rows: Iterable[Mapping[str, object]], metadata: Iterable[str]) -> s
     writer.writeheader()
     writer.writerows(rows)
     return buf.getvalue()
+
+
+def timed_row(m: int, k: int, n: int, dtype: str, device: str, seconds: float
+              ) -> dict[str, object]:
+    """One matmul of m×k×n timed at `seconds`, as a row under COLUMNS (b = 1; its rate
+    2·m·n·k / seconds, to the FLOP/s)."""
+    return {"b": 1, "m": m, "k": k, "n": n, "dtype": dtype, "device": device,
+            "time_s": f"{seconds:.6e}", "flops_per_s": f"{2.0 * m * n * k / seconds:.0f}"}
+
+
+def write(text: str, output: Path | None) -> None:
+    """The CSV to `output`, or to standard output when none is given (each converter's -o)."""
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text, encoding="utf-8")

@@ -91,10 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     table = rows(args.table.read_text("utf-8"), args.device, args.dtype)
     text = csv_text(table, args.device, args.source)
-    if args.output is None:
-        sys.stdout.write(text)
-    else:
-        args.output.write_text(text, encoding="utf-8")
+    table_csv.write(text, args.output)
     return 0
 
 

@@ -150,6 +150,30 @@ def test_l40s_rows_beat_the_dram_roof(name, dtype, flagged, fastest):
     assert not table.get("goal", True) and f"{flagged} rows" in table["why"]
 
 
+def test_preset_efficiencies_read_off_their_tables():
+    """The L40S's and the Arc Pro B60's measured efficiencies are the aiconfigurator tables'
+    figures their sources name, recomputed from the CSVs: the L40S's fastest bf16 GEMM
+    (8192×4096×512) at 271.0 of 362.05 TFLOP/s; the B60's fastest, 1024×8192×65536, at 97.0
+    of 98.3, and its 8×32768×32768 GEMM streaming a 2 GiB weight at 454 of 456 GB/s."""
+    presets = load_presets()
+    l40s = max(_rows("aic_l40s_bf16.csv"), key=lambda r: float(r["flops_per_s"]))
+    assert (l40s["m"], l40s["k"], l40s["n"]) == ("8192", "4096", "512")
+    gpu = presets.get("L40S")
+    assert float(l40s["flops_per_s"]) / gpu.peak("bf16") == pytest.approx(
+        gpu.measured_compute_efficiency, abs=5e-4)
+    b60_rows = _rows("aic_b60_vllm_bf16.csv")
+    b60 = max(b60_rows, key=lambda r: float(r["flops_per_s"]))
+    assert (b60["m"], b60["k"], b60["n"]) == ("1024", "8192", "65536")
+    gpu = presets.get("Arc Pro B60")
+    assert float(b60["flops_per_s"]) / gpu.peak("bf16") == pytest.approx(
+        gpu.measured_compute_efficiency, abs=5e-4)
+    m, k, n = 8, 32768, 32768
+    stream = next(r for r in b60_rows if (r["m"], r["k"], r["n"]) == (str(m), str(k), str(n)))
+    moved = 2 * (m * k + k * n + m * n)  # bf16 A, W and C, once each
+    assert moved / float(stream["time_s"]) / gpu.hbm_bandwidth == pytest.approx(
+        gpu.measured_memory_efficiency, abs=5e-4)
+
+
 def _time_us(name: str, m: int, k: int, n: int) -> float:
     row = next(r for r in _rows(name) if (r["m"], r["k"], r["n"]) == (str(m), str(k), str(n)))
     return float(row["time_s"]) * 1e6
