@@ -229,6 +229,35 @@ def test_xla_h100_bf16_published_table():
     assert 0.7 < params.compute_efficiency <= 0.9
 
 
+def test_a_long_report_prints_the_rows_the_model_misses_most():
+    """A table longer than the report shows (SHOWN_ROWS) prints its worst-predicted rows,
+    largest |error| first, not its first rows (a 1,920-row table starts with m = 1 shapes that
+    fit well and hides the skinny ones it misses by 95 %); a short one prints every row in
+    its order."""
+    from sheetgen.calibrate.report import SHOWN_ROWS
+
+    shapes = [(m, k, 1024) for m in (1, 4, 16, 64, 256, 1024, 4096, 16384, 32768, 65536)
+              for k in (64, 256, 1024, 4096, 16384, 65536, 128, 512, 2048, 8192)]
+    assert len(shapes) == 100 > SHOWN_ROWS
+    data = _data(shapes)
+    roof = fit.predict(DEVICE, fit.PURE, data)
+    data.measured = roof * (1.0 + np.arange(100) % 37 / 10.0)  # errors in a known order
+    cal = calibrate(data, H100, no_fit=True)
+    text = cal.lines()
+    header = next(i for i, ln in enumerate(text) if ln.split()[:3] == ["m", "k", "n"])
+    assert text[header - 1].startswith(f"the {SHOWN_ROWS} of 100 rows the refined model "
+                                       "misses most, largest |error| first")
+    printed = [float(ln.split()[-1].rstrip("%")) / 100 for ln in text[header + 1:]
+               if ln[:7].strip().isdigit()]
+    worst = sorted(np.abs(cal.error_after), reverse=True)[:SHOWN_ROWS]
+    assert len(printed) == SHOWN_ROWS
+    assert np.allclose(np.abs(printed), worst, atol=0.0005)  # the worst, in that order
+    assert cal.shown_rows()[0] == int(np.argmax(np.abs(cal.error_after)))
+    short = calibrate(data.subset(np.arange(100) < 12), H100, no_fit=True)
+    assert short.shown_rows() == list(range(12))
+    assert not any("misses most" in ln for ln in short.lines())
+
+
 def test_xla_tf32_rows_against_the_tf32_peak():
     cal = calibrate_file(XLA, gpu="H100 SXM", dtype="tf32")
     assert cal.data.dtype == "tf32" and len(cal.data) == 375

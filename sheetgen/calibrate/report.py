@@ -28,7 +28,7 @@ from sheetgen.inputs.presets import DTYPE_BYTES, GPU
 from sheetgen.model.refined import NO_SMS_NOTE
 from sheetgen.sheets.measured import MeasuredInputs
 
-SHOWN_ROWS = 60  # rows printed in the text report (--json has them all)
+SHOWN_ROWS = 60  # rows the text report prints, the worst-predicted of a longer file (--json: all)
 
 FASTER_ON_GPU = (
     "On a GPU timed with a cold L2 (as `sheetgen measure` does) no matmul can beat the spec "
@@ -132,6 +132,15 @@ class Calibration:
             "faster_than_roof_note": self.faster_note() if self.flagged.any() else "",
         }
 
+    def shown_rows(self) -> list[int]:
+        """The rows the text report prints: all of a short file in its order; of a longer one
+        the SHOWN_ROWS the refined model misses most (largest |error| first, ties in file
+        order), since the first rows of a big table say nothing about where the fit fails."""
+        if len(self.data) <= SHOWN_ROWS:
+            return list(range(len(self.data)))
+        order = np.argsort(-np.abs(self.error_after), kind="stable")
+        return [int(i) for i in order[:SHOWN_ROWS]]
+
     def lines(self) -> list[str]:
         d, p = self.data, self.params
         before, after = fit.stats(self.error_before), fit.stats(self.error_after)
@@ -167,15 +176,17 @@ class Calibration:
                     for h in self.held_out]
             out.append(f"  -> the refined model is used with the {p.form} (the lowest held-out "
                        "median)")
+        shown = self.shown_rows()
+        if len(shown) < len(d):
+            out.append(f"the {len(shown)} of {len(d)} rows the refined model misses most, "
+                       "largest |error| first (--json lists them all):")
         out.append(f"{'m':>7} {'k':>7} {'n':>7} {'b':>4} {'measured':>10} {'roofline':>10} "
                    f"{'refined':>10} {'error':>8}")
-        for i in range(min(len(d), SHOWN_ROWS)):
+        for i in shown:
             flag = "  faster than roof" if self.flagged[i] else ""
             out.append(f"{d.m[i]:7.0f} {d.k[i]:7.0f} {d.n[i]:7.0f} {d.b[i]:4.0f} "
                        f"{seconds(d.measured[i]):>10} {seconds(self.pure[i]):>10} "
                        f"{seconds(self.calibrated[i]):>10} {self.error_after[i]:8.1%}{flag}")
-        if len(d) > SHOWN_ROWS:
-            out.append(f"  ... and {len(d) - SHOWN_ROWS} more rows (--json lists them all)")
         if self.flagged.any():
             out.append(f"{int(self.flagged.sum())} row(s) faster than the roofline allows, "
                        f"left out of the fit: {self.faster_note()}")
