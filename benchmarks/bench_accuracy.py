@@ -22,8 +22,9 @@ Datasets:
               already has measured figures
     published every table in benchmarks/data/tables.toml (XLA's H100, MI300X and B200
               tables, NVIDIA aiconfigurator's A100/H100/H200/B200/L40S tables through
-              TensorRT-LLM, its H100 tables through vLLM and SGLang and its Intel Arc Pro
-              B60 table, AMD aiter's MI300X int8 table; sources in benchmarks/data/NOTICE),
+              TensorRT-LLM, its A100/H100/H200/B200 tables through vLLM and SGLang and its
+              Intel Arc Pro B60 table, AMD aiter's MI300X int8 table; sources in
+              benchmarks/data/NOTICE),
               each against its spec preset, reported separately:
               rows, median and p90 |error| of the pure roofline and of the calibrated model
               on the held-out half, and the fitted values

@@ -429,6 +429,26 @@ def test_per_table_goals(scores):
             assert 0.5 * p.launch_overhead < p.split_floor < 1.5 * p.launch_overhead, name
 
 
+def test_the_quantize_kernel_experiment_is_as_documented(capsys):
+    """benchmarks/quantize_kernel_experiment.py, the form docs/measuring.md records as tried
+    and not adopted, on vLLM's H100 fp8 table: the quantize pass with a roofline of its own
+    takes the held-out median from 17.7 % to 5.2 % but leaves the p90 above the goal
+    (25.4 %), and its fitted cost per row is the 7.1 ns read off the rows
+    (test_framework_fp8_quantize_costs_more_than_its_bytes)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import quantize_kernel_experiment as experiment
+    finally:
+        sys.path.pop(0)
+    name = "aiconfigurator H100 SXM fp8, vLLM"
+    assert experiment.main(["--table", name]) == 0
+    row = capsys.readouterr().out.splitlines()[-1]
+    assert row == f"| {name} | 17.7% / 63.1% | 5.2% / 25.4% | 7.12 ns / 0.61 ns / 0.62 |"
+    doc = (ROOT / "docs" / "measuring.md").read_text("utf-8")
+    assert "| H100 fp8, vLLM | 17.7 % / 63.1 % | 5.2 % / 25.4 % | 7.1 ns / 0.61 ns / 0.62 |" \
+        in doc
+
+
 def test_quantize_pass_is_what_the_fp8_tables_were_missing(tmp_path):
     """Without its `activation_quantize_bytes_per_element` line, aiconfigurator's H100 fp8
     table is fitted as a bare fp8 GEMM and the held-out p90 stays above 30 % (40 % with the
