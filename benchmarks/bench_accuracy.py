@@ -196,6 +196,15 @@ HEADER = ["| dataset | rows fit / test | faster than roof | model | median abs e
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
+class MeasureFailed(Exception):
+    """`sheetgen.measure` exited non-zero (no CUDA, no PyTorch, a bad option): it printed
+    its own Error line, so the benchmark adds no traceback and exits with its status."""
+
+    def __init__(self, returncode: int) -> None:
+        super().__init__(returncode)
+        self.returncode = returncode
+
+
 def measured_rows(device: str, dtypes: list[str], seconds: float, keep: Path | None,
                   label: str, threads: int | None = None) -> tuple[list[str], str]:
     """Measure now (`python -m sheetgen.measure` in a subprocess, so BLAS thread variables
@@ -206,10 +215,13 @@ def measured_rows(device: str, dtypes: list[str], seconds: float, keep: Path | N
         env = dict(os.environ)
         if threads is not None:
             env.update({v: str(threads) for v in THREAD_VARS})
-        subprocess.run([sys.executable, "-m", "sheetgen.measure", str(out), "--device", device,
-                        "--dtype", ",".join(dtypes), "--max-seconds", str(seconds),
-                        "--preset-out", str(preset_path), "--name", "measured", "--force"],
-                       env=env, check=True, stdout=subprocess.DEVNULL)
+        done = subprocess.run([sys.executable, "-m", "sheetgen.measure", str(out), "--device",
+                               device, "--dtype", ",".join(dtypes), "--max-seconds",
+                               str(seconds), "--preset-out", str(preset_path), "--name",
+                               "measured", "--force"],
+                              env=env, check=False, stdout=subprocess.DEVNULL)
+        if done.returncode != 0:  # its one Error line is already on stderr
+            raise MeasureFailed(done.returncode)
         gpu = load_presets(preset_path).get("measured")
         rows = []
         for dtype in dtypes:
@@ -243,6 +255,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-links", action="store_true",
                     help="name the published tables without their source links")
     args = ap.parse_args(argv)
+    try:
+        return _report(args)
+    except MeasureFailed as failed:
+        return failed.returncode
+
+
+def _report(args: argparse.Namespace) -> int:
+    """Measure what args ask for, score everything and print (and --out) the tables."""
     lines = list(HEADER)
     notes = []
     if not args.skip_cpu:

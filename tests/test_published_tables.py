@@ -429,6 +429,28 @@ def test_per_table_goals(scores):
             assert 0.5 * p.launch_overhead < p.split_floor < 1.5 * p.launch_overhead, name
 
 
+def test_bench_accuracy_gpu_without_a_gpu_is_one_error_line():
+    """`bench_accuracy.py --gpu` where there is no CUDA GPU (or no PyTorch): measure's own
+    Error line, exit 2, no traceback, and no CSV left in benchmarks/data."""
+    import importlib.util
+    import subprocess
+
+    if importlib.util.find_spec("torch") is not None:
+        import torch
+
+        if torch.cuda.is_available():
+            pytest.skip("a CUDA GPU is here: --gpu would measure it")
+    keep = DATA / "cuda_measured.csv"
+    existed = keep.exists()
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_accuracy.py"),
+                           "--skip-cpu", "--gpu", "--gpu-seconds", "1"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), proc.stderr
+    assert keep.exists() == existed
+
+
 def test_the_quantize_kernel_experiment_is_as_documented(capsys):
     """benchmarks/quantize_kernel_experiment.py, the form docs/measuring.md records as tried
     and not adopted, on vLLM's H100 fp8 table: the quantize pass with a roofline of its own
