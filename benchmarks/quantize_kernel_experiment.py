@@ -32,10 +32,10 @@ from sheetgen.inputs.presets import MAX_RAMP_EXPONENT, MIN_RAMP_EXPONENT, load_p
 STARTS = ((0.0, 0.0), (1.0, 1.0), (10.0, 10.0), (10.0, 0.0), (0.0, 10.0))
 
 
-def predicted(device: fit.Device, p: fit.Params, rows: Measurements,
+def predicted(device: fit.Device, p: fit.Params, rows: Measurements, fixed: fit.Fixed,
               terms: tuple[float, float, float]) -> np.ndarray:
-    """The model's time with its quantize pass replaced by the pass's own roofline."""
-    fixed = fit.fixed_terms(device, p, rows)
+    """The model's time with its quantize pass replaced by the pass's own roofline (`fixed`:
+    fit.fixed_terms of these rows, computed once per fit as fit.fit does)."""
     tau_row, tau_k, eff_q = terms
     bytes_time = fixed.quantize_moved / (device.bandwidth * p.memory_efficiency)
     own = np.maximum.reduce([fixed.quantize_moved / (device.bandwidth * eff_q),
@@ -53,6 +53,7 @@ def refit(device: fit.Device, rows: Measurements, base: fit.Params
     row_scale = scale / float(np.max(rows.b * rows.m))
     k_scale = scale / float(np.max(rows.k))
     log_flops = np.log10(fit.b_flops(rows))
+    fixed = fit.fixed_terms(device, base, rows)  # no refitted field changes these
 
     def unpack(x: np.ndarray) -> tuple[fit.Params, tuple[float, float, float]]:
         p = replace(base, compute_efficiency=x[0], memory_efficiency=x[1],
@@ -62,7 +63,8 @@ def refit(device: fit.Device, rows: Measurements, base: fit.Params
 
     def residuals(x: np.ndarray) -> np.ndarray:
         p, terms = unpack(x)
-        return fit.relative_error(predicted(device, p, rows, terms), rows.measured)
+        return fit.relative_error(predicted(device, p, rows, fixed, terms),
+                                  rows.measured)
 
     lower = np.array([fit.MIN_EFFICIENCY, fit.MIN_EFFICIENCY, 0.0, 1.0, 0.0, 0.0,
                       MIN_RAMP_EXPONENT, log_flops.min() - 3.0, 0.0, 0.0, fit.MIN_EFFICIENCY])
@@ -104,7 +106,9 @@ def main(argv: list[str] | None = None) -> int:
         before = fit.stats(fit.relative_error(fit.predict(device, model, test_rows),
                                               test_rows.measured))
         p, terms = refit(device, fit_rows, model)
-        after = fit.stats(fit.relative_error(predicted(device, p, test_rows, terms),
+        after = fit.stats(fit.relative_error(predicted(device, p, test_rows,
+                                                       fit.fixed_terms(device, p, test_rows),
+                                                       terms),
                                              test_rows.measured))
         print(f"| {table.name} | {before[0]:.1%} / {before[1]:.1%} | {after[0]:.1%} / "
               f"{after[1]:.1%} | {terms[0] * 1e9:.2f} ns / {terms[1] * 1e9:.2f} ns / "

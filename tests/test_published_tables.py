@@ -7,9 +7,11 @@ rates are intact, and the rows agree with independently published figures."""
 from __future__ import annotations
 
 import csv
+import importlib
 import sys
 import tomllib
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -249,11 +251,7 @@ def test_aiconfigurator_converter_rebuilds_a_row(tmp_path):
                           "k": [4096, 4096], "latency": [0.1742853, 0.01]})
     src = tmp_path / "gemm_perf.parquet"
     frame.to_parquet(src)
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import aiconfigurator_gemm_table as conv
-    finally:
-        sys.path.pop(0)
+    conv = _benchmark("aiconfigurator_gemm_table")
     rows = conv.rows(pd.read_parquet(src), "bf16")
     assert rows == [{"b": 1, "m": 4096, "k": 4096, "n": 4096, "dtype": "bf16",
                      "device": "cuda", "time_s": "1.742853e-04",
@@ -268,11 +266,7 @@ def test_aiconfigurator_converter_states_each_frameworks_quantize_pass():
     collector's framework (TensorRT-LLM's and vLLM's per-tensor 5 B per element, SGLang's
     per-token 3 B); a bf16 table says none; an Intel device is "xpu"; an unknown framework
     is refused rather than given another's pass."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import aiconfigurator_gemm_table as conv
-    finally:
-        sys.path.pop(0)
+    conv = _benchmark("aiconfigurator_gemm_table")
     row = [{"b": 1, "m": 1, "k": 32, "n": 32, "dtype": "fp8", "device": "cuda",
             "time_s": "1e-05", "flops_per_s": "204800"}]
     for framework, qbytes in (("TRTLLM", "5"), ("VLLM", "5"), ("SGLang", "3")):
@@ -303,22 +297,22 @@ def test_aiter_rows_hand_checked():
     assert {r["dtype"] for r in rows.values()} == {"int8"} and len(rows) == 32
     data = read_measurements(DATA / "aiter_mi300x_int8.csv", dtype="int8")
     assert data.quantize_bytes == 0
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import aiter_gemm_table as conv
-    finally:
-        sys.path.pop(0)
+    conv = _benchmark("aiter_gemm_table")
     with pytest.raises(SystemExit):
         conv.main([str(DATA / "aiter_mi300x_int8.csv"), "--gfx", "gfx950", "--cu-num", "256"])
 
 
-def _bench():
+def _benchmark(name: str) -> ModuleType:
+    """A script of benchmarks/ imported by its name (it imports its siblings the same way)."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
-        import bench_accuracy
+        return importlib.import_module(name)
     finally:
         sys.path.pop(0)
-    return bench_accuracy
+
+
+def _bench() -> ModuleType:
+    return _benchmark("bench_accuracy")
 
 
 #: held-out (median, p90) of the model (smooth max + compute ramp + K loop + split-K floor, +
@@ -457,11 +451,7 @@ def test_the_quantize_kernel_experiment_is_as_documented(capsys):
     takes the held-out median from 17.7 % to 5.2 % but leaves the p90 above the goal
     (25.4 %), and its fitted cost per row is the 7.1 ns read off the rows
     (test_framework_fp8_quantize_costs_more_than_its_bytes)."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import quantize_kernel_experiment as experiment
-    finally:
-        sys.path.pop(0)
+    experiment = _benchmark("quantize_kernel_experiment")
     name = "aiconfigurator H100 SXM fp8, vLLM"
     assert experiment.main(["--table", name]) == 0
     row = capsys.readouterr().out.splitlines()[-1]
