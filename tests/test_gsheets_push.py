@@ -38,6 +38,7 @@ from xlsxwriter.utility import xl_col_to_name
 import sheetgen
 import sheetgen.writers.google.client
 from sheetgen.errors import SheetsError
+from sheetgen.inputs.presets import builtin_presets
 from sheetgen.layout import palette
 from sheetgen.layout.styles import NUMBER_FORMATS
 from sheetgen.sheets import chart_helpers, matmul
@@ -272,8 +273,9 @@ def test_formats_validation_conditional_freeze_chart(pushed):
     mat = ss.sheet(title="Matmul")
     assert mat.properties["gridProperties"]["frozenRowCount"] == 5
     b7 = shared.cell(KEY, "Inputs", "B7")
+    last = 16 + len(builtin_presets().gpus)  # the GPU list starts on GPU Specs' row 17
     assert b7["dataValidation"]["condition"] == {
-        "type": "ONE_OF_RANGE", "values": [{"userEnteredValue": "='GPU Specs'!$A$17:$A$33"}]}
+        "type": "ONE_OF_RANGE", "values": [{"userEnteredValue": f"='GPU Specs'!$A$17:$A${last}"}]}
     assert b7["userEnteredFormat"]["backgroundColorStyle"] == {"rgbColor": {
         "red": round(0xFF / 255, 4), "green": round(0xF2 / 255, 4), "blue": round(0xCC / 255, 4)}}
     a6 = shared.cell(KEY, "Matmul", "A6")

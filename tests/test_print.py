@@ -157,6 +157,11 @@ def test_default_workbook_prints_every_sheet_with_its_footer(rendered):
     assert all(footers), [t[:40] for t in pages]
     assert {f.group(1) for f in footers} == {s.name for s in p.sheets}
     assert [int(f.group(2)) for f in footers] == list(range(1, len(pages) + 1))
+    # each sheet prints the pages its plan counted, so the orientation chosen by that count
+    # is the shorter one in print too
+    for sheet in p.sheets:
+        printed = sum(f.group(1) == sheet.name for f in footers)
+        assert printed == print_setup(sheet).pages(sheet), sheet.name
     # Matmul's 200 spare input rows are not printed: its pages hold its 12 shapes and chart
     matmul = [t for t in pages if re.search(r"Matmul \d+ / \d+", t)]
     assert 2 <= len(matmul) <= 4
@@ -401,6 +406,22 @@ def test_every_gpu_source_prints_whole(rendered):
     for c in cells:  # a source longer than its merged cell gets the rows' lines to show it
         lines = wrapped_lines(str(c.value), span_width(p, c), TEXT_WIDTH)
         assert lines == 1 or heights[c.row] >= lines * LINE_POINTS, (c.value, lines)
+
+
+def test_the_orientation_is_chosen_on_the_texts_as_it_cuts_them():
+    """A text that crosses a column break is cut there and wraps, so its rows grow. GPU
+    Specs' sources cut at portrait's narrower breaks printed 12 pages, though on the uncut
+    texts portrait counted fewer than landscape; landscape prints 8 for 20 presets: the
+    GPU table and its two further column bands, then the sources four or five GPUs a page.
+    The writers keep the orientation the planner chose on the cut texts."""
+    from sheetgen.inputs.presets import builtin_presets
+
+    specs = plan().sheet("GPU Specs")
+    setup = print_setup(specs)
+    assert specs.portrait is False and setup.portrait is False
+    n = len(builtin_presets().gpus)
+    assert setup.pages(specs) == 3 + len(setup.row_breaks) <= 3 + -(-n // 4)
+    assert all(print_setup(s).portrait == s.portrait is not None for s in plan().sheets)
 
 
 @needs_libreoffice

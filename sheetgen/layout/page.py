@@ -233,12 +233,33 @@ def keep_texts_on_page(sheet: SheetPlan) -> None:
     table), and a merged or overflowing one-line text (a note that runs into the empty
     cells to its right; past a break its tail would print alone on a page, as "cy" of
     "latency" once did on Parallelism). Run by the planner before row heights are taken:
-    the breaks depend on column widths only."""
-    breaks = print_setup(sheet).col_breaks
+    the breaks depend on column widths only.
+
+    Which way up the page is turned is chosen here, on the texts as each orientation cuts
+    them: a text cut at a break wraps to more lines, so its rows grow and the page count
+    with them (GPU Specs' sources cut at portrait's breaks printed 12 pages where the
+    estimate on the uncut texts said portrait was the shorter). `print_setup` keeps it."""
+    best: tuple[tuple[int, int, bool], list[Cell], bool] | None = None
+    for portrait in (False, True):
+        cells = _cut_at_breaks(sheet, _setup(sheet, portrait).col_breaks)
+        trial = replace(sheet, cells=cells)
+        setup = _setup(trial, portrait)
+        key = (setup.pages(trial), -setup.scale, portrait)
+        if best is None or key < best[0]:
+            best = (key, cells, portrait)
+    assert best is not None
+    sheet.cells[:] = best[1]
+    sheet.portrait = best[2]
+
+
+def _cut_at_breaks(sheet: SheetPlan, breaks: tuple[int, ...]) -> list[Cell]:
+    """The sheet's cells with each text that would cross one of the column `breaks` ended
+    at it and wrapped (see keep_texts_on_page); the sheet itself is left as it is."""
+    cells = list(sheet.cells)
     if not breaks:
-        return
-    taken = {(c.row, c.col + j) for c in sheet.cells for j in range(c.span)}
-    for i, cell in enumerate(sheet.cells):
+        return cells
+    taken = {(c.row, c.col + j) for c in cells for j in range(c.span)}
+    for i, cell in enumerate(cells):
         if not isinstance(cell.value, str) or cell.role in ("input", "header"):
             continue
         reach = cell.span
@@ -250,13 +271,16 @@ def keep_texts_on_page(sheet: SheetPlan) -> None:
                 reach += 1
         end = next((b for b in breaks if cell.col < b < cell.col + reach), None)
         if end is not None:
-            sheet.cells[i] = replace(cell, span=end - cell.col, wrap=True)
+            cells[i] = replace(cell, span=end - cell.col, wrap=True)
+    return cells
 
 
 def print_setup(sheet: SheetPlan) -> PrintSetup:
-    """Where the sheet's pages break, from its plan (see PrintSetup): of the landscape and
-    the portrait layout, the one with fewer pages (landscape on a tie), and on a tie in
-    pages the larger scale."""
+    """Where the sheet's pages break, from its plan (see PrintSetup): the orientation
+    keep_texts_on_page chose, else of the landscape and the portrait layout the one with
+    fewer pages (landscape on a tie), and on a tie in pages the larger scale."""
+    if sheet.portrait is not None:  # chosen with its texts cut (keep_texts_on_page)
+        return _setup(sheet, sheet.portrait)
     options = [_setup(sheet, portrait) for portrait in (False, True)]
     return min(options, key=lambda o: (o.pages(sheet), -o.scale, o.portrait))
 
