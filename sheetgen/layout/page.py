@@ -239,11 +239,15 @@ def keep_texts_on_page(sheet: SheetPlan) -> None:
     them: a text cut at a break wraps to more lines, so its rows grow and the page count
     with them (GPU Specs' sources cut at portrait's breaks printed 12 pages where the
     estimate on the uncut texts said portrait was the shorter). `print_setup` keeps it."""
+    reach = _text_reach(sheet)
     best: tuple[tuple[int, int, bool], list[Cell], bool] | None = None
     for portrait in (False, True):
-        cells = _cut_at_breaks(sheet, _setup(sheet, portrait).col_breaks)
-        trial = replace(sheet, cells=cells)
-        setup = _setup(trial, portrait)
+        setup = _setup(sheet, portrait)
+        cells = _cut_at_breaks(sheet.cells, reach, setup.col_breaks)
+        trial = sheet
+        if cells is not sheet.cells:  # a text cut: its rows grow, so count the pages again
+            trial = replace(sheet, cells=cells)
+            setup = _setup(trial, portrait)
         key = (setup.pages(trial), -setup.scale, portrait)
         if best is None or key < best[0]:
             best = (key, cells, portrait)
@@ -252,14 +256,13 @@ def keep_texts_on_page(sheet: SheetPlan) -> None:
     sheet.portrait = best[2]
 
 
-def _cut_at_breaks(sheet: SheetPlan, breaks: tuple[int, ...]) -> list[Cell]:
-    """The sheet's cells with each text that would cross one of the column `breaks` ended
-    at it and wrapped (see keep_texts_on_page); the sheet itself is left as it is."""
-    cells = list(sheet.cells)
-    if not breaks:
-        return cells
-    taken = {(c.row, c.col + j) for c in cells for j in range(c.span)}
-    for i, cell in enumerate(cells):
+def _text_reach(sheet: SheetPlan) -> dict[int, int]:
+    """The columns each text cell a column break may cut reaches, by its index in
+    sheet.cells: its span, or for a one-line text that runs on into empty cells as far as
+    its line goes."""
+    taken = {(c.row, c.col + j) for c in sheet.cells for j in range(c.span)}
+    out: dict[int, int] = {}
+    for i, cell in enumerate(sheet.cells):
         if not isinstance(cell.value, str) or cell.role in ("input", "header"):
             continue
         reach = cell.span
@@ -269,10 +272,23 @@ def _cut_at_breaks(sheet: SheetPlan, breaks: tuple[int, ...]) -> list[Cell]:
             while width < need and (cell.row, cell.col + reach) not in taken:
                 width += sheet.widths.get(cell.col + reach, DEFAULT_WIDTH)
                 reach += 1
-        end = next((b for b in breaks if cell.col < b < cell.col + reach), None)
+        out[i] = reach
+    return out
+
+
+def _cut_at_breaks(cells: list[Cell], reach: dict[int, int],
+                   breaks: tuple[int, ...]) -> list[Cell]:
+    """`cells` with each text that would cross one of the column `breaks` (as far as `reach`
+    says it goes) ended at it and wrapped, as a new list; `cells` itself when none does."""
+    out = cells
+    for i, columns in reach.items() if breaks else ():
+        cell = cells[i]
+        end = next((b for b in breaks if cell.col < b < cell.col + columns), None)
         if end is not None:
-            cells[i] = replace(cell, span=end - cell.col, wrap=True)
-    return cells
+            if out is cells:
+                out = list(cells)
+            out[i] = replace(cell, span=end - cell.col, wrap=True)
+    return out
 
 
 def print_setup(sheet: SheetPlan) -> PrintSetup:
