@@ -30,9 +30,9 @@ def test_builtin_presets_are_complete_and_sourced():
     presets = builtin_presets()
     assert presets.default == "A100 40GB SXM"
     # 9, and issue #19 §8: A100 80GB PCIe, H100 NVL, H200 NVL, GH200 x2, L40S, MI325X; and
-    # Intel's Arc Pro B60, Blackwell's B300, GB200 and GB300 (issue #22: their published GEMM
-    # tables are scored against them)
-    assert len(presets.gpus) == 20
+    # Intel's Arc Pro B60, Blackwell's B300, GB200, GB300 and RTX PRO 6000 Server (issue #22:
+    # their published GEMM tables are scored against them)
+    assert len(presets.gpus) == 21
     for gpu in presets.gpus:
         for key in ("peak_flops", *FIGURES):
             assert gpu.sources.get(key), f"{gpu.name}: no source for {key}"
@@ -57,7 +57,7 @@ def test_builtin_presets_are_parsed_once_and_cannot_be_changed(tmp_path: Path):
     assert load_presets(mine).get("Mine").hbm_bandwidth == 2e12
     mine.write_text(GOOD.replace("2e12", "3e12"))
     assert load_presets(mine).get("Mine").hbm_bandwidth == 3e12
-    assert builtin_presets() is first and len(first.gpus) == 20
+    assert builtin_presets() is first and len(first.gpus) == 21
 
 def test_published_figures():
     """Regression against vendor datasheets (dense figures), exact."""
@@ -142,6 +142,7 @@ def test_sm_counts_are_the_published_ones():
                  "MI300X": 304, "L4": 58, "A100 80GB PCIe": 108, "H100 NVL": 132,
                  "H200 NVL": 132, "GH200 96GB": 132, "GH200 144GB": 132,
                  "L40S": 18_176 // 128, "MI325X": 8 * 38, "Arc Pro B60": 20,
+                 "RTX PRO 6000 Server": 24_064 // 128,
                  # estimates (sold with 148 or 152; unpublished for the Grace parts)
                  "B300": 148, "GB200": 148, "GB300": 148}
     assert {g.name: g.sm_count for g in builtin_presets().gpus} == published

@@ -410,9 +410,9 @@ def test_every_gpu_source_prints_whole(rendered):
 
 def test_the_orientation_is_chosen_on_the_texts_as_it_cuts_them():
     """A text that crosses a column break is cut there and wraps, so its rows grow. GPU
-    Specs' sources cut at portrait's narrower breaks printed 12 pages, though on the uncut
-    texts portrait counted fewer than landscape; landscape prints 8 for 20 presets: the
-    GPU table and its two further column bands, then the sources four or five GPUs a page.
+    Specs' sources (20 presets) cut at portrait's narrower breaks printed 12 pages, though
+    on the uncut texts portrait counted fewer than landscape; landscape printed 8: the GPU
+    table and its two further column bands, then the sources four or five GPUs a page.
     The writers keep the orientation the planner chose on the cut texts."""
     from sheetgen.inputs.presets import builtin_presets
 

@@ -1,7 +1,7 @@
 """The published measured-matmul tables in benchmarks/data (XLA's H100, MI300X and B200
 tables, NVIDIA aiconfigurator's A100/H100/H200/B200/B300/GB200/GB300/L40S tables through
-TensorRT-LLM, its A100/H100/H200/B200/B300/GB200/GB300 tables through vLLM and SGLang and its
-Intel Arc Pro B60 table, AMD
+TensorRT-LLM, its A100/H100/H200/B200/B300/GB200/GB300 tables through vLLM and SGLang, its
+RTX PRO 6000 Server tables through all three and its Intel Arc Pro B60 table, AMD
 aiter's MI300X int8 table): every table listed is readable against its preset, the copied
 rates are intact, and the rows agree with independently published figures."""
 
@@ -31,7 +31,8 @@ ROWS = {"xla_h100_sm90.csv": 375, "xla_mi300x_bf16.csv": 376, "aic_a100_sxm_bf16
         "aic_h100_sxm_sglang_bf16.csv": 1920, "aic_h100_sxm_sglang_fp8.csv": 1920,
         **{f"aic_{gpu}_sxm_{fw}_{dtype}.csv": 1920 for gpu in ("a100", "h200", "b200")
            for fw in ("vllm", "sglang") for dtype in ("bf16", "fp8")},
-        **{f"aic_{gpu}_{fw}_{dtype}.csv": 1920 for gpu in ("b300_sxm", "gb200", "gb300")
+        **{f"aic_{gpu}_{fw}_{dtype}.csv": 1920
+           for gpu in ("b300_sxm", "gb200", "gb300", "rtx_pro_6000_server")
            for fw in ("vllm", "sglang") for dtype in ("bf16", "fp8")},
         "aic_b60_vllm_bf16.csv": 2002, "aiter_mi300x_int8.csv": 32,
         "aic_a100_sxm_vllm_bf16.csv": 1680}
@@ -160,8 +161,9 @@ def test_l40s_rows_beat_the_dram_roof(name, dtype, flagged, fastest):
 
 
 def test_preset_efficiencies_read_off_their_tables():
-    """The L40S's and the Arc Pro B60's measured efficiencies are the aiconfigurator tables'
-    figures their sources name, recomputed from the CSVs: the L40S's fastest bf16 GEMM
+    """The L40S's, the Arc Pro B60's and the RTX PRO 6000 Server's measured efficiencies are
+    the aiconfigurator tables' figures their sources name, recomputed from the CSVs: the
+    L40S's fastest bf16 GEMM
     (8192×4096×512) at 271.0 of 362.05 TFLOP/s; the B60's fastest, 1024×8192×65536, at 97.0
     of 98.3, and its 8×32768×32768 GEMM streaming a 2 GiB weight at 454 of 456 GB/s."""
     presets = load_presets()
@@ -181,6 +183,13 @@ def test_preset_efficiencies_read_off_their_tables():
     moved = 2 * (m * k + k * n + m * n)  # bf16 A, W and C, once each
     assert moved / float(stream["time_s"]) / gpu.hbm_bandwidth == pytest.approx(
         gpu.measured_memory_efficiency, abs=5e-4)
+    gpu = presets.get("RTX PRO 6000 Server")  # its fastest bf16 and fp8 GEMMs: 435.6, 828.4
+    for dtype, shape in (("bf16", ("16384", "8192", "4096")), ("fp8", ("4096", "8192", "65536"))):
+        fastest = max(_rows(f"aic_rtx_pro_6000_server_{dtype}.csv"),
+                      key=lambda r: float(r["flops_per_s"]))
+        assert (fastest["m"], fastest["k"], fastest["n"]) == shape
+        assert float(fastest["flops_per_s"]) / gpu.peak(dtype) == pytest.approx(
+            gpu.compute_efficiency(dtype), abs=5e-4)
 
 
 def _time_us(name: str, m: int, k: int, n: int) -> float:
@@ -362,10 +371,17 @@ DOCUMENTED = {
     "aiconfigurator GB300 fp8, vLLM": (0.199, 0.715),
     "aiconfigurator GB300 bf16, SGLang": (0.067, 0.210),
     "aiconfigurator GB300 fp8, SGLang": (0.103, 0.369),
+    "aiconfigurator RTX PRO 6000 Server bf16": (0.084, 0.522),
+    "aiconfigurator RTX PRO 6000 Server fp8": (0.076, 0.362),
+    "aiconfigurator RTX PRO 6000 Server bf16, vLLM": (0.069, 0.354),
+    "aiconfigurator RTX PRO 6000 Server fp8, vLLM": (0.144, 0.572),
+    "aiconfigurator RTX PRO 6000 Server bf16, SGLang": (0.068, 0.312),
+    "aiconfigurator RTX PRO 6000 Server fp8, SGLang": (0.098, 0.667),
 }
 #: scored but not counted for the goal: rates a dense GEMM at the spec peak cannot reach
-#: (XLA's H100 fp8), rows served from L2 faster than the DRAM allows (L40S)
-NOT_COUNTED = {"XLA H100 SXM fp8", "aiconfigurator L40S bf16", "aiconfigurator L40S fp8"}
+#: (XLA's H100 fp8), rows served from L2 faster than the DRAM allows (L40S, RTX PRO 6000)
+NOT_COUNTED = {"XLA H100 SXM fp8", "aiconfigurator L40S bf16", "aiconfigurator L40S fp8"} | {
+    n for n in DOCUMENTED if "RTX PRO 6000" in n}
 #: the tables the model's form was chosen on (the NVIDIA tables published when it was);
 #: the rest were scored after the choice
 CHOSEN_ON = {"XLA H100 SXM bf16", "XLA H100 SXM tf32", "XLA B200 bf16", "XLA B200 fp8",
@@ -452,7 +468,8 @@ def test_per_table_goals(scores):
     assert p.split_floor < 1e-12  # the split-K floor finds nothing there
     # the split-K floor is about one more launch floor wherever aiconfigurator's tables fit it
     for name in ("aiconfigurator H100 SXM bf16", "aiconfigurator H200 bf16",
-                 "aiconfigurator B200 bf16"):
+                 "aiconfigurator B200 bf16", "aiconfigurator B300 SXM bf16",
+                 "aiconfigurator GB200 bf16", "aiconfigurator GB300 bf16"):
         for p in (scores[name].split_k.params, scores[name].model.params):
             assert 0.5 * p.launch_overhead < p.split_floor < 1.5 * p.launch_overhead, name
 
