@@ -1,5 +1,5 @@
 """The CSV the table converters write (xla_perf_table.py, aiconfigurator_gemm_table.py,
-aiter_gemm_table.py):
+aiter_gemm_table.py, deepgemm_table.py):
 `# key: value` lines that `sheetgen calibrate` keeps as metadata, then one row per timed
 shape in the columns below, which `calibrate` reads as they are."""
 
@@ -25,12 +25,12 @@ def csv_text(rows: Iterable[Mapping[str, object]], metadata: Iterable[str]) -> s
     return buf.getvalue()
 
 
-def timed_row(m: int, k: int, n: int, dtype: str, device: str, seconds: float
+def timed_row(m: int, k: int, n: int, dtype: str, device: str, seconds: float, b: int = 1
               ) -> dict[str, object]:
-    """One matmul of m×k×n timed at `seconds`, as a row under COLUMNS (b = 1; its rate
-    2·m·n·k / seconds, to the FLOP/s)."""
-    return {"b": 1, "m": m, "k": k, "n": n, "dtype": dtype, "device": device,
-            "time_s": f"{seconds:.6e}", "flops_per_s": f"{2.0 * m * n * k / seconds:.0f}"}
+    """`b` matmuls of m×k×n (each with its own operands) timed together at `seconds`, as a
+    row under COLUMNS (its rate 2·b·m·n·k / seconds, to the FLOP/s)."""
+    return {"b": b, "m": m, "k": k, "n": n, "dtype": dtype, "device": device,
+            "time_s": f"{seconds:.6e}", "flops_per_s": f"{2.0 * b * m * n * k / seconds:.0f}"}
 
 
 def write(text: str, output: Path | None) -> None:
