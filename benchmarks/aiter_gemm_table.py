@@ -27,8 +27,11 @@ import table_csv
 DTYPES = {"torch.int8": "int8", "torch.float8_e4m3fnuz": "fp8", "torch.float8_e4m3fn": "fp8"}
 #: the devices an aiter row's (gfx, cu_num) names, as far as it does: gfx942 with 304 CUs is
 #: an MI300X or an MI325X, the same compute dies (one peak) with 5.3 or 6 TB/s of HBM; gfx950
-#: with 256 CUs, an MI350X or an MI355X, differ in clocks, so in peak, and are left out
-DEVICES = {("gfx942", "304"): "AMD Instinct MI300X or MI325X (gfx942, 304 CUs)"}
+#: with 256 CUs an MI350X or an MI355X, the same silicon at 2.2 or 2.4 GHz, whose peaks differ
+#: by a constant factor that the fitted compute efficiency takes up (scored against the
+#: MI355X preset); gfx942 with 80 CUs (a partitioned part) and gfx1250 name no one device
+DEVICES = {("gfx942", "304"): "AMD Instinct MI300X or MI325X (gfx942, 304 CUs)",
+           ("gfx950", "256"): "AMD Instinct MI350X or MI355X (gfx950, 256 CUs)"}
 
 
 def rows(text: str, gfx: str, cu_num: str) -> list[dict[str, object]]:

@@ -30,9 +30,9 @@ def test_builtin_presets_are_complete_and_sourced():
     presets = builtin_presets()
     assert presets.default == "A100 40GB SXM"
     # 9, and issue #19 §8: A100 80GB PCIe, H100 NVL, H200 NVL, GH200 x2, L40S, MI325X; and
-    # Intel's Arc Pro B60, Blackwell's B300, GB200, GB300 and RTX PRO 6000 Server (issue #22:
-    # their published GEMM tables are scored against them)
-    assert len(presets.gpus) == 21
+    # Intel's Arc Pro B60, Blackwell's B300, GB200, GB300 and RTX PRO 6000 Server, AMD's
+    # MI355X (issue #22: their published GEMM tables are scored against them)
+    assert len(presets.gpus) == 22
     for gpu in presets.gpus:
         for key in ("peak_flops", *FIGURES):
             assert gpu.sources.get(key), f"{gpu.name}: no source for {key}"
@@ -57,7 +57,7 @@ def test_builtin_presets_are_parsed_once_and_cannot_be_changed(tmp_path: Path):
     assert load_presets(mine).get("Mine").hbm_bandwidth == 2e12
     mine.write_text(GOOD.replace("2e12", "3e12"))
     assert load_presets(mine).get("Mine").hbm_bandwidth == 3e12
-    assert builtin_presets() is first and len(first.gpus) == 21
+    assert builtin_presets() is first and len(first.gpus) == 22
 
 def test_published_figures():
     """Regression against vendor datasheets (dense figures), exact."""
@@ -142,7 +142,7 @@ def test_sm_counts_are_the_published_ones():
                  "MI300X": 304, "L4": 58, "A100 80GB PCIe": 108, "H100 NVL": 132,
                  "H200 NVL": 132, "GH200 96GB": 132, "GH200 144GB": 132,
                  "L40S": 18_176 // 128, "MI325X": 8 * 38, "Arc Pro B60": 20,
-                 "RTX PRO 6000 Server": 24_064 // 128,
+                 "RTX PRO 6000 Server": 24_064 // 128, "MI355X": 8 * 32,
                  # estimates (sold with 148 or 152; unpublished for the Grace parts)
                  "B300": 148, "GB200": 148, "GB300": 148}
     assert {g.name: g.sm_count for g in builtin_presets().gpus} == published
@@ -152,7 +152,7 @@ def test_sm_counts_are_the_published_ones():
 #: measured bf16 TFLOP/s. The preset efficiency times the preset's dense peak must give them.
 MAMF_BF16_TFLOPS = {"A100 40GB SXM": 271.2, "A100 80GB SXM": 271.2, "A100 40GB PCIe": 252.9,
                     "H100 SXM": 794.5, "H200": 794.5, "B200": 1745.0, "MI300X": 668.4,
-                    "B300": 1769.0, "GB200": 1822.0}
+                    "B300": 1769.0, "GB200": 1822.0, "MI355X": 1565.0}
 #: BabelStream Triad (MB/s) of the runs the presets cite.
 TRIAD_MBPS = {"A100 40GB SXM": 1_377_517, "A100 80GB SXM": 1_724_827, "MI300X": 3_948_061}
 
