@@ -35,6 +35,7 @@ Datasets:
 
     python benchmarks/bench_accuracy.py                   # cpu + published (about 2 minutes)
     python benchmarks/bench_accuracy.py --skip-cpu        # published tables only (seconds)
+    python benchmarks/bench_accuracy.py --skip-cpu --chart docs/accuracy.png   # and a chart
     python benchmarks/bench_accuracy.py --gpu --gpu-seconds 420 --out accuracy.md
 """
 
@@ -136,12 +137,12 @@ def _yes(met: bool) -> str:
     return "yes" if met else "**no**"
 
 
-def published_rows(link: bool = True) -> list[str]:
+def published_rows(scores: list[TableScore], link: bool = True) -> list[str]:
     """Markdown rows: each published table scored on the half it was not fitted to (median /
     p90 |error|), the model's errors on its own fit half beside them."""
     out = []
-    for t in published_tables():
-        s = score_table(t)
+    for s in scores:
+        t = s.table
         p = s.model.params
         name = f"[{t.name}]({t.url})" if link else t.name
         median_ok, p90_ok = s.goals()
@@ -160,9 +161,9 @@ def published_rows(link: bool = True) -> list[str]:
     return out
 
 
-def goal_summary() -> str:
+def goal_summary(scores: list[TableScore]) -> str:
     """Which tables meet the held-out goal, in one sentence."""
-    scores = [score_table(t) for t in published_tables() if t.goal]
+    scores = [s for s in scores if s.table.goal]
     median = [s.table.name for s in scores if not s.goals()[0]]
     p90 = [s.table.name for s in scores if not s.goals()[1]]
     n = len(scores)
@@ -172,6 +173,60 @@ def goal_summary() -> str:
             + (f" (not: {', '.join(median)})" if median else "")
             + f"; p90 ≤ {GOAL_P90:.0%} on {n - len(p90)} of {n}"
             + (f" (not: {', '.join(p90)})" if p90 else ""))
+
+
+def chart_group(table: Table) -> str:
+    """The chart's legend entry for a table: its vendor, vLLM's and SGLang's fp8 tables
+    (their own activation-quantize kernels) apart, and whether it is counted."""
+    if not table.goal:
+        return "not counted (rows beat the spec peak or the DRAM roof)"
+    if table.dtype == "fp8" and table.name.endswith((", vLLM", ", SGLang")):
+        return "NVIDIA, vLLM and SGLang fp8 (their quantize kernels)"
+    gpu = table.gpu
+    return "AMD" if gpu.startswith("MI") else "Intel" if gpu.startswith("Arc") else "NVIDIA"
+
+
+#: legend entry -> (marker, colour, filled)
+CHART_STYLE = {"NVIDIA": ("o", "#4C8C2B", True),
+               "NVIDIA, vLLM and SGLang fp8 (their quantize kernels)": ("^", "#4C8C2B", True),
+               "AMD": ("s", "#C8102E", True), "Intel": ("D", "#0068B5", True),
+               "not counted (rows beat the spec peak or the DRAM roof)": ("o", "#777777",
+                                                                           False)}
+
+
+def accuracy_chart(scores: list[TableScore], path: Path) -> None:
+    """Each published table's held-out median against its p90 |error|, with the goal's box
+    (median ≤ 10 %, p90 ≤ 25 %) shaded: a table inside it meets the goal. Needs matplotlib
+    (the plot extra)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+
+    fig, ax = plt.subplots(figsize=(9, 6), dpi=150)
+    ax.add_patch(Rectangle((0, 0), GOAL_MEDIAN * 100, GOAL_P90 * 100, color="#E8F3E0",
+                           zorder=0, label="the goal: median ≤ 10 %, p90 ≤ 25 %"))
+    for group, (marker, colour, filled) in CHART_STYLE.items():
+        mine = [s for s in scores if chart_group(s.table) == group]
+        if not mine:
+            continue
+        ax.scatter([s.model.median_abs_error * 100 for s in mine],
+                   [s.model.p90_abs_error * 100 for s in mine], marker=marker, s=40,
+                   edgecolors=colour, facecolors=colour if filled else "none",
+                   linewidths=1.2, zorder=3, label=f"{group} ({len(mine)})")
+    ax.set_xlim(0, max(16.0, max(s.model.median_abs_error for s in scores) * 105))
+    ax.set_ylim(0, 102)
+    ax.set_xlabel("held-out median |error| (%)")
+    ax.set_ylabel("held-out p90 |error| (%)")
+    met = sum(all(s.goals()) for s in scores if s.table.goal)
+    ax.set_title(f"The model on {len(scores)} published matmul tables, scored on rows it was "
+                 f"not fitted to: the goal met on {met} of "
+                 f"{sum(s.table.goal for s in scores)} counted", fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.savefig(path, bbox_inches="tight")
+    plt.close(fig)
 
 
 def held_out_rows(name: str, device: fit.Device, data: Measurements) -> list[str]:
@@ -256,6 +311,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="also write the markdown table here")
     ap.add_argument("--no-links", action="store_true",
                     help="name the published tables without their source links")
+    ap.add_argument("--chart", type=Path,
+                    help="also draw each table's held-out median against its p90 (PNG or "
+                         "SVG; needs matplotlib, the plot extra)")
     args = ap.parse_args(argv)
     try:
         return _report(args)
@@ -278,13 +336,14 @@ def _report(args: argparse.Namespace) -> int:
         rows, about = measured_rows("cuda", ["bf16", "fp8"], args.gpu_seconds, keep, "GPU")
         lines += rows
         notes.append(about + f"; CSV: {keep}")
-    published = TABLE_HEADER + published_rows(link=not args.no_links)
+    scores = [score_table(t) for t in published_tables()]
+    published = TABLE_HEADER + published_rows(scores, link=not args.no_links)
     notes.append("model = floor + smooth max of compute and memory time, the compute "
                  "efficiency ramped as F^h / (F^h + F_half^h) in the FLOPs F, + K-loop latency "
                  "(not where split-K) + split-K floor (tiles < SMs, k ≥ 2048) (+ the "
                  "activation-quantize pass where the file states one); median / p90 "
                  "|error|, fitted on one half (train) and scored on the other (held-out)")
-    notes.append(goal_summary())
+    notes.append(goal_summary(scores))
     notes.append("published tables: benchmarks/data/tables.toml, sources and licences in "
                  "benchmarks/data/NOTICE")
     measured = [*lines, ""] if len(lines) > len(HEADER) else []
@@ -292,6 +351,8 @@ def _report(args: argparse.Namespace) -> int:
     sys.stdout.write(text)
     if args.out is not None:
         args.out.write_text(text, encoding="utf-8")
+    if args.chart is not None:
+        accuracy_chart(scores, args.chart)
     return 0
 
 

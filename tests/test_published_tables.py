@@ -617,3 +617,22 @@ def test_deepgemm_converter_reads_the_readme_tables(tmp_path):
     empty.write_text("# DeepGEMM\n")
     with pytest.raises(SystemExit):
         conv.main([str(empty)])
+
+
+def test_accuracy_chart_draws_every_table(scores, tmp_path):
+    """`bench_accuracy.py --chart`: one point per table in five legend groups (31 NVIDIA
+    tables, 11 vLLM and SGLang fp8 tables, 5 AMD, 1 Intel, 9 not counted), written as a
+    PNG; docs/measuring.md shows the one it drew."""
+    pytest.importorskip("matplotlib")
+    bench = _bench()
+    listed = [scores[t["name"]] for t in TABLES]
+    groups: dict[str, int] = {}
+    for s in listed:
+        groups[bench.chart_group(s.table)] = groups.get(bench.chart_group(s.table), 0) + 1
+    assert sorted(groups.values()) == [1, 5, 9, 11, 31] and set(groups) == set(
+        bench.CHART_STYLE)
+    out = tmp_path / "accuracy.png"
+    bench.accuracy_chart(listed, out)
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 20_000
+    assert "](accuracy.png)" in (ROOT / "docs" / "measuring.md").read_text("utf-8")
+    assert (ROOT / "docs" / "accuracy.png").stat().st_size > 20_000
