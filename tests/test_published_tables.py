@@ -1,9 +1,10 @@
 """The published measured-matmul tables in benchmarks/data (XLA's H100, MI300X and B200 tables,
 NVIDIA aiconfigurator's A100/H100/H200/B200/B300/GB200/GB300/L40S tables through TensorRT-LLM,
 its A100/H100/H200/B200/B300/GB200/GB300 tables through vLLM and SGLang, its RTX PRO 6000
-Server tables through all three and its Intel Arc Pro B60 table, AMD aiter's MI300X int8 table,
-DeepSeek DeepGEMM's H800 fp8 table): every table listed is readable against its preset, the
-copied rates are intact, and the rows agree with independently published figures."""
+Server tables through all three and its Intel Arc Pro B60 table, AMD aiter's MI300X int8 and
+MI355X int8 and fp8 tables, DeepSeek DeepGEMM's H800 fp8 table): every table listed is readable
+against its preset, the copied rates are intact, and the rows agree with independently
+published figures."""
 
 from __future__ import annotations
 
