@@ -6,6 +6,8 @@ winner of each with its measured time: `aiter/configs/<kind>_tuned_gemm.csv`, on
 and K are those of y = x·Wᵀ with x of M×K and W of N×K, so m = M, k = K and n = N here. The
 a8w8 tables time the int8 (or fp8) GEMM alone, on operands already quantized, with the bf16
 output the kernel names (e.g. I8gemm_bf16_perTokenI8_BpreShuffle_112x256): no quantize pass.
+bf16_tuned_gemm.csv's GEMMs write the `outdtype` they name (fp32 on gfx950), which the CSV
+states: calibrate it with --output-dtype fp32.
 
     git --git-dir=<aiter>/.git show <commit>:aiter/configs/a8w8_bpreshuffle_tuned_gemm.csv \\
         > tuned.csv
@@ -23,8 +25,12 @@ from pathlib import Path
 
 import table_csv
 
-#: aiter's weight dtype (q_dtype_w) -> sheetgen's
-DTYPES = {"torch.int8": "int8", "torch.float8_e4m3fnuz": "fp8", "torch.float8_e4m3fn": "fp8"}
+#: aiter's weight dtype (q_dtype_w; `dtype` in bf16_tuned_gemm.csv) -> sheetgen's
+DTYPES = {"torch.int8": "int8", "torch.float8_e4m3fnuz": "fp8", "torch.float8_e4m3fn": "fp8",
+          "torch.bfloat16": "bf16"}
+#: aiter's output dtype (`outdtype`, bf16_tuned_gemm.csv only: the a8w8 kernels write bf16)
+#: -> sheetgen's storage
+OUTPUTS = {"torch.bfloat16": "bf16", "torch.float32": "fp32"}
 #: the devices an aiter row's (gfx, cu_num) names, as far as it does: gfx942 with 304 CUs is
 #: an MI300X or an MI325X, the same compute dies (one peak) with 5.3 or 6 TB/s of HBM; gfx950
 #: with 256 CUs an MI350X or an MI355X, the same silicon at 2.2 or 2.4 GHz, whose peaks differ
@@ -41,18 +47,35 @@ def rows(text: str, gfx: str, cu_num: str) -> list[dict[str, object]]:
         if (r["gfx"], r["cu_num"]) != (gfx, cu_num):
             continue
         out.append(table_csv.timed_row(int(r["M"]), int(r["K"]), int(r["N"]),
-                                       DTYPES[r["q_dtype_w"]], "rocm", float(r["us"]) / 1e6))
+                                       DTYPES[r.get("q_dtype_w") or r["dtype"]], "rocm",
+                                       float(r["us"]) / 1e6))
     return out
 
 
-def csv_text(table: list[dict[str, object]], device_name: str, source: str) -> str:
-    """The CSV: metadata lines, then the rows."""
+def output_storage(text: str, gfx: str, cu_num: str) -> str:
+    """The storage of C the device's rows write: their `outdtype` (one for all), or bf16
+    where the file has no such column (the a8w8 kernels' epilogue writes bf16)."""
+    found = {OUTPUTS[r["outdtype"]] for r in csv.DictReader(text.splitlines())
+             if (r["gfx"], r["cu_num"]) == (gfx, cu_num) and r.get("outdtype")}
+    if len(found) > 1:
+        raise ValueError(f"{gfx} with {cu_num} CUs writes several output dtypes: {found}")
+    return found.pop() if found else "bf16"
+
+
+def csv_text(table: list[dict[str, object]], device_name: str, source: str,
+             output: str = "bf16") -> str:
+    """The CSV: metadata lines, then the rows; `output`, C's storage, is stated where it is
+    not what the rows' dtype implies (calibrate then needs --output-dtype)."""
+    quantized = any(r["dtype"] in ("int8", "fp8") for r in table)
     lines = [f"source: AMD aiter tuned GEMM table, {source}",
              "license: MIT, Copyright Advanced Micro Devices, Inc. (see NOTICE)",
              f"device_name: {device_name}",
-             "method: aiter's GEMM tuner, the fastest kernel's time per shape (us), operands "
-             "already quantized: no quantize pass",
+             "method: aiter's GEMM tuner, the fastest kernel's time per shape (us), "
+             + ("operands already quantized: " if quantized else "") + "no quantize pass",
              "time_s: us / 1e6"]
+    if output != "bf16":
+        lines.append(f"output_dtype: {output} (C's storage: calibrate with --output-dtype "
+                     f"{output})")
     return table_csv.csv_text(table, lines)
 
 
@@ -71,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     table = rows(args.table.read_text("utf-8"), args.gfx, args.cu_num)
     if not table:
         p.error(f"{args.table}: no rows for {args.gfx} with {args.cu_num} CUs")
-    text = csv_text(table, device, args.source)
+    text = csv_text(table, device, args.source,
+                    output_storage(args.table.read_text("utf-8"), args.gfx, args.cu_num))
     table_csv.write(text, args.output)
     return 0
 

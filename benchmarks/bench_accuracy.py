@@ -75,6 +75,9 @@ class Table:
     #: memory's spec allows (scored and shown, not counted for the goal); `why` says which
     goal: bool = True
     why: str = ""
+    #: C's storage where the kernels write another than the dtype's auto (aiter's bf16
+    #: GEMMs on gfx950 write fp32), as `calibrate --output-dtype` takes it
+    output_dtype: str = "auto"
 
 
 def published_tables(path: Path = TABLES) -> list[Table]:
@@ -112,7 +115,8 @@ class TableScore:
 
 def score_table(table: Table) -> TableScore:
     data = read_measurements(DATA / table.file, dtype=table.dtype)
-    device = device_for(load_presets().get(table.gpu), table.dtype)
+    device = device_for(load_presets().get(table.gpu), table.dtype,
+                        ("auto", "auto", table.output_dtype))
     by_model = {h.model: h for h in fit.held_out(device, data, ())}
     pure = by_model["pure roofline"]
     return TableScore(table, len(data), len(data) - pure.rows,

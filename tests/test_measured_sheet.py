@@ -7,6 +7,7 @@ from __future__ import annotations
 import atexit
 import copy
 import functools
+import json
 import posixpath
 import shutil
 import tempfile
@@ -170,6 +171,43 @@ def test_calibrate_output_workbook_checks_clean(tmp_path):
     proc = run("check", str(book))
     assert proc.exit_code == 0, proc.output
     assert "Measured" in proc.stdout
+
+
+def test_calibrate_counts_bytes_in_the_storage_asked_for(tmp_path):
+    """`calibrate --output-dtype fp32` (aiter's bf16 GEMMs write fp32; raw cuBLASLt int8
+    writes int32): the fit counts C at 4 bytes an element, says so, and the workbook it
+    writes has the same storage on its Inputs sheet, so the Measured sheet's fitted times
+    are calibrate's own: by hand, 1 × 4096 × 4096 in bf16 moves 2·4096 + 2·4096² + 4·4096 B
+    with C in fp32, against 2·4096 + 2·4096² + 2·4096 with auto."""
+    book = tmp_path / "h100.xlsx"
+    auto = json.loads(run("calibrate", str(XLA), "--gpu", "H100 SXM", "--dtype", "bf16",
+                          "--json").stdout)
+    proc = run("calibrate", str(XLA), "--gpu", "H100 SXM", "--dtype", "bf16", "--json",
+               "--output-dtype", "fp32", "-o", str(book))
+    assert proc.exit_code == 0, proc.output
+    wide = json.loads(proc.stdout.split("\nwrote")[0])
+    assert auto["storage"] == {"activation": "bf16", "weight": "bf16", "output": "bf16"}
+    assert wide["storage"] == {"activation": "bf16", "weight": "bf16", "output": "fp32"}
+    cal = calibrate_file(XLA, gpu="H100 SXM", dtype="bf16", storage=("auto", "auto", "fp32"))
+    device = device_for(cal.gpu, cal.dtype, cal.storage)
+    assert device.operand_bytes == (2, 2, 4)
+    moved = fit.fixed_terms(device, fit.PURE, cal.data).moved
+    i = next(i for i in range(len(cal.data)) if (cal.data.b[i], cal.data.m[i], cal.data.k[i],
+                                                  cal.data.n[i]) == (1, 4096, 4096, 4096))
+    assert moved[i] == 2 * 4096 * 4096 + 2 * 4096 * 4096 + 4 * 4096 * 4096
+    assert "operands stored A bf16, B bf16, C fp32" in "\n".join(cal.lines())
+    assert [r["calibrated_s"] for r in wide["rows"]] != [r["calibrated_s"] for r in auto["rows"]]
+    wb = openpyxl.load_workbook(book, data_only=True)
+    assert any(row[1] == "fp32" for row in wb["Inputs"].iter_rows(values_only=True)
+               if row[0] == "Outputs (C) stored as")
+    ws = wb["Measured"]
+    col = measured.TABLE.col + [c.name for c in measured.TABLE.all_columns()].index(
+        measured.CAL_TIME.name)
+    cached = [ws.cell(measured.TABLE.first_row + 1 + j, col + 1).value
+              for j in range(len(wide["rows"]))]
+    np.testing.assert_allclose(cached, [r["calibrated_s"] * 1e6 for r in wide["rows"]],
+                               rtol=1e-9)  # µs
+    assert run("check", str(book)).exit_code == 0
 
 
 def test_build_measured_adds_the_sheet(tmp_path):

@@ -38,6 +38,7 @@ ROWS = {"xla_h100_sm90.csv": 375, "xla_mi300x_bf16.csv": 376, "aic_a100_sxm_bf16
            for fw in ("vllm", "sglang") for dtype in ("bf16", "fp8")},
         "aic_b60_vllm_bf16.csv": 2002, "aiter_mi300x_int8.csv": 32, "deepgemm_h800_fp8.csv": 28,
         "aiter MI355X int8": 452, "aiter MI355X fp8": 101, "aiter_mi355x_a8w8_bpreshuffle.csv": 481,
+        "aiter_mi355x_bf16.csv": 112,
         "aic_a100_sxm_vllm_bf16.csv": 1680}
 
 
@@ -316,6 +317,13 @@ def test_aiter_rows_hand_checked():
     # gfx950 with 256 CUs (an MI350X or an MI355X), ROCm/aiter@e4048607
     # aiter/configs/a8w8_tuned_gemm.csv: int8 M 1, N 100, K 5120 in 8.7502 µs; fp8 M 128,
     # N 128, K 941,696 (one output tile, a 941,696-step K loop) in 1,362.3745 µs
+    # and bf16_tuned_gemm.csv: M 64, N 256, K 5120 in 7.9191 µs, writing fp32 (its outdtype)
+    bf16 = next(r for r in _rows("aiter_mi355x_bf16.csv")
+                if (r["m"], r["k"], r["n"]) == ("64", "5120", "256"))
+    assert float(bf16["time_s"]) == pytest.approx(7.9191e-6, rel=1e-6)
+    assert read_measurements(DATA / "aiter_mi355x_bf16.csv").metadata["output_dtype"].startswith(
+        "fp32")
+    assert next(t for t in TABLES if t["name"] == "aiter MI355X bf16")["output_dtype"] == "fp32"
     mi355 = {(r["m"], r["k"], r["n"], r["dtype"]): r for r in _rows("aiter_mi355x_a8w8.csv")}
     assert float(mi355[("1", "5120", "100", "int8")]["time_s"]) == pytest.approx(8.7502e-6,
                                                                                rel=1e-6)
@@ -356,6 +364,7 @@ DOCUMENTED = {
     "aiconfigurator L40S bf16": (0.113, 0.993), "aiconfigurator L40S fp8": (0.102, 0.598),
     "aiconfigurator Arc Pro B60 bf16, vLLM": (0.060, 0.201),
     "aiter MI300X int8": (0.057, 0.243),
+    "aiter MI355X bf16": (0.081, 0.208),
     "aiter MI355X int8": (0.123, 0.356),
     "aiter MI355X fp8": (0.099, 0.940),
     "aiter MI355X fp8, preshuffled": (0.073, 0.263),
@@ -410,7 +419,7 @@ BLACKWELL = {n for n in DOCUMENTED if re.search(r"\b(B300|GB200|GB300)\b", n)}
 FRAMEWORK_FP8 = {f"aiconfigurator {gpu} fp8, {fw}"
                  for gpu in ("H100 SXM", "H200", "B200", "GB200", "GB300")
                  for fw in ("vLLM", "SGLang")} | {"aiconfigurator B300 SXM fp8, vLLM"}
-#: aiter's gfx950 tables (an MI350X or an MI355X)
+#: aiter's gfx950 tables (an MI350X or an MI355X) that miss the p90 (its bf16 one meets it)
 MI355X = {"aiter MI355X int8", "aiter MI355X fp8", "aiter MI355X fp8, preshuffled"}
 #: where the goal (held-out median ≤ 10 %, p90 ≤ 25 %) holds today
 MEDIAN_GOAL_MET = set(DOCUMENTED) - NOT_COUNTED - FRAMEWORK_FP8 - {"aiter MI355X int8"}
@@ -458,16 +467,17 @@ def test_per_table_goals(scores):
                 if scores[n].model.median_abs_error < scores[n].split_k.median_abs_error - 0.0005}
 
     assert len(CHOSEN_ON) == 11 and len(lower(CHOSEN_ON)) == 8, lower(CHOSEN_ON)
-    # scored after the choice: the ramp lowers the median on 16 of the 20 counted tables
-    # (B60: 10.5 % to 6.0 %; DeepGEMM 7.6 % to 6.9 %; aiter's MI355X fp8 16.2 % to 9.9 %),
+    # scored after the choice: the ramp lowers the median on 17 of the 21 counted tables
+    # (B60: 10.5 % to 6.0 %; DeepGEMM 7.6 % to 6.9 %; aiter's MI355X fp8 16.2 % to 9.9 %,
+    # its bf16 11.5 % to 8.1 %),
     # raises it on vLLM's H100 bf16 (5.2 % to 5.4 %), aiter's MI300X int8 (5.0 % to 5.7 %)
     # and SGLang's B200 bf16 (8.0 % to 8.3 %), and leaves SGLang's B200 fp8 where it was
     # (14.8 %)
     after = set(DOCUMENTED) - CHOSEN_ON - NOT_COUNTED - {"XLA MI300X bf16"} - BLACKWELL
-    assert len(after) == 20 and after - lower(after) == {
+    assert len(after) == 21 and after - lower(after) == {
         "aiconfigurator H100 SXM bf16, vLLM", "aiter MI300X int8",
         "aiconfigurator B200 bf16, SGLang", "aiconfigurator B200 fp8, SGLang"}
-    assert lower(after) >= MI355X
+    assert lower(after) >= MI355X | {"aiter MI355X bf16"}
     # and on the B300, GB200 and GB300 (scored later still): lower on all 8 fp8 tables and
     # GB300's bf16 one, and within 0.06 points either way on the other 7 bf16 tables
     assert len(BLACKWELL) == 16
@@ -622,7 +632,7 @@ def test_deepgemm_converter_reads_the_readme_tables(tmp_path):
 
 def test_accuracy_chart_draws_every_table(scores, tmp_path):
     """`bench_accuracy.py --chart`: one point per table in five legend groups (31 NVIDIA
-    tables, 11 vLLM and SGLang fp8 tables, 5 AMD, 1 Intel, 9 not counted), written as a
+    tables, 11 vLLM and SGLang fp8 tables, 6 AMD, 1 Intel, 9 not counted), written as a
     PNG; docs/measuring.md shows the one it drew."""
     pytest.importorskip("matplotlib")
     bench = _bench()
@@ -630,7 +640,7 @@ def test_accuracy_chart_draws_every_table(scores, tmp_path):
     groups: dict[str, int] = {}
     for s in listed:
         groups[bench.chart_group(s.table)] = groups.get(bench.chart_group(s.table), 0) + 1
-    assert sorted(groups.values()) == [1, 5, 9, 11, 31] and set(groups) == set(
+    assert sorted(groups.values()) == [1, 6, 9, 11, 31] and set(groups) == set(
         bench.CHART_STYLE)
     out = tmp_path / "accuracy.png"
     bench.accuracy_chart(listed, out)

@@ -42,11 +42,17 @@ FASTER_ON_CPU = (
 FASTER_UNKNOWN = FASTER_ON_GPU + " " + FASTER_ON_CPU
 
 
-def device_for(gpu: GPU, dtype: str) -> fit.Device:
+#: each operand's storage as the compute dtype implies it (A, B, C: "auto" each)
+AUTO_STORAGE = (precision.AUTO,) * 3
+
+
+def device_for(gpu: GPU, dtype: str, storage: tuple[str, str, str] = AUTO_STORAGE
+               ) -> fit.Device:
     """The model's figures for a preset: spec peak and bandwidth, the dtype's element size
-    and each operand's "auto" storage (fp8 measured by `measure` writes bf16, as auto does)."""
+    and each operand's storage (A, B, C; "auto": the dtype's, so fp8 measured by `measure`
+    writes bf16, as auto does)."""
     return fit.Device(gpu.name, gpu.peak(dtype), gpu.hbm_bandwidth, DTYPE_BYTES[dtype],
-                      gpu.sm_count, precision.resolve(dtype).bytes())
+                      gpu.sm_count, precision.resolve(dtype, *storage).bytes())
 
 
 def preset_params(gpu: GPU, dtype: str) -> fit.Params:
@@ -74,6 +80,8 @@ class Calibration:
     calibrated: np.ndarray  # refined-model seconds per row
     flagged: np.ndarray  # faster than the pure roofline
     held_out: list[fit.HeldOut] = field(default_factory=list)
+    #: each operand's storage (A, B, C) the rows' bytes were counted in
+    storage: tuple[str, str, str] = AUTO_STORAGE
 
     @property
     def error_before(self) -> np.ndarray:
@@ -96,8 +104,11 @@ class Calibration:
                  "error": float(self.error_after[i]),
                  "error_before": float(self.error_before[i]),
                  "faster_than_roof": bool(self.flagged[i])} for i in range(len(d))]
+        stored = precision.resolve(self.dtype, *self.storage)
         return {
             "gpu": self.gpu.name, "dtype": self.dtype, "source": d.origin,
+            "storage": {"activation": stored.activation, "weight": stored.weight,
+                        "output": stored.output},
             "time_column": d.time_header, "fitted": self.fitted,
             "compute_efficiency": self.params.compute_efficiency,
             "memory_efficiency": self.params.memory_efficiency,
@@ -161,6 +172,10 @@ class Calibration:
         if p.quantize_bytes:
             waves += (f", activation quantize pass {p.quantize_bytes:g} B per element of A "
                       "(from the file)")
+        if self.storage != AUTO_STORAGE:
+            stored = precision.resolve(self.dtype, *self.storage)
+            waves += (f", operands stored A {stored.activation}, B {stored.weight}, "
+                      f"C {stored.output}")
         out = [f"{self.gpu.name} {self.dtype}: refined model {how} {len(d)} measured times "
                f"({d.origin}, column {d.time_header!r})",
                f"  compute efficiency {p.compute_efficiency:.3f}, memory efficiency "
@@ -251,9 +266,11 @@ class Calibration:
             "Load it with --gpu-file FILE --gpu NAME."], force=force)
 
 
-def calibrate(data: Measurements, gpu: GPU, *, no_fit: bool = False) -> Calibration:
-    """Fit (or, with no_fit, check the preset's refined model) against the measurements."""
-    device = device_for(gpu, data.dtype)
+def calibrate(data: Measurements, gpu: GPU, *, no_fit: bool = False,
+              storage: tuple[str, str, str] = AUTO_STORAGE) -> Calibration:
+    """Fit (or, with no_fit, check the preset's refined model) against the measurements,
+    their bytes counted with each operand in `storage` (A, B, C)."""
+    device = device_for(gpu, data.dtype, storage)
     if no_fit:  # the file's own quantize line (or --quantize-bytes) wins over the preset's
         params, scores = preset_params(gpu, data.dtype), []
         if QUANTIZE_KEY in data.metadata or f"{QUANTIZE_KEY}.{data.dtype}" in data.metadata:
@@ -262,7 +279,7 @@ def calibrate(data: Measurements, gpu: GPU, *, no_fit: bool = False) -> Calibrat
         params, scores = fit.choose(device, data)
     return Calibration(gpu, data.dtype, data, params, not no_fit,
                        fit.predict(device, fit.PURE, data), fit.predict(device, params, data),
-                       fit.faster_than_roof(device, data), scores)
+                       fit.faster_than_roof(device, data), scores, storage)
 
 
 def measured_inputs(cal: Calibration) -> MeasuredInputs:
@@ -281,7 +298,8 @@ def measured_inputs(cal: Calibration) -> MeasuredInputs:
 def calibrate_file(path: str | Path, *, gpu: str | None = None,
                    gpu_file: str | Path | None = None, dtype: str | None = None,
                    no_fit: bool = False, sheet: str | None = None,
-                   quantize_bytes: float | None = None) -> Calibration:
+                   quantize_bytes: float | None = None,
+                   storage: tuple[str, str, str] = AUTO_STORAGE) -> Calibration:
     """Read the measurements and calibrate the chosen preset to them; `quantize_bytes`
     overrides the file's activation-quantize bytes per element."""
     presets = hardware.load_presets(gpu_file)
@@ -294,22 +312,24 @@ def calibrate_file(path: str | Path, *, gpu: str | None = None,
         data.metadata = {**{k: v for k, v in data.metadata.items()
                             if not k.startswith(f"{QUANTIZE_KEY}.")},
                          QUANTIZE_KEY: repr(float(quantize_bytes))}
-    return calibrate(data, chosen, no_fit=no_fit)
+    return calibrate(data, chosen, no_fit=no_fit, storage=storage)
 
 
 def calibrate_dtypes(path: str | Path, *, gpu: str | None = None,
                      gpu_file: str | Path | None = None, dtype: str | None = None,
                      no_fit: bool = False, sheet: str | None = None,
-                     quantize_bytes: float | None = None) -> list[Calibration]:
+                     quantize_bytes: float | None = None,
+                     storage: tuple[str, str, str] = AUTO_STORAGE) -> list[Calibration]:
     """One calibration per dtype of the file (just the chosen one with `dtype`); the
     preset's default dtype (bf16) first when present."""
     try:
         return [calibrate_file(path, gpu=gpu, gpu_file=gpu_file, dtype=dtype, no_fit=no_fit,
-                               sheet=sheet, quantize_bytes=quantize_bytes)]
+                               sheet=sheet, quantize_bytes=quantize_bytes, storage=storage)]
     except SeveralDtypes as several:
         order = sorted(several.dtypes, key=lambda d: (d != hardware.DEFAULT_DTYPE, d))
         return [calibrate_file(path, gpu=gpu, gpu_file=gpu_file, dtype=d, no_fit=no_fit,
-                               sheet=sheet, quantize_bytes=quantize_bytes) for d in order]
+                               sheet=sheet, quantize_bytes=quantize_bytes, storage=storage)
+                for d in order]
 
 
 def merged_preset(cals: list[Calibration], name: str | None = None) -> dict[str, Any]:

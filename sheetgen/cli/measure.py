@@ -8,7 +8,13 @@ from pathlib import Path
 
 import click
 
-from sheetgen.cli.common import DescribedDefault, cli, gpu_file_option, user_errors
+from sheetgen.cli.common import (
+    DescribedDefault,
+    cli,
+    gpu_file_option,
+    storage_options,
+    user_errors,
+)
 from sheetgen.core.defaults import DEFAULT_MEASURE_REPEATS, DEFAULT_MEASURE_SECONDS
 from sheetgen.errors import InputError
 from sheetgen.inputs.presets import DTYPES
@@ -85,10 +91,12 @@ def measure(out: Path, device: str, shapes: Path | None, dtype: str | None,
               show_default="the file's '# activation_quantize_bytes_per_element' line, else 0",
               help="Bytes per element of A that a separate activation-quantize kernel, timed "
                    "with each matmul, moves (5: dynamic per-tensor FP8 from bf16).")
+@storage_options
 def calibrate(measured: Path, gpu: str | None, gpu_file: Path | None, dtype: str | None,
               sheet: str | None, as_json: bool, no_fit: bool, preset_out: Path | None,
               name: str | None, out: Path | None, force: bool,
-              quantize_bytes: float | None) -> None:
+              quantize_bytes: float | None, activation_dtype: str, weight_dtype: str,
+              output_dtype: str) -> None:
     """Fit compute and memory efficiency and the launch floor to MEASURED times.
 
     MEASURED is a CSV or xlsx with m, k, n and a time column (`time_s`, `time (ms)`,
@@ -119,8 +127,10 @@ def calibrate(measured: Path, gpu: str | None, gpu_file: Path | None, dtype: str
             check_preset_path(preset_out, force)
         if out is not None:
             check_output_path(out, force)
+        storage = (activation_dtype.lower(), weight_dtype.lower(), output_dtype.lower())
         cals = calibrate_dtypes(measured, gpu=gpu, gpu_file=gpu_file, dtype=dtype,
-                                no_fit=no_fit, sheet=sheet, quantize_bytes=quantize_bytes)
+                                no_fit=no_fit, sheet=sheet, quantize_bytes=quantize_bytes,
+                                storage=storage)
         cal = cals[0]  # the Measured sheet shows the first (bf16 when present)
         if preset_out is not None:
             write_merged_preset(cals, preset_out, name, force=force)
@@ -129,7 +139,9 @@ def calibrate(measured: Path, gpu: str | None, gpu_file: Path | None, dtype: str
                                             cal.data.k.astype(int).tolist(),
                                             cal.data.n.astype(int).tolist(), strict=True)))
             build_workbook(out, gpu=cal.gpu.name, dtype=cal.dtype, shapes=shapes,
-                           gpu_file=gpu_file, force=force, measured=measured_inputs(cal))
+                           gpu_file=gpu_file, force=force, measured=measured_inputs(cal),
+                           activation_dtype=storage[0], weight_dtype=storage[1],
+                           output_dtype=storage[2])
     if as_json:
         report = cal.as_dict() if len(cals) == 1 else {"dtypes": [c.as_dict() for c in cals]}
         click.echo(json.dumps(report, indent=2))
