@@ -7,7 +7,8 @@ and K are those of y = x·Wᵀ with x of M×K and W of N×K, so m = M, k = K and
 a8w8 tables time the int8 (or fp8) GEMM alone, on operands already quantized, with the bf16
 output the kernel names (e.g. I8gemm_bf16_perTokenI8_BpreShuffle_112x256): no quantize pass.
 bf16_tuned_gemm.csv's GEMMs write the `outdtype` they name (fp32 on gfx950), which the CSV
-states: calibrate it with --output-dtype fp32.
+states: calibrate it with --output-dtype fp32. Several files make one table (aiter's
+model_configs/*_bf16_tuned_gemm.csv: every shape of a dozen models), each shape once.
 
     git --git-dir=<aiter>/.git show <commit>:aiter/configs/a8w8_bpreshuffle_tuned_gemm.csv \\
         > tuned.csv
@@ -41,10 +42,11 @@ DEVICES = {("gfx942", "304"): "AMD Instinct MI300X or MI325X (gfx942, 304 CUs)",
 
 
 def rows(text: str, gfx: str, cu_num: str) -> list[dict[str, object]]:
-    """The rows of one device, in the file's order."""
+    """The rows of one device, in the file's order; a GEMM with a bias (bf16 files'
+    `bias` column) is left out: its epilogue reads a vector the model does not count."""
     out = []
     for r in csv.DictReader(text.splitlines()):
-        if (r["gfx"], r["cu_num"]) != (gfx, cu_num):
+        if (r["gfx"], r["cu_num"]) != (gfx, cu_num) or r.get("bias", "False") != "False":
             continue
         out.append(table_csv.timed_row(int(r["M"]), int(r["K"]), int(r["N"]),
                                        DTYPES[r.get("q_dtype_w") or r["dtype"]], "rocm",
@@ -81,7 +83,9 @@ def csv_text(table: list[dict[str, object]], device_name: str, source: str,
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("table", type=Path, help="an aiter *_tuned_gemm.csv")
+    p.add_argument("table", type=Path, nargs="+",
+                   help="aiter *_tuned_gemm.csv files (several: one table, a shape kept once, "
+                        "from the first file that has it)")
     p.add_argument("--gfx", default="gfx942")
     p.add_argument("--cu-num", default="304")
     p.add_argument("--source", default="", help="where the file came from (repo@commit path)")
@@ -91,11 +95,22 @@ def main(argv: list[str] | None = None) -> int:
     if device is None:
         p.error(f"{args.gfx} with {args.cu_num} CUs names no one device "
                 f"(known: {', '.join(f'{g}/{c}' for g, c in DEVICES)})")
-    table = rows(args.table.read_text("utf-8"), args.gfx, args.cu_num)
+    texts = [path.read_text("utf-8") for path in args.table]
+    table: list[dict[str, object]] = []
+    seen: set[tuple[object, ...]] = set()
+    for text in texts:
+        for row in rows(text, args.gfx, args.cu_num):
+            shape = (row["m"], row["k"], row["n"], row["dtype"])
+            if shape not in seen:
+                seen.add(shape)
+                table.append(row)
     if not table:
-        p.error(f"{args.table}: no rows for {args.gfx} with {args.cu_num} CUs")
-    text = csv_text(table, device, args.source,
-                    output_storage(args.table.read_text("utf-8"), args.gfx, args.cu_num))
+        p.error(f"{', '.join(map(str, args.table))}: no rows for {args.gfx} with "
+                f"{args.cu_num} CUs")
+    outputs = {output_storage(text, args.gfx, args.cu_num) for text in texts}
+    if len(outputs) > 1:
+        p.error(f"the files write several output dtypes: {', '.join(sorted(outputs))}")
+    text = csv_text(table, device, args.source, outputs.pop())
     table_csv.write(text, args.output)
     return 0
 

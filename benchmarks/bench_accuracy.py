@@ -25,7 +25,7 @@ Datasets:
               tables through TensorRT-LLM, its A100/H100/H200/B200/B300/GB200/GB300
               tables through vLLM and SGLang (no B300 SGLang table of its own), its RTX
               PRO 6000 Server tables through all three and its Intel Arc Pro B60 table,
-              AMD aiter's MI300X int8 and MI355X int8 and fp8 tables, DeepSeek
+              AMD aiter's MI300X int8 and MI355X bf16, int8 and fp8 tables, DeepSeek
               DeepGEMM's H800 fp8 table; sources in
               benchmarks/data/NOTICE),
               each against its spec preset, reported separately:
