@@ -53,7 +53,8 @@ from pathlib import Path
 
 from sheetgen.calibrate import fit
 from sheetgen.calibrate.data import Measurements, read_measurements
-from sheetgen.calibrate.report import device_for
+from sheetgen.calibrate.report import AUTO_STORAGE, device_for
+from sheetgen.inputs import precision
 from sheetgen.inputs.presets import load_presets
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -77,7 +78,7 @@ class Table:
     why: str = ""
     #: C's storage where the kernels write another than the dtype's auto (aiter's bf16
     #: GEMMs on gfx950 write fp32), as `calibrate --output-dtype` takes it
-    output_dtype: str = "auto"
+    output_dtype: str = precision.AUTO
 
 
 def published_tables(path: Path = TABLES) -> list[Table]:
@@ -116,7 +117,7 @@ class TableScore:
 def score_table(table: Table) -> TableScore:
     data = read_measurements(DATA / table.file, dtype=table.dtype)
     device = device_for(load_presets().get(table.gpu), table.dtype,
-                        ("auto", "auto", table.output_dtype))
+                        (*AUTO_STORAGE[:2], table.output_dtype))
     by_model = {h.model: h for h in fit.held_out(device, data, ())}
     pure = by_model["pure roofline"]
     return TableScore(table, len(data), len(data) - pure.rows,

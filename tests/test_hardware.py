@@ -71,6 +71,32 @@ def test_published_figures():
     assert p.get("H100 SXM").link_bandwidth == 450e9  # 900 GB/s is both directions
 
 
+def test_blackwell_amd_and_rtx_presets_by_hand():
+    """The presets added for issue #22, against their sources by hand: ml-engineering's
+    dense TFLOPS rows (B300 2,250 bf16 and 4,500 fp8; GB200 and GB300 2,500 and 5,000);
+    Blackwell Ultra's cut int8 (153.5 and 165 TOPS, aiconfigurator's system files); memory as
+    nvidia-smi reports it in MiB (B300 275,040, GB200 189,471, GB300 284,208, RTX PRO 6000
+    97,887); the B300's 62 TB/s per 8 GPUs; the MI355X's 256 CUs × 8,192 fp8 FLOPs per clock
+    × 2.4 GHz; the RTX PRO 6000's fp32 as 24,064 cores × 2 × 2.43 GHz."""
+    p = builtin_presets()
+    b300, gb200, gb300 = p.get("B300"), p.get("GB200"), p.get("GB300")
+    assert (b300.peak("bf16"), b300.peak("fp8"), b300.peak("int8")) == (2250e12, 4500e12,
+                                                                         153.5e12)
+    assert (gb200.peak("bf16"), gb200.peak("fp8"), gb200.peak("tf32")) == (2500e12, 5000e12,
+                                                                           1250e12)
+    assert (gb300.peak("bf16"), gb300.peak("int8")) == (2500e12, 165e12)
+    assert b300.hbm_bandwidth == pytest.approx(62e12 / 8)
+    mib = {"B300": 275_040, "GB200": 189_471, "GB300": 284_208, "RTX PRO 6000 Server": 97_887}
+    for name, size in mib.items():
+        assert p.get(name).memory_bytes == size * 2**20, name
+    mi355x = p.get("MI355X")
+    assert mi355x.peak("fp8") == pytest.approx(256 * 8192 * 2.4e9, rel=1e-4)
+    assert mi355x.peak("bf16") == mi355x.peak("fp8") / 2 and not mi355x.supports("tf32")
+    rtx = p.get("RTX PRO 6000 Server")
+    assert rtx.peak("fp32") == pytest.approx(24_064 * 2 * 2.43e9, rel=1e-4)
+    assert rtx.peak("tf32") * 2 == rtx.peak("bf16") and rtx.peak("fp8") == 2 * rtx.peak("bf16")
+
+
 def test_user_file_adds_and_overrides(tmp_path: Path):
     f = tmp_path / "mine.toml"
     f.write_text(GOOD)

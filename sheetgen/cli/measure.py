@@ -127,7 +127,7 @@ def calibrate(measured: Path, gpu: str | None, gpu_file: Path | None, dtype: str
             check_preset_path(preset_out, force)
         if out is not None:
             check_output_path(out, force)
-        storage = (activation_dtype.lower(), weight_dtype.lower(), output_dtype.lower())
+        storage = (activation_dtype, weight_dtype, output_dtype)  # click's case-folded choices
         cals = calibrate_dtypes(measured, gpu=gpu, gpu_file=gpu_file, dtype=dtype,
                                 no_fit=no_fit, sheet=sheet, quantize_bytes=quantize_bytes,
                                 storage=storage)
