@@ -95,7 +95,8 @@ class TableScore:
     the smooth max + K loop + split-K floor (`split_k`) and the same with the compute ramp
     (the form chosen on NVIDIA's tables: `model`), each fitted on the other half. Every
     calibrated form includes the activation-quantize pass where the table's file states one
-    (the aiconfigurator fp8 tables)."""
+    (the aiconfigurator fp8 tables), and there the model gives the pass a roofline of its
+    own (kernel_terms.quantize_time)."""
 
     table: Table
     rows: int
@@ -107,6 +108,9 @@ class TableScore:
     split_k: fit.HeldOut
     model: fit.HeldOut
     quantize_bytes: float
+    #: the same with the compute ramp, without the quantize kernel (`model` where the file
+    #: states no pass)
+    ramp: fit.HeldOut
 
     def goals(self) -> tuple[bool, bool]:
         """(median goal met, p90 goal met) by the model on the held-out half."""
@@ -123,8 +127,10 @@ def score_table(table: Table) -> TableScore:
     return TableScore(table, len(data), len(data) - pure.rows,
                       int(fit.faster_than_roof(device, data).sum()), pure,
                       by_model["calibrated"], by_model["calibrated + smooth max"],
-                      by_model[fit.SMOOTH_K_SPLIT], by_model[fit.SMOOTH_K_SPLIT_RAMP],
-                      data.quantize_bytes)
+                      by_model[fit.SMOOTH_K_SPLIT],
+                      by_model.get(fit.SMOOTH_K_SPLIT_RAMP_QUANT,
+                                   by_model[fit.SMOOTH_K_SPLIT_RAMP]),
+                      data.quantize_bytes, by_model[fit.SMOOTH_K_SPLIT_RAMP])
 
 
 TABLE_HEADER = ["| table | preset | rows fit / test | faster than roof | roofline | hard max "
@@ -154,7 +160,10 @@ def published_rows(scores: list[TableScore], link: bool = True) -> list[str]:
         median_ok, p90_ok = s.goals()
         goal = (f"{_yes(median_ok)} / {_yes(p90_ok)}" if t.goal
                 else f"not counted: {t.why}")
-        quantize = f"{s.quantize_bytes:g} B/elt" if s.quantize_bytes else "none"
+        quantize = (f"{s.quantize_bytes:g} B/elt at {p.quantize_efficiency:.2f}, "
+                    f"{p.quantize_row_latency * 1e9:.2f} ns/row, "
+                    f"{p.quantize_k_latency * 1e9:.2f} ns/elt" if s.quantize_bytes
+                    else "none")
         out.append(f"| {name} | {t.gpu} | {s.fit_rows} / {s.roofline.rows} | {s.flagged} | "
                    f"{_pair(s.roofline)} | {_pair(s.hard_max)} | {_pair(s.smooth_max)} | "
                    f"{_pair(s.split_k)} | "
@@ -347,7 +356,9 @@ def _report(args: argparse.Namespace) -> int:
     notes.append("model = floor + smooth max of compute and memory time, the compute "
                  "efficiency ramped as F^h / (F^h + F_half^h) in the FLOPs F, + K-loop latency "
                  "(not where split-K) + split-K floor (tiles < SMs, k ≥ 2048) (+ the "
-                 "activation-quantize pass where the file states one); median / p90 "
+                 "activation-quantize pass where the file states one, a kernel with a roofline "
+                 "of its own: the slowest of its bytes at its bandwidth efficiency, a latency "
+                 "per row of A and one row's time); median / p90 "
                  "|error|, fitted on one half (train) and scored on the other (held-out)")
     notes.append(goal_summary(scores))
     notes.append("published tables: benchmarks/data/tables.toml, sources and licences in "

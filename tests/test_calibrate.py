@@ -322,6 +322,72 @@ def test_fit_recovers_a_known_overlap_exponent():
     assert params.overlap == pytest.approx(2.0, rel=0.1)
 
 
+def test_fit_recovers_a_known_quantize_kernel():
+    """Times made with a quantize pass of 5 B per element of A that is a kernel of its own
+    (half the bandwidth, 5 ns a row of A, 0.5 ns an element of a row; 1 % noise): the fit
+    with the quantize kernel finds its three figures, and the held-out comparison prefers
+    it. Skinny tall shapes (32,768 rows of 64) are the row cost's, one row of 262,144 the
+    element cost's, large square ones the bytes'."""
+    shapes = SHAPES + [(m, 64, 64) for m in (4096, 16384, 32768)] + [
+        (1, k, 256) for k in (65536, 131072, 262144)] + [(8192, 8192, 1024), (4096, 16384, 512)]
+    true = fit.Params(0.75, 0.85, 4e-6, quantize_bytes=5.0, quantize_efficiency=0.5,
+                      quantize_row_latency=5e-9, quantize_k_latency=5e-10)
+    data = _data(shapes)
+    data.metadata = {"activation_quantize_bytes_per_element": "5"}
+    rng = np.random.default_rng(3)
+    data.measured = fit.predict(DEVICE, true, data) * np.exp(rng.normal(0, 0.01, len(shapes)))
+    got = fit.fit(DEVICE, data, quantize_kernel=True)
+    assert got.quantize_kernel and got.quantize_bytes == 5.0
+    assert got.quantize_row_latency == pytest.approx(5e-9, rel=0.05)
+    assert got.quantize_k_latency == pytest.approx(5e-10, rel=0.05)
+    assert got.quantize_efficiency == pytest.approx(0.5, rel=0.05)
+    assert got.memory_efficiency == pytest.approx(0.85, rel=0.05)
+    _, scores = fit.choose(DEVICE, data, ())
+    by_model = {s.model: s for s in scores}
+    assert by_model[fit.SMOOTH_K_SPLIT_RAMP_QUANT].median_abs_error < 0.02 < \
+        by_model[fit.SMOOTH_K_SPLIT_RAMP].median_abs_error
+    # without a stated pass there is no kernel to fit, and no such form
+    data.metadata = {}
+    assert not fit.fit(DEVICE, data, quantize_kernel=True).quantize_kernel
+    assert fit.SMOOTH_K_SPLIT_RAMP_QUANT not in {s.model for s in fit.held_out(DEVICE, data, ())}
+
+
+def test_the_quantize_kernel_of_a_merged_preset_is_its_dtypes(tmp_path):
+    """A preset merged from a bf16 calibration (no pass) and an fp8 one whose pass has a
+    roofline of its own keeps the fp8 pass's three figures, said to be fp8's; loaded back,
+    --no-fit on fp8 rows predicts with them."""
+    from sheetgen.calibrate.report import Calibration, merged_preset
+    from sheetgen.inputs.preset_toml import write_preset
+
+    gpu = load_presets().get("H100 SXM")
+    bf16 = read_measurements(_csv(tmp_path, "m,k,n,time_s\n4096,4096,4096,2e-4\n", "bf16.csv"),
+                             dtype="bf16")
+    src = _csv(tmp_path, "# activation_quantize_bytes_per_element: 5\n"
+               "m,k,n,time_s\n32768,32,32,2.4e-4\n", "fp8.csv")
+    fp8 = read_measurements(src, dtype="fp8")
+    kernel = fit.Params(0.7, 0.85, 4e-6, quantize_bytes=5.0, quantize_kernel=True,
+                        quantize_efficiency=0.6, quantize_row_latency=7e-9,
+                        quantize_k_latency=6e-10)
+    none = np.zeros(1)
+    cals = [Calibration(gpu, "bf16", bf16, fit.Params(0.8, 0.85, 4e-6), True, none, none,
+                        none.astype(bool)),
+            Calibration(gpu, "fp8", fp8, kernel, True, none, none, none.astype(bool))]
+    out = merged_preset(cals, "merged")
+    assert (out["activation_quantize_efficiency"], out["activation_quantize_row_latency"],
+            out["activation_quantize_k_latency"]) == (0.6, 7e-9, 6e-10)
+    assert "fp8" in out["activation_quantize_row_latency_source"]
+    path = write_preset(tmp_path / "merged.toml", [out], header=["test"])
+    loaded = load_preset_file(path).get("merged")
+    assert loaded.activation_quantize_row_latency == 7e-9
+    cal = calibrate_file(src, gpu="merged", gpu_file=path, dtype="fp8", no_fit=True)
+    # 32,768 rows at 7 ns = 229.4 µs, the slowest of the pass's three times, after the GEMM
+    assert cal.params.has_quantize_kernel
+    gemm = fit.predict(fit.Device("H100", 1979e12, 3.35e12, 1, 132, (1, 1, 2)),
+                       fit.Params(loaded.compute_efficiency("fp8"), 0.85, 4e-6,
+                                  overlap=loaded.overlap_exponent), fp8)[0]
+    assert cal.calibrated[0] == pytest.approx(gemm + 32768 * 7e-9, rel=1e-9)
+
+
 def test_several_dtypes_are_fitted_per_dtype(tmp_path):
     """XLA's H100 file has bf16 and tf32 rows: without --dtype calibrate fits each; the
     preset keeps bf16's compute efficiency as its own and tf32's (and the built-in fp8 MAMF
@@ -491,6 +557,21 @@ def test_hand_made_preset_kernel_terms_predict_by_hand(tmp_path):
                   "m,k,n,time_s\n1,4096,32,4e-6\n", "stated.csv")
     assert calibrate_file(stated, gpu="Terms", gpu_file=preset, dtype="bf16",
                           no_fit=True).calibrated == pytest.approx([3.63520e-6], rel=1e-12)
+    # the pass as a kernel of its own: at half the bandwidth, 1 ns a row of A, 0.2 ns an
+    # element of a row. 1×4096: one row of 4,096 (0.8192 µs) beats its bytes (20,480 B at
+    # 1e12 B/s: 0.02048 µs) and its one row's 1 ns; 4096×32×32 (k = 32: no split-K, the K
+    # loop 3.2 ns): 4,096 rows (4.096 µs) beat 655,360 B (0.65536 µs) and 6.4 ns; its GEMM
+    # is memory-bound, 2·(2·4096·32 + 32·32) B / 2e12 = 0.263168 µs
+    kernel = preset.with_name("kernel.toml")
+    kernel.write_text(KERNEL_TERMS_PRESET + "activation_quantize_efficiency = 0.5\n"
+                      "activation_quantize_row_latency = 1e-9\n"
+                      "activation_quantize_k_latency = 2e-10\n")
+    rows = _csv(tmp_path, "m,k,n,time_s\n1,4096,32,4e-6\n1,1024,32,3e-6\n4096,32,32,6e-6\n",
+                "kernel.csv")
+    assert calibrate_file(rows, gpu="Terms", gpu_file=kernel, dtype="bf16",
+                          no_fit=True).calibrated == pytest.approx(
+        [(2 + 0.1352 + 1.5 + 0.8192) * 1e-6, (2 + 0.033824 + 0.1024 + 0.2048) * 1e-6,
+         (2 + 0.263168 + 0.0032 + 4.096) * 1e-6], rel=1e-12)
 
 
 @pytest.mark.parametrize(("edit", "needle"), [
@@ -505,6 +586,15 @@ def test_hand_made_preset_kernel_terms_predict_by_hand(tmp_path):
      "field 'activation_quantize_bytes': expected 0 to 64 bytes"),
     (("activation_quantize_bytes = 5", "activation_quantize_bytes = true"),
      "field 'activation_quantize_bytes'"),
+    (("activation_quantize_bytes = 5", "activation_quantize_bytes = 5\n"
+      "activation_quantize_efficiency = 1.5"),
+     "field 'activation_quantize_efficiency': expected 0 to 1 (a fraction of the HBM"),
+    (("activation_quantize_bytes = 5", "activation_quantize_bytes = 5\n"
+      "activation_quantize_row_latency = -1e-9"),
+     "field 'activation_quantize_row_latency': expected 0 to 1e-06 seconds per row of A"),
+    (("activation_quantize_bytes = 5", "activation_quantize_bytes = 5\n"
+      "activation_quantize_k_latency = 0.1"),
+     "field 'activation_quantize_k_latency': expected 0 to 1e-06 seconds per element"),
 ])
 def test_bad_kernel_terms_in_a_preset_are_one_error_line(tmp_path, edit, needle):
     bad = tmp_path / "bad.toml"

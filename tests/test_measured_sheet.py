@@ -54,10 +54,12 @@ def calibration(tmp_path_factory):
     return tmp, _calibration()
 
 
-#: a K-loop latency, a quantize pass and a compute ramp, set by hand (the small table's fit
-#: chooses none of them)
+#: a K-loop latency, a quantize pass with a roofline of its own and a compute ramp, set by
+#: hand (the small table's fit chooses none of them); the pass's three times each win on some
+#: row (test_the_quantize_kernel_takes_the_slowest_of_its_three_times)
 TERMS = {"k_latency": 2e-10, "quantize_bytes": 5.0, "split_floor": 1.5e-6,
-         "split_min_k": 512.0, "ramp_flops": 3e9, "ramp_exponent": 0.8}
+         "split_min_k": 512.0, "ramp_flops": 3e9, "ramp_exponent": 0.8,
+         "quantize_efficiency": 0.5, "quantize_row_latency": 7e-9, "quantize_k_latency": 3e-10}
 
 
 def _plan(cal, waves: bool | None = None, **terms: float):
@@ -125,6 +127,9 @@ def _measured_workbooks(tmp: Path) -> dict[str, Path]:
         (measured.CAL_OVERLAP, 1.5),
         (measured.CAL_K_LATENCY, 3e-4),  # µs per unit of k
         (measured.CAL_QUANT_BYTES, 5),
+        (measured.CAL_QUANT_EFF, 0.7),
+        (measured.CAL_QUANT_ROW, 5e-3),  # µs per row of A
+        (measured.CAL_QUANT_K, 4e-4),  # µs per element of a row
         (measured.CAL_SPLIT_FLOOR, 2),  # µs
         (measured.CAL_SPLIT_MIN_K, 1024),
         (measured.CAL_RAMP_FLOPS, 5e9),
@@ -152,12 +157,30 @@ def test_libreoffice_recalculates_the_measured_sheet_to_the_model(calibration, l
     params = fit.Params(**{**cal.params.__dict__, "waves": False, "launch_overhead": 3e-6,
                            "overlap": 1.5, "k_latency": 3e-10, "quantize_bytes": 5.0,
                            "split_floor": 2e-6, "split_min_k": 1024.0,
-                           "ramp_flops": 5e9, "ramp_exponent": 1.7})
+                           "ramp_flops": 5e9, "ramp_exponent": 1.7,
+                           "quantize_efficiency": 0.7, "quantize_row_latency": 5e-9,
+                           "quantize_k_latency": 4e-10})
     expect = fit.predict(device_for(cal.gpu, cal.dtype), params, data)
     col = measured.TABLE.col + [c.name for c in measured.TABLE.all_columns()].index(
         measured.CAL_TIME.name)
     rows = [got[(measured.TABLE.first_row + i, col)] for i in range(len(expect))]
     np.testing.assert_allclose(rows, expect * 1e6, rtol=1e-9)  # µs
+
+
+def test_the_quantize_kernel_takes_the_slowest_of_its_three_times(calibration):
+    """TERMS' pass by hand, row by row: b·m·k·5 B at 0.5 of the H100's 3.35 TB/s, b·m rows of
+    7 ns, one row of k elements of 0.3 ns; each wins somewhere, and the sheet's column is the
+    slowest."""
+    _, cal = calibration
+    p = _plan(cal, False, **TERMS)
+    got = np.asarray(p.model.columns[measured.QUANT_TIME.name], float)
+    hand = {(4096, 4096, 4096, 1): 4096 * 4096 * 5 / (3.35e12 * 0.5),  # its bytes: 50.1 µs
+            (1, 8192, 8192, 1): 8192 * 0.3e-9,  # one row of 8,192: 2.46 µs
+            (1024, 1024, 1024, 4): 4 * 1024 * 7e-9}  # 4,096 rows: 28.7 µs
+    rows = list(zip(cal.data.m, cal.data.k, cal.data.n, cal.data.b, strict=True))
+    for shape, seconds in hand.items():
+        assert got[rows.index(shape)] == pytest.approx(seconds, rel=1e-12), shape
+    assert cal.gpu.hbm_bandwidth == 3.35e12
 
 
 def test_calibrate_output_workbook_checks_clean(tmp_path):

@@ -349,20 +349,21 @@ def _bench() -> ModuleType:
 
 
 #: held-out (median, p90) of the model (smooth max + compute ramp + K loop + split-K floor, +
-#: the quantize pass where the file states one) per table, as docs/measuring.md reports them
+#: the quantize pass where the file states one, as a kernel with a roofline of its own) per
+#: table, as docs/measuring.md reports them
 DOCUMENTED = {
     "XLA H100 SXM bf16": (0.036, 0.117), "XLA H100 SXM tf32": (0.053, 0.157),
     "XLA MI300X bf16": (0.099, 0.272), "aiconfigurator A100 SXM bf16": (0.068, 0.231),
-    "aiconfigurator H100 SXM bf16": (0.046, 0.151), "aiconfigurator H100 SXM fp8": (0.037, 0.139),
-    "aiconfigurator H200 bf16": (0.051, 0.208), "aiconfigurator H200 fp8": (0.039, 0.171),
-    "aiconfigurator B200 bf16": (0.063, 0.209), "aiconfigurator B200 fp8": (0.048, 0.131),
+    "aiconfigurator H100 SXM bf16": (0.046, 0.151), "aiconfigurator H100 SXM fp8": (0.030, 0.112),
+    "aiconfigurator H200 bf16": (0.051, 0.208), "aiconfigurator H200 fp8": (0.033, 0.121),
+    "aiconfigurator B200 bf16": (0.063, 0.209), "aiconfigurator B200 fp8": (0.045, 0.113),
     "XLA B200 bf16": (0.041, 0.142), "XLA B200 fp8": (0.046, 0.111),
     "XLA H100 SXM fp8": (0.109, 0.302),
     "aiconfigurator H100 SXM bf16, vLLM": (0.054, 0.186),
-    "aiconfigurator H100 SXM fp8, vLLM": (0.177, 0.631),
+    "aiconfigurator H100 SXM fp8, vLLM": (0.052, 0.254),
     "aiconfigurator H100 SXM bf16, SGLang": (0.059, 0.163),
-    "aiconfigurator H100 SXM fp8, SGLang": (0.119, 0.394),
-    "aiconfigurator L40S bf16": (0.113, 0.993), "aiconfigurator L40S fp8": (0.102, 0.598),
+    "aiconfigurator H100 SXM fp8, SGLang": (0.102, 0.311),
+    "aiconfigurator L40S bf16": (0.113, 0.993), "aiconfigurator L40S fp8": (0.078, 0.687),
     "aiconfigurator Arc Pro B60 bf16, vLLM": (0.060, 0.201),
     "aiter MI300X int8": (0.057, 0.243),
     "aiter MI355X bf16": (0.081, 0.208),
@@ -375,35 +376,35 @@ DOCUMENTED = {
     "aiconfigurator A100 SXM bf16, vLLM": (0.077, 0.243),
     "aiconfigurator A100 SXM bf16, SGLang": (0.089, 0.257),
     "aiconfigurator H200 bf16, vLLM": (0.055, 0.219),
-    "aiconfigurator H200 fp8, vLLM": (0.197, 0.649),
+    "aiconfigurator H200 fp8, vLLM": (0.057, 0.256),
     "aiconfigurator H200 bf16, SGLang": (0.074, 0.230),
-    "aiconfigurator H200 fp8, SGLang": (0.148, 0.406),
+    "aiconfigurator H200 fp8, SGLang": (0.115, 0.347),
     "aiconfigurator B200 bf16, vLLM": (0.073, 0.214),
-    "aiconfigurator B200 fp8, vLLM": (0.213, 0.718),
+    "aiconfigurator B200 fp8, vLLM": (0.065, 0.449),
     "aiconfigurator B200 bf16, SGLang": (0.083, 0.261),
-    "aiconfigurator B200 fp8, SGLang": (0.148, 0.402),
+    "aiconfigurator B200 fp8, SGLang": (0.102, 0.362),
     "aiconfigurator B300 SXM bf16": (0.068, 0.198),
-    "aiconfigurator B300 SXM fp8": (0.046, 0.136),
+    "aiconfigurator B300 SXM fp8": (0.040, 0.110),
     "aiconfigurator B300 SXM bf16, vLLM": (0.062, 0.205),
-    "aiconfigurator B300 SXM fp8, vLLM": (0.229, 0.703),
+    "aiconfigurator B300 SXM fp8, vLLM": (0.049, 0.318),
     "aiconfigurator GB200 bf16": (0.067, 0.223),
-    "aiconfigurator GB200 fp8": (0.052, 0.138),
+    "aiconfigurator GB200 fp8": (0.046, 0.112),
     "aiconfigurator GB200 bf16, vLLM": (0.069, 0.242),
-    "aiconfigurator GB200 fp8, vLLM": (0.219, 0.719),
+    "aiconfigurator GB200 fp8, vLLM": (0.051, 0.300),
     "aiconfigurator GB200 bf16, SGLang": (0.076, 0.229),
-    "aiconfigurator GB200 fp8, SGLang": (0.120, 0.404),
+    "aiconfigurator GB200 fp8, SGLang": (0.084, 0.342),
     "aiconfigurator GB300 bf16": (0.063, 0.201),
-    "aiconfigurator GB300 fp8": (0.048, 0.127),
+    "aiconfigurator GB300 fp8": (0.041, 0.107),
     "aiconfigurator GB300 bf16, vLLM": (0.063, 0.205),
-    "aiconfigurator GB300 fp8, vLLM": (0.199, 0.715),
+    "aiconfigurator GB300 fp8, vLLM": (0.051, 0.298),
     "aiconfigurator GB300 bf16, SGLang": (0.067, 0.210),
-    "aiconfigurator GB300 fp8, SGLang": (0.103, 0.369),
+    "aiconfigurator GB300 fp8, SGLang": (0.071, 0.307),
     "aiconfigurator RTX PRO 6000 Server bf16": (0.084, 0.522),
-    "aiconfigurator RTX PRO 6000 Server fp8": (0.076, 0.362),
+    "aiconfigurator RTX PRO 6000 Server fp8": (0.067, 0.370),
     "aiconfigurator RTX PRO 6000 Server bf16, vLLM": (0.069, 0.354),
-    "aiconfigurator RTX PRO 6000 Server fp8, vLLM": (0.144, 0.572),
+    "aiconfigurator RTX PRO 6000 Server fp8, vLLM": (0.073, 0.319),
     "aiconfigurator RTX PRO 6000 Server bf16, SGLang": (0.068, 0.312),
-    "aiconfigurator RTX PRO 6000 Server fp8, SGLang": (0.098, 0.667),
+    "aiconfigurator RTX PRO 6000 Server fp8, SGLang": (0.058, 0.299),
 }
 #: scored but not counted for the goal: rates a dense GEMM at the spec peak cannot reach
 #: (XLA's H100 fp8), rows served from L2 faster than the DRAM allows (L40S, RTX PRO 6000)
@@ -425,12 +426,18 @@ FRAMEWORK_FP8 = {f"aiconfigurator {gpu} fp8, {fw}"
 #: aiter's gfx950 tables (an MI350X or an MI355X) that miss the p90 (its bf16 ones meet it)
 MI355X = {"aiter MI355X int8", "aiter MI355X fp8", "aiter MI355X fp8, preshuffled",
           "aiter MI355X fp8, DeepSeek-V3 shapes"}
-#: where the goal (held-out median ≤ 10 %, p90 ≤ 25 %) holds today
-MEDIAN_GOAL_MET = set(DOCUMENTED) - NOT_COUNTED - FRAMEWORK_FP8 - {"aiter MI355X int8"}
-#: SGLang's bf16 tables of the A100 and the B200 miss the p90 narrowly (25.7 %, 26.1 %)
-P90_GOAL_MET = MEDIAN_GOAL_MET - MI355X - {"XLA MI300X bf16",
-                                           "aiconfigurator A100 SXM bf16, SGLang",
-                                           "aiconfigurator B200 bf16, SGLang"}
+#: the tables whose files state an activation-quantize pass (every aiconfigurator fp8 one)
+QUANTIZE_PASS = {n for n in DOCUMENTED if n.startswith("aiconfigurator") and " fp8" in n}
+#: where the goal (held-out median ≤ 10 %, p90 ≤ 25 %) holds today: the quantize kernel's
+#: roofline brings vLLM's fp8 medians under 10 %, SGLang's on the GB200 and GB300 (8.4 %,
+#: 7.1 %), not on the H100, H200 and B200 (10.2 %, 11.5 %, 10.2 %)
+MEDIAN_GOAL_MET = set(DOCUMENTED) - NOT_COUNTED - {"aiter MI355X int8"} - {
+    f"aiconfigurator {gpu} fp8, SGLang" for gpu in ("H100 SXM", "H200", "B200")}
+#: SGLang's bf16 tables of the A100 and the B200 miss the p90 narrowly (25.7 %, 26.1 %), and
+#: vLLM's H100 and H200 fp8 ones (25.4 %, 25.6 %)
+P90_GOAL_MET = MEDIAN_GOAL_MET - FRAMEWORK_FP8 - MI355X - {
+    "XLA MI300X bf16", "aiconfigurator A100 SXM bf16, SGLang",
+    "aiconfigurator B200 bf16, SGLang"}
 
 
 @pytest.fixture(scope="module")
@@ -460,15 +467,12 @@ def test_per_table_goals(scores):
         if name in NOT_COUNTED:
             assert not s.table.goal, name
             continue
-        # vLLM's fp8 tables, where both forms miss by far, within a point (B200 71.8 %
-        # against 70.9 %, B300 70.3 % against 70.1 %, GB200 71.9 % against 71.8 %)
-        slack = 0.01 if name in FRAMEWORK_FP8 else 0.0
-        assert s.model.p90_abs_error <= s.hard_max.p90_abs_error + slack, name
+        assert s.model.p90_abs_error <= s.hard_max.p90_abs_error, name
         assert s.model.median_abs_error < 0.5 * s.roofline.median_abs_error, name
         assert s.goals() == (name in MEDIAN_GOAL_MET, name in P90_GOAL_MET), name
-    def lower(names: set[str]) -> set[str]:
+    def lower(names: set[str]) -> set[str]:  # where the ramp lowers the held-out median
         return {n for n in names
-                if scores[n].model.median_abs_error < scores[n].split_k.median_abs_error - 0.0005}
+                if scores[n].ramp.median_abs_error < scores[n].split_k.median_abs_error - 0.0005}
 
     assert len(CHOSEN_ON) == 11 and len(lower(CHOSEN_ON)) == 8, lower(CHOSEN_ON)
     # scored after the choice: the ramp lowers the median on 19 of the 23 counted tables
@@ -489,7 +493,7 @@ def test_per_table_goals(scores):
         "aiconfigurator GB300 bf16"}
     for name in BLACKWELL:
         s = scores[name]
-        assert s.model.median_abs_error < s.split_k.median_abs_error + 0.0006, name
+        assert s.ramp.median_abs_error < s.split_k.median_abs_error + 0.0006, name
     b60 = scores["aiconfigurator Arc Pro B60 bf16, vLLM"]
     assert b60.split_k.median_abs_error > 0.10 > 0.07 > b60.model.median_abs_error
     a100 = scores["aiconfigurator A100 SXM bf16"]
@@ -530,20 +534,33 @@ def test_bench_accuracy_gpu_without_a_gpu_is_one_error_line():
     assert keep.exists() == existed
 
 
-def test_the_quantize_kernel_experiment_is_as_documented(capsys):
-    """benchmarks/quantize_kernel_experiment.py, the form docs/measuring.md records as tried
-    and not adopted, on vLLM's H100 fp8 table: the quantize pass with a roofline of its own
-    takes the held-out median from 17.7 % to 5.2 % but leaves the p90 above the goal
-    (25.4 %), and its fitted cost per row is the 7.1 ns read off the rows
-    (test_framework_fp8_quantize_costs_more_than_its_bytes)."""
-    experiment = _benchmark("quantize_kernel_experiment")
-    name = "aiconfigurator H100 SXM fp8, vLLM"
-    assert experiment.main(["--table", name]) == 0
-    row = capsys.readouterr().out.splitlines()[-1]
-    assert row == f"| {name} | 17.7% / 63.1% | 5.2% / 25.4% | 7.12 ns / 0.61 ns / 0.62 |"
-    doc = (ROOT / "docs" / "measuring.md").read_text("utf-8")
-    assert "| H100 fp8, vLLM | 17.7 % / 63.1 % | 5.2 % / 25.4 % | 7.1 ns / 0.61 ns / 0.62 |" \
-        in doc
+def test_the_quantize_kernels_roofline_reads_the_rows(scores):
+    """Where a file states a quantize pass, the model gives the pass a roofline of its own
+    (kernel_terms.quantize_time). It lowers the held-out median on all 21 such tables and the
+    p90 on every counted one, and its fitted figures are the ones read off the rows by hand
+    (test_framework_fp8_quantize_costs_more_than_its_bytes): vLLM's serial cost per row of A
+    is the 7.1 ns of (238.6 − 122.0) µs over 16,384 rows on the H100 (7.2 and 6.3 ns on the
+    H200 and the B200), TensorRT-LLM's per-tensor pass has none (a few hundredths of a ns),
+    and SGLang's one row of 65,536 elements in 40.2 µs is 0.61 ns an element."""
+    assert len(QUANTIZE_PASS) == 21
+    for name in QUANTIZE_PASS:
+        s = scores[name]
+        assert s.model.params.quantize_kernel and s.quantize_bytes in (3.0, 5.0), name
+        assert s.model.median_abs_error < s.ramp.median_abs_error, name
+        if name not in NOT_COUNTED:
+            assert s.model.p90_abs_error < s.ramp.p90_abs_error, name
+    for name, ns in (("H100 SXM", 7.1), ("H200", 7.2), ("B200", 6.3)):
+        p = scores[f"aiconfigurator {name} fp8, vLLM"].model.params
+        assert p.quantize_row_latency * 1e9 == pytest.approx(ns, rel=0.05), name
+        trt = scores[f"aiconfigurator {name} fp8"].model.params
+        assert trt.quantize_row_latency * 1e9 < 0.2, name
+    sglang = scores["aiconfigurator H100 SXM fp8, SGLang"].model.params
+    assert sglang.quantize_row_latency * 1e9 < 0.5
+    assert sglang.quantize_k_latency * 1e9 == pytest.approx(40.19e3 / 65536, rel=0.25)
+    # every other table fits and scores exactly as before: no pass, no kernel
+    for name in set(DOCUMENTED) - QUANTIZE_PASS:
+        assert scores[name].model is scores[name].ramp, name
+    assert not Path(ROOT / "benchmarks" / "quantize_kernel_experiment.py").exists()
 
 
 def test_quantize_pass_is_what_the_fp8_tables_were_missing(tmp_path):

@@ -19,9 +19,11 @@ tables (docs/measuring.md). Three terms run after it (sheetgen.model.kernel_term
 K loop (a fitted latency per unit of k, 0 where the GEMM runs split-K) and the split-K
 reduction kernel's floor (fitted), forms the held-out half must choose, and, when the
 measurement file says its timings include one, a separate activation-quantize pass (its bytes
-per element are the file's, never fitted). The last form adds a Hill-type ramp of the compute
+per element are the file's, never fitted). A further form adds a Hill-type ramp of the compute
 efficiency in the matmul's FLOPs (kernel_terms.compute_ramp: F_half and h fitted), chosen on
-the NVIDIA tables' held-out halves like the others.
+the NVIDIA tables' held-out halves like the others. The last, only where the file states a
+pass, gives the pass a roofline of its own (kernel_terms.quantize_time: its own bandwidth
+efficiency, a serial cost per row of A and one row's time, fitted).
 
 predict is timed(fixed_terms(...)): what no fitted parameter changes (FLOPs, bytes, the wave
 efficiency, the split-K switch, the quantize pass's bytes) is computed once per fit, and the
@@ -55,6 +57,10 @@ MAX_OVERLAP_EXPONENT = 64.0  # beyond this the p-norm is the hard max to within 
 #: timings of one large matmul spread by about a percent, and a measured peak (measure's
 #: device preset) is itself such a timing.
 ROOF_TOLERANCE = 0.02
+#: the quantize kernel's (row latency, element latency) starting points, in units of the
+#: fastest time over the largest b·m or k: none, a little, as large as the floor, and one
+#: without the other
+QUANTIZE_STARTS = ((0.0, 0.0), (1.0, 1.0), (10.0, 10.0), (10.0, 0.0), (0.0, 10.0))
 
 
 @dataclass(frozen=True)
@@ -88,6 +94,13 @@ class Params:
     split_min_k: float = 0.0  # k from which an under-filled GEMM runs split-K; 0 = off
     ramp_flops: float = 0.0  # F_half of the compute-efficiency ramp (FLOPs); 0 = off
     ramp_exponent: float = 1.0  # its exponent h (kernel_terms.compute_ramp)
+    #: the quantize pass's own roofline (kernel_terms.quantize_time): its bandwidth efficiency
+    #: (0: memory_efficiency's), s per row of A, s per element of one row; fitted when
+    #: quantize_kernel
+    quantize_efficiency: float = 0.0
+    quantize_row_latency: float = 0.0
+    quantize_k_latency: float = 0.0
+    quantize_kernel: bool = False
 
     @property
     def form(self) -> str:
@@ -100,8 +113,21 @@ class Params:
             out = "hard max"
         out += " + K-loop latency" if self.k_loop else ""
         out += f" + split-K floor (k ≥ {self.split_min_k:g})" if self.split_min_k else ""
-        return out + (f" + compute ramp (F_half = {self.ramp_flops:.3g} FLOPs, h = "
-                      f"{self.ramp_exponent:.3g})" if self.ramp_flops else "")
+        out += (f" + compute ramp (F_half = {self.ramp_flops:.3g} FLOPs, h = "
+                f"{self.ramp_exponent:.3g})" if self.ramp_flops else "")
+        return out + (" + quantize kernel" if self.quantize_kernel else "")
+
+    @property
+    def has_quantize_kernel(self) -> bool:
+        """Whether the quantize pass has a roofline of its own (fitted, or a preset's)."""
+        return self.quantize_kernel or any(
+            float(v) != 0 for v in (self.quantize_efficiency, self.quantize_row_latency,
+                                    self.quantize_k_latency))
+
+    def quantize_bandwidth_efficiency(self) -> Any:
+        """The quantize pass's bandwidth efficiency: its own, else the GEMM's."""
+        return np.where(np.asarray(self.quantize_efficiency) > 0, self.quantize_efficiency,
+                        self.memory_efficiency)
 
 
 PURE = Params()  # the seed's pure roofline: spec figures, no floor, no quantization
@@ -122,6 +148,7 @@ class Fixed:
     wave_eff: np.ndarray | None  # None: waves off, or no SM count
     split: np.ndarray  # 1.0 where the GEMM runs split-K
     quantize_moved: np.ndarray  # bytes the activation-quantize pass moves
+    rows_a: np.ndarray  # b·m: the rows of A the quantize pass walks
 
 
 def switches(device: Device, params: Params) -> tuple[bool, int, int, float, float]:
@@ -145,7 +172,7 @@ def fixed_terms(device: Device, params: Params, data: Measurements) -> Fixed:
     split = kernel_terms.split_k(tiles, device.sm_count, k, params.split_min_k)
     flops = b_flops(data)
     quantize_moved = kernel_terms.quantize_bytes(b, m, k, params.quantize_bytes)
-    return Fixed(key, flops, moved, k, wave_eff, split, quantize_moved)
+    return Fixed(key, flops, moved, k, wave_eff, split, quantize_moved, b * m)
 
 
 def timed(device: Device, params: Params, fixed: Fixed) -> np.ndarray:
@@ -161,9 +188,14 @@ def timed(device: Device, params: Params, fixed: Fixed) -> np.ndarray:
     if fixed.wave_eff is not None:
         compute = refined.quantized_compute_time(compute, fixed.wave_eff)
     roof = refined.refined_time(params.launch_overhead, compute, memory, params.overlap)
-    quantize = matmul.MEMORY_TIME.reference(
-        bytes_moved=fixed.quantize_moved,
-        attainable_bw=device.bandwidth * params.memory_efficiency)
+    if params.has_quantize_kernel:
+        quantize = kernel_terms.quantize_time(
+            fixed.quantize_moved, device.bandwidth, params.quantize_bandwidth_efficiency(),
+            fixed.rows_a, fixed.k, params.quantize_row_latency, params.quantize_k_latency)
+    else:  # the pass charged its bytes at the GEMM's bandwidth
+        quantize = matmul.MEMORY_TIME.reference(
+            bytes_moved=fixed.quantize_moved,
+            attainable_bw=device.bandwidth * params.memory_efficiency)
     split = fixed.split
     return np.asarray(kernel_terms.total_time(
         roof, kernel_terms.k_loop_time(fixed.k, params.k_latency, split),
@@ -187,14 +219,18 @@ def faster_than_roof(device: Device, data: Measurements) -> np.ndarray:
 
 def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int = 128,
         tile_n: int = 128, overlap: bool = False, k_loop: bool = False,
-        split_k: bool = False, ramp: bool = False, base: Params | None = None) -> Params:
+        split_k: bool = False, ramp: bool = False, quantize_kernel: bool = False,
+        base: Params | None = None) -> Params:
     """The robust least-squares fit of efficiencies and floor, of the overlap exponent when
     `overlap`, of the K loop's latency per unit of k when `k_loop`, of the split-K kernel's
-    floor when `split_k` and of the compute ramp's F_half and h when `ramp` (flagged rows
-    excluded; the quantize pass's bytes come from the data). `base`: this call's result
-    without `ramp`, when the caller has it (the ramp starts from it; else it is fitted)."""
+    floor when `split_k`, of the compute ramp's F_half and h when `ramp` and of the quantize
+    pass's own efficiency and latencies when `quantize_kernel` and the data states a pass
+    (flagged rows excluded; the pass's bytes come from the data). `base`: this call's result
+    without its last form (`quantize_kernel`, else `ramp`), when the caller has it (the fit
+    starts from it; else it is fitted)."""
     keep = ~faster_than_roof(device, data)
     qbytes = data.quantize_bytes
+    quantize_kernel = quantize_kernel and qbytes > 0
     if not keep.any():
         return replace(PURE, waves=waves, tile_m=tile_m, tile_n=tile_n, k_loop=k_loop,
                        quantize_bytes=qbytes,
@@ -202,9 +238,11 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
     rows = data.subset(keep)
     scale = float(np.min(rows.measured))  # the floor in units of the fastest time
     k_scale = scale / float(np.max(rows.k))  # latency per k in units of that over the max k
+    row_scale = scale / float(np.max(rows.b * rows.m))  # the same per row of A
     n_base = 4 if overlap else 3
     n_split = n_base + (1 if k_loop else 0)
     n_ramp = n_split + (1 if split_k else 0)
+    n_quant = n_ramp + (2 if ramp else 0)
     # the ramp's F_half is fitted as log10 FLOPs, from the data's decades
     log_flops = np.log10(b_flops(rows))
 
@@ -219,13 +257,18 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
                 return float(10.0 ** x[i])
             return np.array([[float(10.0 ** xi)] for xi in x[:, i]])
 
-        return Params(v(0), v(1), v(2) * scale, waves, tile_m, tile_n,
-                      v(3) if overlap else 0.0,
-                      v(n_base) * k_scale if k_loop else 0.0, k_loop, qbytes,
-                      v(n_split) * scale if split_k else 0.0,
-                      kernel_terms.SPLIT_K_MIN_K if split_k else 0.0,
-                      half(n_ramp + 1) if ramp else 0.0,
-                      v(n_ramp) if ramp else 1.0)
+        out = Params(v(0), v(1), v(2) * scale, waves, tile_m, tile_n,
+                     v(3) if overlap else 0.0,
+                     v(n_base) * k_scale if k_loop else 0.0, k_loop, qbytes,
+                     v(n_split) * scale if split_k else 0.0,
+                     kernel_terms.SPLIT_K_MIN_K if split_k else 0.0,
+                     half(n_ramp + 1) if ramp else 0.0,
+                     v(n_ramp) if ramp else 1.0)
+        if not quantize_kernel:
+            return out
+        return replace(out, quantize_efficiency=v(n_quant),
+                       quantize_row_latency=v(n_quant + 1) * row_scale,
+                       quantize_k_latency=v(n_quant + 2) * k_scale, quantize_kernel=True)
 
     def residuals(x: np.ndarray) -> np.ndarray:
         return relative_error(timed(device, params(x), fixed), rows.measured)
@@ -245,9 +288,25 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
         lower.append(0.0)
         upper.append(np.inf)
         starts = [[*x0, 0.3] for x0 in starts]
-    if ramp:  # from the same form's fit without the ramp (a ramp of F_half → 0 is that fit)
+    if ramp:
         lower += [MIN_RAMP_EXPONENT, float(log_flops.min()) - 3.0]
         upper += [MAX_RAMP_EXPONENT, float(log_flops.max()) + 1.0]
+    if quantize_kernel:  # from the same form's fit without it (a pass at the GEMM's bandwidth)
+        lower += [MIN_EFFICIENCY, 0.0, 0.0]
+        upper += [1.0, np.inf, np.inf]
+        if base is None:
+            base = fit(device, data, waves=waves, tile_m=tile_m, tile_n=tile_n,
+                       overlap=overlap, k_loop=k_loop, split_k=split_k, ramp=ramp)
+        x_base = [base.compute_efficiency, base.memory_efficiency, base.launch_overhead / scale]
+        x_base += [base.overlap] if overlap else []
+        x_base += [base.k_latency / k_scale] if k_loop else []
+        x_base += [base.split_floor / scale] if split_k else []
+        x_base += [base.ramp_exponent, np.log10(max(base.ramp_flops, 1e-30))] if ramp else []
+        x_base = list(np.clip(x_base, np.add(lower[:len(x_base)], 1e-9),
+                              np.subtract(upper[:len(x_base)], 1e-9)))
+        starts = [[*x_base, min(base.memory_efficiency, 0.99), r, kk]
+                  for r, kk in QUANTIZE_STARTS]
+    elif ramp:  # from the same form's fit without the ramp (a ramp of F_half → 0 is that fit)
         if base is None:
             base = fit(device, data, waves=waves, tile_m=tile_m, tile_n=tile_n,
                        overlap=overlap, k_loop=k_loop, split_k=split_k)
@@ -328,14 +387,15 @@ class HeldOut:
 SMOOTH_K_LOOP = "calibrated + smooth max + K loop"
 SMOOTH_K_SPLIT = "calibrated + smooth max + K loop + split-K"
 SMOOTH_K_SPLIT_RAMP = "calibrated + smooth max + K loop + split-K + ramp"
+SMOOTH_K_SPLIT_RAMP_QUANT = SMOOTH_K_SPLIT_RAMP + " + quantize kernel"
 
 
 def held_out(device: Device, data: Measurements, tiles: Sequence[tuple[int, int]]
              = TILE_CANDIDATES) -> list[HeldOut]:
     """Pure roofline, fitted floor + efficiencies (hard max), the same with a smooth overlap,
     with a smooth overlap and the K loop's latency (+ the split-K floor (+ the compute
-    ramp)), and with waves for each tile shape, each scored on the rows it was not fitted
-    to."""
+    ramp (+ the quantize kernel, where the data states a pass))), and with waves for each
+    tile shape, each scored on the rows it was not fitted to."""
     train, test = split_halves(device, data)
     fit_rows, test_rows = data.subset(train), data.subset(test)
     pure = replace(PURE, quantize_bytes=data.quantize_bytes)
@@ -349,9 +409,14 @@ def held_out(device: Device, data: Measurements, tiles: Sequence[tuple[int, int]
                       test_rows, fit_rows))
     split = fit(device, fit_rows, overlap=True, k_loop=True, split_k=True)
     out.append(_score(SMOOTH_K_SPLIT, split, device, test_rows, fit_rows))
-    out.append(_score(SMOOTH_K_SPLIT_RAMP, fit(device, fit_rows, overlap=True, k_loop=True,
-                                               split_k=True, ramp=True, base=split),
-                      device, test_rows, fit_rows))
+    ramp = fit(device, fit_rows, overlap=True, k_loop=True, split_k=True, ramp=True,
+               base=split)
+    out.append(_score(SMOOTH_K_SPLIT_RAMP, ramp, device, test_rows, fit_rows))
+    if data.quantize_bytes:
+        out.append(_score(SMOOTH_K_SPLIT_RAMP_QUANT,
+                          fit(device, fit_rows, overlap=True, k_loop=True, split_k=True,
+                              ramp=True, quantize_kernel=True, base=ramp),
+                          device, test_rows, fit_rows))
     for tm, tn in dict.fromkeys(tiles):
         p = fit(device, fit_rows, waves=True, tile_m=tm, tile_n=tn)
         out.append(_score(f"calibrated + waves ({tm}x{tn} tiles)", p, device, test_rows,
@@ -369,8 +434,9 @@ def _score(model: str, params: Params, device: Device, rows: Measurements,
 def choose(device: Device, data: Measurements, tiles: Sequence[tuple[int, int]]
            = TILE_CANDIDATES) -> tuple[Params, list[HeldOut]]:
     """The final fit on every row, in the form (hard max, smooth max, smooth max + K loop (+
-    split-K floor (+ compute ramp)), or waves with the tile shape that did best) that
-    predicted the held-out half best (lowest median |error|; the simpler form wins ties)."""
+    split-K floor (+ compute ramp (+ quantize kernel))), or waves with the tile shape that did
+    best) that predicted the held-out half best (lowest median |error|; the simpler form wins
+    ties)."""
     if len(data) < MIN_HELD_OUT_ROWS:
         return fit(device, data), []
     scores = held_out(device, data, tiles)
@@ -379,4 +445,5 @@ def choose(device: Device, data: Measurements, tiles: Sequence[tuple[int, int]]
     p = best.params
     return fit(device, data, waves=p.waves, tile_m=p.tile_m, tile_n=p.tile_n,
                overlap=p.overlap >= refined.MIN_OVERLAP_EXPONENT, k_loop=p.k_loop,
-               split_k=p.split_min_k > 0, ramp=p.ramp_flops > 0), scores
+               split_k=p.split_min_k > 0, ramp=p.ramp_flops > 0,
+               quantize_kernel=p.quantize_kernel), scores

@@ -66,7 +66,10 @@ def preset_params(gpu: GPU, dtype: str) -> fit.Params:
                       split_floor=gpu.split_k_floor,
                       split_min_k=float(gpu.split_k_min_k),
                       ramp_flops=gpu.compute_ramp_flops,
-                      ramp_exponent=gpu.compute_ramp_exponent)
+                      ramp_exponent=gpu.compute_ramp_exponent,
+                      quantize_efficiency=gpu.activation_quantize_efficiency,
+                      quantize_row_latency=gpu.activation_quantize_row_latency,
+                      quantize_k_latency=gpu.activation_quantize_k_latency)
 
 
 @dataclass
@@ -122,6 +125,9 @@ class Calibration:
             "split_k_min_k": self.params.split_min_k,
             "compute_ramp_flops": self.params.ramp_flops,
             "compute_ramp_exponent": self.params.ramp_exponent,
+            "activation_quantize_efficiency": self.params.quantize_efficiency,
+            "activation_quantize_row_latency_s": self.params.quantize_row_latency,
+            "activation_quantize_k_latency_s": self.params.quantize_k_latency,
             "sm_count": device_for(self.gpu, self.dtype).sm_count,
             "median_abs_error_before": before[0], "p90_abs_error_before": before[1],
             "median_abs_error_after": after[0], "p90_abs_error_after": after[1],
@@ -135,6 +141,9 @@ class Calibration:
                           "split_k_floor_s": h.params.split_floor,
                           "compute_ramp_flops": h.params.ramp_flops,
                           "compute_ramp_exponent": h.params.ramp_exponent,
+                          "activation_quantize_efficiency": h.params.quantize_efficiency,
+                          "activation_quantize_row_latency_s": h.params.quantize_row_latency,
+                          "activation_quantize_k_latency_s": h.params.quantize_k_latency,
                           "train_median_abs_error": h.train_median_abs_error,
                           "train_p90_abs_error": h.train_p90_abs_error}
                          for h in self.held_out],
@@ -172,6 +181,12 @@ class Calibration:
         if p.quantize_bytes:
             waves += (f", activation quantize pass {p.quantize_bytes:g} B per element of A "
                       "(from the file)")
+            if p.has_quantize_kernel:
+                eff = p.quantize_efficiency or p.memory_efficiency
+                waves += (f" as a kernel of its own: the slowest of its bytes at "
+                          f"{eff:.3f} of the bandwidth, {seconds(p.quantize_row_latency)} "
+                          f"per row of A and {seconds(p.quantize_k_latency)} per element "
+                          "of a row")
         if self.storage != AUTO_STORAGE:
             stored = precision.resolve(self.dtype, *self.storage)
             waves += (f", operands stored A {stored.activation}, B {stored.weight}, "
@@ -220,7 +235,8 @@ class Calibration:
             "k_latency": p.k_latency, "split_k_floor": p.split_floor,
             "split_k_min_k": int(p.split_min_k),
             "activation_quantize_bytes": p.quantize_bytes,
-            "compute_ramp_flops": p.ramp_flops, "compute_ramp_exponent": p.ramp_exponent}
+            "compute_ramp_flops": p.ramp_flops, "compute_ramp_exponent": p.ramp_exponent,
+            **quantize_kernel_fields(p)}
         by_dtype = dict(gpu.compute_efficiency_by_dtype)
         if self.dtype == hardware.DEFAULT_DTYPE:  # the preset's own efficiency is for bf16
             fitted["measured_compute_efficiency"] = p.compute_efficiency
@@ -266,6 +282,13 @@ class Calibration:
             "Load it with --gpu-file FILE --gpu NAME."], force=force)
 
 
+def quantize_kernel_fields(p: fit.Params) -> dict[str, float]:
+    """The preset fields of the quantize pass's own roofline (all 0 without one)."""
+    return {"activation_quantize_efficiency": float(p.quantize_efficiency),
+            "activation_quantize_row_latency": float(p.quantize_row_latency),
+            "activation_quantize_k_latency": float(p.quantize_k_latency)}
+
+
 def calibrate(data: Measurements, gpu: GPU, *, no_fit: bool = False,
               storage: tuple[str, str, str] = AUTO_STORAGE) -> Calibration:
     """Fit (or, with no_fit, check the preset's refined model) against the measurements,
@@ -292,7 +315,9 @@ def measured_inputs(cal: Calibration) -> MeasuredInputs:
         launch_overhead=p.launch_overhead, waves=p.waves, tile_m=p.tile_m, tile_n=p.tile_n,
         sm_count=device_for(cal.gpu, cal.dtype).sm_count, source=d.origin, overlap=p.overlap,
         k_latency=p.k_latency, quantize_bytes=p.quantize_bytes, split_floor=p.split_floor,
-        split_min_k=p.split_min_k, ramp_flops=p.ramp_flops, ramp_exponent=p.ramp_exponent)
+        split_min_k=p.split_min_k, ramp_flops=p.ramp_flops, ramp_exponent=p.ramp_exponent,
+        quantize_efficiency=p.quantize_efficiency,
+        quantize_row_latency=p.quantize_row_latency, quantize_k_latency=p.quantize_k_latency)
 
 
 def calibrate_file(path: str | Path, *, gpu: str | None = None,
@@ -356,6 +381,15 @@ def merged_preset(cals: list[Calibration], name: str | None = None) -> dict[str,
         out[f"{hardware.QUANTIZE_BY_DTYPE}_source"] = (
             f"each dtype's timed code path, from '# {QUANTIZE_KEY}' in "
             f"{cals[0].data.origin} (0 without that line)")
+    # the quantize pass's own roofline applies only where a dtype quantizes: the first
+    # calibration that fitted one gives it (one pass a preset, as one floor)
+    kernel = next((c for c in cals if c.params.has_quantize_kernel), None)
+    if kernel is not None and kernel is not cals[0]:
+        how = (f"fitted by sheetgen calibrate to {len(kernel.data)} {kernel.dtype} times in "
+               f"{kernel.data.origin}: the {kernel.dtype} code path's quantize pass")
+        for key, value in quantize_kernel_fields(kernel.params).items():
+            out[key] = float(f"{value:.6g}")
+            out[f"{key}_source"] = how
     return out
 
 

@@ -59,6 +59,10 @@ KERNEL_TERMS: dict[str, tuple[str, float | int]] = {
     "activation_quantize_bytes": ("B per element of A", 0.0),
     "compute_ramp_flops": ("FLOPs (F_half; 0 = off)", 0.0),
     "compute_ramp_exponent": ("h", 1.0),
+    # the quantize pass's own roofline (kernel_terms.quantize_time), where it has one
+    "activation_quantize_efficiency": ("fraction of HBM bandwidth (0 = memory efficiency)", 0.0),
+    "activation_quantize_row_latency": ("s per row of A", 0.0),
+    "activation_quantize_k_latency": ("s per element of a row", 0.0),
 }
 #: A table of dtype = bytes per element: the activation-quantize pass of those dtypes' code
 #: paths (a dynamic FP8 GEMM quantizes its bf16 activation first; a bf16 GEMM does not), where
@@ -87,6 +91,10 @@ _BOUNDED: dict[str, tuple[float, str]] = {
     "split_k_floor": (1.0, "seconds"),
     "activation_quantize_bytes": (MAX_QUANTIZE_BYTES, "bytes per element"),
     "compute_ramp_flops": (MAX_RAMP_FLOPS, "FLOPs"),
+    "activation_quantize_efficiency": (1.0, "(a fraction of the HBM bandwidth; 0 means the "
+                                            "memory efficiency)"),
+    "activation_quantize_row_latency": (MAX_K_LATENCY, "seconds per row of A"),
+    "activation_quantize_k_latency": (MAX_K_LATENCY, "seconds per element of a row"),
 }
 _WHOLE = {"sm_count", "tile_m", "tile_n"}
 _FRACTIONS = {k for k, unit in UNITS.items() if unit == "fraction"}
@@ -120,6 +128,11 @@ class GPU:
     activation_quantize_bytes: float = 0.0
     compute_ramp_flops: float = 0.0  # the compute-efficiency ramp's F_half; 0 = off
     compute_ramp_exponent: float = 1.0  # its exponent h
+    #: the quantize pass's own roofline: its bandwidth efficiency (0: the memory efficiency's),
+    #: s per row of A, s per element of one row (kernel_terms.quantize_time); 0 = none
+    activation_quantize_efficiency: float = 0.0
+    activation_quantize_row_latency: float = 0.0
+    activation_quantize_k_latency: float = 0.0
     compute_efficiency_by_dtype: dict[str, float] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict, compare=False)
     quantize_bytes_by_dtype: dict[str, float] = field(default_factory=dict)

@@ -4,7 +4,8 @@ out, each added after it (they run one after the other with the GEMM, so they do
     k_loop   = k · latency_per_k                    the serial K loop of one thread block
     split_k  = floor_2 if tiles < SMs and k ≥ K_split, else 0
                                                     a second (reduction) kernel's launch floor
-    quantize = b·m·k · bytes_per_element / attainable bandwidth
+    quantize = max(b·m·k · bytes_per_element / (bandwidth · eff_q),
+                   b·m · row_latency, k · element_latency)
                                                     a separate activation-quantize kernel
 
 The K loop: every output tile walks k in steps of the tile depth, each step waiting on a
@@ -25,7 +26,20 @@ static input scale calls `torch.ops.tensorrt_llm.quantize_e4m3_per_tensor`) read
 activation A once to find its absolute maximum, then again to scale it, and writes it as
 fp8: 2 + 2 + 1 = 5 bytes per element of A before the fp8 GEMM reads its 1 byte. The bytes per
 element are a property of the timed code path (0 when A arrives already quantized), stated
-by the measurement file, never fitted.
+by the measurement file, never fitted. The pass is a kernel with a roofline of its own, the
+slowest of three times:
+- its bytes at the HBM bandwidth times its own efficiency eff_q (0: the GEMM's memory
+  efficiency, as when the pass is charged its bytes only);
+- a serial cost per row of A: vLLM's dynamic per-tensor scale
+  (https://github.com/vllm-project/vllm/blob/main/csrc/quantization/fp8/common.cu,
+  `dynamic_scaled_fp8_quant`) runs one thread block per row, each ending in an atomic on the
+  one scale, so 32,768 rows of 32 elements take 238.6 µs on an H100 (7.1 ns a row) where
+  their bf16 GEMM takes 3.8 µs;
+- one row's time, per element of k: SGLang's per-token quantization reads each row with one
+  warp, so one row of 65,536 takes 40.2 µs on an H100 (0.6 ns an element) while its bf16 GEMM
+  takes 7.8 µs; the rows run side by side, so the longest row bounds the pass.
+eff_q and the two latencies are fitted only where a file states a pass, and kept when they
+lower the held-out error (sheetgen.calibrate.fit).
 
 One more term scales the compute efficiency before the refined time (so it sits inside the
 p-norm of compute and memory time), a Hill-type ramp in the matmul's FLOPs:
@@ -99,6 +113,18 @@ def quantize_bytes(b: Any, m: Any, k: Any, bytes_per_element: Any) -> Any:
     """Bytes the activation-quantize pass moves: b·m·k elements of A."""
     return (np.asarray(b, dtype=float) * np.asarray(m, dtype=float)
             * np.asarray(k, dtype=float) * bytes_per_element)
+
+
+def quantize_time(moved: Any, bandwidth: Any, efficiency: Any, rows: Any, k: Any,
+                  row_latency: Any, element_latency: Any) -> Any:
+    """Seconds of the activation-quantize pass: the slowest of its bytes `moved` at
+    bandwidth · efficiency, `rows` (b·m) serial row costs and one row of k elements; 0 where
+    the pass moves nothing (no pass)."""
+    mv = np.asarray(moved, dtype=float)
+    own = np.maximum(np.maximum(mv / (bandwidth * efficiency),
+                                np.asarray(rows, dtype=float) * row_latency),
+                     np.asarray(k, dtype=float) * element_latency)
+    return np.where(mv > 0, own, 0.0)
 
 
 def total_time(refined: Any, k_loop: Any, split_k: Any, quantize: Any) -> Any:

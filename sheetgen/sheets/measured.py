@@ -11,9 +11,11 @@ sheet (they never change the Inputs sheet silently):
     (sheetgen.model.refined), ramp = 1 / (1 + (F_half / F)^h) (1 when F_half = 0)
     split   = 1 where tiles < SMs and k ≥ K_split (the GEMM runs split-K), else 0
     total   = refined + (1 − split) · k · K-loop latency + split · split-K floor
-              + b·m·k · quantize bytes / fitted bandwidth
+              + quantize pass
+    quantize = max(b·m·k · quantize bytes / (HBM_BW · its efficiency (0: the fitted memory
+              efficiency)), b·m · its row latency, k · its element latency)
               (the serial K loop, a second (reduction) kernel's floor and a separate
-              activation-quantize kernel: sheetgen.model.kernel_terms)
+              activation-quantize kernel with a roofline of its own: sheetgen.model.kernel_terms)
 """
 
 from __future__ import annotations
@@ -94,6 +96,18 @@ CAL_QUANT_BYTES = Input("cal_quant_bytes", "activation quantize bytes per elemen
                                               maximum=MAX_QUANTIZE_BYTES,
                                               message="0: no quantize pass; 5: dynamic "
                                                       "per-tensor FP8 from bf16"))
+CAL_QUANT_EFF = Input("cal_quant_eff", "quantize pass bandwidth efficiency", "fraction",
+                      fmt="pct",
+                      validation=Validation("decimal_range", minimum=0, maximum=1,
+                                            message="0 to 1: 0 = the fitted memory efficiency"))
+CAL_QUANT_ROW = Input("cal_quant_row_latency", "quantize pass latency per row of A", "s",
+                      fmt="sci",
+                      validation=Validation("decimal_range", minimum=0, maximum=MAX_K_LATENCY,
+                                            message="Seconds per row of A, 0 or more"))
+CAL_QUANT_K = Input("cal_quant_k_latency", "quantize pass latency per element of a row", "s",
+                    fmt="sci",
+                    validation=Validation("decimal_range", minimum=0, maximum=MAX_K_LATENCY,
+                                          message="Seconds per element of a row, 0 or more"))
 CAL_RAMP_FLOPS = Input("cal_ramp_flops", "compute ramp F_half", "FLOP", fmt="sci",
                        validation=Validation("decimal_range", minimum=0, maximum=MAX_RAMP_FLOPS,
                                              message="FLOPs at half the fitted efficiency; "
@@ -196,8 +210,19 @@ QUANT_BYTES = Quantity(
     lambda meas_b, meas_m, meas_k, cal_quant_bytes: kernel_terms.quantize_bytes(
         meas_b, meas_m, meas_k, cal_quant_bytes),
     fmt="sci", doc="b·m·k elements of A, each read and written by the quantize kernel.")
-QUANT_TIME = rf.ratio("meas_quant_time", "meas_quant_bytes", "cal_bw", "quantize pass time",
-                      "s", fmt="time")
+QUANT_TIME = Quantity(
+    "meas_quant_time", "quantize pass time", "s",
+    "IF({meas_quant_bytes}>0,MAX({meas_quant_bytes}/({hbm_bw}*IF({cal_quant_eff}>0,"
+    "{cal_quant_eff},{cal_memory_eff})),{meas_b}*{meas_m}*{cal_quant_row_latency},"
+    "{meas_k}*{cal_quant_k_latency}),0)",
+    lambda meas_quant_bytes, hbm_bw, cal_quant_eff, cal_memory_eff, meas_b, meas_m, meas_k,
+    cal_quant_row_latency, cal_quant_k_latency: kernel_terms.quantize_time(
+        meas_quant_bytes, hbm_bw, np.where(np.asarray(cal_quant_eff, dtype=float) > 0,
+                                           cal_quant_eff, cal_memory_eff),
+        np.asarray(meas_b, dtype=float) * np.asarray(meas_m, dtype=float), meas_k,
+        cal_quant_row_latency, cal_quant_k_latency),
+    fmt="time", doc="The quantize kernel's own roofline: the slowest of its bytes at its "
+                    "bandwidth, its rows one after another, and one row; 0 without a pass.")
 CAL_TIME = Quantity(
     "meas_cal_time", "fitted time (refined + K loop + split-K + quantize)", "s",
     f"{{{REFINED.time.name}}}+{{meas_k_loop}}+{{meas_split_k}}+{{meas_quant_time}}",
@@ -214,7 +239,7 @@ LABEL = Quantity("meas_label", "chart label", "", '{meas_m}&"x"&{meas_k}&"x"&{me
                  fmt="text")
 
 TABLE = Table(
-    name="measured", header_row=28, col=0,
+    name="measured", header_row=31, col=0,
     inputs=(T_M, T_K, T_N, T_B, T_TIME),
     columns=(CHECK, *ONE.columns()[:2], FLOPS, BYTES, ROOF_COMPUTE, ROOF_MEMORY, ROOF_TIME,
              ROOF_ERROR, RAMP, CAL_COMPUTE, CAL_MEMORY, *REFINED.columns(), SPLIT, K_LOOP,
@@ -243,7 +268,13 @@ BLOCK = Block(row=4, col=0, header=("Fitted model", "Value", "Unit", "Notes"), r
              "a second kernel's floor where tiles < SMs and k ≥ the next value"),
     BlockRow(CAL_SPLIT_MIN_K.label, [CAL_SPLIT_MIN_K], "k", "0 = off"),
     BlockRow(CAL_QUANT_BYTES.label, [CAL_QUANT_BYTES], "B",
-             "separate quantize kernel: b·m·k · this / fitted bandwidth (0 = none)"),
+             "separate quantize kernel: b·m·k · this at the bandwidth below (0 = none)"),
+    BlockRow(CAL_QUANT_EFF.label, [CAL_QUANT_EFF], "fraction",
+             "of the HBM bandwidth; 0 = the fitted memory efficiency"),
+    BlockRow(CAL_QUANT_ROW.label, [CAL_QUANT_ROW], "s",
+             "serial cost per row of A: b·m · this (one block a row ending in an atomic)"),
+    BlockRow(CAL_QUANT_K.label, [CAL_QUANT_K], "s",
+             "one row's time: k · this (one warp a row); the pass takes the slowest of three"),
     BlockRow(CAL_RAMP_FLOPS.label, [CAL_RAMP_FLOPS], "FLOP",
              "compute eff · 1/(1 + (this / F)^h), F = b·2mkn (0 = off)"),
     BlockRow(CAL_RAMP_H.label, [CAL_RAMP_H], "", "how steeply the efficiency ramps with F"),
@@ -287,6 +318,9 @@ class MeasuredInputs:
     split_min_k: float = 0.0
     ramp_flops: float = 0.0
     ramp_exponent: float = 1.0
+    quantize_efficiency: float = 0.0
+    quantize_row_latency: float = 0.0
+    quantize_k_latency: float = 0.0
 
 
 def _decades(values: Sequence[float]) -> list[float]:
@@ -306,6 +340,9 @@ def input_values(data: MeasuredInputs) -> dict[str, Any]:
         "cal_k_latency": data.k_latency, "cal_quant_bytes": data.quantize_bytes,
         "cal_split_floor": data.split_floor, "cal_split_min_k": data.split_min_k,
         "cal_ramp_flops": data.ramp_flops, "cal_ramp_h": data.ramp_exponent,
+        "cal_quant_eff": data.quantize_efficiency,
+        "cal_quant_row_latency": data.quantize_row_latency,
+        "cal_quant_k_latency": data.quantize_k_latency,
         "meas_m": list(data.m), "meas_k": list(data.k), "meas_n": list(data.n),
         "meas_b": list(data.b), "meas_time": list(data.seconds),
         "meas_diag_x": _decades([*data.seconds, min(data.seconds) / 10]),
@@ -389,8 +426,9 @@ def _sheet(source: str = "") -> SheetSpec:
                  "compute time = F / (fitted FLOP/s · ramp), ramp = 1/(1 + (F_half/F)^h); "
                  "tiles = b·⌈m/Tm⌉·⌈n/Tn⌉, waves = ⌈tiles/SMs⌉; split-K where tiles < SMs "
                  "and k ≥ split-K from k; fitted time = refined + k·K-loop latency (0 where "
-                 "split-K) + split-K floor (where split-K) + b·m·k·quantize bytes / fitted "
-                 "bandwidth."),
+                 "split-K) + split-K floor (where split-K) + quantize pass, the slowest of "
+                 "b·m·k·quantize bytes at its bandwidth, b·m·row latency and k·element "
+                 "latency (0 without a pass)."),
             Text(TABLE.header_row - 1, 0, "Measurements", "subtitle"),
         ),
         blocks=(BLOCK,),
