@@ -39,7 +39,9 @@ BUILDS: dict[str, list[str]] = {
     "default": ["build", "OUT"],
     "practice": ["build", "OUT", "--practice", "5"],
     "int8": ["build", "OUT", "--dtype", "int8"],
-    "measured": ["build", "OUT", "--measured", str(MEASURED_CSV), "--gpu", "H100 SXM"],
+    # tf32: XLA's tf32 rows fit a K-loop latency of a few ns, which the sheet must show
+    "measured": ["build", "OUT", "--measured", str(MEASURED_CSV), "--gpu", "H100 SXM",
+                 "--dtype", "tf32"],
     "h100_fp8": ["build", "OUT", "--gpu", "H100 SXM", "--dtype", "fp8"],
     "fill": ["fill", str(PLAN_XLSX), "-o", "OUT"],
     "transformer": ["build", "OUT", "--model", "llama-3.1-8b", "--gpu", "H100 SXM", "--dtype",
@@ -53,7 +55,9 @@ EXPECTED_TEXT = {
     "fill": ["Layer shapes for the serving plan"],  # the user's own sheet, kept
     # the fp8 build's attention-output quantize: the input and the one kernel it adds
     "transformer": ["attention output quantized by its own kernel",
-                    "attention-output quantize kernels per layer"],
+                    "attention-output quantize kernels per layer",
+                    # numbers wider than a 12.7-wide column printed as ###
+                    "8,030,261,248.0", "1,403.0 TFLOP/s"],
 }
 
 
@@ -207,6 +211,24 @@ def test_opens_and_prints_with_a_default_profile(workbooks, pdfs, variant):
     assert missing == []
     # the pass/fail checks print as words, as the cached booleans they are, not as 1 or 0
     assert re.search(r"\bTRUE\b", text)
+
+
+@pytest.mark.libreoffice
+@needs_libreoffice
+def test_the_measured_sheets_latencies_print_their_nanoseconds(workbooks, pdfs):
+    """The fitted K-loop latency per unit of k is picoseconds to nanoseconds: in the µs the
+    sheet's times are held in, the times' two decimals printed it as 0.00; the latency format
+    keeps its digits (0.004047 µs for the 4.05 ns of XLA's H100 tf32 rows)."""
+    wb = openpyxl.load_workbook(workbooks["measured"], read_only=True)
+    rows = {r[0]: r[1] for r in wb["Measured"].iter_rows(min_row=1, max_row=30, max_col=2,
+                                                        values_only=True) if r[0]}
+    wb.close()
+    latency = rows["K-loop latency per unit of k"]  # µs
+    assert 1e-3 < latency < 1e-2
+    text = _squash(" ".join(pdf_page_texts(pdfs["measured"])))
+    shown = f"{latency:.6f}".rstrip("0")
+    assert "K-loop latency per unit of k" in text
+    assert f" {shown} " in text, shown  # two decimals showed 0.00
 
 
 def test_google_sheets_keeps_its_own_true_false():

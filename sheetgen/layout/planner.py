@@ -172,6 +172,7 @@ def plan_workbook(sheets: Sequence[SheetSpec], values: Mapping[str, Any],
         for table in spec.tables:
             _plan_table(sp, table, spec, layout, shown, rows[table.name], links)
         text_fit.fit_columns(sp)
+        text_fit.fit_block_values(sp)
         text_fit.fit_row_notes(sp)
         plan_validations(sp, spec, layout)
         plan_conditionals(sp, spec, layout)

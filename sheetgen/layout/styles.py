@@ -62,6 +62,11 @@ NUMBER_FORMATS: dict[str, str] = {
     "time": '[>=1]#,##0.000" s";#,##0.000000" s"',  # a time held in seconds (µs visible)
     "time_ms": "#,##0.000",  # 262.147 (ms): three decimals keep 5 µs visible (0.005)
     "time_us": "#,##0.00",  # 21.59 (µs)
+    # a latency per unit of something (per k, per row) is ns or ps: 7.1 ns a row shows as
+    # 0.007146 (µs), 0.53 ns as 0.00053, where the times' two decimals showed 0.01 and 0.00
+    "latency": '#,##0.000000000" s"',  # held in seconds (ns visible)
+    "latency_ms": "#,##0.000000###",
+    "latency_us": "#,##0.000###",
     "bytes": '[>=1000000000]#,##0.00,,," GB";[>=1000000]#,##0.00,," MB";#,##0" B"',
     "bandwidth": '[>=1000000000000]#,##0.000,,,," TB/s";[>=1000000000]#,##0.0,,," GB/s";'
                  '#,##0" B/s"',
@@ -86,6 +91,8 @@ PLAIN_UNIT_FORMATS: dict[str, str] = {"rows/s": "int"}
 
 #: a time cell holding ms or µs (cell_units): plain digits, the unit in its header
 TIME_CELL_FORMATS: dict[str, str] = {"ms": "time_ms", "µs": "time_us"}
+#: the same for a latency per unit ("latency"): more decimals, so nanoseconds stay visible
+LATENCY_CELL_FORMATS: dict[str, str] = {"ms": "latency_ms", "µs": "latency_us"}
 
 
 def display_format(unit: str, fmt: str, time_unit: str | None = None) -> str:
@@ -93,6 +100,8 @@ def display_format(unit: str, fmt: str, time_unit: str | None = None) -> str:
     format on a value with a physical unit becomes that unit's readable format, so every
     sheet (and every sheet added later) shows GB, TB/s, TFLOP/s rather than 3.357E+07, and
     a time held in ms or µs shows plain digits (21.59 under "compute time (µs)")."""
+    if unit == "s" and fmt == "latency":
+        return LATENCY_CELL_FORMATS.get(time_unit or "", "latency")
     if unit == "s" and time_unit in TIME_CELL_FORMATS and fmt in _GENERIC_NUMERIC:
         return TIME_CELL_FORMATS[time_unit]
     if fmt in _GENERIC_NUMERIC and unit in UNIT_FORMATS:

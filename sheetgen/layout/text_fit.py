@@ -97,6 +97,49 @@ def fit_columns(sp: SheetPlan) -> None:
                 sp.widths[column.col] = round(width, 1)
 
 
+#: plain-number formats (styles.NUMBER_FORMATS) as (the decimals they always show, the
+#: most they show): "#,##0.0##" is (1, 3)
+PLAIN_FORMATS = {"int": (0, 0), "sci": (1, 3), "ratio": (2, 2), "fraction": (2, 2),
+                 "time_ms": (3, 3), "time_us": (2, 2), "latency_us": (3, 6),
+                 "latency_ms": (6, 9)}
+
+
+def shown_chars(fmt: str, value: object) -> int:
+    """The characters a number shows in `fmt`: its unit format's widest (FORMAT_CHARS), or
+    the value as a plain-number format writes it (a percent with its sign); 0 for a text,
+    a boolean or a format not listed."""
+    if fmt in FORMAT_CHARS:
+        return FORMAT_CHARS[fmt]
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value \
+            or value in (float("inf"), float("-inf")):
+        return 0
+    if fmt == "pct":
+        return len(f"{value * 100:,.1f}%")
+    if fmt not in PLAIN_FORMATS:
+        return 0
+    least, most = PLAIN_FORMATS[fmt]
+    text = f"{value:,.{most}f}"
+    if most > least:  # the optional decimals (#) drop their trailing zeros
+        whole, _, decimals = text.partition(".")
+        text = f"{whole}.{decimals.rstrip('0').ljust(least, '0')}"
+    return len(text)
+
+
+def fit_block_values(sp: SheetPlan) -> None:
+    """A column as wide as the numbers its block cells show, and a digit to spare for an
+    edited input: a value wider than its column prints as ### in every application (the
+    Transformer sheet's 8,030,261,248 parameters in a 12.7-wide column did)."""
+    for cell in sp.cells:
+        if cell.role not in ("input", "formula") or cell.span != 1:
+            continue
+        chars = shown_chars(cell.fmt, cell.value)
+        if not chars:
+            continue
+        need = min(MAX_TEXT_WIDTH, (chars + 1) * NUMBER_CHAR + 1.5)
+        if need > sp.widths.get(cell.col, DEFAULT_WIDTH):
+            sp.widths[cell.col] = round(need, 1)
+
+
 def fit_row_notes(sp: SheetPlan) -> None:
     """A block row's note longer than its column takes the empty cells right of it (up to
     the sheet's last used column, never over another block or table) and wraps inside

@@ -80,7 +80,7 @@ CAL_OVERLAP = Input("cal_overlap", "overlap exponent p", "exponent", fmt="ratio"
 CAL_TILE_M = Input("cal_tile_m", "tile rows", "rows", fmt="int", validation=_WHOLE)
 CAL_TILE_N = Input("cal_tile_n", "tile columns", "cols", fmt="int", validation=_WHOLE)
 CAL_SMS = Input("cal_sms", "SMs (CUs, CPU threads)", "SMs", fmt="int", validation=_WHOLE)
-CAL_K_LATENCY = Input("cal_k_latency", "K-loop latency per unit of k", "s", fmt="sci",
+CAL_K_LATENCY = Input("cal_k_latency", "K-loop latency per unit of k", "s", fmt="latency",
                       validation=Validation("decimal_range", minimum=0, maximum=MAX_K_LATENCY,
                                             message="Seconds per unit of k, 0 or more"))
 CAL_SPLIT_FLOOR = Input("cal_split_floor", "split-K kernel floor", "s", fmt="time",
@@ -96,16 +96,16 @@ CAL_QUANT_BYTES = Input("cal_quant_bytes", "activation quantize bytes per elemen
                                               maximum=MAX_QUANTIZE_BYTES,
                                               message="0: no quantize pass; 5: dynamic "
                                                       "per-tensor FP8 from bf16"))
-CAL_QUANT_EFF = Input("cal_quant_eff", "quantize pass bandwidth efficiency", "fraction",
+CAL_QUANT_EFF = Input("cal_quant_eff", "quantize bandwidth efficiency", "fraction",
                       fmt="pct",
                       validation=Validation("decimal_range", minimum=0, maximum=1,
                                             message="0 to 1: 0 = the fitted memory efficiency"))
-CAL_QUANT_ROW = Input("cal_quant_row_latency", "quantize pass latency per row of A", "s",
-                      fmt="sci",
+CAL_QUANT_ROW = Input("cal_quant_row_latency", "quantize latency per row of A", "s",
+                      fmt="latency",
                       validation=Validation("decimal_range", minimum=0, maximum=MAX_K_LATENCY,
                                             message="Seconds per row of A, 0 or more"))
-CAL_QUANT_K = Input("cal_quant_k_latency", "quantize pass latency per element of a row", "s",
-                    fmt="sci",
+CAL_QUANT_K = Input("cal_quant_k_latency", "quantize latency per element", "s",
+                    fmt="latency",
                     validation=Validation("decimal_range", minimum=0, maximum=MAX_K_LATENCY,
                                           message="Seconds per element of a row, 0 or more"))
 CAL_RAMP_FLOPS = Input("cal_ramp_flops", "compute ramp F_half", "FLOP", fmt="sci",
