@@ -9,10 +9,14 @@ measured on its PDFs, so a text that fits there fits in Excel too.
 
 from __future__ import annotations
 
+import math
+import re
 import textwrap
 from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
+
+from sheetgen.layout.styles import NUMBER_FORMATS
 
 if TYPE_CHECKING:
     from sheetgen.layout.cells import SheetPlan
@@ -97,28 +101,28 @@ def fit_columns(sp: SheetPlan) -> None:
                 sp.widths[column.col] = round(width, 1)
 
 
-#: plain-number formats (styles.NUMBER_FORMATS) as (the decimals they always show, the
-#: most they show): "#,##0.0##" is (1, 3)
-PLAIN_FORMATS = {"int": (0, 0), "sci": (1, 3), "ratio": (2, 2), "fraction": (2, 2),
-                 "time_ms": (3, 3), "time_us": (2, 2), "latency_us": (3, 6),
-                 "latency_ms": (6, 9)}
+#: a plain-number format code: optional thousands, then the decimals it always shows (0)
+#: and may show (#): "#,##0.0##", "0.00"
+_PLAIN_CODE = re.compile(r"(#,##)?0(?:\.(0*)(#*))?")
 
 
 def shown_chars(fmt: str, value: object) -> int:
     """The characters a number shows in `fmt`: its unit format's widest (FORMAT_CHARS), or
-    the value as a plain-number format writes it (a percent with its sign); 0 for a text,
-    a boolean or a format not listed."""
+    the value as its plain-number code (styles.NUMBER_FORMATS) writes it, a percent with its
+    sign; 0 for a text, a boolean or any other format."""
     if fmt in FORMAT_CHARS:
         return FORMAT_CHARS[fmt]
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != value \
-            or value in (float("inf"), float("-inf")):
+    if isinstance(value, bool) or not isinstance(value, int | float) \
+            or not math.isfinite(value):
         return 0
     if fmt == "pct":
         return len(f"{value * 100:,.1f}%")
-    if fmt not in PLAIN_FORMATS:
+    code = _PLAIN_CODE.fullmatch(NUMBER_FORMATS.get(fmt, ""))
+    if code is None:
         return 0
-    least, most = PLAIN_FORMATS[fmt]
-    text = f"{value:,.{most}f}"
+    thousands, zeros, hashes = code.group(1), code.group(2) or "", code.group(3) or ""
+    least, most = len(zeros), len(zeros) + len(hashes)
+    text = f"{value:{',' if thousands else ''}.{most}f}"
     if most > least:  # the optional decimals (#) drop their trailing zeros
         whole, _, decimals = text.partition(".")
         text = f"{whole}.{decimals.rstrip('0').ljust(least, '0')}"
