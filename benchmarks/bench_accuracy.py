@@ -92,10 +92,16 @@ GOAL_MEDIAN, GOAL_P90 = 0.10, 0.25
 @dataclass(frozen=True)
 class TableScore:
     """One table's held-out half: the pure roofline, the calibrated hard max, the smooth max,
-    the smooth max + K loop + split-K floor (`split_k`) and the same with the compute ramp
-    (the form chosen on NVIDIA's tables: `model`), each fitted on the other half. Every
-    calibrated form includes the activation-quantize pass where the table's file states one
-    (the aiconfigurator fp8 tables), and there the model gives the pass a roofline of its
+    the smooth max + K loop + split-K floor (`split_k`) and the model, each fitted on the
+    other half. The model is the form chosen on NVIDIA's tables, in one of two kernel
+    families, whichever fits the fit half better (lower median |error| there: the test half
+    plays no part in the choice):
+    - split-K: the smooth max + K loop + split-K floor + compute ramp, where a library splits
+      k when the output tiles under-fill the SMs (cuBLAS, hipBLASLt);
+    - tile growth: the smooth max + K loop growing with the tile + compute ramp, where it
+      never splits k and picks a larger tile for a larger m (CUTLASS in vLLM and SGLang).
+    Every calibrated form includes the activation-quantize pass where the table's file states
+    one (the aiconfigurator fp8 tables), and there the model gives the pass a roofline of its
     own (kernel_terms.quantize_time)."""
 
     table: Table
@@ -108,9 +114,12 @@ class TableScore:
     split_k: fit.HeldOut
     model: fit.HeldOut
     quantize_bytes: float
-    #: the same with the compute ramp, without the quantize kernel (`model` where the file
+    #: the split-K family's model without the quantize kernel (that model where the file
     #: states no pass)
     ramp: fit.HeldOut
+    #: the two families' models (split_family, tile_family): `model` is one of them
+    split_family: fit.HeldOut | None = None
+    tile_family: fit.HeldOut | None = None
 
     def goals(self) -> tuple[bool, bool]:
         """(median goal met, p90 goal met) by the model on the held-out half."""
@@ -124,19 +133,21 @@ def score_table(table: Table) -> TableScore:
                         (*AUTO_STORAGE[:2], table.output_dtype))
     by_model = {h.model: h for h in fit.held_out(device, data, ())}
     pure = by_model["pure roofline"]
+    split = by_model.get(fit.SMOOTH_K_SPLIT_RAMP_QUANT, by_model[fit.SMOOTH_K_SPLIT_RAMP])
+    tile = by_model.get(fit.SMOOTH_K_TILE_RAMP_QUANT, by_model[fit.SMOOTH_K_TILE_RAMP])
+    model = min((split, tile), key=lambda h: h.train_median_abs_error)
     return TableScore(table, len(data), len(data) - pure.rows,
                       int(fit.faster_than_roof(device, data).sum()), pure,
                       by_model["calibrated"], by_model["calibrated + smooth max"],
-                      by_model[fit.SMOOTH_K_SPLIT],
-                      by_model.get(fit.SMOOTH_K_SPLIT_RAMP_QUANT,
-                                   by_model[fit.SMOOTH_K_SPLIT_RAMP]),
-                      data.quantize_bytes, by_model[fit.SMOOTH_K_SPLIT_RAMP])
+                      by_model[fit.SMOOTH_K_SPLIT], model, data.quantize_bytes,
+                      by_model[fit.SMOOTH_K_SPLIT_RAMP], split, tile)
 
 
 TABLE_HEADER = ["| table | preset | rows fit / test | faster than roof | roofline | hard max "
                 "| smooth max | + K loop + split-K | model: train | **model: held-out** "
                 "| goal (median / p90) "
-                "| compute eff / memory eff / floor / p / K-loop latency / split-K floor "
+                "| compute eff / memory eff / floor / p / K-loop latency / split-K floor or "
+                "tile growth "
                 "/ ramp F_half, h / quantize |",
                 "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
 
@@ -164,6 +175,8 @@ def published_rows(scores: list[TableScore], link: bool = True) -> list[str]:
                     f"{p.quantize_row_latency * 1e9:.2f} ns/row, "
                     f"{p.quantize_k_latency * 1e9:.2f} ns/elt" if s.quantize_bytes
                     else "none")
+        split_or_tile = ("tile" if p.k_tile_growth
+                         else f"split-K, {p.split_floor * 1e6:.2f} µs")
         out.append(f"| {name} | {t.gpu} | {s.fit_rows} / {s.roofline.rows} | {s.flagged} | "
                    f"{_pair(s.roofline)} | {_pair(s.hard_max)} | {_pair(s.smooth_max)} | "
                    f"{_pair(s.split_k)} | "
@@ -171,7 +184,7 @@ def published_rows(scores: list[TableScore], link: bool = True) -> list[str]:
                    f"| **{_pair(s.model)}** | {goal} | "
                    f"{p.compute_efficiency:.3f} / {p.memory_efficiency:.3f} / "
                    f"{p.launch_overhead * 1e6:.2f} µs / {p.overlap:.2f} / "
-                   f"{p.k_latency * 1e12:.0f} ps / {p.split_floor * 1e6:.2f} µs / "
+                   f"{p.k_latency * 1e12:.0f} ps / {split_or_tile} / "
                    f"{p.ramp_flops / 1e9:.3g} GFLOP, {p.ramp_exponent:.2f} / {quantize} |")
     return out
 
@@ -355,10 +368,12 @@ def _report(args: argparse.Namespace) -> int:
     published = TABLE_HEADER + published_rows(scores, link=not args.no_links)
     notes.append("model = floor + smooth max of compute and memory time, the compute "
                  "efficiency ramped as F^h / (F^h + F_half^h) in the FLOPs F, + K-loop latency "
-                 "(not where split-K) + split-K floor (tiles < SMs, k ≥ 2048) (+ the "
-                 "activation-quantize pass where the file states one, a kernel with a roofline "
-                 "of its own: the slowest of its bytes at its bandwidth efficiency, a latency "
-                 "per row of A and one row's time); median / p90 "
+                 "and either (split-K) a split-K floor (tiles < SMs, k ≥ 2048; no K loop "
+                 "there) or (tile) the K loop's latency ×1, ×2, ×4 for m ≤ 64, ≤ 128, more "
+                 "(a tile that grows with m, never split), whichever fits the fit half better "
+                 "(+ the activation-quantize pass where the file states one, a kernel with a "
+                 "roofline of its own: the slowest of its bytes at its bandwidth efficiency, a "
+                 "latency per row of A and one row's time); median / p90 "
                  "|error|, fitted on one half (train) and scored on the other (held-out)")
     notes.append(goal_summary(scores))
     notes.append("published tables: benchmarks/data/tables.toml, sources and licences in "

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -352,6 +353,37 @@ def test_fit_recovers_a_known_quantize_kernel():
     assert fit.SMOOTH_K_SPLIT_RAMP_QUANT not in {s.model for s in fit.held_out(DEVICE, data, ())}
 
 
+def test_fit_recovers_a_k_loop_that_grows_with_the_tile():
+    """Times made with a K loop of 0.75 ns a unit of k for a 64×64 tile, twice that for
+    64 < m ≤ 128 and four times beyond (vLLM's CUTLASS FP8 tiles; 1 % noise): the form whose
+    K loop grows with the tile finds the latency, and the held-out comparison prefers it to
+    the same K loop without the growth. Skinny long-k shapes (n = 32, k = 65,536) with m from
+    1 to 512 are the K loop's, large square ones the roofline's."""
+    shapes = SHAPES + [(m, 65536, 32) for m in (1, 16, 64, 96, 128, 192, 256, 512)] + [
+        (m, 16384, 64) for m in (8, 64, 128, 256)]
+    true = fit.Params(0.75, 0.85, 4e-6, overlap=4.0, k_latency=7.5e-10, k_loop=True,
+                      k_tile_growth=True)
+    data = _data(shapes)
+    rng = np.random.default_rng(5)
+    data.measured = fit.predict(DEVICE, true, data) * np.exp(rng.normal(0, 0.01, len(shapes)))
+    # by hand: m = 256, k = 65,536 walks four 64×64 tiles' worth of MMAs a step, after its
+    # memory time (the slower side of the hard max at spec figures)
+    one = _data([(256, 65536, 32)])
+    assert fit.fixed_terms(DEVICE, true, one).k_tile[0] == 4.0
+    spec = replace(true, compute_efficiency=1.0, memory_efficiency=1.0, launch_overhead=0.0,
+                   overlap=0.0)
+    memory = 2 * (256 * 65536 + 65536 * 32 + 256 * 32) / 3.35e12
+    assert fit.predict(DEVICE, spec, one)[0] == pytest.approx(
+        4 * 65536 * 7.5e-10 + memory, rel=1e-12)
+    got = fit.fit(DEVICE, data, overlap=True, k_loop=True, k_tile_growth=True)
+    assert got.k_tile_growth and got.k_latency == pytest.approx(7.5e-10, rel=0.05)
+    assert got.compute_efficiency == pytest.approx(0.75, rel=0.05)
+    by_model = {s.model: s for s in fit.held_out(DEVICE, data, ())}
+    assert by_model[fit.SMOOTH_K_TILE].median_abs_error < 0.02 < \
+        by_model[fit.SMOOTH_K_LOOP].median_abs_error
+    assert not fit.fit(DEVICE, data, k_tile_growth=True).k_tile_growth  # no K loop, no growth
+
+
 def test_the_quantize_kernel_of_a_merged_preset_is_its_dtypes(tmp_path):
     """A preset merged from a bf16 calibration (no pass) and an fp8 one whose pass has a
     roofline of its own keeps the fp8 pass's three figures, said to be fp8's; loaded back,
@@ -572,11 +604,24 @@ def test_hand_made_preset_kernel_terms_predict_by_hand(tmp_path):
                           no_fit=True).calibrated == pytest.approx(
         [(2 + 0.1352 + 1.5 + 0.8192) * 1e-6, (2 + 0.033824 + 0.1024 + 0.2048) * 1e-6,
          (2 + 0.263168 + 0.0032 + 4.096) * 1e-6], rel=1e-12)
+    # the K loop growing with the tile: m = 4096 walks 4 × 64×64 a step (0.0128 µs), m = 1 one
+    grown = preset.with_name("grown.toml")
+    grown.write_text(kernel.read_text().replace("k_latency = 1e-10\n",
+                                                "k_latency = 1e-10\nk_loop_tile_growth = true\n"))
+    cal = calibrate_file(rows, gpu="Terms", gpu_file=grown, dtype="bf16", no_fit=True)
+    assert cal.params.k_tile_growth and cal.calibrated == pytest.approx(
+        [(2 + 0.1352 + 1.5 + 0.8192) * 1e-6, (2 + 0.033824 + 0.1024 + 0.2048) * 1e-6,
+         (2 + 0.263168 + 0.0128 + 4.096) * 1e-6], rel=1e-12)
+    from sheetgen.calibrate.report import measured_inputs
+
+    assert measured_inputs(cal).k_tile_growth
 
 
 @pytest.mark.parametrize(("edit", "needle"), [
     (("k_latency = 1e-10", "k_latency = -1e-10"), "field 'k_latency': expected 0 to 1e-06"),
     (("k_latency = 1e-10", "k_latency = 1e-3"), "field 'k_latency'"),
+    (("k_latency = 1e-10", "k_latency = 1e-10\nk_loop_tile_growth = 4"),
+     "field 'k_loop_tile_growth': expected true or false, got 4"),
     (("split_k_floor = 1.5e-6", 'split_k_floor = "fast"'), "field 'split_k_floor'"),
     (("split_k_min_k = 2048", "split_k_min_k = 2048.5"),
      "field 'split_k_min_k': expected a whole number"),

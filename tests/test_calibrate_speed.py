@@ -36,7 +36,11 @@ def test_fixed_terms_by_hand():
     data = _data([(4096, 4096, 4096), (1, 4096, 32)])
     params = fit.Params(waves=True, split_min_k=2048, quantize_bytes=5.0)
     terms = fit.fixed_terms(DEVICE, params, data)
-    assert terms.switches == (True, 128, 128, 2048, 5.0)
+    assert terms.switches == (True, 128, 128, 2048, 5.0, False)
+    assert list(terms.k_tile) == [1.0, 1.0]  # the K loop's tile does not grow with m
+    # growing, m = 4096 runs the largest tile (4 × 64×64), m = 1 the smallest
+    grown = fit.fixed_terms(DEVICE, fit.Params(k_loop=True, k_tile_growth=True), data)
+    assert grown.switches[-1] is True and list(grown.k_tile) == [4.0, 1.0]
     assert list(terms.flops) == [2 * 4096**3, 2 * 4096 * 32]
     # the ramp off (F_half 0) is a factor of exactly 1 on every row
     assert list(fit.kernel_terms.compute_ramp(terms.flops, 0.0, 1.0)) == [1.0, 1.0]

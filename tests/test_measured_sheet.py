@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 XLA = ROOT / "benchmarks" / "data" / "xla_h100_sm90.csv"
 CSV = ("m,k,n,b,time_s\n4096,4096,4096,1,2.1e-4\n1,8192,8192,1,4.6e-5\n256,256,256,1,5.2e-6\n"
        "1024,1024,1024,4,2e-5\n129,4096,4000,1,1.4e-5\n2048,512,1024,2,1.3e-5\n"
-       "8,4096,4096,1,1.1e-5\n512,2048,512,1,7e-6\n")
+       "8,4096,4096,1,1.1e-5\n512,2048,512,1,7e-6\n128,2048,1024,1,9e-6\n")
 
 
 @functools.cache
@@ -54,10 +54,10 @@ def calibration(tmp_path_factory):
     return tmp, _calibration()
 
 
-#: a K-loop latency, a quantize pass with a roofline of its own and a compute ramp, set by
-#: hand (the small table's fit chooses none of them); the pass's three times each win on some
-#: row (test_the_quantize_kernel_takes_the_slowest_of_its_three_times)
-TERMS = {"k_latency": 2e-10, "quantize_bytes": 5.0, "split_floor": 1.5e-6,
+#: a K-loop latency growing with the tile, a quantize pass with a roofline of its own and a
+#: compute ramp, set by hand (the small table's fit chooses none of them); the pass's three
+#: times each win on some row (test_the_quantize_kernel_takes_the_slowest_of_its_three_times)
+TERMS = {"k_latency": 2e-10, "k_tile_growth": True, "quantize_bytes": 5.0, "split_floor": 1.5e-6,
          "split_min_k": 512.0, "ramp_flops": 3e9, "ramp_exponent": 0.8,
          "quantize_efficiency": 0.5, "quantize_row_latency": 7e-9, "quantize_k_latency": 3e-10}
 
@@ -126,6 +126,7 @@ def _measured_workbooks(tmp: Path) -> dict[str, Path]:
         (measured.CAL_FLOOR, 3),  # the sheet's times are µs
         (measured.CAL_OVERLAP, 1.5),
         (measured.CAL_K_LATENCY, 3e-4),  # µs per unit of k
+        (measured.CAL_K_TILE, "ON"),  # any case, as the waves' switch
         (measured.CAL_QUANT_BYTES, 5),
         (measured.CAL_QUANT_EFF, 0.7),
         (measured.CAL_QUANT_ROW, 5e-3),  # µs per row of A
@@ -155,7 +156,8 @@ def test_libreoffice_recalculates_the_measured_sheet_to_the_model(calibration, l
     data.measured = data.measured.copy()
     data.measured[0] = 4e-4
     params = fit.Params(**{**cal.params.__dict__, "waves": False, "launch_overhead": 3e-6,
-                           "overlap": 1.5, "k_latency": 3e-10, "quantize_bytes": 5.0,
+                           "overlap": 1.5, "k_latency": 3e-10, "k_tile_growth": True,
+                           "quantize_bytes": 5.0,
                            "split_floor": 2e-6, "split_min_k": 1024.0,
                            "ramp_flops": 5e9, "ramp_exponent": 1.7,
                            "quantize_efficiency": 0.7, "quantize_row_latency": 5e-9,
@@ -165,6 +167,24 @@ def test_libreoffice_recalculates_the_measured_sheet_to_the_model(calibration, l
         measured.CAL_TIME.name)
     rows = [got[(measured.TABLE.first_row + i, col)] for i in range(len(expect))]
     np.testing.assert_allclose(rows, expect * 1e6, rtol=1e-9)  # µs
+
+
+def test_the_k_loop_grows_with_the_tile_by_hand(calibration):
+    """TERMS' K loop without split-K, row by row: k · 0.2 ns · 1 for m ≤ 64, · 2 for
+    64 < m ≤ 128, · 4 beyond (vLLM's 64×64, 64×128 and 128×128 tiles); with the growth off,
+    k · 0.2 ns on every row."""
+    _, cal = calibration
+    rows = list(zip(cal.data.m, cal.data.k, strict=True))
+    for growth in (True, False):
+        p = _plan(cal, False, **{**TERMS, "k_tile_growth": growth, "split_min_k": 0.0,
+                                 "split_floor": 0.0})
+        tile = list(p.model.columns[measured.K_TILE.name])
+        loop = np.asarray(p.model.columns[measured.K_LOOP.name], float)
+        for (m, k), scale in (((8, 4096), 1), ((1, 8192), 1), ((128, 2048), 2),
+                              ((129, 4096), 4), ((4096, 4096), 4)):
+            i = rows.index((m, k))
+            assert tile[i] == (scale if growth else 1), (m, growth)
+            assert loop[i] == pytest.approx(k * 2e-10 * (scale if growth else 1), rel=1e-12)
 
 
 def test_the_quantize_kernel_takes_the_slowest_of_its_three_times(calibration):

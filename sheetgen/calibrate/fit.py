@@ -101,6 +101,8 @@ class Params:
     quantize_row_latency: float = 0.0
     quantize_k_latency: float = 0.0
     quantize_kernel: bool = False
+    #: the K loop's latency grows with the library's tile for m (kernel_terms.k_tile_scale)
+    k_tile_growth: bool = False
 
     @property
     def form(self) -> str:
@@ -112,6 +114,7 @@ class Params:
         else:
             out = "hard max"
         out += " + K-loop latency" if self.k_loop else ""
+        out += " growing with the tile" if self.k_loop and self.k_tile_growth else ""
         out += f" + split-K floor (k ≥ {self.split_min_k:g})" if self.split_min_k else ""
         out += (f" + compute ramp (F_half = {self.ramp_flops:.3g} FLOPs, h = "
                 f"{self.ramp_exponent:.3g})" if self.ramp_flops else "")
@@ -140,8 +143,9 @@ class Fixed:
     per fit, not on each of the optimizer's thousands of evaluations (predict = timed of
     fixed_terms)."""
 
-    #: (waves on, tile_m, tile_n, split_min_k, quantize_bytes): the Params fields they assume
-    switches: tuple[bool, int, int, float, float]
+    #: (waves on, tile_m, tile_n, split_min_k, quantize_bytes, K-loop tile growth): the Params
+    #: fields they assume
+    switches: tuple[bool, int, int, float, float, bool]
     flops: np.ndarray  # b matmuls' FLOPs
     moved: np.ndarray  # b matmuls' bytes moved
     k: np.ndarray
@@ -149,12 +153,13 @@ class Fixed:
     split: np.ndarray  # 1.0 where the GEMM runs split-K
     quantize_moved: np.ndarray  # bytes the activation-quantize pass moves
     rows_a: np.ndarray  # b·m: the rows of A the quantize pass walks
+    k_tile: np.ndarray  # the K loop's tile scale (kernel_terms.k_tile_scale)
 
 
-def switches(device: Device, params: Params) -> tuple[bool, int, int, float, float]:
+def switches(device: Device, params: Params) -> tuple[bool, int, int, float, float, bool]:
     """The Params fields fixed_terms depends on (a fit changes none of them)."""
     return (params.waves and refined.sms_known(device.sm_count), params.tile_m,
-            params.tile_n, params.split_min_k, params.quantize_bytes)
+            params.tile_n, params.split_min_k, params.quantize_bytes, params.k_tile_growth)
 
 
 def fixed_terms(device: Device, params: Params, data: Measurements) -> Fixed:
@@ -172,7 +177,8 @@ def fixed_terms(device: Device, params: Params, data: Measurements) -> Fixed:
     split = kernel_terms.split_k(tiles, device.sm_count, k, params.split_min_k)
     flops = b_flops(data)
     quantize_moved = kernel_terms.quantize_bytes(b, m, k, params.quantize_bytes)
-    return Fixed(key, flops, moved, k, wave_eff, split, quantize_moved, b * m)
+    return Fixed(key, flops, moved, k, wave_eff, split, quantize_moved, b * m,
+                 kernel_terms.k_tile_scale(m, params.k_tile_growth))
 
 
 def timed(device: Device, params: Params, fixed: Fixed) -> np.ndarray:
@@ -198,7 +204,7 @@ def timed(device: Device, params: Params, fixed: Fixed) -> np.ndarray:
             attainable_bw=device.bandwidth * params.memory_efficiency)
     split = fixed.split
     return np.asarray(kernel_terms.total_time(
-        roof, kernel_terms.k_loop_time(fixed.k, params.k_latency, split),
+        roof, kernel_terms.k_loop_time(fixed.k, params.k_latency, split, fixed.k_tile),
         split * params.split_floor, quantize), dtype=float)
 
 
@@ -220,20 +226,21 @@ def faster_than_roof(device: Device, data: Measurements) -> np.ndarray:
 def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int = 128,
         tile_n: int = 128, overlap: bool = False, k_loop: bool = False,
         split_k: bool = False, ramp: bool = False, quantize_kernel: bool = False,
-        base: Params | None = None) -> Params:
+        k_tile_growth: bool = False, base: Params | None = None) -> Params:
     """The robust least-squares fit of efficiencies and floor, of the overlap exponent when
     `overlap`, of the K loop's latency per unit of k when `k_loop`, of the split-K kernel's
     floor when `split_k`, of the compute ramp's F_half and h when `ramp` and of the quantize
     pass's own efficiency and latencies when `quantize_kernel` and the data states a pass
-    (flagged rows excluded; the pass's bytes come from the data). `base`: this call's result
-    without its last form (`quantize_kernel`, else `ramp`), when the caller has it (the fit
-    starts from it; else it is fitted)."""
+    (flagged rows excluded; the pass's bytes come from the data); `k_tile_growth` makes the
+    K loop's latency grow with the library's tile for m (kernel_terms.k_tile_scale). `base`:
+    this call's result without its last form (`quantize_kernel`, else `ramp`), when the
+    caller has it (the fit starts from it; else it is fitted)."""
     keep = ~faster_than_roof(device, data)
     qbytes = data.quantize_bytes
     quantize_kernel = quantize_kernel and qbytes > 0
     if not keep.any():
         return replace(PURE, waves=waves, tile_m=tile_m, tile_n=tile_n, k_loop=k_loop,
-                       quantize_bytes=qbytes,
+                       quantize_bytes=qbytes, k_tile_growth=k_tile_growth and k_loop,
                        split_min_k=kernel_terms.SPLIT_K_MIN_K if split_k else 0.0)
     rows = data.subset(keep)
     scale = float(np.min(rows.measured))  # the floor in units of the fastest time
@@ -263,7 +270,7 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
                      v(n_split) * scale if split_k else 0.0,
                      kernel_terms.SPLIT_K_MIN_K if split_k else 0.0,
                      half(n_ramp + 1) if ramp else 0.0,
-                     v(n_ramp) if ramp else 1.0)
+                     v(n_ramp) if ramp else 1.0, k_tile_growth=k_tile_growth and k_loop)
         if not quantize_kernel:
             return out
         return replace(out, quantize_efficiency=v(n_quant),
@@ -296,7 +303,8 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
         upper += [1.0, np.inf, np.inf]
         if base is None:
             base = fit(device, data, waves=waves, tile_m=tile_m, tile_n=tile_n,
-                       overlap=overlap, k_loop=k_loop, split_k=split_k, ramp=ramp)
+                       overlap=overlap, k_loop=k_loop, split_k=split_k, ramp=ramp,
+                       k_tile_growth=k_tile_growth)
         x_base = [base.compute_efficiency, base.memory_efficiency, base.launch_overhead / scale]
         x_base += [base.overlap] if overlap else []
         x_base += [base.k_latency / k_scale] if k_loop else []
@@ -309,7 +317,8 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
     elif ramp:  # from the same form's fit without the ramp (a ramp of F_half → 0 is that fit)
         if base is None:
             base = fit(device, data, waves=waves, tile_m=tile_m, tile_n=tile_n,
-                       overlap=overlap, k_loop=k_loop, split_k=split_k)
+                       overlap=overlap, k_loop=k_loop, split_k=split_k,
+                       k_tile_growth=k_tile_growth)
         x_base = [base.compute_efficiency, base.memory_efficiency, base.launch_overhead / scale]
         x_base += [base.overlap] if overlap else []
         x_base += [base.k_latency / k_scale] if k_loop else []
@@ -388,14 +397,20 @@ SMOOTH_K_LOOP = "calibrated + smooth max + K loop"
 SMOOTH_K_SPLIT = "calibrated + smooth max + K loop + split-K"
 SMOOTH_K_SPLIT_RAMP = "calibrated + smooth max + K loop + split-K + ramp"
 SMOOTH_K_SPLIT_RAMP_QUANT = SMOOTH_K_SPLIT_RAMP + " + quantize kernel"
+#: the K loop growing with the library's tile for m, never split (kernel_terms.k_tile_scale)
+SMOOTH_K_TILE = "calibrated + smooth max + K loop growing with the tile"
+SMOOTH_K_TILE_RAMP = SMOOTH_K_TILE + " + ramp"
+SMOOTH_K_TILE_RAMP_QUANT = SMOOTH_K_TILE_RAMP + " + quantize kernel"
 
 
 def held_out(device: Device, data: Measurements, tiles: Sequence[tuple[int, int]]
              = TILE_CANDIDATES) -> list[HeldOut]:
     """Pure roofline, fitted floor + efficiencies (hard max), the same with a smooth overlap,
     with a smooth overlap and the K loop's latency (+ the split-K floor (+ the compute
-    ramp (+ the quantize kernel, where the data states a pass))), and with waves for each
-    tile shape, each scored on the rows it was not fitted to."""
+    ramp (+ the quantize kernel, where the data states a pass))), with a smooth overlap and a
+    K loop that grows with the tile and is never split (+ the compute ramp (+ the quantize
+    kernel)), and with waves for each tile shape, each scored on the rows it was not fitted
+    to."""
     train, test = split_halves(device, data)
     fit_rows, test_rows = data.subset(train), data.subset(test)
     pure = replace(PURE, quantize_bytes=data.quantize_bytes)
@@ -417,6 +432,16 @@ def held_out(device: Device, data: Measurements, tiles: Sequence[tuple[int, int]
                           fit(device, fit_rows, overlap=True, k_loop=True, split_k=True,
                               ramp=True, quantize_kernel=True, base=ramp),
                           device, test_rows, fit_rows))
+    grown = fit(device, fit_rows, overlap=True, k_loop=True, k_tile_growth=True)
+    out.append(_score(SMOOTH_K_TILE, grown, device, test_rows, fit_rows))
+    grown = fit(device, fit_rows, overlap=True, k_loop=True, ramp=True, k_tile_growth=True,
+                base=grown)
+    out.append(_score(SMOOTH_K_TILE_RAMP, grown, device, test_rows, fit_rows))
+    if data.quantize_bytes:
+        out.append(_score(SMOOTH_K_TILE_RAMP_QUANT,
+                          fit(device, fit_rows, overlap=True, k_loop=True, ramp=True,
+                              quantize_kernel=True, k_tile_growth=True, base=grown),
+                          device, test_rows, fit_rows))
     for tm, tn in dict.fromkeys(tiles):
         p = fit(device, fit_rows, waves=True, tile_m=tm, tile_n=tn)
         out.append(_score(f"calibrated + waves ({tm}x{tn} tiles)", p, device, test_rows,
@@ -434,8 +459,9 @@ def _score(model: str, params: Params, device: Device, rows: Measurements,
 def choose(device: Device, data: Measurements, tiles: Sequence[tuple[int, int]]
            = TILE_CANDIDATES) -> tuple[Params, list[HeldOut]]:
     """The final fit on every row, in the form (hard max, smooth max, smooth max + K loop (+
-    split-K floor (+ compute ramp (+ quantize kernel))), or waves with the tile shape that did
-    best) that predicted the held-out half best (lowest median |error|; the simpler form wins
+    split-K floor (+ compute ramp (+ quantize kernel))), smooth max + K loop growing with the
+    tile (+ compute ramp (+ quantize kernel)), or waves with the tile shape that did best)
+    that predicted the held-out half best (lowest median |error|; the simpler form wins
     ties)."""
     if len(data) < MIN_HELD_OUT_ROWS:
         return fit(device, data), []
@@ -446,4 +472,4 @@ def choose(device: Device, data: Measurements, tiles: Sequence[tuple[int, int]]
     return fit(device, data, waves=p.waves, tile_m=p.tile_m, tile_n=p.tile_n,
                overlap=p.overlap >= refined.MIN_OVERLAP_EXPONENT, k_loop=p.k_loop,
                split_k=p.split_min_k > 0, ramp=p.ramp_flops > 0,
-               quantize_kernel=p.quantize_kernel), scores
+               quantize_kernel=p.quantize_kernel, k_tile_growth=p.k_tile_growth), scores

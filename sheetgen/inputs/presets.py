@@ -52,8 +52,10 @@ NO_SM_COUNT_NOTE = ("not given in the preset: the tile/wave cells show n/a and t
 #: The kernel terms after the refined time (sheetgen.model.kernel_terms), which `calibrate
 #: --preset-out` writes and `calibrate --no-fit` (the Measured sheet) uses: optional, 0 = off.
 #: Only the Measured sheet uses them, so a preset without them lists no source for them.
-KERNEL_TERMS: dict[str, tuple[str, float | int]] = {
+KERNEL_TERMS: dict[str, tuple[str, float | int | bool]] = {
     "k_latency": ("s per unit of k", 0.0),
+    # the K loop's latency grows with the library's tile for m (kernel_terms.k_tile_scale)
+    "k_loop_tile_growth": ("on/off", False),
     "split_k_floor": ("s", 0.0),
     "split_k_min_k": ("k (0 = off)", 0),
     "activation_quantize_bytes": ("B per element of A", 0.0),
@@ -97,6 +99,7 @@ _BOUNDED: dict[str, tuple[float, str]] = {
     "activation_quantize_k_latency": (MAX_K_LATENCY, "seconds per element of a row"),
 }
 _WHOLE = {"sm_count", "tile_m", "tile_n"}
+_SWITCHES = {"wave_quantization", "k_loop_tile_growth"}  # true or false
 _FRACTIONS = {k for k, unit in UNITS.items() if unit == "fraction"}
 MAX_TILE = 4096  # larger than any GEMM kernel's thread-block tile
 
@@ -123,6 +126,7 @@ class GPU:
     overlap_exponent: float = 0.0
     #: the kernel terms after the refined time (sheetgen.model.kernel_terms); 0 = off
     k_latency: float = 0.0
+    k_loop_tile_growth: bool = False
     split_k_floor: float = 0.0
     split_k_min_k: int = 0
     activation_quantize_bytes: float = 0.0
@@ -242,7 +246,7 @@ def _whole_number(value: Any, where: str, high: int) -> int:
 def _figure(key: str, value: Any, where: str) -> float | int | bool:
     """One scalar figure, validated for its kind (whole, fraction, seconds, switch)."""
     field_where = f"{where}: field '{key}'"
-    if key == "wave_quantization":
+    if key in _SWITCHES:
         if not isinstance(value, bool):
             raise PresetError(f"{field_where}: expected true or false, got {value!r}")
         return value

@@ -1,7 +1,7 @@
 """Three terms of a measured matmul's time that the roofline's max(compute, memory) leaves
 out, each added after it (they run one after the other with the GEMM, so they do not overlap):
 
-    k_loop   = k · latency_per_k                    the serial K loop of one thread block
+    k_loop   = k · latency_per_k · tile(m)          the serial K loop of one thread block
     split_k  = floor_2 if tiles < SMs and k ≥ K_split, else 0
                                                     a second (reduction) kernel's launch floor
     quantize = max(b·m·k · bytes_per_element / (bandwidth · eff_q),
@@ -13,6 +13,17 @@ load from memory; a GEMM whose output has few tiles (small m·n) cannot hide tha
 behind other tiles, so its time grows with k while its FLOPs and bytes stay tiny (on
 aiconfigurator's H100 table, m = 1, n = 32: 2.6 µs at k = 32, 5.0 µs at k = 2,048). The
 latency per unit of k is fitted; a large GEMM's compute or memory time dwarfs it.
+
+Each step of that loop is one tile's MMAs at one SM's share of the peak, so its latency
+grows with the tile, and a library that picks its tile by m makes it grow with m. vLLM's
+CUTLASS FP8 GEMM on Hopper
+(https://github.com/vllm-project/vllm/blob/44d638a89638f617e8315b25ad699a5a72e845b9/csrc/quantization/cutlass_w8a8/c3x/scaled_mm_sm90_fp8_dispatch.cuh)
+runs 64×64 tiles for m ≤ 64, 64×128 for m ≤ 128 and 128×128 beyond, and never splits k
+(later versions swap A and B for m ≤ 64 and keep the two larger tiles): its tile(m) = 1, 2,
+4 (the tile's area over 64×64; 1 for every m when the growth is off).
+On aiconfigurator's H100 vLLM fp8 table, n = 32, k = 65,536: 51 µs for m ≤ 64, 95 µs at
+128, 196 µs at 256, where 2·64·64 FLOPs per unit of k at 1/132 of 73 % of the fp8 peak
+is 0.75 ns a unit of k, 49 µs. The growth is a switch of the fitted form, never a fit.
 
 The split-K floor: a GEMM whose output tiles (sheetgen.model.refined.tiles) fill fewer
 thread blocks than the GPU has SMs leaves most SMs idle, so a library splits k across blocks
@@ -75,10 +86,25 @@ DYNAMIC_FP8_QUANTIZE_BYTES = 2.0 + 2.0 + 1.0
 PER_TOKEN_FP8_QUANTIZE_BYTES = 2.0 + 1.0
 
 
-def k_loop_time(k: Any, latency_per_k: Any, split: Any = 0) -> Any:
-    """Seconds of the serial K loop: k times the fitted latency per unit of k, 0 where the
-    GEMM runs split-K (`split` 1: its k is cut into slices that run side by side)."""
-    return (1.0 - np.asarray(split, dtype=float)) * np.asarray(k, dtype=float) * latency_per_k
+def k_loop_time(k: Any, latency_per_k: Any, split: Any = 0, tile: Any = 1) -> Any:
+    """Seconds of the serial K loop: k times the fitted latency per unit of k times the
+    tile's scale (k_tile_scale), 0 where the GEMM runs split-K (`split` 1: its k is cut into
+    slices that run side by side)."""
+    return ((1.0 - np.asarray(split, dtype=float)) * np.asarray(k, dtype=float)
+            * np.asarray(tile, dtype=float) * latency_per_k)
+
+
+#: the m up to which the library's tile is 64×64, then 64×128 (tile scale 1, then 2; 4
+#: beyond): vLLM's sm90 FP8 dispatch (the module docstring)
+K_TILE_SMALL_M, K_TILE_MEDIUM_M = 64, 128
+
+
+def k_tile_scale(m: Any, growth: Any) -> Any:
+    """The K loop's latency per unit of k relative to a 64×64 tile's: 1, 2 or 4 as m is at
+    most 64, at most 128 or more, where the tile grows with m (`growth` true); else 1."""
+    mm = np.asarray(m, dtype=float)
+    grown = np.where(mm <= K_TILE_SMALL_M, 1.0, np.where(mm <= K_TILE_MEDIUM_M, 2.0, 4.0))
+    return np.where(np.asarray(growth, dtype=bool), grown, 1.0)
 
 
 #: k from which a GEMM that under-fills the SMs is taken to run split-K (two kernels)

@@ -83,6 +83,8 @@ CAL_SMS = Input("cal_sms", "SMs (CUs, CPU threads)", "SMs", fmt="int", validatio
 CAL_K_LATENCY = Input("cal_k_latency", "K-loop latency per unit of k", "s", fmt="latency",
                       validation=Validation("decimal_range", minimum=0, maximum=MAX_K_LATENCY,
                                             message="Seconds per unit of k, 0 or more"))
+CAL_K_TILE = Input("cal_k_tile", "K loop grows with the tile", "on/off", fmt="text",
+                   validation=Validation("choices", choices=(ON, OFF), message="on or off"))
 CAL_SPLIT_FLOOR = Input("cal_split_floor", "split-K kernel floor", "s", fmt="time",
                         validation=Validation("decimal_range", minimum=0, maximum=1,
                                               message="Seconds, 0 or more"))
@@ -194,12 +196,21 @@ SPLIT = Quantity(
     lambda **a: kernel_terms.split_k(a[REFINED.tiles.name], a["cal_sms"], a["meas_k"],
                                      a["cal_split_min_k"]),
     fmt="int", doc="1 where the tiles under-fill the SMs and k ≥ split-K from k.")
+K_TILE = Quantity(
+    "meas_k_tile", "K-loop tile scale", "",
+    f'IF({{cal_k_tile}}="{ON}",IF({{meas_m}}<={kernel_terms.K_TILE_SMALL_M},1,'
+    f"IF({{meas_m}}<={kernel_terms.K_TILE_MEDIUM_M},2,4)),1)",
+    # the on/off switch read as the sheet reads it ("on" in any case), as the waves' is
+    lambda meas_m, cal_k_tile: kernel_terms.k_tile_scale(meas_m, rf_model.waves_on(cal_k_tile)),
+    fmt="int", doc="The tile's area over 64×64 where the library's tile grows with m: 1 up "
+                   "to m = 64, 2 up to 128, 4 beyond; 1 when the growth is off.")
 K_LOOP = Quantity("meas_k_loop", "K-loop latency", "s",
-                  "(1-{meas_split})*{meas_k}*{cal_k_latency}",
-                  lambda meas_k, cal_k_latency, meas_split: kernel_terms.k_loop_time(
-                      meas_k, cal_k_latency, meas_split),
-                  fmt="time", doc="k · the fitted latency per unit of k (serial K loop); 0 "
-                                  "where the GEMM runs split-K (each block loops over a slice).")
+                  "(1-{meas_split})*{meas_k}*{cal_k_latency}*{meas_k_tile}",
+                  lambda meas_k, cal_k_latency, meas_split, meas_k_tile:
+                  kernel_terms.k_loop_time(meas_k, cal_k_latency, meas_split, meas_k_tile),
+                  fmt="time", doc="k · the fitted latency per unit of k · the tile scale "
+                                  "(serial K loop); 0 where the GEMM runs split-K (each block "
+                                  "loops over a slice).")
 SPLIT_K = Quantity(
     "meas_split_k", "split-K kernel floor", "s", "{meas_split}*{cal_split_floor}",
     lambda meas_split, cal_split_floor: np.asarray(meas_split, dtype=float) * cal_split_floor,
@@ -239,10 +250,10 @@ LABEL = Quantity("meas_label", "chart label", "", '{meas_m}&"x"&{meas_k}&"x"&{me
                  fmt="text")
 
 TABLE = Table(
-    name="measured", header_row=31, col=0,
+    name="measured", header_row=32, col=0,
     inputs=(T_M, T_K, T_N, T_B, T_TIME),
     columns=(CHECK, *ONE.columns()[:2], FLOPS, BYTES, ROOF_COMPUTE, ROOF_MEMORY, ROOF_TIME,
-             ROOF_ERROR, RAMP, CAL_COMPUTE, CAL_MEMORY, *REFINED.columns(), SPLIT, K_LOOP,
+             ROOF_ERROR, RAMP, CAL_COMPUTE, CAL_MEMORY, *REFINED.columns(), SPLIT, K_TILE, K_LOOP,
              SPLIT_K, QUANT_BYTES,
              QUANT_TIME, CAL_TIME, CAL_ERROR,
              ROOF_ABS, CAL_ABS, LABEL),
@@ -264,6 +275,8 @@ BLOCK = Block(row=4, col=0, header=("Fitted model", "Value", "Unit", "Notes"), r
     BlockRow(CAL_SMS.label, [CAL_SMS], "SMs", "one tile per SM per wave"),
     BlockRow(CAL_K_LATENCY.label, [CAL_K_LATENCY], "s",
              "serial K loop: k · this, after the refined time (0 = off)"),
+    BlockRow(CAL_K_TILE.label, [CAL_K_TILE], "",
+             "k · this · 1, 2 or 4 as m ≤ 64, ≤ 128 or more (a tile chosen by m, no split-K)"),
     BlockRow(CAL_SPLIT_FLOOR.label, [CAL_SPLIT_FLOOR], "s",
              "a second kernel's floor where tiles < SMs and k ≥ the next value"),
     BlockRow(CAL_SPLIT_MIN_K.label, [CAL_SPLIT_MIN_K], "k", "0 = off"),
@@ -313,6 +326,7 @@ class MeasuredInputs:
     source: str = ""
     overlap: float = 0.0
     k_latency: float = 0.0
+    k_tile_growth: bool = False
     quantize_bytes: float = 0.0
     split_floor: float = 0.0
     split_min_k: float = 0.0
@@ -337,7 +351,8 @@ def input_values(data: MeasuredInputs) -> dict[str, Any]:
         "cal_overlap": data.overlap,
         "cal_tile_m": data.tile_m, "cal_tile_n": data.tile_n,
         "cal_sms": rf_model.NO_SMS if data.sm_count is None else data.sm_count,
-        "cal_k_latency": data.k_latency, "cal_quant_bytes": data.quantize_bytes,
+        "cal_k_latency": data.k_latency, "cal_k_tile": ON if data.k_tile_growth else OFF,
+        "cal_quant_bytes": data.quantize_bytes,
         "cal_split_floor": data.split_floor, "cal_split_min_k": data.split_min_k,
         "cal_ramp_flops": data.ramp_flops, "cal_ramp_h": data.ramp_exponent,
         "cal_quant_eff": data.quantize_efficiency,
