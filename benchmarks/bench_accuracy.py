@@ -99,7 +99,8 @@ class TableScore:
     - split-K: the smooth max + K loop + split-K floor + compute ramp, where a library splits
       k when the output tiles under-fill the SMs (cuBLAS, hipBLASLt);
     - tile growth: the smooth max + K loop growing with the tile + compute ramp, where it
-      never splits k and picks a larger tile for a larger m (CUTLASS in vLLM and SGLang).
+      never splits k and picks a larger tile for a larger m (CUTLASS in vLLM and SGLang),
+      the GEMM the larger of its refined time and floor + one tile's K loop.
     Every calibrated form includes the activation-quantize pass where the table's file states
     one (the aiconfigurator fp8 tables), and there the model gives the pass a roofline of its
     own (kernel_terms.quantize_time)."""
@@ -370,7 +371,8 @@ def _report(args: argparse.Namespace) -> int:
                  "efficiency ramped as F^h / (F^h + F_half^h) in the FLOPs F, + K-loop latency "
                  "and either (split-K) a split-K floor (tiles < SMs, k ≥ 2048; no K loop "
                  "there) or (tile) the K loop's latency ×1, ×2, ×4 for m ≤ 64, ≤ 128, more "
-                 "(a tile that grows with m, never split), whichever fits the fit half better "
+                 "(a tile that grows with m, never split), bounding the GEMM: max(refined, "
+                 "floor + K loop), whichever fits the fit half better "
                  "(+ the activation-quantize pass where the file states one, a kernel with a "
                  "roofline of its own: the slowest of its bytes at its bandwidth efficiency, a "
                  "latency per row of A and one row's time); median / p90 "

@@ -366,15 +366,22 @@ def test_fit_recovers_a_k_loop_that_grows_with_the_tile():
     data = _data(shapes)
     rng = np.random.default_rng(5)
     data.measured = fit.predict(DEVICE, true, data) * np.exp(rng.normal(0, 0.01, len(shapes)))
-    # by hand: m = 256, k = 65,536 walks four 64×64 tiles' worth of MMAs a step, after its
-    # memory time (the slower side of the hard max at spec figures)
+    # by hand: m = 256, k = 65,536 walks four 64×64 tiles' worth of MMAs a step, and that
+    # loop (196.6 µs) bounds the GEMM: its memory time (11.3 µs at spec figures) is inside it
     one = _data([(256, 65536, 32)])
     assert fit.fixed_terms(DEVICE, true, one).k_tile[0] == 4.0
-    spec = replace(true, compute_efficiency=1.0, memory_efficiency=1.0, launch_overhead=0.0,
-                   overlap=0.0)
+    spec = replace(true, compute_efficiency=1.0, memory_efficiency=1.0, overlap=0.0)
     memory = 2 * (256 * 65536 + 65536 * 32 + 256 * 32) / 3.35e12
     assert fit.predict(DEVICE, spec, one)[0] == pytest.approx(
-        4 * 65536 * 7.5e-10 + memory, rel=1e-12)
+        4e-6 + 4 * 65536 * 7.5e-10, rel=1e-12)
+    # where the tiles fill the GPU the refined time is the larger: 8192 x 8192 x 8192
+    big = _data([(8192, 8192, 8192)])
+    assert fit.predict(DEVICE, spec, big)[0] == pytest.approx(
+        4e-6 + 2 * 8192**3 / 989.4e12, rel=1e-12)
+    # without the growth the K loop adds to the refined time
+    flat = replace(spec, k_tile_growth=False)
+    assert fit.predict(DEVICE, flat, one)[0] == pytest.approx(
+        4e-6 + memory + 65536 * 7.5e-10, rel=1e-12)
     got = fit.fit(DEVICE, data, overlap=True, k_loop=True, k_tile_growth=True)
     assert got.k_tile_growth and got.k_latency == pytest.approx(7.5e-10, rel=0.05)
     assert got.compute_efficiency == pytest.approx(0.75, rel=0.05)
@@ -604,14 +611,16 @@ def test_hand_made_preset_kernel_terms_predict_by_hand(tmp_path):
                           no_fit=True).calibrated == pytest.approx(
         [(2 + 0.1352 + 1.5 + 0.8192) * 1e-6, (2 + 0.033824 + 0.1024 + 0.2048) * 1e-6,
          (2 + 0.263168 + 0.0032 + 4.096) * 1e-6], rel=1e-12)
-    # the K loop growing with the tile: m = 4096 walks 4 × 64×64 a step (0.0128 µs), m = 1 one
+    # the K loop growing with the tile bounds the GEMM instead of adding to it: 1×1024 (one
+    # 64×64 tile, 0.1024 µs) takes floor + loop, 2.1024 µs, over its refined 2.033824;
+    # 4096×32 (4 × 64×64 a step, 0.0128 µs) keeps its refined 2.263168; 1×4096 runs split-K
     grown = preset.with_name("grown.toml")
     grown.write_text(kernel.read_text().replace("k_latency = 1e-10\n",
                                                 "k_latency = 1e-10\nk_loop_tile_growth = true\n"))
     cal = calibrate_file(rows, gpu="Terms", gpu_file=grown, dtype="bf16", no_fit=True)
     assert cal.params.k_tile_growth and cal.calibrated == pytest.approx(
-        [(2 + 0.1352 + 1.5 + 0.8192) * 1e-6, (2 + 0.033824 + 0.1024 + 0.2048) * 1e-6,
-         (2 + 0.263168 + 0.0128 + 4.096) * 1e-6], rel=1e-12)
+        [(2 + 0.1352 + 1.5 + 0.8192) * 1e-6, (2 + 0.1024 + 0.2048) * 1e-6,
+         (2 + 0.263168 + 4.096) * 1e-6], rel=1e-12)
     from sheetgen.calibrate.report import measured_inputs
 
     assert measured_inputs(cal).k_tile_growth

@@ -185,6 +185,23 @@ def test_the_k_loop_grows_with_the_tile_by_hand(calibration):
             i = rows.index((m, k))
             assert tile[i] == (scale if growth else 1), (m, growth)
             assert loop[i] == pytest.approx(k * 2e-10 * (scale if growth else 1), rel=1e-12)
+        # growing, the loop bounds the GEMM (the larger of the refined time and floor + loop);
+        # off, it adds to it; the quantize pass follows either way
+        col = p.model.columns
+        refined = np.asarray(col[measured.REFINED.time.name], float)
+        quant = np.asarray(col[measured.QUANT_TIME.name], float)
+        gemm = (np.maximum(refined, cal.params.launch_overhead + loop) if growth
+                else refined + loop)
+        np.testing.assert_allclose(np.asarray(col[measured.CAL_TIME.name], float),
+                                   gemm + quant, rtol=1e-12)
+    # with a K loop long enough to matter (50 ns a unit of k), the bound takes over on the
+    # skinny rows: 1 × 8192 × 8192 runs one tile's loop, 409.6 µs, after the floor
+    p = _plan(cal, False, **{**TERMS, "k_latency": 5e-8, "split_min_k": 0.0,
+                             "split_floor": 0.0})
+    i = rows.index((1, 8192))
+    got = p.model.columns[measured.CAL_TIME.name][i]
+    quant = p.model.columns[measured.QUANT_TIME.name][i]
+    assert got - quant == pytest.approx(cal.params.launch_overhead + 8192 * 5e-8, rel=1e-12)
 
 
 def test_the_quantize_kernel_takes_the_slowest_of_its_three_times(calibration):

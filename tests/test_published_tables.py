@@ -353,64 +353,64 @@ def _bench() -> ModuleType:
 #: where the file states one, as a kernel with a roofline of its own) per table, as
 #: docs/measuring.md reports them
 DOCUMENTED = {
-    "XLA H100 SXM bf16": (0.037, 0.126),
-    "XLA H100 SXM tf32": (0.060, 0.158),
-    "XLA H100 SXM fp8": (0.109, 0.302),
+    "XLA H100 SXM bf16": (0.040, 0.105),
+    "XLA H100 SXM tf32": (0.053, 0.157),
+    "XLA H100 SXM fp8": (0.120, 0.303),
     "XLA MI300X bf16": (0.099, 0.272),
-    "XLA B200 bf16": (0.041, 0.142),
-    "XLA B200 fp8": (0.046, 0.111),
+    "XLA B200 bf16": (0.033, 0.117),
+    "XLA B200 fp8": (0.037, 0.112),
     "aiconfigurator A100 SXM bf16": (0.068, 0.231),
     "aiconfigurator H100 SXM bf16": (0.046, 0.151),
-    "aiconfigurator H100 SXM fp8": (0.031, 0.128),
+    "aiconfigurator H100 SXM fp8": (0.030, 0.112),
     "aiconfigurator H200 bf16": (0.051, 0.208),
     "aiconfigurator H200 fp8": (0.033, 0.121),
     "aiconfigurator B200 bf16": (0.063, 0.209),
-    "aiconfigurator B200 fp8": (0.046, 0.126),
+    "aiconfigurator B200 fp8": (0.048, 0.131),
     "aiconfigurator H100 SXM bf16, vLLM": (0.054, 0.186),
-    "aiconfigurator H100 SXM fp8, vLLM": (0.044, 0.169),
+    "aiconfigurator H100 SXM fp8, vLLM": (0.036, 0.127),
     "aiconfigurator H100 SXM bf16, SGLang": (0.059, 0.163),
-    "aiconfigurator H100 SXM fp8, SGLang": (0.092, 0.258),
+    "aiconfigurator H100 SXM fp8, SGLang": (0.083, 0.225),
     "aiconfigurator A100 SXM bf16, vLLM": (0.077, 0.243),
     "aiconfigurator A100 SXM bf16, SGLang": (0.089, 0.257),
     "aiconfigurator H200 bf16, vLLM": (0.055, 0.219),
-    "aiconfigurator H200 fp8, vLLM": (0.048, 0.209),
+    "aiconfigurator H200 fp8, vLLM": (0.042, 0.161),
     "aiconfigurator H200 bf16, SGLang": (0.074, 0.230),
-    "aiconfigurator H200 fp8, SGLang": (0.099, 0.295),
+    "aiconfigurator H200 fp8, SGLang": (0.100, 0.250),
     "aiconfigurator B200 bf16, vLLM": (0.073, 0.214),
-    "aiconfigurator B200 fp8, vLLM": (0.060, 0.453),
+    "aiconfigurator B200 fp8, vLLM": (0.053, 0.432),
     "aiconfigurator B200 bf16, SGLang": (0.083, 0.261),
-    "aiconfigurator B200 fp8, SGLang": (0.102, 0.362),
+    "aiconfigurator B200 fp8, SGLang": (0.089, 0.341),
     "aiconfigurator B300 SXM bf16": (0.068, 0.198),
     "aiconfigurator B300 SXM fp8": (0.040, 0.110),
     "aiconfigurator B300 SXM bf16, vLLM": (0.062, 0.205),
-    "aiconfigurator B300 SXM fp8, vLLM": (0.046, 0.302),
+    "aiconfigurator B300 SXM fp8, vLLM": (0.040, 0.291),
     "aiconfigurator GB200 bf16": (0.067, 0.223),
     "aiconfigurator GB200 fp8": (0.046, 0.112),
     "aiconfigurator GB200 bf16, vLLM": (0.069, 0.242),
-    "aiconfigurator GB200 fp8, vLLM": (0.046, 0.290),
+    "aiconfigurator GB200 fp8, vLLM": (0.042, 0.266),
     "aiconfigurator GB200 bf16, SGLang": (0.076, 0.229),
-    "aiconfigurator GB200 fp8, SGLang": (0.082, 0.331),
+    "aiconfigurator GB200 fp8, SGLang": (0.071, 0.319),
     "aiconfigurator GB300 bf16": (0.063, 0.201),
     "aiconfigurator GB300 fp8": (0.041, 0.107),
     "aiconfigurator GB300 bf16, vLLM": (0.063, 0.205),
-    "aiconfigurator GB300 fp8, vLLM": (0.045, 0.278),
+    "aiconfigurator GB300 fp8, vLLM": (0.040, 0.263),
     "aiconfigurator GB300 bf16, SGLang": (0.067, 0.210),
-    "aiconfigurator GB300 fp8, SGLang": (0.070, 0.298),
+    "aiconfigurator GB300 fp8, SGLang": (0.063, 0.284),
     "aiconfigurator RTX PRO 6000 Server bf16": (0.084, 0.522),
     "aiconfigurator RTX PRO 6000 Server fp8": (0.068, 0.367),
     "aiconfigurator RTX PRO 6000 Server bf16, vLLM": (0.069, 0.354),
-    "aiconfigurator RTX PRO 6000 Server fp8, vLLM": (0.066, 0.297),
+    "aiconfigurator RTX PRO 6000 Server fp8, vLLM": (0.062, 0.293),
     "aiconfigurator RTX PRO 6000 Server bf16, SGLang": (0.068, 0.312),
     "aiconfigurator RTX PRO 6000 Server fp8, SGLang": (0.058, 0.299),
     "aiconfigurator L40S bf16": (0.113, 0.993),
     "aiconfigurator L40S fp8": (0.078, 0.687),
-    "aiconfigurator Arc Pro B60 bf16, vLLM": (0.056, 0.199),
+    "aiconfigurator Arc Pro B60 bf16, vLLM": (0.058, 0.208),
     "aiter MI300X int8": (0.057, 0.243),
     "DeepGEMM H800 fp8": (0.069, 0.168),
     "aiter MI355X bf16": (0.081, 0.208),
-    "aiter MI355X bf16, model shapes": (0.067, 0.207),
-    "aiter MI355X fp8, DeepSeek-V3 shapes": (0.053, 0.277),
-    "aiter MI355X int8": (0.107, 0.307),
+    "aiter MI355X bf16, model shapes": (0.068, 0.221),
+    "aiter MI355X fp8, DeepSeek-V3 shapes": (0.078, 0.297),
+    "aiter MI355X int8": (0.123, 0.356),
     "aiter MI355X fp8": (0.099, 0.940),
     "aiter MI355X fp8, preshuffled": (0.073, 0.263),
 }
@@ -438,13 +438,14 @@ MI355X = {"aiter MI355X int8", "aiter MI355X fp8", "aiter MI355X fp8, preshuffle
 QUANTIZE_PASS = {n for n in DOCUMENTED if n.startswith("aiconfigurator") and " fp8" in n}
 #: where the goal (held-out median ≤ 10 %, p90 ≤ 25 %) holds today: the quantize kernel's
 #: roofline brings vLLM's fp8 medians under 10 %, and the K loop growing with the tile
-#: SGLang's on the H100 and H200 (9.2 %, 9.9 %); not SGLang's B200 fp8 (10.2 %)
-MEDIAN_GOAL_MET = set(DOCUMENTED) - NOT_COUNTED - {"aiter MI355X int8",
-                                                   "aiconfigurator B200 fp8, SGLang"}
-#: the K loop growing with the tile brings vLLM's H100 and H200 fp8 p90s under 25 % (16.9 %,
-#: 20.9 %); SGLang's bf16 tables of the A100 and the B200 miss it narrowly (25.7 %, 26.1 %)
-HOPPER_VLLM_FP8 = {"aiconfigurator H100 SXM fp8, vLLM", "aiconfigurator H200 fp8, vLLM"}
-P90_GOAL_MET = MEDIAN_GOAL_MET - (FRAMEWORK_FP8 - HOPPER_VLLM_FP8) - MI355X - {
+#: SGLang's (8.3 % on the H100, 10.0 % on the H200, 8.9 % on the B200)
+MEDIAN_GOAL_MET = set(DOCUMENTED) - NOT_COUNTED - {"aiter MI355X int8"}
+#: the K loop growing with the tile brings vLLM's H100 and H200 fp8 p90s and SGLang's H100
+#: one under 25 % (12.7 %, 16.1 %, 22.5 %; SGLang's H200 25.0 %); SGLang's bf16 tables of the
+#: A100 and the B200 miss it narrowly (25.7 %, 26.1 %)
+HOPPER_FP8_MET = {"aiconfigurator H100 SXM fp8, vLLM", "aiconfigurator H200 fp8, vLLM",
+                  "aiconfigurator H100 SXM fp8, SGLang"}
+P90_GOAL_MET = MEDIAN_GOAL_MET - (FRAMEWORK_FP8 - HOPPER_FP8_MET) - MI355X - {
     "XLA MI300X bf16", "aiconfigurator A100 SXM bf16, SGLang",
     "aiconfigurator B200 bf16, SGLang"}
 
@@ -555,9 +556,10 @@ def test_the_quantize_kernels_roofline_reads_the_rows(scores):
     for name in QUANTIZE_PASS:
         s = scores[name]
         assert s.model.params.quantize_kernel and s.quantize_bytes in (3.0, 5.0), name
-        assert s.model.median_abs_error < s.ramp.median_abs_error, name
+        # within the split-K family, the same form with the pass as a kernel and without
+        assert s.split_family.median_abs_error < s.ramp.median_abs_error, name
         if name not in NOT_COUNTED:
-            assert s.model.p90_abs_error < s.ramp.p90_abs_error, name
+            assert s.split_family.p90_abs_error < s.ramp.p90_abs_error, name
     for name, ns in (("H100 SXM", 7.1), ("H200", 7.2), ("B200", 6.3)):
         p = scores[f"aiconfigurator {name} fp8, vLLM"].model.params
         assert p.quantize_row_latency * 1e9 == pytest.approx(ns, rel=0.05), name
@@ -565,10 +567,16 @@ def test_the_quantize_kernels_roofline_reads_the_rows(scores):
         assert trt.quantize_row_latency * 1e9 < 0.2, name
     sglang = scores["aiconfigurator H100 SXM fp8, SGLang"].model.params
     assert sglang.quantize_row_latency * 1e9 < 0.5
-    # one row of 65,536: its floor, the quantize pass's row and the K loop's 64×64 tile
-    # (both walk k) in the 40.2 µs measured
-    assert sglang.launch_overhead + 65536 * (sglang.quantize_k_latency + sglang.k_latency) \
-        == pytest.approx(40.19e-6, rel=0.15)
+    # one row of 65,536 (n = 32): the floor, one 64×64 tile's K loop and the pass, 46.5 µs
+    # for the 40.2 µs measured
+    from sheetgen.calibrate import fit
+    from sheetgen.calibrate.report import device_for
+
+    row = read_measurements(DATA / "aic_h100_sxm_sglang_fp8.csv", dtype="fp8")
+    row = row.subset((row.m == 1) & (row.k == 65536) & (row.n == 32))
+    assert row.measured[0] == pytest.approx(40.19e-6, rel=1e-3)
+    device = device_for(load_presets().get("H100 SXM"), "fp8")
+    assert fit.predict(device, sglang, row)[0] == pytest.approx(40.19e-6, rel=0.2)
     # every other table fits and scores exactly as before: no pass, no kernel
     for name in set(DOCUMENTED) - QUANTIZE_PASS:
         s = scores[name]
@@ -581,10 +589,12 @@ def test_the_k_loop_grows_with_vllms_tile(scores):
     """vLLM's and SGLang's fp8 GEMMs on Hopper are CUTLASS kernels that never split k and pick
     their tile by m (64×64 to m = 64, 64×128 to 128, 128×128 beyond). The rows show it: at
     n = 32, k = 65,536 on the H100 one GEMM takes 50.9 µs at m = 64, 94.9 at 128 and 196.0 at
-    256, about 1 : 2 : 4, where a 64×64 tile's 2·64·64 FLOPs a unit of k at 1/132 of the
-    fitted 73 % of the 1,979 TFLOP/s fp8 peak take 0.75 ns: 49 µs. The model whose K loop
-    grows with the tile fits the fit half better on all four Hopper tables, and it lowers the
-    held-out p90 of each by 5 to 9 points, under 25 % on vLLM's."""
+    256, about 1 : 2 : 4, where a 64×64 tile's 2·64·64 FLOPs a unit of k at 1/132 of 73 %
+    of the 1,979 TFLOP/s fp8 peak take 0.75 ns: 49 µs. The model whose K loop grows with the
+    tile (and bounds the GEMM rather than adding to it) fits the fit half better on all four
+    Hopper tables, lowers the held-out p90 of each by 8 to 13 points, under 25 % on three, and
+    its fitted latency per unit of k is that one tile's within a quarter (0.60–0.63 ns against
+    0.67–0.79 ns at each table's own fitted compute efficiency)."""
     rows = read_measurements(DATA / "aic_h100_sxm_vllm_fp8.csv", dtype="fp8")
     at = {int(m): t for m, k, n, t in zip(rows.m, rows.k, rows.n, rows.measured, strict=True)
           if k == 65536 and n == 32}
@@ -597,11 +607,14 @@ def test_the_k_loop_grows_with_vllms_tile(scores):
     for name in (f"aiconfigurator {gpu} fp8, {fw}" for gpu in ("H100 SXM", "H200")
                  for fw in ("vLLM", "SGLang")):
         s = scores[name]
-        assert s.model is s.tile_family and s.model.params.k_tile_growth, name
-        assert s.tile_family.p90_abs_error < s.split_family.p90_abs_error - 0.045, name
+        p = s.model.params
+        assert s.model is s.tile_family and p.k_tile_growth, name
+        assert s.tile_family.p90_abs_error < s.split_family.p90_abs_error - 0.08, name
         assert s.tile_family.median_abs_error < s.split_family.median_abs_error, name
-    assert {n for n in HOPPER_VLLM_FP8 if scores[n].model.p90_abs_error <= 0.25} \
-        == HOPPER_VLLM_FP8
+        tile = 2 * 64 * 64 / (h100.peak("fp8") * p.compute_efficiency / h100.sm_count)
+        assert p.k_latency == pytest.approx(tile, rel=0.25), name
+    assert {n for n in FRAMEWORK_FP8 if scores[n].model.p90_abs_error <= 0.25} \
+        == HOPPER_FP8_MET
     # cuBLAS splits k instead: the bf16 tables keep the split-K floor
     for name in ("aiconfigurator H100 SXM bf16", "aiconfigurator H100 SXM bf16, vLLM",
                  "aiconfigurator H200 bf16, SGLang"):

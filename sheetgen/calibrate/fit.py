@@ -205,7 +205,8 @@ def timed(device: Device, params: Params, fixed: Fixed) -> np.ndarray:
     split = fixed.split
     return np.asarray(kernel_terms.total_time(
         roof, kernel_terms.k_loop_time(fixed.k, params.k_latency, split, fixed.k_tile),
-        split * params.split_floor, quantize), dtype=float)
+        split * params.split_floor, quantize, params.launch_overhead, params.k_tile_growth),
+        dtype=float)
 
 
 def predict(device: Device, params: Params, data: Measurements) -> np.ndarray:
@@ -290,7 +291,9 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
     if k_loop:
         lower.append(0.0)
         upper.append(np.inf)
-        starts = [[*x0, 0.5] for x0 in starts]
+        # a K loop that bounds the GEMM (k_tile_growth) has no gradient until it is longer
+        # than some row's refined time: it starts at ten fastest times over the longest k
+        starts = [[*x0, 10.0 if k_tile_growth else 0.5] for x0 in starts]
     if split_k:
         lower.append(0.0)
         upper.append(np.inf)

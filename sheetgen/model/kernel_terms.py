@@ -2,6 +2,7 @@
 out, each added after it (they run one after the other with the GEMM, so they do not overlap):
 
     k_loop   = k · latency_per_k · tile(m)          the serial K loop of one thread block
+                                                    (a bound on the GEMM where tile(m) grows)
     split_k  = floor_2 if tiles < SMs and k ≥ K_split, else 0
                                                     a second (reduction) kernel's launch floor
     quantize = max(b·m·k · bytes_per_element / (bandwidth · eff_q),
@@ -24,6 +25,12 @@ runs 64×64 tiles for m ≤ 64, 64×128 for m ≤ 128 and 128×128 beyond, and n
 On aiconfigurator's H100 vLLM fp8 table, n = 32, k = 65,536: 51 µs for m ≤ 64, 95 µs at
 128, 196 µs at 256, where 2·64·64 FLOPs per unit of k at 1/132 of 73 % of the fp8 peak
 is 0.75 ns a unit of k, 49 µs. The growth is a switch of the fitted form, never a fit.
+There the K loop is not added to the refined time but bounds it: an output of fewer tiles
+than SMs runs each tile's loop on one SM, so the GEMM takes at least the launch floor plus
+one tile's loop, however few its FLOPs and bytes, and where the tiles fill the SMs their
+waves' compute time is the larger one:
+
+    gemm     = max(refined, floor + k_loop)         (growth on; refined + k_loop when off)
 
 The split-K floor: a GEMM whose output tiles (sheetgen.model.refined.tiles) fill fewer
 thread blocks than the GPU has SMs leaves most SMs idle, so a library splits k across blocks
@@ -153,7 +160,13 @@ def quantize_time(moved: Any, bandwidth: Any, efficiency: Any, rows: Any, k: Any
     return np.where(mv > 0, own, 0.0)
 
 
-def total_time(refined: Any, k_loop: Any, split_k: Any, quantize: Any) -> Any:
+def total_time(refined: Any, k_loop: Any, split_k: Any, quantize: Any, floor: Any = 0.0,
+               tile_bound: Any = False) -> Any:
     """The refined roofline time plus the K loop, the split-K floor and the quantize pass, run
-    in sequence."""
-    return np.asarray(refined, dtype=float) + k_loop + split_k + quantize
+    in sequence; where the K loop grows with the tile (`tile_bound`), the GEMM takes the
+    larger of its refined time and the launch `floor` plus one tile's K loop instead of their
+    sum (the module docstring)."""
+    r = np.asarray(refined, dtype=float)
+    gemm = np.where(np.asarray(tile_bound, dtype=bool),
+                    np.maximum(r, np.asarray(floor, dtype=float) + k_loop), r + k_loop)
+    return gemm + split_k + quantize

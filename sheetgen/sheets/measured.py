@@ -236,10 +236,14 @@ QUANT_TIME = Quantity(
                     "bandwidth, its rows one after another, and one row; 0 without a pass.")
 CAL_TIME = Quantity(
     "meas_cal_time", "fitted time (refined + K loop + split-K + quantize)", "s",
-    f"{{{REFINED.time.name}}}+{{meas_k_loop}}+{{meas_split_k}}+{{meas_quant_time}}",
+    f'IF({{cal_k_tile}}="{ON}",MAX({{{REFINED.time.name}}},{{cal_floor}}+{{meas_k_loop}}),'
+    f"{{{REFINED.time.name}}}+{{meas_k_loop}})+{{meas_split_k}}+{{meas_quant_time}}",
     lambda **a: kernel_terms.total_time(a[REFINED.time.name], a["meas_k_loop"],
-                                        a["meas_split_k"], a["meas_quant_time"]),
-    fmt="time", doc="The three run one after the other.")
+                                        a["meas_split_k"], a["meas_quant_time"],
+                                        a["cal_floor"], rf_model.waves_on(a["cal_k_tile"])),
+    fmt="time", doc="The three run one after the other; where the K loop grows with the "
+                    "tile it bounds the refined time (the larger of the two, the floor "
+                    "once) rather than adding to it.")
 CAL_ERROR = rf.relative_error("meas_cal_error", CAL_TIME.name, "meas_time", "refined error")
 ROOF_ABS = rf.absolute("meas_roof_abs", "meas_roof_error", "|roofline error|")
 CAL_ABS = rf.absolute("meas_cal_abs", "meas_cal_error", "|refined error|")
@@ -276,7 +280,7 @@ BLOCK = Block(row=4, col=0, header=("Fitted model", "Value", "Unit", "Notes"), r
     BlockRow(CAL_K_LATENCY.label, [CAL_K_LATENCY], "s",
              "serial K loop: k · this, after the refined time (0 = off)"),
     BlockRow(CAL_K_TILE.label, [CAL_K_TILE], "",
-             "k · this · 1, 2 or 4 as m ≤ 64, ≤ 128 or more (a tile chosen by m, no split-K)"),
+             "on: K loop × 1, 2, 4 as m ≤ 64, ≤ 128, more; time = max(refined, floor + it)"),
     BlockRow(CAL_SPLIT_FLOOR.label, [CAL_SPLIT_FLOOR], "s",
              "a second kernel's floor where tiles < SMs and k ≥ the next value"),
     BlockRow(CAL_SPLIT_MIN_K.label, [CAL_SPLIT_MIN_K], "k", "0 = off"),
