@@ -444,10 +444,12 @@ def _sheet(source: str = "") -> SheetSpec:
                  "time (/ wave efficiency when waves are on), p = 0: max(c, memory time); "
                  "compute time = F / (fitted FLOP/s · ramp), ramp = 1/(1 + (F_half/F)^h); "
                  "tiles = b·⌈m/Tm⌉·⌈n/Tn⌉, waves = ⌈tiles/SMs⌉; split-K where tiles < SMs "
-                 "and k ≥ split-K from k; fitted time = refined + k·K-loop latency (0 where "
-                 "split-K) + split-K floor (where split-K) + quantize pass, the slowest of "
-                 "b·m·k·quantize bytes at its bandwidth, b·m·row latency and k·element "
-                 "latency (0 without a pass)."),
+                 "and k ≥ split-K from k; K loop = k·K-loop latency·tile scale (0 where "
+                 "split-K; tile scale 1, 2, 4 as m ≤ 64, ≤ 128, more when the K loop grows "
+                 "with the tile, else 1); fitted time = refined + K loop (with the growth on: "
+                 "max(refined, floor + K loop)) + split-K floor (where split-K) + quantize "
+                 "pass, the slowest of b·m·k·quantize bytes at its bandwidth, b·m·row latency "
+                 "and k·element latency (0 without a pass)."),
             Text(TABLE.header_row - 1, 0, "Measurements", "subtitle"),
         ),
         blocks=(BLOCK,),
