@@ -177,7 +177,7 @@ class Calibration:
             waves += f", K-loop latency {seconds(p.k_latency)} per unit of k"
             if p.k_tile_growth:
                 waves += (" for a 64x64 tile, x2 for m > 64 and x4 for m > 128 (the library's "
-                          "tile grows with m)")
+                          "tile grows with m), the GEMM at least the floor plus that loop")
         if p.split_min_k:
             waves += (f", split-K kernel floor {seconds(p.split_floor)} where the tiles "
                       f"under-fill the SMs and k ≥ {p.split_min_k:g}")

@@ -1,5 +1,6 @@
 """Three terms of a measured matmul's time that the roofline's max(compute, memory) leaves
-out, each added after it (they run one after the other with the GEMM, so they do not overlap):
+out, each added after it (they run one after the other with the GEMM, so they do not overlap;
+the one exception, a K loop that grows with the tile, bounds the GEMM instead: below):
 
     k_loop   = k · latency_per_k · tile(m)          the serial K loop of one thread block
                                                     (a bound on the GEMM where tile(m) grows)
