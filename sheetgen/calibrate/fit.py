@@ -425,26 +425,20 @@ def held_out(device: Device, data: Measurements, tiles: Sequence[tuple[int, int]
                       test_rows, fit_rows))
     out.append(_score(SMOOTH_K_LOOP, fit(device, fit_rows, overlap=True, k_loop=True), device,
                       test_rows, fit_rows))
-    split = fit(device, fit_rows, overlap=True, k_loop=True, split_k=True)
-    out.append(_score(SMOOTH_K_SPLIT, split, device, test_rows, fit_rows))
-    ramp = fit(device, fit_rows, overlap=True, k_loop=True, split_k=True, ramp=True,
-               base=split)
-    out.append(_score(SMOOTH_K_SPLIT_RAMP, ramp, device, test_rows, fit_rows))
-    if data.quantize_bytes:
-        out.append(_score(SMOOTH_K_SPLIT_RAMP_QUANT,
-                          fit(device, fit_rows, overlap=True, k_loop=True, split_k=True,
-                              ramp=True, quantize_kernel=True, base=ramp),
-                          device, test_rows, fit_rows))
-    grown = fit(device, fit_rows, overlap=True, k_loop=True, k_tile_growth=True)
-    out.append(_score(SMOOTH_K_TILE, grown, device, test_rows, fit_rows))
-    grown = fit(device, fit_rows, overlap=True, k_loop=True, ramp=True, k_tile_growth=True,
-                base=grown)
-    out.append(_score(SMOOTH_K_TILE_RAMP, grown, device, test_rows, fit_rows))
-    if data.quantize_bytes:
-        out.append(_score(SMOOTH_K_TILE_RAMP_QUANT,
-                          fit(device, fit_rows, overlap=True, k_loop=True, ramp=True,
-                              quantize_kernel=True, k_tile_growth=True, base=grown),
-                          device, test_rows, fit_rows))
+    for names, family in (((SMOOTH_K_SPLIT, SMOOTH_K_SPLIT_RAMP, SMOOTH_K_SPLIT_RAMP_QUANT),
+                           {"split_k": True}),
+                          ((SMOOTH_K_TILE, SMOOTH_K_TILE_RAMP, SMOOTH_K_TILE_RAMP_QUANT),
+                           {"k_tile_growth": True})):
+        # one kernel family: its K loop form, + the compute ramp (+ the quantize kernel), each
+        # fit starting from the one before
+        first = fit(device, fit_rows, overlap=True, k_loop=True, **family)
+        ramp = fit(device, fit_rows, overlap=True, k_loop=True, ramp=True, base=first, **family)
+        out += [_score(names[0], first, device, test_rows, fit_rows),
+                _score(names[1], ramp, device, test_rows, fit_rows)]
+        if data.quantize_bytes:
+            out.append(_score(names[2], fit(device, fit_rows, overlap=True, k_loop=True,
+                                            ramp=True, quantize_kernel=True, base=ramp,
+                                            **family), device, test_rows, fit_rows))
     for tm, tn in dict.fromkeys(tiles):
         p = fit(device, fit_rows, waves=True, tile_m=tm, tile_n=tn)
         out.append(_score(f"calibrated + waves ({tm}x{tn} tiles)", p, device, test_rows,
