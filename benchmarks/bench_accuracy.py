@@ -100,7 +100,8 @@ class TableScore:
       k when the output tiles under-fill the SMs (cuBLAS, hipBLASLt);
     - tile growth: the smooth max + K loop growing with the tile + compute ramp, where it
       never splits k and picks a larger tile for a larger m (CUTLASS in vLLM and SGLang),
-      the GEMM the larger of its refined time and floor + one tile's K loop.
+      the GEMM the larger of its refined time and floor + its waves of the library's tiles,
+      each a fitted latency per tile and its K loop.
     Every calibrated form includes the activation-quantize pass where the table's file states
     one (the aiconfigurator fp8 tables), and there the model gives the pass a roofline of its
     own (kernel_terms.quantize_time)."""
@@ -148,7 +149,7 @@ TABLE_HEADER = ["| table | preset | rows fit / test | faster than roof | rooflin
                 "| smooth max | + K loop + split-K | model: train | **model: held-out** "
                 "| goal (median / p90) "
                 "| compute eff / memory eff / floor / p / K-loop latency / split-K floor or "
-                "tile growth "
+                "tile growth and latency "
                 "/ ramp F_half, h / quantize |",
                 "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
 
@@ -176,7 +177,7 @@ def published_rows(scores: list[TableScore], link: bool = True) -> list[str]:
                     f"{p.quantize_row_latency * 1e9:.2f} ns/row, "
                     f"{p.quantize_k_latency * 1e9:.2f} ns/elt" if s.quantize_bytes
                     else "none")
-        split_or_tile = ("tile" if p.k_tile_growth
+        split_or_tile = (f"tile, {p.tile_latency * 1e6:.2f} µs a tile" if p.k_tile_growth
                          else f"split-K, {p.split_floor * 1e6:.2f} µs")
         out.append(f"| {name} | {t.gpu} | {s.fit_rows} / {s.roofline.rows} | {s.flagged} | "
                    f"{_pair(s.roofline)} | {_pair(s.hard_max)} | {_pair(s.smooth_max)} | "
@@ -372,7 +373,8 @@ def _report(args: argparse.Namespace) -> int:
                  "and either (split-K) a split-K floor (tiles < SMs, k ≥ 2048; no K loop "
                  "there) or (tile) the K loop's latency ×1, ×2, ×4 for m ≤ 64, ≤ 128, more "
                  "(a tile that grows with m, never split), bounding the GEMM: max(refined, "
-                 "floor + K loop), whichever fits the fit half better "
+                 "floor + waves of the library's tiles · (latency per tile + K loop)), "
+                 "whichever fits the fit half better "
                  "(+ the activation-quantize pass where the file states one, a kernel with a "
                  "roofline of its own: the slowest of its bytes at its bandwidth efficiency, a "
                  "latency per row of A and one row's time); median / p90 "

@@ -360,20 +360,25 @@ def test_fit_recovers_a_k_loop_that_grows_with_the_tile():
     the same K loop without the growth. Skinny long-k shapes (n = 32, k = 65,536) with m from
     1 to 512 are the K loop's, large square ones the roofline's."""
     shapes = SHAPES + [(m, 65536, 32) for m in (1, 16, 64, 96, 128, 192, 256, 512)] + [
-        (m, 16384, 64) for m in (8, 64, 128, 256)]
+        (m, 16384, 64) for m in (8, 64, 128, 256)] + [(1, 32, n) for n in (16384, 65536, 131072)]
     true = fit.Params(0.75, 0.85, 4e-6, overlap=4.0, k_latency=7.5e-10, k_loop=True,
-                      k_tile_growth=True)
+                      k_tile_growth=True, tile_latency=1.5e-6)
     data = _data(shapes)
     rng = np.random.default_rng(5)
     data.measured = fit.predict(DEVICE, true, data) * np.exp(rng.normal(0, 0.01, len(shapes)))
     # by hand: m = 256, k = 65,536 walks four 64×64 tiles' worth of MMAs a step, and that
-    # loop (196.6 µs) bounds the GEMM: its memory time (11.3 µs at spec figures) is inside it
+    # tile (1.5 µs + a 196.6 µs loop) bounds the GEMM: its memory time (11.3 µs at spec
+    # figures) is inside it
     one = _data([(256, 65536, 32)])
     assert fit.fixed_terms(DEVICE, true, one).k_tile[0] == 4.0
     spec = replace(true, compute_efficiency=1.0, memory_efficiency=1.0, overlap=0.0)
     memory = 2 * (256 * 65536 + 65536 * 32 + 256 * 32) / 3.35e12
     assert fit.predict(DEVICE, spec, one)[0] == pytest.approx(
-        4e-6 + 4 * 65536 * 7.5e-10, rel=1e-12)
+        4e-6 + 1.5e-6 + 4 * 65536 * 7.5e-10, rel=1e-12)
+    # 1 × 32 × 131,072: 2,048 tiles of 64, 16 waves of 132, each 1.5 µs + 32 · 0.75 ns
+    wide = _data([(1, 32, 131072)])
+    assert fit.predict(DEVICE, spec, wide)[0] == pytest.approx(
+        4e-6 + 16 * (1.5e-6 + 32 * 7.5e-10), rel=1e-12)
     # where the tiles fill the GPU the refined time is the larger: 8192 x 8192 x 8192
     big = _data([(8192, 8192, 8192)])
     assert fit.predict(DEVICE, spec, big)[0] == pytest.approx(
@@ -384,6 +389,7 @@ def test_fit_recovers_a_k_loop_that_grows_with_the_tile():
         4e-6 + memory + 65536 * 7.5e-10, rel=1e-12)
     got = fit.fit(DEVICE, data, overlap=True, k_loop=True, k_tile_growth=True)
     assert got.k_tile_growth and got.k_latency == pytest.approx(7.5e-10, rel=0.05)
+    assert got.tile_latency == pytest.approx(1.5e-6, rel=0.05)
     assert got.compute_efficiency == pytest.approx(0.75, rel=0.05)
     by_model = {s.model: s for s in fit.held_out(DEVICE, data, ())}
     assert by_model[fit.SMOOTH_K_TILE].median_abs_error < 0.02 < \
@@ -624,6 +630,18 @@ def test_hand_made_preset_kernel_terms_predict_by_hand(tmp_path):
     from sheetgen.calibrate.report import measured_inputs
 
     assert measured_inputs(cal).k_tile_growth
+    # and 1 µs a tile: each row is one wave of the library's tiles on 100 SMs (1×4096 and
+    # 1×1024 one 64×64 tile, 4096×32 32 tiles of 128×128), so floor + 1 µs + its loop bounds
+    # each: 3.0 µs (split-K, no loop), 3.1024 µs, 3.0128 µs
+    timed = preset.with_name("timed.toml")
+    timed.write_text(grown.read_text().replace("k_loop_tile_growth = true\n",
+                                               "k_loop_tile_growth = true\n"
+                                               "k_loop_tile_latency = 1e-6\n"))
+    cal = calibrate_file(rows, gpu="Terms", gpu_file=timed, dtype="bf16", no_fit=True)
+    assert cal.params.tile_latency == 1e-6 and cal.calibrated == pytest.approx(
+        [(3 + 1.5 + 0.8192) * 1e-6, (3.1024 + 0.2048) * 1e-6, (3.0128 + 4.096) * 1e-6],
+        rel=1e-12)
+    assert measured_inputs(cal).tile_latency == 1e-6
 
 
 @pytest.mark.parametrize(("edit", "needle"), [
@@ -631,6 +649,8 @@ def test_hand_made_preset_kernel_terms_predict_by_hand(tmp_path):
     (("k_latency = 1e-10", "k_latency = 1e-3"), "field 'k_latency'"),
     (("k_latency = 1e-10", "k_latency = 1e-10\nk_loop_tile_growth = 4"),
      "field 'k_loop_tile_growth': expected true or false, got 4"),
+    (("k_latency = 1e-10", "k_latency = 1e-10\nk_loop_tile_latency = 0.5"),
+     "field 'k_loop_tile_latency': expected 0 to 0.001 seconds per tile"),
     (("split_k_floor = 1.5e-6", 'split_k_floor = "fast"'), "field 'split_k_floor'"),
     (("split_k_min_k = 2048", "split_k_min_k = 2048.5"),
      "field 'split_k_min_k': expected a whole number"),

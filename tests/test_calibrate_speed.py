@@ -41,6 +41,8 @@ def test_fixed_terms_by_hand():
     # growing, m = 4096 runs the largest tile (4 × 64×64), m = 1 the smallest
     grown = fit.fixed_terms(DEVICE, fit.Params(k_loop=True, k_tile_growth=True), data)
     assert grown.switches[-1] is True and list(grown.k_tile) == [4.0, 1.0]
+    # the library's tiles: 4096² in 128×128 is 1,024 tiles, 8 waves of 132; 1×32 one tile
+    assert list(grown.library_waves) == [8.0, 1.0] and list(terms.library_waves) == [1.0, 1.0]
     assert list(terms.flops) == [2 * 4096**3, 2 * 4096 * 32]
     # the ramp off (F_half 0) is a factor of exactly 1 on every row
     assert list(fit.kernel_terms.compute_ramp(terms.flops, 0.0, 1.0)) == [1.0, 1.0]

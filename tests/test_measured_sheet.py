@@ -57,7 +57,8 @@ def calibration(tmp_path_factory):
 #: a K-loop latency growing with the tile, a quantize pass with a roofline of its own and a
 #: compute ramp, set by hand (the small table's fit chooses none of them); the pass's three
 #: times each win on some row (test_the_quantize_kernel_takes_the_slowest_of_its_three_times)
-TERMS = {"k_latency": 2e-10, "k_tile_growth": True, "quantize_bytes": 5.0, "split_floor": 1.5e-6,
+TERMS = {"k_latency": 2e-10, "k_tile_growth": True, "tile_latency": 1e-6, "quantize_bytes": 5.0,
+         "split_floor": 1.5e-6,
          "split_min_k": 512.0, "ramp_flops": 3e9, "ramp_exponent": 0.8,
          "quantize_efficiency": 0.5, "quantize_row_latency": 7e-9, "quantize_k_latency": 3e-10}
 
@@ -127,6 +128,7 @@ def _measured_workbooks(tmp: Path) -> dict[str, Path]:
         (measured.CAL_OVERLAP, 1.5),
         (measured.CAL_K_LATENCY, 3e-4),  # µs per unit of k
         (measured.CAL_K_TILE, "ON"),  # any case, as the waves' switch
+        (measured.CAL_TILE_LATENCY, 2),  # µs per tile
         (measured.CAL_QUANT_BYTES, 5),
         (measured.CAL_QUANT_EFF, 0.7),
         (measured.CAL_QUANT_ROW, 5e-3),  # µs per row of A
@@ -157,6 +159,7 @@ def test_libreoffice_recalculates_the_measured_sheet_to_the_model(calibration, l
     data.measured[0] = 4e-4
     params = fit.Params(**{**cal.params.__dict__, "waves": False, "launch_overhead": 3e-6,
                            "overlap": 1.5, "k_latency": 3e-10, "k_tile_growth": True,
+                           "tile_latency": 2e-6,
                            "quantize_bytes": 5.0,
                            "split_floor": 2e-6, "split_min_k": 1024.0,
                            "ramp_flops": 5e9, "ramp_exponent": 1.7,
@@ -185,23 +188,34 @@ def test_the_k_loop_grows_with_the_tile_by_hand(calibration):
             i = rows.index((m, k))
             assert tile[i] == (scale if growth else 1), (m, growth)
             assert loop[i] == pytest.approx(k * 2e-10 * (scale if growth else 1), rel=1e-12)
-        # growing, the loop bounds the GEMM (the larger of the refined time and floor + loop);
-        # off, it adds to it; the quantize pass follows either way
+        # the library's tiles (64×64 to m = 64, 64×128 to 128, 128×128 beyond) in waves of
+        # 132 SMs: 4096³ 1,024 tiles, 8 waves; 1×8192×8192 128 tiles; 4 × 1024³ 256 tiles;
+        # 128×2048×1024 16 tiles; 129×4096×4000 64 tiles
         col = p.model.columns
+        waves = list(col[measured.LIBRARY_WAVES.name])
+        shapes = list(zip(cal.data.m, cal.data.k, cal.data.n, cal.data.b, strict=True))
+        for shape, count in (((4096, 4096, 4096, 1), 8), ((1, 8192, 8192, 1), 1),
+                             ((1024, 1024, 1024, 4), 2), ((128, 2048, 1024, 1), 1),
+                             ((129, 4096, 4000, 1), 1), ((2048, 512, 1024, 2), 2)):
+            assert waves[shapes.index(shape)] == (count if growth else 1), shape
+        # growing, the waves of tiles bound the GEMM (the larger of the refined time and
+        # floor + waves · (1 µs + loop)); off, the loop adds to it; the quantize pass follows
         refined = np.asarray(col[measured.REFINED.time.name], float)
         quant = np.asarray(col[measured.QUANT_TIME.name], float)
-        gemm = (np.maximum(refined, cal.params.launch_overhead + loop) if growth
+        gemm = (np.maximum(refined, cal.params.launch_overhead
+                           + np.asarray(waves, float) * (1e-6 + loop)) if growth
                 else refined + loop)
         np.testing.assert_allclose(np.asarray(col[measured.CAL_TIME.name], float),
                                    gemm + quant, rtol=1e-12)
     # with a K loop long enough to matter (50 ns a unit of k), the bound takes over on the
-    # skinny rows: 1 × 8192 × 8192 runs one tile's loop, 409.6 µs, after the floor
+    # skinny rows: 1 × 8192 × 8192 runs one wave of tiles, 1 µs + 409.6 µs, after the floor
     p = _plan(cal, False, **{**TERMS, "k_latency": 5e-8, "split_min_k": 0.0,
                              "split_floor": 0.0})
     i = rows.index((1, 8192))
     got = p.model.columns[measured.CAL_TIME.name][i]
     quant = p.model.columns[measured.QUANT_TIME.name][i]
-    assert got - quant == pytest.approx(cal.params.launch_overhead + 8192 * 5e-8, rel=1e-12)
+    assert got - quant == pytest.approx(cal.params.launch_overhead + 1e-6 + 8192 * 5e-8,
+                                        rel=1e-12)
 
 
 def test_the_quantize_kernel_takes_the_slowest_of_its_three_times(calibration):

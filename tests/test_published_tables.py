@@ -353,66 +353,66 @@ def _bench() -> ModuleType:
 #: where the file states one, as a kernel with a roofline of its own) per table, as
 #: docs/measuring.md reports them
 DOCUMENTED = {
-    "XLA H100 SXM bf16": (0.040, 0.105),
+    "XLA H100 SXM bf16": (0.040, 0.106),
     "XLA H100 SXM tf32": (0.053, 0.157),
     "XLA H100 SXM fp8": (0.120, 0.303),
     "XLA MI300X bf16": (0.099, 0.272),
-    "XLA B200 bf16": (0.033, 0.117),
-    "XLA B200 fp8": (0.037, 0.112),
+    "XLA B200 bf16": (0.030, 0.086),
+    "XLA B200 fp8": (0.042, 0.107),
     "aiconfigurator A100 SXM bf16": (0.068, 0.231),
     "aiconfigurator H100 SXM bf16": (0.046, 0.151),
     "aiconfigurator H100 SXM fp8": (0.030, 0.112),
     "aiconfigurator H200 bf16": (0.051, 0.208),
     "aiconfigurator H200 fp8": (0.033, 0.121),
     "aiconfigurator B200 bf16": (0.063, 0.209),
-    "aiconfigurator B200 fp8": (0.048, 0.131),
+    "aiconfigurator B200 fp8": (0.047, 0.132),
     "aiconfigurator H100 SXM bf16, vLLM": (0.054, 0.186),
-    "aiconfigurator H100 SXM fp8, vLLM": (0.036, 0.127),
+    "aiconfigurator H100 SXM fp8, vLLM": (0.038, 0.131),
     "aiconfigurator H100 SXM bf16, SGLang": (0.059, 0.163),
-    "aiconfigurator H100 SXM fp8, SGLang": (0.083, 0.225),
+    "aiconfigurator H100 SXM fp8, SGLang": (0.084, 0.224),
     "aiconfigurator A100 SXM bf16, vLLM": (0.077, 0.243),
     "aiconfigurator A100 SXM bf16, SGLang": (0.089, 0.257),
     "aiconfigurator H200 bf16, vLLM": (0.055, 0.219),
-    "aiconfigurator H200 fp8, vLLM": (0.042, 0.161),
+    "aiconfigurator H200 fp8, vLLM": (0.040, 0.156),
     "aiconfigurator H200 bf16, SGLang": (0.074, 0.230),
-    "aiconfigurator H200 fp8, SGLang": (0.100, 0.250),
+    "aiconfigurator H200 fp8, SGLang": (0.085, 0.227),
     "aiconfigurator B200 bf16, vLLM": (0.073, 0.214),
-    "aiconfigurator B200 fp8, vLLM": (0.053, 0.432),
+    "aiconfigurator B200 fp8, vLLM": (0.048, 0.367),
     "aiconfigurator B200 bf16, SGLang": (0.083, 0.261),
-    "aiconfigurator B200 fp8, SGLang": (0.089, 0.341),
+    "aiconfigurator B200 fp8, SGLang": (0.070, 0.258),
     "aiconfigurator B300 SXM bf16": (0.068, 0.198),
     "aiconfigurator B300 SXM fp8": (0.040, 0.110),
     "aiconfigurator B300 SXM bf16, vLLM": (0.062, 0.205),
-    "aiconfigurator B300 SXM fp8, vLLM": (0.040, 0.291),
+    "aiconfigurator B300 SXM fp8, vLLM": (0.038, 0.164),
     "aiconfigurator GB200 bf16": (0.067, 0.223),
     "aiconfigurator GB200 fp8": (0.046, 0.112),
     "aiconfigurator GB200 bf16, vLLM": (0.069, 0.242),
-    "aiconfigurator GB200 fp8, vLLM": (0.042, 0.266),
+    "aiconfigurator GB200 fp8, vLLM": (0.038, 0.181),
     "aiconfigurator GB200 bf16, SGLang": (0.076, 0.229),
-    "aiconfigurator GB200 fp8, SGLang": (0.071, 0.319),
+    "aiconfigurator GB200 fp8, SGLang": (0.060, 0.243),
     "aiconfigurator GB300 bf16": (0.063, 0.201),
     "aiconfigurator GB300 fp8": (0.041, 0.107),
     "aiconfigurator GB300 bf16, vLLM": (0.063, 0.205),
-    "aiconfigurator GB300 fp8, vLLM": (0.040, 0.263),
+    "aiconfigurator GB300 fp8, vLLM": (0.038, 0.168),
     "aiconfigurator GB300 bf16, SGLang": (0.067, 0.210),
-    "aiconfigurator GB300 fp8, SGLang": (0.063, 0.284),
+    "aiconfigurator GB300 fp8, SGLang": (0.054, 0.186),
     "aiconfigurator RTX PRO 6000 Server bf16": (0.084, 0.522),
-    "aiconfigurator RTX PRO 6000 Server fp8": (0.068, 0.367),
+    "aiconfigurator RTX PRO 6000 Server fp8": (0.068, 0.356),
     "aiconfigurator RTX PRO 6000 Server bf16, vLLM": (0.069, 0.354),
-    "aiconfigurator RTX PRO 6000 Server fp8, vLLM": (0.062, 0.293),
+    "aiconfigurator RTX PRO 6000 Server fp8, vLLM": (0.055, 0.291),
     "aiconfigurator RTX PRO 6000 Server bf16, SGLang": (0.068, 0.312),
-    "aiconfigurator RTX PRO 6000 Server fp8, SGLang": (0.058, 0.299),
+    "aiconfigurator RTX PRO 6000 Server fp8, SGLang": (0.052, 0.259),
     "aiconfigurator L40S bf16": (0.113, 0.993),
     "aiconfigurator L40S fp8": (0.078, 0.687),
-    "aiconfigurator Arc Pro B60 bf16, vLLM": (0.058, 0.208),
+    "aiconfigurator Arc Pro B60 bf16, vLLM": (0.059, 0.207),
     "aiter MI300X int8": (0.057, 0.243),
-    "DeepGEMM H800 fp8": (0.069, 0.168),
+    "DeepGEMM H800 fp8": (0.064, 0.171),
     "aiter MI355X bf16": (0.081, 0.208),
-    "aiter MI355X bf16, model shapes": (0.068, 0.221),
-    "aiter MI355X fp8, DeepSeek-V3 shapes": (0.078, 0.297),
+    "aiter MI355X bf16, model shapes": (0.066, 0.225),
+    "aiter MI355X fp8, DeepSeek-V3 shapes": (0.074, 0.289),
     "aiter MI355X int8": (0.123, 0.356),
-    "aiter MI355X fp8": (0.099, 0.940),
-    "aiter MI355X fp8, preshuffled": (0.073, 0.263),
+    "aiter MI355X fp8": (0.065, 0.223),
+    "aiter MI355X fp8, preshuffled": (0.064, 0.223),
 }
 #: scored but not counted for the goal: rates a dense GEMM at the spec peak cannot reach
 #: (XLA's H100 fp8), rows served from L2 faster than the DRAM allows (L40S, RTX PRO 6000)
@@ -440,12 +440,14 @@ QUANTIZE_PASS = {n for n in DOCUMENTED if n.startswith("aiconfigurator") and " f
 #: roofline brings vLLM's fp8 medians under 10 %, and the K loop growing with the tile
 #: SGLang's (8.3 % on the H100, 10.0 % on the H200, 8.9 % on the B200)
 MEDIAN_GOAL_MET = set(DOCUMENTED) - NOT_COUNTED - {"aiter MI355X int8"}
-#: the K loop growing with the tile brings vLLM's H100 and H200 fp8 p90s and SGLang's H100
-#: one under 25 % (12.7 %, 16.1 %, 22.5 %; SGLang's H200 25.0 %); SGLang's bf16 tables of the
-#: A100 and the B200 miss it narrowly (25.7 %, 26.1 %)
-HOPPER_FP8_MET = {"aiconfigurator H100 SXM fp8, vLLM", "aiconfigurator H200 fp8, vLLM",
-                  "aiconfigurator H100 SXM fp8, SGLang"}
-P90_GOAL_MET = MEDIAN_GOAL_MET - (FRAMEWORK_FP8 - HOPPER_FP8_MET) - MI355X - {
+#: the K loop growing with the tile, in waves of the library's tiles, brings every vLLM and
+#: SGLang fp8 p90 under 25 % but the B200's (36.7 %, 25.8 %), and aiter's gfx950 fp8 ones
+#: (22.3 %, 22.3 %); SGLang's bf16 tables of the A100 and the B200 miss it narrowly (25.7 %,
+#: 26.1 %)
+FRAMEWORK_FP8_MET = FRAMEWORK_FP8 - {"aiconfigurator B200 fp8, vLLM",
+                                     "aiconfigurator B200 fp8, SGLang"}
+MI355X_FP8_MET = {"aiter MI355X fp8", "aiter MI355X fp8, preshuffled"}
+P90_GOAL_MET = MEDIAN_GOAL_MET - (FRAMEWORK_FP8 - FRAMEWORK_FP8_MET) - (MI355X - MI355X_FP8_MET) - {
     "XLA MI300X bf16", "aiconfigurator A100 SXM bf16, SGLang",
     "aiconfigurator B200 bf16, SGLang"}
 
@@ -591,10 +593,11 @@ def test_the_k_loop_grows_with_vllms_tile(scores):
     n = 32, k = 65,536 on the H100 one GEMM takes 50.9 µs at m = 64, 94.9 at 128 and 196.0 at
     256, about 1 : 2 : 4, where a 64×64 tile's 2·64·64 FLOPs a unit of k at 1/132 of 73 %
     of the 1,979 TFLOP/s fp8 peak take 0.75 ns: 49 µs. The model whose K loop grows with the
-    tile (and bounds the GEMM rather than adding to it) fits the fit half better on all four
-    Hopper tables, lowers the held-out p90 of each by 8 to 13 points, under 25 % on three, and
-    its fitted latency per unit of k is that one tile's within a quarter (0.60–0.63 ns against
-    0.67–0.79 ns at each table's own fitted compute efficiency)."""
+    tile (and bounds the GEMM, in waves of the library's tiles, rather than adding to it) fits
+    the fit half better on all four Hopper tables, lowers the held-out p90 of each by 8 to 13
+    points, under 25 % on all four, and its fitted latency per unit of k is that one tile's
+    within 30 % (0.56–0.59 ns against 0.64–0.78 ns at each table's own fitted compute
+    efficiency); each tile's own cost beside its loop fits 1.4–1.9 µs."""
     rows = read_measurements(DATA / "aic_h100_sxm_vllm_fp8.csv", dtype="fp8")
     at = {int(m): t for m, k, n, t in zip(rows.m, rows.k, rows.n, rows.measured, strict=True)
           if k == 65536 and n == 32}
@@ -612,9 +615,10 @@ def test_the_k_loop_grows_with_vllms_tile(scores):
         assert s.tile_family.p90_abs_error < s.split_family.p90_abs_error - 0.08, name
         assert s.tile_family.median_abs_error < s.split_family.median_abs_error, name
         tile = 2 * 64 * 64 / (h100.peak("fp8") * p.compute_efficiency / h100.sm_count)
-        assert p.k_latency == pytest.approx(tile, rel=0.25), name
+        assert p.k_latency == pytest.approx(tile, rel=0.3), name
+        assert 1.4e-6 < p.tile_latency < 1.9e-6, name
     assert {n for n in FRAMEWORK_FP8 if scores[n].model.p90_abs_error <= 0.25} \
-        == HOPPER_FP8_MET
+        == FRAMEWORK_FP8_MET
     # cuBLAS splits k instead: the bf16 tables keep the split-K floor
     for name in ("aiconfigurator H100 SXM bf16", "aiconfigurator H100 SXM bf16, vLLM",
                  "aiconfigurator H200 bf16, SGLang"):

@@ -101,8 +101,10 @@ class Params:
     quantize_row_latency: float = 0.0
     quantize_k_latency: float = 0.0
     quantize_kernel: bool = False
-    #: the K loop's latency grows with the library's tile for m (kernel_terms.k_tile_scale)
+    #: the K loop's latency grows with the library's tile for m (kernel_terms.k_tile_scale),
+    #: and then bounds the GEMM with each tile's own cost, s (kernel_terms.total_time)
     k_tile_growth: bool = False
+    tile_latency: float = 0.0
 
     @property
     def form(self) -> str:
@@ -154,6 +156,7 @@ class Fixed:
     quantize_moved: np.ndarray  # bytes the activation-quantize pass moves
     rows_a: np.ndarray  # b·m: the rows of A the quantize pass walks
     k_tile: np.ndarray  # the K loop's tile scale (kernel_terms.k_tile_scale)
+    library_waves: np.ndarray  # waves of the library's tiles (kernel_terms.library_waves)
 
 
 def switches(device: Device, params: Params) -> tuple[bool, int, int, float, float, bool]:
@@ -178,7 +181,8 @@ def fixed_terms(device: Device, params: Params, data: Measurements) -> Fixed:
     flops = b_flops(data)
     quantize_moved = kernel_terms.quantize_bytes(b, m, k, params.quantize_bytes)
     return Fixed(key, flops, moved, k, wave_eff, split, quantize_moved, b * m,
-                 kernel_terms.k_tile_scale(m, params.k_tile_growth))
+                 kernel_terms.k_tile_scale(m, params.k_tile_growth),
+                 kernel_terms.library_waves(b, m, n, device.sm_count, params.k_tile_growth))
 
 
 def timed(device: Device, params: Params, fixed: Fixed) -> np.ndarray:
@@ -205,8 +209,8 @@ def timed(device: Device, params: Params, fixed: Fixed) -> np.ndarray:
     split = fixed.split
     return np.asarray(kernel_terms.total_time(
         roof, kernel_terms.k_loop_time(fixed.k, params.k_latency, split, fixed.k_tile),
-        split * params.split_floor, quantize, params.launch_overhead, params.k_tile_growth),
-        dtype=float)
+        split * params.split_floor, quantize, params.launch_overhead, params.k_tile_growth,
+        fixed.library_waves, params.tile_latency), dtype=float)
 
 
 def predict(device: Device, params: Params, data: Measurements) -> np.ndarray:
@@ -248,7 +252,9 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
     k_scale = scale / float(np.max(rows.k))  # latency per k in units of that over the max k
     row_scale = scale / float(np.max(rows.b * rows.m))  # the same per row of A
     n_base = 4 if overlap else 3
-    n_split = n_base + (1 if k_loop else 0)
+    tile = k_tile_growth and k_loop  # each tile's own latency is fitted beside the K loop
+    n_tile = n_base + (1 if k_loop else 0)
+    n_split = n_tile + (1 if tile else 0)
     n_ramp = n_split + (1 if split_k else 0)
     n_quant = n_ramp + (2 if ramp else 0)
     # the ramp's F_half is fitted as log10 FLOPs, from the data's decades
@@ -271,7 +277,8 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
                      v(n_split) * scale if split_k else 0.0,
                      kernel_terms.SPLIT_K_MIN_K if split_k else 0.0,
                      half(n_ramp + 1) if ramp else 0.0,
-                     v(n_ramp) if ramp else 1.0, k_tile_growth=k_tile_growth and k_loop)
+                     v(n_ramp) if ramp else 1.0, k_tile_growth=tile,
+                     tile_latency=v(n_tile) * scale if tile else 0.0)
         if not quantize_kernel:
             return out
         return replace(out, quantize_efficiency=v(n_quant),
@@ -294,6 +301,10 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
         # a K loop that bounds the GEMM (k_tile_growth) has no gradient until it is longer
         # than some row's refined time: it starts at ten fastest times over the longest k
         starts = [[*x0, 10.0 if k_tile_growth else 0.5] for x0 in starts]
+    if tile:  # each tile's latency, in fastest times
+        lower.append(0.0)
+        upper.append(np.inf)
+        starts = [[*x0, 0.1] for x0 in starts]
     if split_k:
         lower.append(0.0)
         upper.append(np.inf)
@@ -311,6 +322,7 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
         x_base = [base.compute_efficiency, base.memory_efficiency, base.launch_overhead / scale]
         x_base += [base.overlap] if overlap else []
         x_base += [base.k_latency / k_scale] if k_loop else []
+        x_base += [base.tile_latency / scale] if tile else []
         x_base += [base.split_floor / scale] if split_k else []
         x_base += [base.ramp_exponent, np.log10(max(base.ramp_flops, 1e-30))] if ramp else []
         x_base = list(np.clip(x_base, np.add(lower[:len(x_base)], 1e-9),
@@ -325,6 +337,7 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
         x_base = [base.compute_efficiency, base.memory_efficiency, base.launch_overhead / scale]
         x_base += [base.overlap] if overlap else []
         x_base += [base.k_latency / k_scale] if k_loop else []
+        x_base += [base.tile_latency / scale] if tile else []
         x_base += [base.split_floor / scale] if split_k else []
         mid = [float(np.percentile(log_flops, q)) for q in (25, 50, 75)]
         starts = [[*x0, h, lf] for x0 in (x_base, starts[0])

@@ -63,6 +63,7 @@ def preset_params(gpu: GPU, dtype: str) -> fit.Params:
                       gpu.overlap_exponent, k_latency=gpu.k_latency,
                       k_loop=gpu.k_latency > 0,
                       k_tile_growth=gpu.k_loop_tile_growth,
+                      tile_latency=gpu.k_loop_tile_latency,
                       quantize_bytes=gpu.quantize_bytes(dtype),
                       split_floor=gpu.split_k_floor,
                       split_min_k=float(gpu.split_k_min_k),
@@ -122,6 +123,7 @@ class Calibration:
             "overlap_exponent": self.params.overlap, "form": self.params.form,
             "k_latency_s": self.params.k_latency,
             "k_loop_tile_growth": self.params.k_tile_growth,
+            "k_loop_tile_latency_s": self.params.tile_latency,
             "activation_quantize_bytes": self.params.quantize_bytes,
             "split_k_floor_s": self.params.split_floor,
             "split_k_min_k": self.params.split_min_k,
@@ -141,6 +143,7 @@ class Calibration:
                           "overlap_exponent": h.params.overlap,
                           "k_latency_s": h.params.k_latency,
                           "k_loop_tile_growth": h.params.k_tile_growth,
+                          "k_loop_tile_latency_s": h.params.tile_latency,
                           "split_k_floor_s": h.params.split_floor,
                           "compute_ramp_flops": h.params.ramp_flops,
                           "compute_ramp_exponent": h.params.ramp_exponent,
@@ -177,7 +180,8 @@ class Calibration:
             waves += f", K-loop latency {seconds(p.k_latency)} per unit of k"
             if p.k_tile_growth:
                 waves += (" for a 64x64 tile, x2 for m > 64 and x4 for m > 128 (the library's "
-                          "tile grows with m), the GEMM at least the floor plus that loop")
+                          "tile grows with m), the GEMM at least the floor plus its waves of "
+                          f"tiles, each {seconds(p.tile_latency)} and its loop")
         if p.split_min_k:
             waves += (f", split-K kernel floor {seconds(p.split_floor)} where the tiles "
                       f"under-fill the SMs and k ≥ {p.split_min_k:g}")
@@ -239,6 +243,7 @@ class Calibration:
             "launch_overhead": p.launch_overhead, "wave_quantization": p.waves,
             "tile_m": p.tile_m, "tile_n": p.tile_n, "overlap_exponent": p.overlap,
             "k_latency": p.k_latency, "k_loop_tile_growth": p.k_tile_growth,
+            "k_loop_tile_latency": p.tile_latency,
             "split_k_floor": p.split_floor,
             "split_k_min_k": int(p.split_min_k),
             "activation_quantize_bytes": p.quantize_bytes,
@@ -321,7 +326,7 @@ def measured_inputs(cal: Calibration) -> MeasuredInputs:
         compute_efficiency=p.compute_efficiency, memory_efficiency=p.memory_efficiency,
         launch_overhead=p.launch_overhead, waves=p.waves, tile_m=p.tile_m, tile_n=p.tile_n,
         sm_count=device_for(cal.gpu, cal.dtype).sm_count, source=d.origin, overlap=p.overlap,
-        k_latency=p.k_latency, k_tile_growth=p.k_tile_growth,
+        k_latency=p.k_latency, k_tile_growth=p.k_tile_growth, tile_latency=p.tile_latency,
         quantize_bytes=p.quantize_bytes, split_floor=p.split_floor,
         split_min_k=p.split_min_k, ramp_flops=p.ramp_flops, ramp_exponent=p.ramp_exponent,
         quantize_efficiency=p.quantize_efficiency,

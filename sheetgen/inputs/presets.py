@@ -56,6 +56,7 @@ KERNEL_TERMS: dict[str, tuple[str, float | int | bool]] = {
     "k_latency": ("s per unit of k", 0.0),
     # the K loop's latency grows with the library's tile for m (kernel_terms.k_tile_scale)
     "k_loop_tile_growth": ("on/off", False),
+    "k_loop_tile_latency": ("s per tile (with the growth)", 0.0),
     "split_k_floor": ("s", 0.0),
     "split_k_min_k": ("k (0 = off)", 0),
     "activation_quantize_bytes": ("B per element of A", 0.0),
@@ -80,6 +81,8 @@ MAX_OVERLAP_EXPONENT = 64.0
 #: the Measured sheet's input cells: a K-loop latency per unit of k above 1 µs would make a
 #: k = 4,096 loop take 4 ms; no quantize pass moves 64 bytes per element; k beyond 10^9.
 MAX_K_LATENCY = 1e-6
+#: a tile's own cost (prologue and epilogue) beside its K loop: up to 1 ms
+MAX_TILE_LATENCY = 1e-3
 MAX_QUANTIZE_BYTES = 64.0
 MAX_SPLIT_K_MIN_K = 1_000_000_000
 #: The compute ramp's F_half (FLOPs) is 0 (off) up to 10^18 (a matmul of 10^18 FLOPs runs for
@@ -90,6 +93,7 @@ MIN_RAMP_EXPONENT, MAX_RAMP_EXPONENT = 0.25, 4.0
 _BOUNDED: dict[str, tuple[float, str]] = {
     "launch_overhead": (1.0, "seconds"),
     "k_latency": (MAX_K_LATENCY, "seconds per unit of k"),
+    "k_loop_tile_latency": (MAX_TILE_LATENCY, "seconds per tile"),
     "split_k_floor": (1.0, "seconds"),
     "activation_quantize_bytes": (MAX_QUANTIZE_BYTES, "bytes per element"),
     "compute_ramp_flops": (MAX_RAMP_FLOPS, "FLOPs"),
@@ -127,6 +131,7 @@ class GPU:
     #: the kernel terms after the refined time (sheetgen.model.kernel_terms); 0 = off
     k_latency: float = 0.0
     k_loop_tile_growth: bool = False
+    k_loop_tile_latency: float = 0.0
     split_k_floor: float = 0.0
     split_k_min_k: int = 0
     activation_quantize_bytes: float = 0.0

@@ -35,6 +35,7 @@ from sheetgen.inputs.presets import (
     MAX_RAMP_EXPONENT,
     MAX_RAMP_FLOPS,
     MAX_SPLIT_K_MIN_K,
+    MAX_TILE_LATENCY,
     MIN_RAMP_EXPONENT,
 )
 from sheetgen.model import factories as rf
@@ -85,6 +86,10 @@ CAL_K_LATENCY = Input("cal_k_latency", "K-loop latency per unit of k", "s", fmt=
                                             message="Seconds per unit of k, 0 or more"))
 CAL_K_TILE = Input("cal_k_tile", "K loop grows with the tile", "on/off", fmt="text",
                    validation=Validation("choices", choices=(ON, OFF), message="on or off"))
+CAL_TILE_LATENCY = Input("cal_tile_latency", "latency per tile", "s", fmt="latency",
+                         validation=Validation("decimal_range", minimum=0,
+                                               maximum=MAX_TILE_LATENCY,
+                                               message="Seconds per tile, 0 or more"))
 CAL_SPLIT_FLOOR = Input("cal_split_floor", "split-K kernel floor", "s", fmt="time",
                         validation=Validation("decimal_range", minimum=0, maximum=1,
                                               message="Seconds, 0 or more"))
@@ -204,6 +209,15 @@ K_TILE = Quantity(
     lambda meas_m, cal_k_tile: kernel_terms.k_tile_scale(meas_m, rf_model.waves_on(cal_k_tile)),
     fmt="int", doc="The tile's area over 64×64 where the library's tile grows with m: 1 up "
                    "to m = 64, 2 up to 128, 4 beyond; 1 when the growth is off.")
+LIBRARY_WAVES = Quantity(
+    "meas_library_waves", "waves of the library's tiles", "",
+    f'IF(AND({{cal_k_tile}}="{ON}",ISNUMBER({{cal_sms}})),ROUNDUP({{meas_b}}*'
+    f"ROUNDUP({{meas_m}}/IF({{meas_m}}<={kernel_terms.K_TILE_MEDIUM_M},64,128),0)*"
+    f"ROUNDUP({{meas_n}}/IF({{meas_m}}<={kernel_terms.K_TILE_SMALL_M},64,128),0)/{{cal_sms}},0),1)",
+    lambda meas_b, meas_m, meas_n, cal_sms, cal_k_tile: kernel_terms.library_waves(
+        meas_b, meas_m, meas_n, cal_sms, rf_model.waves_on(cal_k_tile)),
+    fmt="int", doc="Where the K loop grows with the tile: ⌈b·⌈m/Tm⌉·⌈n/Tn⌉ / SMs⌉ with the "
+                   "library's 64×64, 64×128 or 128×128 tile; 1 when off or without an SM count.")
 K_LOOP = Quantity("meas_k_loop", "K-loop latency", "s",
                   "(1-{meas_split})*{meas_k}*{cal_k_latency}*{meas_k_tile}",
                   lambda meas_k, cal_k_latency, meas_split, meas_k_tile:
@@ -236,11 +250,13 @@ QUANT_TIME = Quantity(
                     "bandwidth, its rows one after another, and one row; 0 without a pass.")
 CAL_TIME = Quantity(
     "meas_cal_time", "fitted time (refined + K loop + split-K + quantize)", "s",
-    f'IF({{cal_k_tile}}="{ON}",MAX({{{REFINED.time.name}}},{{cal_floor}}+{{meas_k_loop}}),'
+    f'IF({{cal_k_tile}}="{ON}",MAX({{{REFINED.time.name}}},{{cal_floor}}+'
+    "{meas_library_waves}*({cal_tile_latency}+{meas_k_loop})),"
     f"{{{REFINED.time.name}}}+{{meas_k_loop}})+{{meas_split_k}}+{{meas_quant_time}}",
     lambda **a: kernel_terms.total_time(a[REFINED.time.name], a["meas_k_loop"],
                                         a["meas_split_k"], a["meas_quant_time"],
-                                        a["cal_floor"], rf_model.waves_on(a["cal_k_tile"])),
+                                        a["cal_floor"], rf_model.waves_on(a["cal_k_tile"]),
+                                        a["meas_library_waves"], a["cal_tile_latency"]),
     fmt="time", doc="The three run one after the other; where the K loop grows with the "
                     "tile it bounds the refined time (the larger of the two, the floor "
                     "once) rather than adding to it.")
@@ -254,11 +270,11 @@ LABEL = Quantity("meas_label", "chart label", "", '{meas_m}&"x"&{meas_k}&"x"&{me
                  fmt="text")
 
 TABLE = Table(
-    name="measured", header_row=32, col=0,
+    name="measured", header_row=33, col=0,
     inputs=(T_M, T_K, T_N, T_B, T_TIME),
     columns=(CHECK, *ONE.columns()[:2], FLOPS, BYTES, ROOF_COMPUTE, ROOF_MEMORY, ROOF_TIME,
-             ROOF_ERROR, RAMP, CAL_COMPUTE, CAL_MEMORY, *REFINED.columns(), SPLIT, K_TILE, K_LOOP,
-             SPLIT_K, QUANT_BYTES,
+             ROOF_ERROR, RAMP, CAL_COMPUTE, CAL_MEMORY, *REFINED.columns(), SPLIT, K_TILE,
+             LIBRARY_WAVES, K_LOOP, SPLIT_K, QUANT_BYTES,
              QUANT_TIME, CAL_TIME, CAL_ERROR,
              ROOF_ABS, CAL_ABS, LABEL),
     guard="meas_check",
@@ -281,6 +297,8 @@ BLOCK = Block(row=4, col=0, header=("Fitted model", "Value", "Unit", "Notes"), r
              "serial K loop: k · this, after the refined time (0 = off)"),
     BlockRow(CAL_K_TILE.label, [CAL_K_TILE], "",
              "on: K loop × 1, 2, 4 as m ≤ 64, ≤ 128, more; time = max(refined, floor + it)"),
+    BlockRow(CAL_TILE_LATENCY.label, [CAL_TILE_LATENCY], "s",
+             "with the growth on: floor + waves of tiles · (this + K loop) bounds the time"),
     BlockRow(CAL_SPLIT_FLOOR.label, [CAL_SPLIT_FLOOR], "s",
              "a second kernel's floor where tiles < SMs and k ≥ the next value"),
     BlockRow(CAL_SPLIT_MIN_K.label, [CAL_SPLIT_MIN_K], "k", "0 = off"),
@@ -331,6 +349,7 @@ class MeasuredInputs:
     overlap: float = 0.0
     k_latency: float = 0.0
     k_tile_growth: bool = False
+    tile_latency: float = 0.0
     quantize_bytes: float = 0.0
     split_floor: float = 0.0
     split_min_k: float = 0.0
@@ -356,6 +375,7 @@ def input_values(data: MeasuredInputs) -> dict[str, Any]:
         "cal_tile_m": data.tile_m, "cal_tile_n": data.tile_n,
         "cal_sms": rf_model.NO_SMS if data.sm_count is None else data.sm_count,
         "cal_k_latency": data.k_latency, "cal_k_tile": ON if data.k_tile_growth else OFF,
+        "cal_tile_latency": data.tile_latency,
         "cal_quant_bytes": data.quantize_bytes,
         "cal_split_floor": data.split_floor, "cal_split_min_k": data.split_min_k,
         "cal_ramp_flops": data.ramp_flops, "cal_ramp_h": data.ramp_exponent,
@@ -447,7 +467,8 @@ def _sheet(source: str = "") -> SheetSpec:
                  "and k ≥ split-K from k; K loop = k·K-loop latency·tile scale (0 where "
                  "split-K; tile scale 1, 2, 4 as m ≤ 64, ≤ 128, more when the K loop grows "
                  "with the tile, else 1); fitted time = refined + K loop (with the growth on: "
-                 "max(refined, floor + K loop)) + split-K floor (where split-K) + quantize "
+                 "max(refined, floor + waves of the library's tiles · (latency per tile + K "
+                 "loop))) + split-K floor (where split-K) + quantize "
                  "pass, the slowest of b·m·k·quantize bytes at its bandwidth, b·m·row latency "
                  "and k·element latency (0 without a pass)."),
             Text(TABLE.header_row - 1, 0, "Measurements", "subtitle"),
