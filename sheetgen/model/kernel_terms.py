@@ -111,6 +111,9 @@ def k_loop_time(k: Any, latency_per_k: Any, split: Any = 0, tile: Any = 1) -> An
 #: the m up to which the library's tile is 64×64, then 64×128 (tile scale 1, then 2; 4
 #: beyond): vLLM's sm90 FP8 dispatch (the module docstring)
 K_TILE_SMALL_M, K_TILE_MEDIUM_M = 64, 128
+#: the library's tile edges: Tm = 64 up to K_TILE_MEDIUM_M, else 128; Tn = 64 up to
+#: K_TILE_SMALL_M, else 128
+TILE_EDGE_SMALL, TILE_EDGE_LARGE = 64.0, 128.0
 
 
 def library_waves(b: Any, m: Any, n: Any, sms: Any, growth: Any) -> Any:
@@ -118,8 +121,8 @@ def library_waves(b: Any, m: Any, n: Any, sms: Any, growth: Any) -> Any:
     m ≤ 128, 128×128 beyond) over `sms`: ceil(b · ceil(m/Tm) · ceil(n/Tn) / SMs); 1 where the
     growth is off or the SM count unknown."""
     mm = np.asarray(m, dtype=float)
-    tm = np.where(mm <= K_TILE_MEDIUM_M, 64.0, 128.0)
-    tn = np.where(mm <= K_TILE_SMALL_M, 64.0, 128.0)
+    tm = np.where(mm <= K_TILE_MEDIUM_M, TILE_EDGE_SMALL, TILE_EDGE_LARGE)
+    tn = np.where(mm <= K_TILE_SMALL_M, TILE_EDGE_SMALL, TILE_EDGE_LARGE)
     if not sms_known(sms):
         return np.ones(np.shape(mm))
     w = np.ceil(np.asarray(b, dtype=float) * np.ceil(mm / tm)
