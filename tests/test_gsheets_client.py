@@ -291,8 +291,11 @@ def test_retry_after_429_500_drop_timeout_applies_once(sheets_emulator, gsheets_
     sheets_emulator.create_spreadsheet(KEY, shared_with=[SA_EMAIL])
     sh = open_spreadsheet(gsheets_client, KEY)
     slept: list[float] = []
+    # the "timeout" fault alone takes FAULT_TIMEOUT's 4 s of real time: a minute's budget, not
+    # FAST_RETRY's 5 s, which a loaded CI overran with the faults before it
     gsheets_client.http_client.policy = dataclasses.replace(
-        gsheets_client.http_client.policy, sleep=slept.append, max_attempts=6
+        gsheets_client.http_client.policy, sleep=slept.append, max_attempts=6,
+        max_elapsed=60.0
     )
     gsheets_client.set_timeout(FAULT_TIMEOUT)  # the fault outlasts it
     sheets_emulator.inject(

@@ -491,8 +491,11 @@ def test_faults_survived_nothing_duplicated_or_lost(sheets_emulator, gsheets_cli
     clean = clean_push  # what the same push stores when nothing goes wrong
     sheets_emulator.create_spreadsheet(KEY, shared_with=[SA_EMAIL])
     slept: list[float] = []
+    # the "timeout" fault alone takes FAULT_TIMEOUT's 4 s of real time, so the budget is a
+    # minute, not FAST_RETRY's 5 s: on a loaded CI the three faults before it took over 1 s
     gsheets_client.http_client.policy = dataclasses.replace(
-        gsheets_client.http_client.policy, sleep=slept.append, max_attempts=6)
+        gsheets_client.http_client.policy, sleep=slept.append, max_attempts=6,
+        max_elapsed=60.0)
     gsheets_client.set_timeout(FAULT_TIMEOUT)  # the fault outlasts it
     sheets_emulator.inject(KEY + r":batchUpdate$",
                            [{"status": 429, "headers": {"Retry-After": "2"}}, 500, "drop",
