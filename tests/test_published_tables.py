@@ -597,12 +597,18 @@ def test_the_k_loop_grows_with_vllms_tile(scores):
     the fit half better on all four Hopper tables, lowers the held-out p90 of each by 8 to 13
     points, under 25 % on all four, and its fitted latency per unit of k is that one tile's
     within 30 % (0.56–0.59 ns against 0.64–0.78 ns at each table's own fitted compute
-    efficiency); each tile's own cost beside its loop fits 1.4–1.9 µs."""
+    efficiency); each tile's own cost beside its loop fits 1.4–1.9 µs, where the rows read
+    1.5 µs a wave (m = 1, k = 32: 6.7 µs at n = 16,384, two waves of 64-wide tiles on 132
+    SMs, 15.6 µs at 65,536, eight)."""
     rows = read_measurements(DATA / "aic_h100_sxm_vllm_fp8.csv", dtype="fp8")
     at = {int(m): t for m, k, n, t in zip(rows.m, rows.k, rows.n, rows.measured, strict=True)
           if k == 65536 and n == 32}
     assert at[64] == pytest.approx(50.9e-6, rel=0.01) and at[256] == pytest.approx(196e-6, rel=0.01)
     assert 1.8 < at[128] / at[64] < 2.0 and 3.7 < at[256] / at[64] < 4.0
+    wide = {int(n): t for m, k, n, t in zip(rows.m, rows.k, rows.n, rows.measured,
+                                            strict=True) if m == 1 and k == 32}
+    per_wave = (wide[65536] - wide[16384]) / (8 - 2)
+    assert per_wave == pytest.approx(1.48e-6, rel=0.02)
     h100 = load_presets().get("H100 SXM")
     one_tile = 2 * 64 * 64 / (h100.peak("fp8") * 0.73 / h100.sm_count)
     assert one_tile == pytest.approx(0.75e-9, rel=0.01)
@@ -617,6 +623,7 @@ def test_the_k_loop_grows_with_vllms_tile(scores):
         tile = 2 * 64 * 64 / (h100.peak("fp8") * p.compute_efficiency / h100.sm_count)
         assert p.k_latency == pytest.approx(tile, rel=0.3), name
         assert 1.4e-6 < p.tile_latency < 1.9e-6, name
+        assert p.tile_latency == pytest.approx(per_wave, rel=0.3), name
     assert {n for n in FRAMEWORK_FP8 if scores[n].model.p90_abs_error <= 0.25} \
         == FRAMEWORK_FP8_MET
     # cuBLAS splits k instead: the bf16 tables keep the split-K floor

@@ -116,7 +116,8 @@ class Params:
         else:
             out = "hard max"
         out += " + K-loop latency" if self.k_loop else ""
-        out += " growing with the tile" if self.k_loop and self.k_tile_growth else ""
+        out += (f" growing with the tile ({self.tile_latency:.3g} s a tile)"
+                if self.k_loop and self.k_tile_growth else "")
         out += f" + split-K floor (k ≥ {self.split_min_k:g})" if self.split_min_k else ""
         out += (f" + compute ramp (F_half = {self.ramp_flops:.3g} FLOPs, h = "
                 f"{self.ramp_exponent:.3g})" if self.ramp_flops else "")

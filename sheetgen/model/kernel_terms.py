@@ -89,6 +89,7 @@ from typing import Any
 
 import numpy as np
 
+from sheetgen.model import refined as refined_model
 from sheetgen.model.refined import sms_known
 
 #: bytes per element of A that a dynamic per-tensor FP8 quantization moves before the GEMM:
@@ -116,26 +117,32 @@ K_TILE_SMALL_M, K_TILE_MEDIUM_M = 64, 128
 TILE_EDGE_SMALL, TILE_EDGE_LARGE = 64.0, 128.0
 
 
-def library_waves(b: Any, m: Any, n: Any, sms: Any, growth: Any) -> Any:
-    """Waves of the library's tiles where the tile grows with m (64×64 for m ≤ 64, 64×128 for
-    m ≤ 128, 128×128 beyond) over `sms`: ceil(b · ceil(m/Tm) · ceil(n/Tn) / SMs); 1 where the
-    growth is off or the SM count unknown."""
+def library_tile(m: Any) -> tuple[Any, Any]:
+    """The library's tile (Tm, Tn) for m: 64×64 for m ≤ 64, 64×128 for m ≤ 128, 128×128
+    beyond."""
     mm = np.asarray(m, dtype=float)
-    tm = np.where(mm <= K_TILE_MEDIUM_M, TILE_EDGE_SMALL, TILE_EDGE_LARGE)
-    tn = np.where(mm <= K_TILE_SMALL_M, TILE_EDGE_SMALL, TILE_EDGE_LARGE)
+    return (np.where(mm <= K_TILE_MEDIUM_M, TILE_EDGE_SMALL, TILE_EDGE_LARGE),
+            np.where(mm <= K_TILE_SMALL_M, TILE_EDGE_SMALL, TILE_EDGE_LARGE))
+
+
+def library_waves(b: Any, m: Any, n: Any, sms: Any, growth: Any) -> Any:
+    """Waves of the library's tiles (library_tile) over `sms` where the tile grows with m:
+    ceil(b · ceil(m/Tm) · ceil(n/Tn) / SMs); 1 where the growth is off or the SM count
+    unknown."""
     if not sms_known(sms):
-        return np.ones(np.shape(mm))
-    w = np.ceil(np.asarray(b, dtype=float) * np.ceil(mm / tm)
-                * np.ceil(np.asarray(n, dtype=float) / tn) / sms)
-    return np.where(np.asarray(growth, dtype=bool), w, 1.0)
+        return np.ones(np.shape(np.asarray(m, dtype=float)))
+    tm, tn = library_tile(m)
+    counted = refined_model.waves(np.asarray(b, dtype=float)
+                                  * refined_model.tiles(m, n, tm, tn), sms)
+    return np.where(np.asarray(growth, dtype=bool), counted, 1.0)
 
 
 def k_tile_scale(m: Any, growth: Any) -> Any:
-    """The K loop's latency per unit of k relative to a 64×64 tile's: 1, 2 or 4 as m is at
-    most 64, at most 128 or more, where the tile grows with m (`growth` true); else 1."""
-    mm = np.asarray(m, dtype=float)
-    grown = np.where(mm <= K_TILE_SMALL_M, 1.0, np.where(mm <= K_TILE_MEDIUM_M, 2.0, 4.0))
-    return np.where(np.asarray(growth, dtype=bool), grown, 1.0)
+    """The K loop's latency per unit of k relative to a 64×64 tile's: the library's tile's
+    area over 64×64 (1, 2 or 4 as m is at most 64, at most 128 or more) where the tile grows
+    with m (`growth` true); else 1."""
+    tm, tn = library_tile(m)
+    return np.where(np.asarray(growth, dtype=bool), tm * tn / TILE_EDGE_SMALL**2, 1.0)
 
 
 #: k from which a GEMM that under-fills the SMs is taken to run split-K (two kernels)

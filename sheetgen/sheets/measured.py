@@ -201,21 +201,22 @@ SPLIT = Quantity(
     lambda **a: kernel_terms.split_k(a[REFINED.tiles.name], a["cal_sms"], a["meas_k"],
                                      a["cal_split_min_k"]),
     fmt="int", doc="1 where the tiles under-fill the SMs and k ≥ split-K from k.")
+#: the library's tile edges Tm and Tn for the row's m (kernel_terms.library_tile)
+_TM = (f"IF({{meas_m}}<={kernel_terms.K_TILE_MEDIUM_M},{kernel_terms.TILE_EDGE_SMALL:g},"
+       f"{kernel_terms.TILE_EDGE_LARGE:g})")
+_TN = (f"IF({{meas_m}}<={kernel_terms.K_TILE_SMALL_M},{kernel_terms.TILE_EDGE_SMALL:g},"
+       f"{kernel_terms.TILE_EDGE_LARGE:g})")
 K_TILE = Quantity(
     "meas_k_tile", "K-loop tile scale", "",
-    f'IF({{cal_k_tile}}="{ON}",IF({{meas_m}}<={kernel_terms.K_TILE_SMALL_M},1,'
-    f"IF({{meas_m}}<={kernel_terms.K_TILE_MEDIUM_M},2,4)),1)",
+    f'IF({{cal_k_tile}}="{ON}",{_TM}*{_TN}/{kernel_terms.TILE_EDGE_SMALL**2:g},1)',
     # the on/off switch read as the sheet reads it ("on" in any case), as the waves' is
     lambda meas_m, cal_k_tile: kernel_terms.k_tile_scale(meas_m, rf_model.waves_on(cal_k_tile)),
     fmt="int", doc="The tile's area over 64×64 where the library's tile grows with m: 1 up "
                    "to m = 64, 2 up to 128, 4 beyond; 1 when the growth is off.")
-_EDGES = f"{kernel_terms.TILE_EDGE_SMALL:g},{kernel_terms.TILE_EDGE_LARGE:g}"
 LIBRARY_WAVES = Quantity(
     "meas_library_waves", "waves of the library's tiles", "",
     f'IF(AND({{cal_k_tile}}="{ON}",ISNUMBER({{cal_sms}})),ROUNDUP({{meas_b}}*'
-    f"ROUNDUP({{meas_m}}/IF({{meas_m}}<={kernel_terms.K_TILE_MEDIUM_M},{_EDGES}),0)*"
-    f"ROUNDUP({{meas_n}}/IF({{meas_m}}<={kernel_terms.K_TILE_SMALL_M},{_EDGES}),0)/"
-    "{cal_sms},0),1)",
+    f"ROUNDUP({{meas_m}}/{_TM},0)*ROUNDUP({{meas_n}}/{_TN},0)/{{cal_sms}},0),1)",
     lambda meas_b, meas_m, meas_n, cal_sms, cal_k_tile: kernel_terms.library_waves(
         meas_b, meas_m, meas_n, cal_sms, rf_model.waves_on(cal_k_tile)),
     fmt="int", doc="Where the K loop grows with the tile: ⌈b·⌈m/Tm⌉·⌈n/Tn⌉ / SMs⌉ with the "
