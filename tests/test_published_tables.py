@@ -14,7 +14,7 @@ import re
 import sys
 import tomllib
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 
 import numpy as np
 import pytest
@@ -522,6 +522,96 @@ def test_per_table_goals(scores):
                  "aiconfigurator GB200 bf16", "aiconfigurator GB300 bf16"):
         for p in (scores[name].split_k.params, scores[name].model.params):
             assert 0.5 * p.launch_overhead < p.split_floor < 1.5 * p.launch_overhead, name
+
+
+#: twin pairs (B200 / GB200, B300 / GB300; the same collector and framework version), and
+#: the shapes whose times differ by more than 1.5x either way, counted from the CSVs alone
+TWIN_DISAGREEMENTS = {
+    ("aic_b200_sxm_bf16.csv", "aic_gb200_bf16.csv"): 2,
+    ("aic_b200_sxm_fp8.csv", "aic_gb200_fp8.csv"): 0,
+    ("aic_b200_sxm_vllm_bf16.csv", "aic_gb200_vllm_bf16.csv"): 28,
+    ("aic_b200_sxm_vllm_fp8.csv", "aic_gb200_vllm_fp8.csv"): 94,
+    ("aic_b200_sxm_sglang_bf16.csv", "aic_gb200_sglang_bf16.csv"): 53,
+    ("aic_b200_sxm_sglang_fp8.csv", "aic_gb200_sglang_fp8.csv"): 60,
+    ("aic_b300_sxm_bf16.csv", "aic_gb300_bf16.csv"): 3,
+    ("aic_b300_sxm_fp8.csv", "aic_gb300_fp8.csv"): 1,
+    ("aic_b300_sxm_vllm_bf16.csv", "aic_gb300_vllm_bf16.csv"): 2,
+    ("aic_b300_sxm_vllm_fp8.csv", "aic_gb300_vllm_fp8.csv"): 0,
+}
+
+
+def _times(name: str) -> dict[tuple[str, ...], float]:
+    return {(r["b"], r["m"], r["k"], r["n"]): float(r["time_s"]) for r in _rows(name)}
+
+
+@pytest.mark.parametrize(("files", "disagree"), TWIN_DISAGREEMENTS.items(),
+                         ids=[a for a, _ in TWIN_DISAGREEMENTS])
+def test_twin_tables_agree_but_where_the_b200_frameworks_did_not_repeat(files, disagree):
+    """A B200 in an HGX board and in a GB200 rack (and a B300 and a GB300), timed by the same
+    collector through the same framework version: the median ratio of their times is within
+    5 % of 1 and the middle half within 12 %, so a shape that differs by 1.5x did not repeat.
+    TensorRT-LLM's pairs and the B300's disagree on at most 3 of 1,900 shapes; vLLM's and
+    SGLang's B200 tables on 28 to 94 (vLLM fp8: m = 64, n = 32, k = 65,536 takes 302.6 µs
+    on the B200 and 49.4 µs on the GB200, where m = 32 takes 50.0 µs on both)."""
+    tables = {t["file"]: t["name"] for t in TABLES}
+    assert {t["twin"] for t in TABLES if t["file"] == files[0]} == {tables[files[1]]}
+    assert {t["twin"] for t in TABLES if t["file"] == files[1]} == {tables[files[0]]}
+    ours, theirs = _times(files[0]), _times(files[1])
+    assert len(set(ours) & set(theirs)) >= 1900
+    ratio = np.array([ours[s] / theirs[s] for s in ours if s in theirs])
+    assert abs(np.median(ratio) - 1) < 0.05
+    assert np.percentile(ratio, 25) > 0.88 and np.percentile(ratio, 75) < 1.12
+    assert int(((ratio > 1.5) | (ratio < 1 / 1.5)).sum()) == disagree
+    if files[0] == "aic_b200_sxm_vllm_fp8.csv":
+        assert ours[("1", "64", "65536", "32")] == pytest.approx(302.6e-6, rel=1e-3)
+        assert theirs[("1", "64", "65536", "32")] == pytest.approx(49.4e-6, rel=1e-3)
+        assert ours[("1", "32", "65536", "32")] == pytest.approx(50.0e-6, rel=2e-3)
+
+
+def test_repeated_rows_by_hand():
+    """A row repeats where the twin timed its shape within 1.5x either way; a shape the twin
+    lacks does not."""
+    bench = _bench()
+
+    def table(times: dict[tuple[int, int, int, int], float]):
+        b, m, k, n = (np.array([s[i] for s in times], dtype=float) for i in range(4))
+        return SimpleNamespace(b=b, m=m, k=k, n=n, measured=np.array(list(times.values())))
+
+    ours = table({(1, 1, 32, 32): 10.0, (1, 2, 32, 32): 10.0, (1, 4, 32, 32): 10.0,
+                  (1, 8, 32, 32): 10.0, (2, 1, 32, 32): 10.0})
+    theirs = table({(1, 1, 32, 32): 14.9, (1, 2, 32, 32): 15.1, (1, 4, 32, 32): 6.8,
+                    (1, 8, 32, 32): 6.6})
+    assert list(bench.repeated_rows(ours, theirs)) == [True, False, True, False, False]
+
+
+#: the model's held-out (median, p90) on the rows the twin table repeats, and how many of the
+#: held-out rows those are, where the table misses the goal on all its rows
+REPEATED = {"aiconfigurator B200 fp8, vLLM": (912, 0.044, 0.229),
+            "aiconfigurator B200 bf16, SGLang": (937, 0.080, 0.244),
+            "aiconfigurator B200 fp8, SGLang": (927, 0.067, 0.245)}
+
+
+def test_the_b200_framework_misses_are_rows_their_twin_does_not_repeat(scores):
+    """The three B200 framework tables that miss the p90 meet the goal on the held-out rows
+    their GB200 twin repeats within 1.5x (the same fit); every other table with a twin meets
+    it on all its rows, and there leaving rows out moves its p90 by at most 1.6 points.
+    docs/measuring.md shows the table."""
+    doc = (ROOT / "docs" / "measuring.md").read_text("utf-8")
+    twins = {t["name"] for t in TABLES if "twin" in t}
+    assert len(twins) == 20 and {n for n, s in scores.items() if s.repeated} == twins
+    for name in twins:
+        s, r = scores[name], scores[name].repeated
+        assert r.of == s.model.rows and 900 <= r.rows <= r.of, name
+        assert f"**{r.median_abs_error:.1%} / {r.p90_abs_error:.1%}**" in doc, name
+        assert all(r.goals()), name
+        if name in REPEATED:
+            assert not s.goals()[1], name
+            rows, median, p90 = REPEATED[name]
+            assert (r.rows, r.median_abs_error, r.p90_abs_error) == (
+                rows, pytest.approx(median, abs=0.0006), pytest.approx(p90, abs=0.0006))
+        else:
+            assert all(s.goals()), name
+            assert abs(r.p90_abs_error - s.model.p90_abs_error) < 0.016, name
 
 
 def test_bench_accuracy_gpu_without_a_gpu_is_one_error_line():
