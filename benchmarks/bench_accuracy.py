@@ -57,7 +57,13 @@ from pathlib import Path
 import numpy as np
 
 from sheetgen.calibrate import fit
-from sheetgen.calibrate.data import Measurements, read_measurements
+from sheetgen.calibrate.data import (
+    REPEAT_FACTOR,
+    Measurements,
+    not_repeated,
+    read_measurements,
+    repeat_ratio,
+)
 from sheetgen.calibrate.report import AUTO_STORAGE, device_for
 from sheetgen.inputs import precision
 from sheetgen.inputs.presets import load_presets
@@ -93,23 +99,12 @@ def published_tables(path: Path = TABLES) -> list[Table]:
     return [Table(**t) for t in tomllib.loads(path.read_text("utf-8"))["table"]]
 
 
-#: a row repeats on the twin table when the two times lie within this factor either way. The
-#: ten twin pairs' median ratios are 0.99-1.05 and their middle halves within 12 % of 1, so
-#: a factor of 1.5 is no clock, power or board difference but a timing that did not repeat.
-REPEAT_FACTOR = 1.5
-
-
-def repeated_rows(data: Measurements, twin: Measurements,
-                  factor: float = REPEAT_FACTOR) -> np.ndarray:
+def repeated_rows(data: Measurements, twin: Measurements) -> np.ndarray:
     """True for each row of `data` whose shape (b, m, k, n) the twin also timed, within
-    `factor` of this row's time either way; False where the twin lacks the shape."""
-    theirs = {(b, m, k, n): t for b, m, k, n, t in zip(twin.b, twin.m, twin.k, twin.n,
-                                                        twin.measured, strict=True)}
-    ratio = np.array([t / theirs.get((b, m, k, n), np.nan)
-                      for b, m, k, n, t in zip(data.b, data.m, data.k, data.n, data.measured,
-                                               strict=True)], dtype=float)
-    with np.errstate(invalid="ignore"):
-        return (ratio < factor) & (ratio > 1.0 / factor)
+    REPEAT_FACTOR of this row's time either way (sheetgen.calibrate.data, as `calibrate
+    --repeat` leaves rows out); False where the twin lacks the shape."""
+    ratio = repeat_ratio(data, twin)
+    return np.isfinite(ratio) & ~not_repeated(ratio)
 
 
 @dataclass(frozen=True)

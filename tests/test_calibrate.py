@@ -689,3 +689,57 @@ def test_preset_out_force_replaces_an_existing_preset(tmp_path):
     assert preset.read_text("utf-8") == "# not a preset\n"
     assert run(*args, "--force").exit_code == 0
     assert "[[gpu]]" in preset.read_text("utf-8") or "name" in preset.read_text("utf-8")
+
+
+def test_repeat_leaves_out_rows_a_second_timing_contradicts(tmp_path):
+    """`calibrate --repeat`: a shape whose two times lie more than 1.5x apart did not repeat
+    and is left out of the fit, the report and the Measured sheet; a shape the second file
+    lacks, or times within 1.5x, stays. By hand: rows 3 (3x slower) and 5 (0.6x) of six."""
+    lines = XLA.read_text().splitlines()
+    header = next(ln for ln in lines if not ln.startswith("#"))
+    bf16 = [ln for ln in lines if ",bf16," in ln and ln.startswith("1,")][:24]
+    first = _csv(tmp_path, "\n".join([header, *bf16]) + "\n", "run1.csv")
+    again = []
+    for i, ln in enumerate(bf16):
+        cells = ln.split(",")
+        t = float(cells[6])
+        cells[6] = repr(t * {2: 1 / 3, 4: 1 / 0.6, 6: 1.49, 8: 1 / 1.49}.get(i, 1.02))
+        if i != 10:  # a shape timed once: kept
+            again.append(",".join(cells))
+    second = _csv(tmp_path, "\n".join([header, *again]) + "\n", "run2.csv")
+    proc = run("calibrate", str(first), "--gpu", "H100 SXM", "--repeat", str(second), "--json",
+               "-o", str(tmp_path / "m.xlsx"))
+    assert proc.exit_code == 0, proc.output
+    report = json.loads(proc.stdout.split("\nwrote ")[0])
+    assert report["repeat"] == {"file": "run2.csv", "factor": 1.5, "shapes_shared": 23,
+                                "rows_left_out": [4, 6]}  # source rows: the header is row 1
+    assert len(report["rows"]) == 22
+    kept = {(r["m"], r["k"], r["n"]) for r in report["rows"]}
+    dropped = [tuple(int(v) for v in bf16[i].split(",")[1:4]) for i in (2, 4)]
+    assert not kept & {(m, k, n) for m, k, n in dropped}
+    text = run("calibrate", str(first), "--gpu", "H100 SXM", "--repeat", str(second)).stdout
+    assert ("2 of the 23 shapes run2.csv also timed are more than 1.5x apart in the two files "
+            "(a timing that did not repeat): left out of the fit and the report (source rows "
+            "4, 6)") in text
+    assert "refined model fitted to 22 measured times" in text
+    same = run("calibrate", str(first), "--gpu", "H100 SXM", "--repeat", str(first)).stdout
+    assert "all 24 shapes run1.csv also timed repeat within 1.5x" in same
+
+
+@pytest.mark.parametrize("second, needle", [
+    ("m,k,n,time_s\n7,7,7,1e-6\n", "--repeat run2.csv: no shape (m, k, n, b) in common with "
+                                   "run1.csv"),
+    ("m,k,n,time_s\n64,64,64,1e-3\n128,128,128,1e-3\n",
+     "--repeat run2.csv: every one of the 2 rows of run1.csv differs from it by more than "
+     "1.5x; nothing repeats to fit"),
+    ("m,k,n,time_s\n64,64,64,fast\n", "--repeat: run2.csv row 2, column time_s: 'fast' is "
+                                      "not a number"),
+])
+def test_bad_repeat_file_is_one_error_line(tmp_path, second, needle):
+    first = _csv(tmp_path, "m,k,n,time_s\n64,64,64,5e-6\n128,128,128,6e-6\n", "run1.csv")
+    other = _csv(tmp_path, second, "run2.csv")
+    one_line_error(run("calibrate", str(first), "--repeat", str(other), "--preset-out",
+                       str(tmp_path / "p.toml")), needle)
+    assert not (tmp_path / "p.toml").exists()
+    one_line_error(run("calibrate", str(first), "--repeat", str(tmp_path / "none.csv")),
+                   "--repeat: cannot read", "none.csv")

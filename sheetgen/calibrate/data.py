@@ -100,6 +100,30 @@ class Measurements:
                             self.metadata, self.device)
 
 
+#: A second timing of a shape repeats the first when the two lie within this factor either
+#: way. aiconfigurator's twin tables (one collector and framework version on a B200 in an HGX
+#: board and in a GB200 rack, a B300 and a GB300) agree to a median ratio of 0.99-1.05, their
+#: middle halves within 12 % of 1; beyond 1.5x a timing did not repeat (docs/measuring.md).
+REPEAT_FACTOR = 1.5
+
+
+def repeat_ratio(data: Measurements, again: Measurements) -> np.ndarray:
+    """Each row's time over the time `again` gives its shape (b, m, k, n); NaN where `again`
+    did not time the shape."""
+    theirs = {(b, m, k, n): t for b, m, k, n, t in zip(again.b, again.m, again.k, again.n,
+                                                        again.measured, strict=True)}
+    return np.array([t / theirs.get((b, m, k, n), np.nan)
+                     for b, m, k, n, t in zip(data.b, data.m, data.k, data.n, data.measured,
+                                              strict=True)], dtype=float)
+
+
+def not_repeated(ratio: np.ndarray, factor: float = REPEAT_FACTOR) -> np.ndarray:
+    """True where a ratio (repeat_ratio) lies beyond `factor` either way; False where it is
+    NaN (a shape timed once says nothing against itself)."""
+    with np.errstate(invalid="ignore"):
+        return (ratio > factor) | (ratio < 1.0 / factor)
+
+
 def time_column(header: object) -> tuple[float, int] | None:
     """(seconds per unit, preference) when a header names a measured time, else None."""
     if header is None or isinstance(header, bool | int | float):

@@ -15,9 +15,12 @@ import numpy as np
 from sheetgen.calibrate import fit
 from sheetgen.calibrate.data import (
     QUANTIZE_KEY,
+    REPEAT_FACTOR,
     Measurements,
     SeveralDtypes,
+    not_repeated,
     read_measurements,
+    repeat_ratio,
 )
 from sheetgen.core.units import seconds
 from sheetgen.errors import InputError
@@ -74,6 +77,36 @@ def preset_params(gpu: GPU, dtype: str) -> fit.Params:
                       quantize_k_latency=gpu.activation_quantize_k_latency)
 
 
+@dataclass(frozen=True)
+class Repeat:
+    """What a second timing of the same shapes said (calibrate --repeat)."""
+
+    origin: str
+    shared: int  # shapes both files timed
+    left_out: list[int]  # source rows (1-based) whose two times lie beyond REPEAT_FACTOR
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"file": self.origin, "factor": REPEAT_FACTOR, "shapes_shared": self.shared,
+                "rows_left_out": self.left_out}
+
+    def line(self) -> str:
+        """One sentence for the text report."""
+        if not self.left_out:
+            return (f"all {self.shared:,} shapes {self.origin} also timed repeat within "
+                    f"{REPEAT_FACTOR:g}x")
+        rows = ", ".join(str(r) for r in self.left_out[:SHOWN_LEFT_OUT])
+        more = f" and {len(self.left_out) - SHOWN_LEFT_OUT} more" \
+            if len(self.left_out) > SHOWN_LEFT_OUT else ""
+        return (f"{len(self.left_out):,} of the {self.shared:,} shapes {self.origin} also "
+                f"timed are more than {REPEAT_FACTOR:g}x apart in the two files (a timing that "
+                f"did not repeat): left out of the fit and the report (source rows "
+                f"{rows}{more})")
+
+
+#: how many left-out source rows the text report names (--json lists them all)
+SHOWN_LEFT_OUT = 12
+
+
 @dataclass
 class Calibration:
     gpu: GPU
@@ -87,6 +120,9 @@ class Calibration:
     held_out: list[fit.HeldOut] = field(default_factory=list)
     #: each operand's storage (A, B, C) the rows' bytes were counted in
     storage: tuple[str, str, str] = AUTO_STORAGE
+    #: a second timing of the shapes (--repeat): where it came from, how many shapes it
+    #: shares, and the source rows left out because the two times lie beyond REPEAT_FACTOR
+    repeat: Repeat | None = None
 
     @property
     def error_before(self) -> np.ndarray:
@@ -156,6 +192,7 @@ class Calibration:
             "rows": rows,
             "faster_than_roof": [r for r in rows if r["faster_than_roof"]],
             "faster_than_roof_note": self.faster_note() if self.flagged.any() else "",
+            "repeat": self.repeat.as_dict() if self.repeat is not None else None,
         }
 
     def shown_rows(self) -> list[int]:
@@ -230,6 +267,8 @@ class Calibration:
         if self.flagged.any():
             out.append(f"{int(self.flagged.sum())} row(s) faster than the roofline allows, "
                        f"left out of the fit: {self.faster_note()}")
+        if self.repeat is not None:
+            out.append(self.repeat.line())
         return out
 
     def preset(self, name: str | None = None) -> dict[str, Any]:
@@ -337,9 +376,11 @@ def calibrate_file(path: str | Path, *, gpu: str | None = None,
                    gpu_file: str | Path | None = None, dtype: str | None = None,
                    no_fit: bool = False, sheet: str | None = None,
                    quantize_bytes: float | None = None,
-                   storage: tuple[str, str, str] = AUTO_STORAGE) -> Calibration:
+                   storage: tuple[str, str, str] = AUTO_STORAGE,
+                   repeat: str | Path | None = None) -> Calibration:
     """Read the measurements and calibrate the chosen preset to them; `quantize_bytes`
-    overrides the file's activation-quantize bytes per element."""
+    overrides the file's activation-quantize bytes per element; `repeat`, a second timing
+    of the shapes, leaves out the rows it contradicts (repeated)."""
     presets = hardware.load_presets(gpu_file)
     chosen = presets.get(gpu or presets.default)
     data = read_measurements(path, dtype=dtype, sheet=sheet)
@@ -350,23 +391,52 @@ def calibrate_file(path: str | Path, *, gpu: str | None = None,
         data.metadata = {**{k: v for k, v in data.metadata.items()
                             if not k.startswith(f"{QUANTIZE_KEY}.")},
                          QUANTIZE_KEY: repr(float(quantize_bytes))}
-    return calibrate(data, chosen, no_fit=no_fit, storage=storage)
+    if repeat is None:
+        return calibrate(data, chosen, no_fit=no_fit, storage=storage)
+    try:
+        second = read_measurements(repeat, dtype=data.dtype)
+    except InputError as bad:  # say which of the two files it is
+        raise InputError(f"--repeat: {bad}") from None
+    data, again = repeated(data, second)
+    return dataclasses.replace(calibrate(data, chosen, no_fit=no_fit, storage=storage),
+                               repeat=again)
+
+
+def repeated(data: Measurements, again: Measurements) -> tuple[Measurements, Repeat]:
+    """The rows of `data` that `again` does not contradict (data.not_repeated), and what it
+    said. A file that shares no shape, or contradicts every one it shares, is an error."""
+    ratio = repeat_ratio(data, again)
+    shared = int(np.isfinite(ratio).sum())
+    if not shared:
+        raise InputError(f"--repeat {again.origin}: no shape (m, k, n, b) in common with "
+                         f"{data.origin}")
+    drop = not_repeated(ratio)
+    if drop.all():
+        raise InputError(f"--repeat {again.origin}: every one of the {len(data)} rows of "
+                         f"{data.origin} differs from it by more than {REPEAT_FACTOR:g}x; "
+                         "nothing repeats to fit")
+    left_out = [data.rows[i] for i in np.flatnonzero(drop)] if data.rows else \
+        [int(i) + 1 for i in np.flatnonzero(drop)]
+    return data.subset(~drop), Repeat(again.origin, shared, left_out)
 
 
 def calibrate_dtypes(path: str | Path, *, gpu: str | None = None,
                      gpu_file: str | Path | None = None, dtype: str | None = None,
                      no_fit: bool = False, sheet: str | None = None,
                      quantize_bytes: float | None = None,
-                     storage: tuple[str, str, str] = AUTO_STORAGE) -> list[Calibration]:
+                     storage: tuple[str, str, str] = AUTO_STORAGE,
+                     repeat: str | Path | None = None) -> list[Calibration]:
     """One calibration per dtype of the file (just the chosen one with `dtype`); the
     preset's default dtype (bf16) first when present."""
     try:
         return [calibrate_file(path, gpu=gpu, gpu_file=gpu_file, dtype=dtype, no_fit=no_fit,
-                               sheet=sheet, quantize_bytes=quantize_bytes, storage=storage)]
+                               sheet=sheet, quantize_bytes=quantize_bytes, storage=storage,
+                               repeat=repeat)]
     except SeveralDtypes as several:
         order = sorted(several.dtypes, key=lambda d: (d != hardware.DEFAULT_DTYPE, d))
         return [calibrate_file(path, gpu=gpu, gpu_file=gpu_file, dtype=d, no_fit=no_fit,
-                               sheet=sheet, quantize_bytes=quantize_bytes, storage=storage)
+                               sheet=sheet, quantize_bytes=quantize_bytes, storage=storage,
+                               repeat=repeat)
                 for d in order]
 
 

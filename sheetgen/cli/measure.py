@@ -91,12 +91,16 @@ def measure(out: Path, device: str, shapes: Path | None, dtype: str | None,
               show_default="the file's '# activation_quantize_bytes_per_element' line, else 0",
               help="Bytes per element of A that a separate activation-quantize kernel, timed "
                    "with each matmul, moves (5: dynamic per-tensor FP8 from bf16).")
+@click.option("--repeat", type=click.Path(path_type=Path),
+              help="A second timing of the same shapes (another run, another board): rows "
+                   "whose two times differ by more than 1.5x either way did not repeat and "
+                   "are left out.")
 @storage_options
 def calibrate(measured: Path, gpu: str | None, gpu_file: Path | None, dtype: str | None,
               sheet: str | None, as_json: bool, no_fit: bool, preset_out: Path | None,
               name: str | None, out: Path | None, force: bool,
-              quantize_bytes: float | None, activation_dtype: str, weight_dtype: str,
-              output_dtype: str) -> None:
+              quantize_bytes: float | None, repeat: Path | None, activation_dtype: str,
+              weight_dtype: str, output_dtype: str) -> None:
     """Fit compute and memory efficiency and the launch floor to MEASURED times.
 
     MEASURED is a CSV or xlsx with m, k, n and a time column (`time_s`, `time (ms)`,
@@ -104,7 +108,8 @@ def calibrate(measured: Path, gpu: str | None, gpu_file: Path | None, dtype: str
     independent matmuls per row. Rows faster than the roofline allows are flagged and left
     out of the fit. Wave quantization, a smooth max of compute and memory time, the K loop's
     latency, a split-K kernel's floor and a ramp of the compute efficiency with the matmul's
-    FLOPs are kept only if they predict held-out rows better.
+    FLOPs are kept only if they predict held-out rows better. With --repeat, the rows that
+    a second timing of the same shapes contradicts (over 1.5x apart) are left out.
     A file with several dtypes (a `dtype` column) and no --dtype is fitted per dtype; the
     preset gets each dtype's compute efficiency.
 
@@ -113,6 +118,7 @@ def calibrate(measured: Path, gpu: str | None, gpu_file: Path | None, dtype: str
       sheetgen calibrate cpu.csv --gpu-file cpu.toml --gpu "AMD EPYC (measured)"
       sheetgen calibrate h100.csv --gpu "H100 SXM" --preset-out h100.toml -o h100.xlsx
       sheetgen calibrate new.csv --gpu-file h100.toml --gpu "H100 SXM (calibrated)" --no-fit
+      sheetgen calibrate run1.csv --repeat run2.csv --gpu "H100 SXM"
     """
     from sheetgen.api import build_workbook
     from sheetgen.calibrate.report import calibrate_dtypes, measured_inputs, write_merged_preset
@@ -130,7 +136,7 @@ def calibrate(measured: Path, gpu: str | None, gpu_file: Path | None, dtype: str
         storage = (activation_dtype, weight_dtype, output_dtype)  # click's case-folded choices
         cals = calibrate_dtypes(measured, gpu=gpu, gpu_file=gpu_file, dtype=dtype,
                                 no_fit=no_fit, sheet=sheet, quantize_bytes=quantize_bytes,
-                                storage=storage)
+                                storage=storage, repeat=repeat)
         cal = cals[0]  # the Measured sheet shows the first (bf16 when present)
         if preset_out is not None:
             write_merged_preset(cals, preset_out, name, force=force)
