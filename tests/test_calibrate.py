@@ -743,3 +743,28 @@ def test_bad_repeat_file_is_one_error_line(tmp_path, second, needle):
     assert not (tmp_path / "p.toml").exists()
     one_line_error(run("calibrate", str(first), "--repeat", str(tmp_path / "none.csv")),
                    "--repeat: cannot read", "none.csv")
+
+
+def test_the_report_states_the_largest_matmul_and_its_share_of_the_peak():
+    """The compute efficiency a fit reports is an asymptote; the report also says how far the
+    data reaches: XLA's largest single-batch bf16 H100 matmul, 4096³, at 79.2 % of the
+    989.4 TFLOP/s peak (2·4096³ FLOPs in its measured time, by hand), and what the model
+    predicts there."""
+    data = read_measurements(XLA, dtype="bf16")
+    single = data.subset(data.b == 1)
+    cal = calibrate(single, H100, no_fit=True)
+    big = cal.largest()
+    assert (big["m"], big["k"], big["n"], big["b"]) == (4096, 4096, 4096, 1)
+    i = next(j for j in range(len(single))
+             if (single.m[j], single.k[j], single.n[j]) == (4096, 4096, 4096))
+    assert big["measured_share_of_peak"] == pytest.approx(
+        2 * 4096**3 / single.measured[i] / 989.4e12, rel=1e-12)
+    assert big["measured_share_of_peak"] == pytest.approx(0.792, abs=0.0005)
+    assert big["model_share_of_peak"] == pytest.approx(
+        2 * 4096**3 / cal.calibrated[i] / 989.4e12, rel=1e-12)
+    text = "\n".join(cal.lines())
+    assert (f"largest matmul measured, 4096x4096x4096: 79.2% of the peak, the refined model "
+            f"{big['model_share_of_peak']:.1%}") in text
+    assert cal.as_dict()["largest_matmul"] == big
+    # b counts: over every row the largest is b = 4 of 4096³
+    assert calibrate(data, H100, no_fit=True).largest()["b"] == 4

@@ -193,7 +193,22 @@ class Calibration:
             "faster_than_roof": [r for r in rows if r["faster_than_roof"]],
             "faster_than_roof_note": self.faster_note() if self.flagged.any() else "",
             "repeat": self.repeat.as_dict() if self.repeat is not None else None,
+            "largest_matmul": self.largest(),
         }
+
+    def largest(self) -> dict[str, Any]:
+        """The largest matmul measured (most FLOPs; rows faster than the roofline left out
+        where others remain) and the share of the peak it reached, measured and as the
+        fitted model predicts it: the compute efficiency is an asymptote the ramp and the
+        other terms approach, and this is how far the data itself reaches."""
+        d = self.data
+        flops = fit.b_flops(d)
+        candidates = np.where(self.flagged, -np.inf, flops) if not self.flagged.all() else flops
+        i = int(np.argmax(candidates))
+        peak = device_for(self.gpu, self.dtype, self.storage).peak
+        return {"m": int(d.m[i]), "k": int(d.k[i]), "n": int(d.n[i]), "b": int(d.b[i]),
+                "measured_share_of_peak": float(flops[i] / (peak * d.measured[i])),
+                "model_share_of_peak": float(flops[i] / (peak * self.calibrated[i]))}
 
     def shown_rows(self) -> list[int]:
         """The rows the text report prints: all of a short file in its order; of a longer one
@@ -244,6 +259,12 @@ class Calibration:
                f"{p.memory_efficiency:.3f}, launch floor {seconds(p.launch_overhead)}, {waves}",
                f"  |error| median / p90: pure roofline {before[0]:.1%} / {before[1]:.1%}  ->  "
                f"refined {after[0]:.1%} / {after[1]:.1%}"]
+        big = self.largest()
+        out.append(f"  largest matmul measured, {big['m']}x{big['k']}x{big['n']}"
+                   + (f" x{big['b']}" if big["b"] > 1 else "")
+                   + f": {big['measured_share_of_peak']:.1%} of the peak, the refined model "
+                   f"{big['model_share_of_peak']:.1%} (the compute efficiency above is the "
+                   "asymptote beyond it)")
         if self.held_out:
             n_test = self.held_out[0].rows
             out.append(f"held-out: fitted on {len(d) - n_test} rows, tested on the other "
