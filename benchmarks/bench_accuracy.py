@@ -57,14 +57,9 @@ from pathlib import Path
 import numpy as np
 
 from sheetgen.calibrate import fit
-from sheetgen.calibrate.data import (
-    REPEAT_FACTOR,
-    Measurements,
-    not_repeated,
-    read_measurements,
-    repeat_ratio,
-)
+from sheetgen.calibrate.data import Measurements, not_repeated, read_measurements, repeat_ratio
 from sheetgen.calibrate.report import AUTO_STORAGE, device_for
+from sheetgen.core.defaults import REPEAT_FACTOR
 from sheetgen.inputs import precision
 from sheetgen.inputs.presets import load_presets
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sheetgen.core.defaults import REPEAT_FACTOR
 from sheetgen.errors import InputError
 from sheetgen.inputs.presets import DEFAULT_DTYPE, check_dtype
 from sheetgen.inputs.shapes import (
@@ -98,13 +99,6 @@ class Measurements:
                             self.k[keep], self.n[keep], self.b[keep], self.measured[keep],
                             [r for r, k in zip(self.rows, keep, strict=False) if k],
                             self.metadata, self.device)
-
-
-#: A second timing of a shape repeats the first when the two lie within this factor either
-#: way. aiconfigurator's twin tables (one collector and framework version on a B200 in an HGX
-#: board and in a GB200 rack, a B300 and a GB300) agree to a median ratio of 0.99-1.05, their
-#: middle halves within 12 % of 1; beyond 1.5x a timing did not repeat (docs/measuring.md).
-REPEAT_FACTOR = 1.5
 
 
 def repeat_ratio(data: Measurements, again: Measurements) -> np.ndarray:

@@ -15,13 +15,13 @@ import numpy as np
 from sheetgen.calibrate import fit
 from sheetgen.calibrate.data import (
     QUANTIZE_KEY,
-    REPEAT_FACTOR,
     Measurements,
     SeveralDtypes,
     not_repeated,
     read_measurements,
     repeat_ratio,
 )
+from sheetgen.core.defaults import REPEAT_FACTOR
 from sheetgen.core.units import seconds
 from sheetgen.errors import InputError
 from sheetgen.inputs import precision
@@ -424,8 +424,9 @@ def calibrate_file(path: str | Path, *, gpu: str | None = None,
 
 
 def repeated(data: Measurements, again: Measurements) -> tuple[Measurements, Repeat]:
-    """The rows of `data` that `again` does not contradict (data.not_repeated), and what it
-    said. A file that shares no shape, or contradicts every one it shares, is an error."""
+    """The rows of `data` that `again` does not contradict (calibrate.data.not_repeated),
+    and what it said: the source rows it left out. A file that shares no shape, or
+    contradicts every row, is an error."""
     ratio = repeat_ratio(data, again)
     shared = int(np.isfinite(ratio).sum())
     if not shared:
@@ -436,8 +437,7 @@ def repeated(data: Measurements, again: Measurements) -> tuple[Measurements, Rep
         raise InputError(f"--repeat {again.origin}: every one of the {len(data)} rows of "
                          f"{data.origin} differs from it by more than {REPEAT_FACTOR:g}x; "
                          "nothing repeats to fit")
-    left_out = [data.rows[i] for i in np.flatnonzero(drop)] if data.rows else \
-        [int(i) + 1 for i in np.flatnonzero(drop)]
+    left_out = [data.rows[i] for i in np.flatnonzero(drop)]
     return data.subset(~drop), Repeat(again.origin, shared, left_out)
 
 

@@ -15,7 +15,11 @@ from sheetgen.cli.common import (
     storage_options,
     user_errors,
 )
-from sheetgen.core.defaults import DEFAULT_MEASURE_REPEATS, DEFAULT_MEASURE_SECONDS
+from sheetgen.core.defaults import (
+    DEFAULT_MEASURE_REPEATS,
+    DEFAULT_MEASURE_SECONDS,
+    REPEAT_FACTOR,
+)
 from sheetgen.errors import InputError
 from sheetgen.inputs.presets import DTYPES
 
@@ -93,8 +97,8 @@ def measure(out: Path, device: str, shapes: Path | None, dtype: str | None,
                    "with each matmul, moves (5: dynamic per-tensor FP8 from bf16).")
 @click.option("--repeat", type=click.Path(path_type=Path),
               help="A second timing of the same shapes (another run, another board): rows "
-                   "whose two times differ by more than 1.5x either way did not repeat and "
-                   "are left out.")
+                   f"whose two times differ by more than {REPEAT_FACTOR:g}x either way did not "
+                   "repeat and are left out.")
 @storage_options
 def calibrate(measured: Path, gpu: str | None, gpu_file: Path | None, dtype: str | None,
               sheet: str | None, as_json: bool, no_fit: bool, preset_out: Path | None,
@@ -109,7 +113,7 @@ def calibrate(measured: Path, gpu: str | None, gpu_file: Path | None, dtype: str
     out of the fit. Wave quantization, a smooth max of compute and memory time, the K loop's
     latency, a split-K kernel's floor and a ramp of the compute efficiency with the matmul's
     FLOPs are kept only if they predict held-out rows better. With --repeat, the rows that
-    a second timing of the same shapes contradicts (over 1.5x apart) are left out.
+    a second timing of the same shapes contradicts (see its help) are left out.
     A file with several dtypes (a `dtype` column) and no --dtype is fitted per dtype; the
     preset gets each dtype's compute efficiency.
 

@@ -19,5 +19,11 @@ DEFAULT_SPARE_ROWS = 200
 #: `sheetgen measure`: the time budget of a sweep and the timed repeats per shape
 DEFAULT_MEASURE_SECONDS = 60.0
 DEFAULT_MEASURE_REPEATS = 10
+#: `sheetgen calibrate --repeat`: a second timing of a shape repeats the first when the two
+#: lie within this factor either way. aiconfigurator's twin tables (one collector and
+#: framework version on a B200 in an HGX board and in a GB200 rack, a B300 and a GB300) agree
+#: to a median ratio of 0.99-1.05, their middle halves within 12 % of 1; beyond 1.5x a timing
+#: did not repeat (docs/measuring.md).
+REPEAT_FACTOR = 1.5
 #: What the refined time says of itself when the GPU preset gives no SM count (no waves).
 NO_SMS_NOTE = "waves off: preset has no SM count"
