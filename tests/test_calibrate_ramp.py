@@ -57,6 +57,31 @@ def test_compute_ramp_by_hand():
                                                                                 rel=1e-12)
 
 
+def test_a_ramp_that_ends_holds_the_efficiency_reached_there():
+    """With an end (the largest matmul measured) the efficiency is the one reached there and
+    held beyond. F_half = 2e9, h = 2, end 4e9: the asymptotic ramp is 1 / (1 + 1/4) = 0.8 at
+    the end and 1 / (1 + 4) = 0.2 at 1e9, so 0.2 / 0.8 = 0.25 of the end's efficiency; 2e9
+    is 0.5 / 0.8 = 0.625; 4e9 and 8e9 are 1 (the asymptotic ramp would give 0.941 / 0.8)."""
+    got = kernel_terms.compute_ramp(np.array([1e9, 2e9, 4e9, 8e9]), 2e9, 2.0, 4e9)
+    assert list(got) == pytest.approx([0.25, 0.625, 1.0, 1.0], rel=1e-15)
+    # no end is the asymptotic ramp; no ramp is 1 whatever the end
+    assert float(kernel_terms.compute_ramp(8e9, 2e9, 2.0, 0.0)) == pytest.approx(16 / 17)
+    assert float(kernel_terms.compute_ramp(1e9, 0.0, 2.0, 4e9)) == 1.0
+    # held_from restates a fitted asymptote of 0.8 at the end (0.8 · 0.8 = 0.64): the same
+    # times up to the end, the end's efficiency beyond it
+    device = fit.Device("round", 1e15, 1e13, 2, 100)
+    sides = np.array([1000.0, 1260.0, 2000.0])  # 2e9, 4.0e9, 1.6e10 FLOPs
+    data = Measurements("t", "time_s", "bf16", sides, sides, sides, np.ones(3), np.ones(3))
+    asymptotic = fit.Params(0.8, 1.0, 0.0, ramp_flops=2e9, ramp_exponent=2.0)
+    held = fit.held_from(asymptotic, 2 * 1260.0**3)
+    assert held.compute_efficiency == pytest.approx(0.8 / (1 + (2e9 / (2 * 1260.0**3))**2))
+    assert held.asymptote == pytest.approx(0.8, rel=1e-15)
+    before, after = fit.predict(device, asymptotic, data), fit.predict(device, held, data)
+    assert after[:2] == pytest.approx(before[:2], rel=1e-14)
+    assert after[2] == pytest.approx(1.6e10 / (1e15 * held.compute_efficiency), rel=1e-14)
+    assert fit.held_from(fit.Params(0.8, 1.0, 0.0), 1e12) == fit.Params(0.8, 1.0, 0.0)
+
+
 def test_k_loop_is_not_paid_where_the_gemm_runs_split_k():
     """A split-K GEMM cuts k into slices that run side by side: the serial K loop is 0 there.
     On 132 SMs, 1×4096×32 (one tile, k ≥ 2048) runs split-K: 1.5 µs floor, no 4096 · 1 ns
@@ -110,6 +135,19 @@ def test_preset_out_carries_the_compute_ramp(tmp_path):
     same = np.array([r["calibrated_s"] for r in fitted["rows"]])
     assert np.allclose(checked.calibrated, same, rtol=1e-4)
     assert checked.params.ramp_flops == gpu.compute_ramp_flops
+    # the ramp ends at the largest matmul measured, 4096³ x4, and the preset's efficiency is
+    # the one reached there (not the asymptote beyond it), so the main workbook's roofline
+    # uses a figure the data reached: within a point of MAMF's 80.3 % for H100 bf16
+    assert gpu.compute_ramp_end_flops == fitted["compute_ramp_end_flops"] == 4 * 2 * 4096**3
+    assert "xla_h100_sm90.csv" in gpu.sources["compute_ramp_end_flops"]
+    share = 1 / (1 + (fitted["compute_ramp_flops"] / (8 * 4096**3))
+                 ** fitted["compute_ramp_exponent"])
+    assert fitted["compute_efficiency"] == pytest.approx(
+        fitted["compute_efficiency_asymptote"] * share, rel=1e-12)
+    assert fitted["compute_efficiency"] < fitted["compute_efficiency_asymptote"]
+    assert gpu.measured_compute_efficiency == pytest.approx(fitted["compute_efficiency"],
+                                                            rel=1e-5)
+    assert abs(gpu.measured_compute_efficiency - 0.803) < 0.025
 
 
 def test_quantize_bytes_per_dtype(tmp_path):

@@ -55,11 +55,12 @@ def calibration(tmp_path_factory):
 
 
 #: a K-loop latency growing with the tile, a quantize pass with a roofline of its own and a
-#: compute ramp, set by hand (the small table's fit chooses none of them); the pass's three
-#: times each win on some row (test_the_quantize_kernel_takes_the_slowest_of_its_three_times)
+#: compute ramp ending at 10 GFLOP (4096³, 1.4e11 FLOPs, lies beyond it), set by hand (the
+#: small table's fit chooses none of them); the pass's three times each win on some row
+#: (test_the_quantize_kernel_takes_the_slowest_of_its_three_times)
 TERMS = {"k_latency": 2e-10, "k_tile_growth": True, "tile_latency": 1e-6, "quantize_bytes": 5.0,
          "split_floor": 1.5e-6,
-         "split_min_k": 512.0, "ramp_flops": 3e9, "ramp_exponent": 0.8,
+         "split_min_k": 512.0, "ramp_flops": 3e9, "ramp_exponent": 0.8, "ramp_end": 1e10,
          "quantize_efficiency": 0.5, "quantize_row_latency": 7e-9, "quantize_k_latency": 3e-10}
 
 
@@ -118,8 +119,8 @@ def _measured_workbooks(tmp: Path) -> dict[str, Path]:
         files["wrong"] = write_xlsx(plans["on"], tmp / "wrong.xlsx")
     # a user's edit on the Measured sheet: waves off, another floor, overlap exponent 1.5,
     # a K-loop latency of 0.3 ns per k, a 5-byte quantize pass, a 2 µs split-K floor from
-    # k = 1,024, a compute ramp to half the efficiency at 5 GFLOP with h = 1.7, a new measured
-    # time
+    # k = 1,024, a compute ramp to half the efficiency at 5 GFLOP with h = 1.7 ending at
+    # 2 GFLOP (the rows of 4.2, 8.6 and 137 GFLOP beyond it), a new measured time
     sheet = plans["on"].sheet("Measured")
     cells = {c.name: f"{get_column_letter(c.col + 1)}{c.row + 1}" for c in sheet.cells}
     edits = {("Measured", cells[q.name]): value for q, value in (
@@ -136,7 +137,8 @@ def _measured_workbooks(tmp: Path) -> dict[str, Path]:
         (measured.CAL_SPLIT_FLOOR, 2),  # µs
         (measured.CAL_SPLIT_MIN_K, 1024),
         (measured.CAL_RAMP_FLOPS, 5e9),
-        (measured.CAL_RAMP_H, 1.7))}
+        (measured.CAL_RAMP_H, 1.7),
+        (measured.CAL_RAMP_END, 2e9))}
     table = plans["on"].table("measured")
     time_col = get_column_letter(table.column("meas_time").col + 1)
     edits["Measured", f"{time_col}{table.first_row + 1}"] = 400
@@ -162,7 +164,7 @@ def test_libreoffice_recalculates_the_measured_sheet_to_the_model(calibration, l
                            "tile_latency": 2e-6,
                            "quantize_bytes": 5.0,
                            "split_floor": 2e-6, "split_min_k": 1024.0,
-                           "ramp_flops": 5e9, "ramp_exponent": 1.7,
+                           "ramp_flops": 5e9, "ramp_exponent": 1.7, "ramp_end": 2e9,
                            "quantize_efficiency": 0.7, "quantize_row_latency": 5e-9,
                            "quantize_k_latency": 4e-10})
     expect = fit.predict(device_for(cal.gpu, cal.dtype), params, data)

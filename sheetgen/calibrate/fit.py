@@ -105,6 +105,10 @@ class Params:
     #: and then bounds the GEMM with each tile's own cost, s (kernel_terms.total_time)
     k_tile_growth: bool = False
     tile_latency: float = 0.0
+    #: FLOPs where the compute ramp ends (kernel_terms.compute_ramp): compute_efficiency is
+    #: the one reached there and held beyond; 0 = compute_efficiency is the asymptote (how
+    #: fit() works; calibrate states the efficiency at the largest matmul measured, at_end)
+    ramp_end: float = 0.0
 
     @property
     def form(self) -> str:
@@ -120,8 +124,19 @@ class Params:
                 if self.k_loop and self.k_tile_growth else "")
         out += f" + split-K floor (k ≥ {self.split_min_k:g})" if self.split_min_k else ""
         out += (f" + compute ramp (F_half = {self.ramp_flops:.3g} FLOPs, h = "
-                f"{self.ramp_exponent:.3g})" if self.ramp_flops else "")
+                f"{self.ramp_exponent:.3g}" + (f", held from {self.ramp_end:.3g} FLOPs"
+                                               if self.ramp_end else "") + ")"
+                if self.ramp_flops else "")
         return out + (" + quantize kernel" if self.quantize_kernel else "")
+
+    @property
+    def asymptote(self) -> float:
+        """The compute efficiency the ramp approaches beyond its end (compute_efficiency
+        itself without an end): a figure the data never reached, for the record only."""
+        if not self.ramp_flops or not self.ramp_end:
+            return float(self.compute_efficiency)
+        return float(self.compute_efficiency / kernel_terms.compute_ramp(
+            self.ramp_end, self.ramp_flops, self.ramp_exponent))
 
     @property
     def has_quantize_kernel(self) -> bool:
@@ -191,7 +206,8 @@ def timed(device: Device, params: Params, fixed: Fixed) -> np.ndarray:
     if fixed.switches != switches(device, params):
         raise ValueError(f"terms fixed for {fixed.switches}, not {switches(device, params)}")
     flops = fixed.flops
-    ramp = kernel_terms.compute_ramp(flops, params.ramp_flops, params.ramp_exponent)
+    ramp = kernel_terms.compute_ramp(flops, params.ramp_flops, params.ramp_exponent,
+                                     params.ramp_end)
     compute = matmul.COMPUTE_TIME.reference(
         flops=flops, attainable_flops=device.peak * params.compute_efficiency * ramp)
     memory = matmul.MEMORY_TIME.reference(
@@ -379,6 +395,25 @@ class OneCall:
 def b_flops(data: Measurements) -> np.ndarray:
     """FLOPs per row: b matmuls of m×k×n (what the compute ramp is a function of)."""
     return data.b * matmul.FLOPS.reference(m=data.m, k=data.k, n=data.n)
+
+
+def largest_row(data: Measurements, flagged: np.ndarray) -> int:
+    """The row of the largest matmul measured (most FLOPs), among the rows the fit used
+    (those not faster than the roofline) where any remain."""
+    flops = b_flops(data)
+    return int(np.argmax(flops if flagged.all() else np.where(flagged, -np.inf, flops)))
+
+
+def held_from(params: Params, end: float) -> Params:
+    """params with the compute efficiency stated where the ramp ends, at `end` FLOPs (the
+    largest matmul measured), and held beyond: the same times up to `end`, and none predicted
+    from an asymptote the data never reached (kernel_terms.compute_ramp). Unchanged without a
+    ramp."""
+    if not params.ramp_flops or not end > 0 or params.ramp_end:
+        return params
+    share = float(kernel_terms.compute_ramp(end, params.ramp_flops, params.ramp_exponent))
+    return replace(params, compute_efficiency=params.compute_efficiency * share,
+                   ramp_end=float(end))
 
 
 def stats(errors: np.ndarray) -> tuple[float, float]:

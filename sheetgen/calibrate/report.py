@@ -72,6 +72,7 @@ def preset_params(gpu: GPU, dtype: str) -> fit.Params:
                       split_min_k=float(gpu.split_k_min_k),
                       ramp_flops=gpu.compute_ramp_flops,
                       ramp_exponent=gpu.compute_ramp_exponent,
+                      ramp_end=gpu.compute_ramp_end_flops,
                       quantize_efficiency=gpu.activation_quantize_efficiency,
                       quantize_row_latency=gpu.activation_quantize_row_latency,
                       quantize_k_latency=gpu.activation_quantize_k_latency)
@@ -165,6 +166,8 @@ class Calibration:
             "split_k_min_k": self.params.split_min_k,
             "compute_ramp_flops": self.params.ramp_flops,
             "compute_ramp_exponent": self.params.ramp_exponent,
+            "compute_ramp_end_flops": self.params.ramp_end,
+            "compute_efficiency_asymptote": self.params.asymptote,
             "activation_quantize_efficiency": self.params.quantize_efficiency,
             "activation_quantize_row_latency_s": self.params.quantize_row_latency,
             "activation_quantize_k_latency_s": self.params.quantize_k_latency,
@@ -199,12 +202,11 @@ class Calibration:
     def largest(self) -> dict[str, Any]:
         """The largest matmul measured (most FLOPs; rows faster than the roofline left out
         where others remain) and the share of the peak it reached, measured and as the
-        fitted model predicts it: the compute efficiency is an asymptote the ramp and the
-        other terms approach, and this is how far the data itself reaches."""
+        fitted model predicts it: how far the data reaches, where a fitted compute ramp ends
+        (fit.held_from)."""
         d = self.data
         flops = fit.b_flops(d)
-        candidates = np.where(self.flagged, -np.inf, flops) if not self.flagged.all() else flops
-        i = int(np.argmax(candidates))
+        i = fit.largest_row(d, self.flagged)
         peak = device_for(self.gpu, self.dtype, self.storage).peak
         return {"m": int(d.m[i]), "k": int(d.k[i]), "n": int(d.n[i]), "b": int(d.b[i]),
                 "measured_share_of_peak": float(flops[i] / (peak * d.measured[i])),
@@ -238,8 +240,11 @@ class Calibration:
             waves += (f", split-K kernel floor {seconds(p.split_floor)} where the tiles "
                       f"under-fill the SMs and k ≥ {p.split_min_k:g}")
         if p.ramp_flops:
-            waves += (f", compute ramp to half the efficiency at {p.ramp_flops:.3g} FLOPs "
-                      f"(h = {p.ramp_exponent:.3g})")
+            waves += (f", compute ramp to half the asymptotic efficiency at "
+                      f"{p.ramp_flops:.3g} FLOPs (h = {p.ramp_exponent:.3g})")
+            if p.ramp_end:
+                waves += (f" ending at {p.ramp_end:.3g} FLOPs, the compute efficiency the "
+                          "one reached there and held beyond")
         if p.quantize_bytes:
             waves += (f", activation quantize pass {p.quantize_bytes:g} B per element of A "
                       "(from the file)")
@@ -263,8 +268,7 @@ class Calibration:
         out.append(f"  largest matmul measured, {big['m']}x{big['k']}x{big['n']}"
                    + (f" x{big['b']}" if big["b"] > 1 else "")
                    + f": {big['measured_share_of_peak']:.1%} of the peak, the refined model "
-                   f"{big['model_share_of_peak']:.1%} (the compute efficiency above is the "
-                   "asymptote beyond it)")
+                   f"{big['model_share_of_peak']:.1%}")
         if self.held_out:
             n_test = self.held_out[0].rows
             out.append(f"held-out: fitted on {len(d) - n_test} rows, tested on the other "
@@ -308,7 +312,7 @@ class Calibration:
             "split_k_min_k": int(p.split_min_k),
             "activation_quantize_bytes": p.quantize_bytes,
             "compute_ramp_flops": p.ramp_flops, "compute_ramp_exponent": p.ramp_exponent,
-            **quantize_kernel_fields(p)}
+            "compute_ramp_end_flops": round(p.ramp_end), **quantize_kernel_fields(p)}
         by_dtype = dict(gpu.compute_efficiency_by_dtype)
         if self.dtype == hardware.DEFAULT_DTYPE:  # the preset's own efficiency is for bf16
             fitted["measured_compute_efficiency"] = p.compute_efficiency
@@ -366,15 +370,18 @@ def calibrate(data: Measurements, gpu: GPU, *, no_fit: bool = False,
     """Fit (or, with no_fit, check the preset's refined model) against the measurements,
     their bytes counted with each operand in `storage` (A, B, C)."""
     device = device_for(gpu, data.dtype, storage)
+    flagged = fit.faster_than_roof(device, data)
     if no_fit:  # the file's own quantize line (or --quantize-bytes) wins over the preset's
         params, scores = preset_params(gpu, data.dtype), []
         if QUANTIZE_KEY in data.metadata or f"{QUANTIZE_KEY}.{data.dtype}" in data.metadata:
             params = dataclasses.replace(params, quantize_bytes=data.quantize_bytes)
-    else:
+    else:  # the efficiency where the data ends, not the ramp's asymptote beyond it
         params, scores = fit.choose(device, data)
+        end = fit.b_flops(data)[fit.largest_row(data, flagged)]
+        params = fit.held_from(params, float(end))
     return Calibration(gpu, data.dtype, data, params, not no_fit,
                        fit.predict(device, fit.PURE, data), fit.predict(device, params, data),
-                       fit.faster_than_roof(device, data), scores, storage)
+                       flagged, scores, storage)
 
 
 def measured_inputs(cal: Calibration) -> MeasuredInputs:
@@ -389,6 +396,7 @@ def measured_inputs(cal: Calibration) -> MeasuredInputs:
         k_latency=p.k_latency, k_tile_growth=p.k_tile_growth, tile_latency=p.tile_latency,
         quantize_bytes=p.quantize_bytes, split_floor=p.split_floor,
         split_min_k=p.split_min_k, ramp_flops=p.ramp_flops, ramp_exponent=p.ramp_exponent,
+        ramp_end=p.ramp_end,
         quantize_efficiency=p.quantize_efficiency,
         quantize_row_latency=p.quantize_row_latency, quantize_k_latency=p.quantize_k_latency)
 

@@ -62,6 +62,9 @@ KERNEL_TERMS: dict[str, tuple[str, float | int | bool]] = {
     "activation_quantize_bytes": ("B per element of A", 0.0),
     "compute_ramp_flops": ("FLOPs (F_half; 0 = off)", 0.0),
     "compute_ramp_exponent": ("h", 1.0),
+    # where the ramp ends: the compute efficiency is the one reached there (the largest
+    # matmul measured) and held beyond (kernel_terms.compute_ramp); 0 = it is the asymptote
+    "compute_ramp_end_flops": ("FLOPs (the largest matmul measured; 0 = none)", 0.0),
     # the quantize pass's own roofline (kernel_terms.quantize_time), where it has one
     "activation_quantize_efficiency": ("fraction of HBM bandwidth (0 = memory efficiency)", 0.0),
     "activation_quantize_row_latency": ("s per row of A", 0.0),
@@ -97,6 +100,7 @@ _BOUNDED: dict[str, tuple[float, str]] = {
     "split_k_floor": (1.0, "seconds"),
     "activation_quantize_bytes": (MAX_QUANTIZE_BYTES, "bytes per element"),
     "compute_ramp_flops": (MAX_RAMP_FLOPS, "FLOPs"),
+    "compute_ramp_end_flops": (MAX_RAMP_FLOPS, "FLOPs"),
     "activation_quantize_efficiency": (1.0, "(a fraction of the HBM bandwidth; 0 means the "
                                             "memory efficiency)"),
     "activation_quantize_row_latency": (MAX_K_LATENCY, "seconds per row of A"),
@@ -137,6 +141,8 @@ class GPU:
     activation_quantize_bytes: float = 0.0
     compute_ramp_flops: float = 0.0  # the compute-efficiency ramp's F_half; 0 = off
     compute_ramp_exponent: float = 1.0  # its exponent h
+    #: the FLOPs where it ends, the efficiency held beyond; 0 = the efficiency is its asymptote
+    compute_ramp_end_flops: float = 0.0
     #: the quantize pass's own roofline: its bandwidth efficiency (0: the memory efficiency's),
     #: s per row of A, s per element of one row (kernel_terms.quantize_time); 0 = none
     activation_quantize_efficiency: float = 0.0

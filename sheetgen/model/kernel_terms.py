@@ -81,6 +81,15 @@ from 128; the ramp is that table made smooth, with its knee fitted. F_half is th
 count at which half the asymptotic efficiency is reached, h how steeply it gets there. With
 h = 1 the ramp adds F_half / (peak · efficiency) to the compute time, a floor on the compute
 side only; h ≠ 1 is what no floor can mimic.
+
+A fitted asymptote is a guess beyond the data: a table of matmuls up to 4,096³ can fit one
+at 92 % of the peak where a 16,384³ GEMM measures 80 %. So `calibrate` states the efficiency
+where the data ends, at F_end (the largest matmul measured), and holds it beyond:
+
+    ramp     = min(1, (1 + (F_half / F_end)^h) / (1 + (F_half / F)^h))
+
+the same curve up to F_end (the efficiency there times the ramp's share of it), flat after.
+F_end = 0 keeps the asymptote (a preset written before F_end existed).
 """
 
 from __future__ import annotations
@@ -163,14 +172,20 @@ def split_k_floor(tiles: Any, sms: Any, k: Any, min_k: Any, floor: Any) -> Any:
     return split_k(tiles, sms, k, min_k) * floor
 
 
-def compute_ramp(flops: Any, half_flops: Any, exponent: Any) -> Any:
-    """The share of the asymptotic compute efficiency a matmul of `flops` FLOPs reaches:
-    1 / (1 + (half_flops / flops)^exponent); 1 when half_flops is 0 (the ramp off)."""
+def compute_ramp(flops: Any, half_flops: Any, exponent: Any, end_flops: Any = 0.0) -> Any:
+    """The share of the compute efficiency a matmul of `flops` FLOPs reaches: 1 / (1 +
+    (half_flops / flops)^exponent) of the asymptotic one; 1 when half_flops is 0 (the ramp
+    off). With `end_flops` > 0 the efficiency is the one reached there (the largest matmul
+    measured) and held beyond it: the share min(1, (1 + (half_flops / end_flops)^exponent) /
+    (1 + (half_flops / flops)^exponent)), so no fit extrapolates past its data."""
     f = np.asarray(flops, dtype=float)
     half = np.asarray(half_flops, dtype=float)
+    end = np.asarray(end_flops, dtype=float)
     with np.errstate(divide="ignore"):
         ratio = np.where(half > 0, half / f, 0.0)
-    return np.where(half > 0, 1.0 / (1.0 + ratio ** exponent), 1.0)
+        at_end = np.where((half > 0) & (end > 0), half / np.where(end > 0, end, 1.0), 0.0)
+    share = (1.0 + at_end ** exponent) / (1.0 + ratio ** exponent)
+    return np.where(half > 0, np.where(end > 0, np.minimum(1.0, share), share), 1.0)
 
 
 def quantize_bytes(b: Any, m: Any, k: Any, bytes_per_element: Any) -> Any:

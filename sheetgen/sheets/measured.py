@@ -8,7 +8,9 @@ sheet (they never change the Inputs sheet silently):
     refined = floor + (c^p + memory time^p)^(1/p)  (p = 0: max(c, memory time))
     compute = F / (PEAK_FLOPS · fitted compute eff · ramp), F = b·2mkn, memory = b·bytes /
     (HBM_BW · fitted memory eff), c = compute / wave efficiency when waves are on
-    (sheetgen.model.refined), ramp = 1 / (1 + (F_half / F)^h) (1 when F_half = 0)
+    (sheetgen.model.refined), ramp = 1 / (1 + (F_half / F)^h) (1 when F_half = 0); with
+    a ramp end F_end (the largest matmul measured) the efficiency is the one there and
+    ramp = min(1, (1 + (F_half / F_end)^h) / (1 + (F_half / F)^h))
     split   = 1 where tiles < SMs and k ≥ K_split (the GEMM runs split-K), else 0
     total   = refined + (1 − split) · k · K-loop latency + split · split-K floor
               + quantize pass
@@ -125,6 +127,11 @@ CAL_RAMP_H = Input("cal_ramp_h", "compute ramp exponent h", "exponent", fmt="rat
                                          message=f"{MIN_RAMP_EXPONENT:g} to "
                                                  f"{MAX_RAMP_EXPONENT:g}: how steeply the "
                                                  "efficiency ramps with FLOPs"))
+CAL_RAMP_END = Input("cal_ramp_end", "compute ramp end", "FLOP", fmt="sci",
+                     validation=Validation("decimal_range", minimum=0, maximum=MAX_RAMP_FLOPS,
+                                           message="FLOPs of the largest matmul measured: the "
+                                                   "efficiency above is the one there, held "
+                                                   "beyond; 0: it is the asymptote"))
 
 CAL_FLOPS = Quantity("cal_flops", "fitted attainable FLOP/s", "FLOP/s",
                      "{peak_flops}*{cal_compute_eff}",
@@ -178,10 +185,13 @@ ROOF_ERROR = rf.relative_error("meas_roof_error", "meas_roof_time", "meas_time",
                                "roofline error")
 RAMP = Quantity(
     "meas_ramp", "compute ramp", "fraction",
-    "IF({cal_ramp_flops}>0,1/(1+({cal_ramp_flops}/{meas_flops})^{cal_ramp_h}),1)",
-    lambda meas_flops, cal_ramp_flops, cal_ramp_h: kernel_terms.compute_ramp(
-        meas_flops, cal_ramp_flops, cal_ramp_h),
-    fmt="pct", doc="The share of the fitted compute efficiency a matmul of F FLOPs reaches.")
+    "IF({cal_ramp_flops}>0,IF({cal_ramp_end}>0,MIN(1,(1+({cal_ramp_flops}/{cal_ramp_end})"
+    "^{cal_ramp_h})/(1+({cal_ramp_flops}/{meas_flops})^{cal_ramp_h})),"
+    "1/(1+({cal_ramp_flops}/{meas_flops})^{cal_ramp_h})),1)",
+    lambda meas_flops, cal_ramp_flops, cal_ramp_h, cal_ramp_end: kernel_terms.compute_ramp(
+        meas_flops, cal_ramp_flops, cal_ramp_h, cal_ramp_end),
+    fmt="pct", doc="The share of the fitted compute efficiency a matmul of F FLOPs reaches: "
+                   "1 from the ramp's end (the largest matmul measured) on.")
 CAL_COMPUTE = Quantity(
     "meas_cal_compute", "fitted compute time", "s", "{meas_flops}/({cal_flops}*{meas_ramp})",
     lambda meas_flops, cal_flops, meas_ramp: np.asarray(meas_flops, dtype=float)
@@ -316,6 +326,9 @@ BLOCK = Block(row=4, col=0, header=("Fitted model", "Value", "Unit", "Notes"), r
     BlockRow(CAL_RAMP_FLOPS.label, [CAL_RAMP_FLOPS], "FLOP",
              "compute eff · 1/(1 + (this / F)^h), F = b·2mkn (0 = off)"),
     BlockRow(CAL_RAMP_H.label, [CAL_RAMP_H], "", "how steeply the efficiency ramps with F"),
+    BlockRow(CAL_RAMP_END.label, [CAL_RAMP_END], "FLOP",
+             "the largest matmul measured: the compute efficiency is the one there, held "
+             "beyond (0: it is the asymptote)"),
     "Derived",
     BlockRow(CAL_FLOPS.label, [CAL_FLOPS], "FLOP/s", ""),
     BlockRow(CAL_BW.label, [CAL_BW], "B/s", ""),
@@ -358,6 +371,7 @@ class MeasuredInputs:
     split_min_k: float = 0.0
     ramp_flops: float = 0.0
     ramp_exponent: float = 1.0
+    ramp_end: float = 0.0
     quantize_efficiency: float = 0.0
     quantize_row_latency: float = 0.0
     quantize_k_latency: float = 0.0
@@ -382,6 +396,7 @@ def input_values(data: MeasuredInputs) -> dict[str, Any]:
         "cal_quant_bytes": data.quantize_bytes,
         "cal_split_floor": data.split_floor, "cal_split_min_k": data.split_min_k,
         "cal_ramp_flops": data.ramp_flops, "cal_ramp_h": data.ramp_exponent,
+        "cal_ramp_end": data.ramp_end,
         "cal_quant_eff": data.quantize_efficiency,
         "cal_quant_row_latency": data.quantize_row_latency,
         "cal_quant_k_latency": data.quantize_k_latency,
