@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import importlib
+import math
 import re
 import sys
 import tomllib
@@ -858,3 +859,42 @@ def test_accuracy_chart_draws_every_table(scores, tmp_path):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 20_000
     assert "](accuracy.png)" in (ROOT / "docs" / "measuring.md").read_text("utf-8")
     assert (ROOT / "docs" / "accuracy.png").stat().st_size > 20_000
+
+
+#: TensorRT-LLM's bf16 tables (aiconfigurator): each GPU's dense bf16 peak (its preset's,
+#: FLOP/s) and the median share of it that compute-bound shapes (m, n and k each ≥ 2,048)
+#: reach at 1e11–1e12, 1e12–1e13 and ≥ 1e13 FLOPs (the last: 10–70 ms a GEMM)
+SHARE_BY_SIZE = {
+    "aic_a100_sxm_bf16.csv": (312e12, (0.844, 0.836, 0.832)),
+    "aic_h100_sxm_bf16.csv": (989.4e12, (0.796, 0.767, 0.745)),
+    "aic_h200_sxm_bf16.csv": (989.4e12, (0.784, 0.764, 0.699)),
+    "aic_b200_sxm_bf16.csv": (2.25e15, (0.678, 0.704, 0.616)),
+    "aic_gb200_bf16.csv": (2.5e15, (0.640, 0.650, 0.578)),
+    "aic_b300_sxm_bf16.csv": (2.25e15, (0.710, 0.724, 0.647)),
+    "aic_gb300_bf16.csv": (2.5e15, (0.738, 0.759, 0.722)),
+}
+
+
+@pytest.mark.parametrize(("name", "figures"), SHARE_BY_SIZE.items(), ids=list(SHARE_BY_SIZE))
+def test_the_longest_gemms_reach_less_of_the_peak_on_hopper_and_blackwell(name, figures):
+    """docs/measuring.md's table, from the CSV alone: compute-bound GEMMs of 1e13 FLOPs or
+    more (10 to 26 ms each) reach 1.6 to 6.5 points less of the peak than those of 1e11 to
+    1e13 (the smaller of their two medians) on the H100, H200, B200, GB200, B300 and GB300,
+    and the same on the A100 (68 ms each): a compute ramp that only rises cannot follow
+    that."""
+    peak, expect = figures
+    gpu = next(t["gpu"] for t in TABLES if t["file"] == name)
+    assert load_presets().get(gpu).peak("bf16") == peak  # the preset's spec figure
+    by_size: dict[int, list[float]] = {11: [], 12: [], 13: []}
+    for r in _rows(name):
+        m, k, n, b = int(r["m"]), int(r["k"]), int(r["n"]), int(r["b"])
+        flops = 2 * m * k * n * b
+        if min(m, k, n) >= 2048 and flops >= 1e11:
+            by_size[min(13, int(math.log10(flops)))].append(flops / (peak * float(r["time_s"])))
+    got = tuple(float(np.median(v)) for v in by_size.values())
+    assert got == pytest.approx(expect, abs=5e-4)
+    drop = min(got[:2]) - got[2]
+    if name == "aic_a100_sxm_bf16.csv":
+        assert abs(drop) < 0.01 and len(by_size[13]) == 2
+    else:
+        assert 0.015 < drop < 0.07 and len(by_size[13]) == 7

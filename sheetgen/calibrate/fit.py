@@ -106,8 +106,9 @@ class Params:
     k_tile_growth: bool = False
     tile_latency: float = 0.0
     #: FLOPs where the compute ramp ends (kernel_terms.compute_ramp): compute_efficiency is
-    #: the one reached there and held beyond; 0 = compute_efficiency is the asymptote (how
-    #: fit() works; calibrate states the efficiency at the largest matmul measured, at_end)
+    #: the one the ramp reaches there, held beyond; 0 = compute_efficiency is the asymptote
+    #: (how fit() works; calibrate states the efficiency at the largest matmul measured:
+    #: held_from)
     ramp_end: float = 0.0
 
     @property

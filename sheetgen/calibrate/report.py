@@ -243,8 +243,8 @@ class Calibration:
             waves += (f", compute ramp to half the asymptotic efficiency at "
                       f"{p.ramp_flops:.3g} FLOPs (h = {p.ramp_exponent:.3g})")
             if p.ramp_end:
-                waves += (f" ending at {p.ramp_end:.3g} FLOPs, the compute efficiency the "
-                          "one reached there and held beyond")
+                waves += (f" ending at {p.ramp_end:.3g} FLOPs (the largest matmul): the "
+                          "compute efficiency is the fit's at that size, held beyond")
         if p.quantize_bytes:
             waves += (f", activation quantize pass {p.quantize_bytes:g} B per element of A "
                       "(from the file)")
