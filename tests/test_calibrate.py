@@ -768,3 +768,29 @@ def test_the_report_states_the_largest_matmul_and_its_share_of_the_peak():
     assert cal.as_dict()["largest_matmul"] == big
     # b counts: over every row the largest is b = 4 of 4096³
     assert calibrate(data, H100, no_fit=True).largest()["b"] == 4
+
+
+def test_the_report_states_the_share_of_the_peak_by_size():
+    """Per decade of FLOPs, the compute-bound rows' median share of the peak, measured and as
+    the fitted model predicts it (docs/measuring.md's figures for XLA's H100 bf16 table). The
+    measured medians by hand: the rows whose 2mkn·b / 989.4 TFLOP/s is at least their
+    2(mk + kn + mn)·b bytes / 3.35 TB/s, each decade's median of 2mkn·b / (989.4e12 · t)."""
+    data = read_measurements(XLA, dtype="bf16")
+    cal = calibrate(data, H100)
+    sizes = cal.share_by_size()
+    assert [(b["flops_from"], b["flops_to"], b["rows"]) for b in sizes] == [
+        (1e9, 1e10, 39), (1e10, 1e11, 81), (1e11, 1e12, 15)]
+    flops = 2 * data.m * data.k * data.n * data.b
+    bound = flops / 989.4e12 >= 2 * (data.m * data.k + data.k * data.n + data.m * data.n) \
+        * data.b / 3.35e12
+    for b, decade in zip(sizes, (9, 10, 11), strict=True):
+        rows = bound & (flops >= 10.0**decade) & (flops < 10.0**(decade + 1))
+        assert not cal.flagged[rows].any()
+        assert b["measured_median_share"] == pytest.approx(
+            float(np.median(flops[rows] / (989.4e12 * data.measured[rows]))), rel=1e-12)
+    assert [round(b["measured_median_share"], 3) for b in sizes] == [0.454, 0.682, 0.787]
+    assert [round(b["model_median_share"], 3) for b in sizes] == [0.474, 0.697, 0.791]
+    text = "\n".join(cal.lines())
+    assert "share of the peak by size, compute-bound rows" in text
+    assert "1e+11 to 1e+12 FLOPs     15 rows   78.7% /  79.1%" in text
+    assert cal.as_dict()["share_by_size"] == sizes

@@ -197,6 +197,7 @@ class Calibration:
             "faster_than_roof_note": self.faster_note() if self.flagged.any() else "",
             "repeat": self.repeat.as_dict() if self.repeat is not None else None,
             "largest_matmul": self.largest(),
+            "share_by_size": self.share_by_size(),
         }
 
     def largest(self) -> dict[str, Any]:
@@ -211,6 +212,30 @@ class Calibration:
         return {"m": int(d.m[i]), "k": int(d.k[i]), "n": int(d.n[i]), "b": int(d.b[i]),
                 "measured_share_of_peak": float(flops[i] / (peak * d.measured[i])),
                 "model_share_of_peak": float(flops[i] / (peak * self.calibrated[i]))}
+
+    def share_by_size(self) -> list[dict[str, Any]]:
+        """The median share of the peak the compute-bound rows reached, measured and as the
+        refined model predicts it, per decade of FLOPs: where the fit follows the data as
+        matmuls grow and where it does not (a compute ramp only rises; the longest GEMMs on
+        a power-limited GPU can run slower per FLOP). Compute-bound: the pure roofline's
+        compute time at least its memory time; rows faster than the roofline left out, as
+        from the fit."""
+        d = self.data
+        device = device_for(self.gpu, self.dtype, self.storage)
+        terms = fit.fixed_terms(device, fit.PURE, d)
+        flops = terms.flops
+        keep = (flops / device.peak >= terms.moved / device.bandwidth) & ~self.flagged
+        decade = np.floor(np.log10(np.where(flops > 0, flops, 1.0)))
+        out = []
+        for e in np.unique(decade[keep]):
+            rows = keep & (decade == e)
+            out.append({"flops_from": float(10.0 ** e), "flops_to": float(10.0 ** (e + 1)),
+                        "rows": int(rows.sum()),
+                        "measured_median_share": float(np.median(
+                            flops[rows] / (device.peak * d.measured[rows]))),
+                        "model_median_share": float(np.median(
+                            flops[rows] / (device.peak * self.calibrated[rows])))})
+        return out
 
     def shown_rows(self) -> list[int]:
         """The rows the text report prints: all of a short file in its order; of a longer one
@@ -269,6 +294,13 @@ class Calibration:
                    + (f" x{big['b']}" if big["b"] > 1 else "")
                    + f": {big['measured_share_of_peak']:.1%} of the peak, the refined model "
                    f"{big['model_share_of_peak']:.1%}")
+        sizes = self.share_by_size()
+        if sizes:
+            out.append("  share of the peak by size, compute-bound rows (median: measured / "
+                       "refined model):")
+            out += [f"    {b['flops_from']:.0e} to {b['flops_to']:.0e} FLOPs  {b['rows']:5d} rows"
+                    f"  {b['measured_median_share']:6.1%} / {b['model_median_share']:6.1%}"
+                    for b in sizes]
         if self.held_out:
             n_test = self.held_out[0].rows
             out.append(f"held-out: fitted on {len(d) - n_test} rows, tested on the other "
