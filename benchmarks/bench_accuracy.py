@@ -58,7 +58,7 @@ import numpy as np
 
 from sheetgen.calibrate import fit
 from sheetgen.calibrate.data import Measurements, not_repeated, read_measurements, repeat_ratio
-from sheetgen.calibrate.report import AUTO_STORAGE, device_for
+from sheetgen.calibrate.report import AUTO_STORAGE, calibrate, device_for
 from sheetgen.core.defaults import REPEAT_FACTOR
 from sheetgen.inputs import precision
 from sheetgen.inputs.presets import load_presets
@@ -343,6 +343,60 @@ def accuracy_chart(scores: list[TableScore], path: Path) -> None:
     plt.close(fig)
 
 
+#: TensorRT-LLM's bf16 table of each GPU aiconfigurator times (one collector, one library):
+#: the share of the peak by size (docs/measuring.md, "The longest GEMMs")
+SHARE_TABLES = ("aiconfigurator A100 SXM bf16", "aiconfigurator H100 SXM bf16",
+                "aiconfigurator H200 bf16", "aiconfigurator B200 bf16",
+                "aiconfigurator GB200 bf16", "aiconfigurator B300 SXM bf16",
+                "aiconfigurator GB300 bf16")
+
+
+def shares_by_size(names: tuple[str, ...] = SHARE_TABLES) -> dict[str, list[dict]]:
+    """Each table's compute-bound rows' median share of the peak per decade of FLOPs, as
+    `calibrate` reports it (Calibration.share_by_size; the measured medians need no fit),
+    by the table's GPU."""
+    tables = {t.name: t for t in published_tables()}
+    out = {}
+    for name in names:
+        t = tables[name]
+        data = read_measurements(DATA / t.file, dtype=t.dtype)
+        cal = calibrate(data, load_presets().get(t.gpu), no_fit=True,
+                        storage=(*AUTO_STORAGE[:2], t.output_dtype))
+        out[t.gpu] = cal.share_by_size()
+    return out
+
+
+def share_chart(path: Path, shares: dict[str, list[dict]] | None = None) -> None:
+    """The median share of the bf16 peak TensorRT-LLM's compute-bound GEMMs reach per decade
+    of FLOPs, one line per GPU, the decade of 1e13 FLOPs (GEMMs of 10 ms and more) shaded: a
+    picture of the compute ramp and of where it stops holding. Needs matplotlib."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shares = shares_by_size() if shares is None else shares
+    fig, ax = plt.subplots(figsize=(9, 5.5), dpi=150)
+    ax.axvspan(1e13, 1e14, color="#F3E6E0", zorder=0,
+               label="1e13 FLOPs and more: GEMMs of 10 to 70 ms")
+    for gpu, sizes in shares.items():
+        x = [np.sqrt(b["flops_from"] * b["flops_to"]) for b in sizes]
+        ax.plot(x, [100 * b["measured_median_share"] for b in sizes], marker="o", lw=1.4,
+                label=gpu)
+    ax.set_xscale("log")
+    ax.set_xlim(1e8, 1e14)
+    ax.set_ylim(0, 100)
+    ax.set_xlabel("FLOPs of the GEMM (2·m·k·n), per decade")
+    ax.set_ylabel("median share of the bf16 peak (%)")
+    ax.set_title("TensorRT-LLM's compute-bound bf16 GEMMs (aiconfigurator): the share of the "
+                 "peak climbs with size,\nthen drops for the longest GEMMs on every GPU but "
+                 "the A100", fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8, loc="lower center")
+    fig.savefig(path, bbox_inches="tight")
+    plt.close(fig)
+
+
 def held_out_rows(name: str, device: fit.Device, data: Measurements) -> list[str]:
     """Markdown rows: the three models scored on the half they were not fitted to."""
     scores = fit.held_out(device, data, TILES)
@@ -428,6 +482,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chart", type=Path,
                     help="also draw each table's held-out median against its p90 (PNG or "
                          "SVG; needs matplotlib, the plot extra)")
+    ap.add_argument("--share-chart", type=Path,
+                    help="also draw the share of the peak TensorRT-LLM's bf16 GEMMs reach by "
+                         "size, one line per GPU (PNG or SVG; needs matplotlib)")
     args = ap.parse_args(argv)
     try:
         return _report(args)
@@ -476,6 +533,8 @@ def _report(args: argparse.Namespace) -> int:
         args.out.write_text(text, encoding="utf-8")
     if args.chart is not None:
         accuracy_chart(scores, args.chart)
+    if args.share_chart is not None:
+        share_chart(args.share_chart)
     return 0
 
 

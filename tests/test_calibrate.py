@@ -794,3 +794,20 @@ def test_the_report_states_the_share_of_the_peak_by_size():
     assert "share of the peak by size, compute-bound rows" in text
     assert "1e+11 to 1e+12 FLOPs     15 rows   78.7% /  79.1%" in text
     assert cal.as_dict()["share_by_size"] == sizes
+
+
+def test_share_by_size_is_empty_without_compute_bound_rows(tmp_path):
+    """Matrix-vector shapes (m = 1) are memory-bound at any size: no share of the peak to
+    state, so the report prints no such lines and the JSON lists none; one compute-bound row
+    (4096³: 2·4096³ FLOPs over 6·4096² bytes, 1,365 FLOP/B against the H100's ridge of 295)
+    makes one decade, 1e11."""
+    rows = "".join(f"1,{k},{n},{2e-6 + k * n * 2 / 3e12:.6e}\n"
+                   for k in (1024, 4096, 8192) for n in (1024, 4096))
+    cal = calibrate_file(_csv(tmp_path, "m,k,n,time_s\n" + rows), gpu="H100 SXM",
+                         dtype="bf16", no_fit=True)
+    assert cal.share_by_size() == [] and cal.as_dict()["share_by_size"] == []
+    assert "share of the peak by size" not in "\n".join(cal.lines())
+    more = _csv(tmp_path, "m,k,n,time_s\n" + rows + "4096,4096,4096,1.8e-4\n", "more.csv")
+    sizes = calibrate_file(more, gpu="H100 SXM", dtype="bf16", no_fit=True).share_by_size()
+    assert [(b["flops_from"], b["rows"]) for b in sizes] == [(1e11, 1)]
+    assert sizes[0]["measured_median_share"] == pytest.approx(2 * 4096**3 / 1.8e-4 / 989.4e12)

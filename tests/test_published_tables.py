@@ -930,3 +930,23 @@ def test_the_longest_gemms_reach_less_of_the_peak_on_hopper_and_blackwell(name, 
     assert [b["measured_median_share"] for b in sizes] == pytest.approx([v for _, v in got],
                                                                         rel=1e-12)
     assert [b["flops_from"] for b in sizes] == [10.0 ** d for d in sorted(shares)]
+
+
+def test_share_chart_draws_the_table_above(tmp_path):
+    """`bench_accuracy.py --share-chart`: one line per GPU from the shares calibrate reports
+    (the table's figures), written as a PNG; docs/measuring.md shows the one it drew."""
+    pytest.importorskip("matplotlib")
+    bench = _bench()
+    shares = bench.shares_by_size()
+    files = {next(t["gpu"] for t in TABLES if t["name"] == n): next(
+        t["file"] for t in TABLES if t["name"] == n) for n in bench.SHARE_TABLES}
+    assert set(shares) == set(files) and set(files.values()) == set(SHARE_BY_SIZE)
+    for gpu, sizes in shares.items():
+        expect = SHARE_BY_SIZE[files[gpu]][2]
+        assert [b["measured_median_share"] for b in sizes] == pytest.approx(
+            [v for _, v in expect], abs=5e-5)
+    out = tmp_path / "share.png"
+    bench.share_chart(out, shares)
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 20_000
+    assert "](share_by_size.png)" in (ROOT / "docs" / "measuring.md").read_text("utf-8")
+    assert (ROOT / "docs" / "share_by_size.png").stat().st_size > 20_000
