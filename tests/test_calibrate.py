@@ -399,8 +399,8 @@ def test_fit_recovers_a_k_loop_that_grows_with_the_tile():
 
 def test_the_quantize_kernel_of_a_merged_preset_is_its_dtypes(tmp_path):
     """A preset merged from a bf16 calibration (no pass) and an fp8 one whose pass has a
-    roofline of its own keeps the fp8 pass's three figures, said to be fp8's; loaded back,
-    --no-fit on fp8 rows predicts with them."""
+    roofline of its own keeps the fp8 pass's three figures in fp8's own refined model
+    (refined_by_dtype), bf16's none; loaded back, --no-fit on fp8 rows predicts with them."""
     from sheetgen.calibrate.report import Calibration, merged_preset
     from sheetgen.inputs.preset_toml import write_preset
 
@@ -418,12 +418,15 @@ def test_the_quantize_kernel_of_a_merged_preset_is_its_dtypes(tmp_path):
                         none.astype(bool)),
             Calibration(gpu, "fp8", fp8, kernel, True, none, none, none.astype(bool))]
     out = merged_preset(cals, "merged")
-    assert (out["activation_quantize_efficiency"], out["activation_quantize_row_latency"],
-            out["activation_quantize_k_latency"]) == (0.6, 7e-9, 6e-10)
-    assert "fp8" in out["activation_quantize_row_latency_source"]
+    own = out["refined_by_dtype"]["fp8"]
+    assert (own["activation_quantize_efficiency"], own["activation_quantize_row_latency"],
+            own["activation_quantize_k_latency"]) == (0.6, 7e-9, 6e-10)
+    assert out["activation_quantize_row_latency"] == 0.0  # bf16's: no pass
+    assert "fp8 to 1 times" in out["refined_by_dtype_source"]
     path = write_preset(tmp_path / "merged.toml", [out], header=["test"])
     loaded = load_preset_file(path).get("merged")
-    assert loaded.activation_quantize_row_latency == 7e-9
+    assert loaded.for_dtype("fp8").activation_quantize_row_latency == 7e-9
+    assert loaded.for_dtype("bf16").activation_quantize_row_latency == 0.0
     cal = calibrate_file(src, gpu="merged", gpu_file=path, dtype="fp8", no_fit=True)
     # 32,768 rows at 7 ns = 229.4 µs, the slowest of the pass's three times, after the GEMM
     assert cal.params.has_quantize_kernel
@@ -455,6 +458,25 @@ def test_several_dtypes_are_fitted_per_dtype(tmp_path):
                "H100 both", "--no-fit", "--json")
     checked = json.loads(proc.stdout)
     assert checked["compute_efficiency"] == gpu.compute_efficiency("tf32")
+    # tf32's whole refined model is its own (refined_by_dtype): another overlap exponent,
+    # floor and ramp than bf16's, so --no-fit predicts each tf32 row as its fit did (to the
+    # preset's 6 digits), where bf16's terms missed them by a median 23.6 %
+    assert set(gpu.refined_by_dtype) == {"tf32"}
+    own = gpu.refined_by_dtype["tf32"]
+    assert own["overlap_exponent"] == pytest.approx(tf32["overlap_exponent"], rel=1e-5)
+    assert own["launch_overhead"] == pytest.approx(tf32["launch_overhead_s"], rel=1e-5)
+    assert own["compute_ramp_flops"] == pytest.approx(tf32["compute_ramp_flops"], rel=1e-5)
+    assert gpu.overlap_exponent == pytest.approx(bf16["overlap_exponent"], rel=1e-5)
+    assert own["overlap_exponent"] != pytest.approx(gpu.overlap_exponent, rel=0.1)
+    fitted = np.array([r["calibrated_s"] for r in tf32["rows"]])
+    assert np.allclose([r["calibrated_s"] for r in checked["rows"]], fitted, rtol=1e-4)
+    assert checked["median_abs_error_after"] == pytest.approx(tf32["median_abs_error_after"],
+                                                              abs=1e-4)
+    # bf16 keeps the top-level figures
+    proc = run("calibrate", str(XLA), "--dtype", "bf16", "--gpu-file", str(preset), "--gpu",
+               "H100 both", "--no-fit", "--json")
+    assert np.allclose([r["calibrated_s"] for r in json.loads(proc.stdout)["rows"]],
+                       [r["calibrated_s"] for r in bf16["rows"]], rtol=1e-4)
 
 
 def test_kernel_terms_by_hand():

@@ -150,6 +150,25 @@ def test_preset_out_carries_the_compute_ramp(tmp_path):
     assert abs(gpu.measured_compute_efficiency - 0.803) < 0.025
 
 
+def test_a_dtypes_own_refined_model_by_hand(tmp_path):
+    """refined_by_dtype: fp8 has its own floor (4 µs) and no ramp, bf16 the preset's (2 µs,
+    the ramp): 1000³ in bf16 is 6 µs (test_hand_made_ramp_preset_predicts_by_hand); in fp8,
+    2e9 FLOPs at the 2 PFLOP/s fp8 peak is 1 µs (memory: 1e6 + 1e6 + 2e6 B at 10 TB/s,
+    0.4 µs), + 4 µs, + the preset's fp8 quantize pass (5 B × 1e6 elements at 10 TB/s,
+    0.5 µs) = 5.5 µs."""
+    preset = tmp_path / "own.toml"
+    preset.write_text(RAMP_PRESET + "refined_by_dtype = { fp8 = { launch_overhead = 4e-6, "
+                      "compute_ramp_flops = 0 } }\n")
+    gpu = load_preset_file(preset).get("Ramp")
+    assert gpu.refined_by_dtype == {"fp8": {"launch_overhead": 4e-6, "compute_ramp_flops": 0.0}}
+    assert gpu.for_dtype("fp8").launch_overhead == 4e-6 and gpu.for_dtype("bf16") is gpu
+    src = tmp_path / "t.csv"
+    src.write_text("m,k,n,time_s\n1000,1000,1000,6e-6\n")
+    times = {d: float(calibrate_file(src, gpu="Ramp", gpu_file=preset, dtype=d,
+                                     no_fit=True).calibrated[0]) for d in ("bf16", "fp8")}
+    assert times == pytest.approx({"bf16": 6e-6, "fp8": 5.5e-6}, rel=1e-12)
+
+
 def test_quantize_bytes_per_dtype(tmp_path):
     """A file with bf16 and fp8 rows states the fp8 path's quantize pass on a line of its own;
     the merged preset keeps bf16's 0 and fp8's 5 (activation_quantize_bytes_by_dtype), and
@@ -189,6 +208,20 @@ def test_quantize_bytes_per_dtype(tmp_path):
     (("{ fp8 = 5 }", "{ fp16 = 5 }"),
      "field 'activation_quantize_bytes_by_dtype.fp16': the GPU has no fp16 peak"),
     (("{ fp8 = 5 }", "5"), "field 'activation_quantize_bytes_by_dtype' must be a table"),
+    (("compute_ramp_exponent = 2", "compute_ramp_exponent = 2\n"
+      "refined_by_dtype = { fp8 = { overlap_exponent = 0.5 } }"),
+     "refined_by_dtype.fp8: field 'overlap_exponent': expected 0 (the hard max) or 1 to 64"),
+    (("compute_ramp_exponent = 2", "compute_ramp_exponent = 2\n"
+      "refined_by_dtype = { fp8 = { measured_compute_efficiency = 0.5 } }"),
+     "field 'refined_by_dtype.fp8': unknown field 'measured_compute_efficiency'"),
+    (("compute_ramp_exponent = 2", "compute_ramp_exponent = 2\n"
+      "refined_by_dtype = { fp16 = { launch_overhead = 1e-6 } }"),
+     "field 'refined_by_dtype.fp16': the GPU has no fp16 peak"),
+    (("compute_ramp_exponent = 2", "compute_ramp_exponent = 2\n"
+      "refined_by_dtype = { fp8 = 3 }"), "field 'refined_by_dtype' must be a table of dtype"),
+    (("compute_ramp_exponent = 2", "compute_ramp_exponent = 2\n"
+      "refined_by_dtype = { fp8 = { split_k_floor = 1e-6 } }"),
+     "field 'refined_by_dtype.fp8': a split_k_floor needs split_k_min_k"),
 ])
 def test_bad_ramp_and_quantize_values_are_one_error_line(tmp_path, edit, needle):
     bad = tmp_path / "bad.toml"

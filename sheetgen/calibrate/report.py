@@ -60,7 +60,8 @@ def device_for(gpu: GPU, dtype: str, storage: tuple[str, str, str] = AUTO_STORAG
 
 def preset_params(gpu: GPU, dtype: str) -> fit.Params:
     """The refined model and kernel terms a preset already describes for dtype (for
-    --no-fit)."""
+    --no-fit): the dtype's own where the preset gives them (refined_by_dtype)."""
+    gpu = gpu.for_dtype(dtype)
     return fit.Params(gpu.compute_efficiency(dtype), gpu.measured_memory_efficiency,
                       gpu.launch_overhead, gpu.wave_quantization, gpu.tile_m, gpu.tile_n,
                       gpu.overlap_exponent, k_latency=gpu.k_latency,
@@ -334,17 +335,8 @@ class Calibration:
         values = {f.name: getattr(gpu, f.name) for f in dataclasses.fields(gpu)
                   if f.name != "sources"}
         values["name"] = name or f"{gpu.name} (calibrated)"
-        fitted: dict[str, Any] = {
-            "measured_memory_efficiency": p.memory_efficiency,
-            "launch_overhead": p.launch_overhead, "wave_quantization": p.waves,
-            "tile_m": p.tile_m, "tile_n": p.tile_n, "overlap_exponent": p.overlap,
-            "k_latency": p.k_latency, "k_loop_tile_growth": p.k_tile_growth,
-            "k_loop_tile_latency": p.tile_latency,
-            "split_k_floor": p.split_floor,
-            "split_k_min_k": int(p.split_min_k),
-            "activation_quantize_bytes": p.quantize_bytes,
-            "compute_ramp_flops": p.ramp_flops, "compute_ramp_exponent": p.ramp_exponent,
-            "compute_ramp_end_flops": round(p.ramp_end), **quantize_kernel_fields(p)}
+        fitted: dict[str, Any] = {**refined_fields(p),
+                                  "activation_quantize_bytes": p.quantize_bytes}
         by_dtype = dict(gpu.compute_efficiency_by_dtype)
         if self.dtype == hardware.DEFAULT_DTYPE:  # the preset's own efficiency is for bf16
             fitted["measured_compute_efficiency"] = p.compute_efficiency
@@ -357,12 +349,15 @@ class Calibration:
             values[hardware.BY_DTYPE] = by_dtype
             if self.dtype != hardware.DEFAULT_DTYPE:
                 fitted[hardware.BY_DTYPE] = by_dtype
+        others = {d: own for d, own in gpu.refined_by_dtype.items() if d != self.dtype}
+        if others:  # the source preset's other dtypes keep theirs; this one is the fit's
+            values[hardware.REFINED_BY_DTYPE] = others
         if gpu.quantize_bytes_by_dtype:  # the source preset's, this dtype's from the file
             values[hardware.QUANTIZE_BY_DTYPE] = dict(gpu.quantize_bytes_by_dtype) | (
                 {self.dtype: p.quantize_bytes} if self.dtype in gpu.quantize_bytes_by_dtype
                 else {})
         known = {"name", "peak_flops", hardware.BY_DTYPE, hardware.QUANTIZE_BY_DTYPE,
-                 *hardware.UNITS}
+                 hardware.REFINED_BY_DTYPE, *hardware.UNITS}
         out: dict[str, Any] = {}
         for key, value in values.items():
             if key not in known:
@@ -388,6 +383,22 @@ class Calibration:
         return write_preset(path, [self.preset(name)], header=[
             f"Calibrated by sheetgen calibrate from {self.data.origin}.",
             "Load it with --gpu-file FILE --gpu NAME."], force=force)
+
+
+def refined_fields(p: fit.Params) -> dict[str, Any]:
+    """The preset fields of a fit's refined model and kernel terms (REFINED_FIELDS): what
+    --preset-out writes at the top level for the fitted dtype, and in refined_by_dtype for
+    each other dtype of a file that timed several."""
+    out = {"measured_memory_efficiency": p.memory_efficiency,
+           "launch_overhead": p.launch_overhead, "wave_quantization": p.waves,
+           "tile_m": p.tile_m, "tile_n": p.tile_n, "overlap_exponent": p.overlap,
+           "k_latency": p.k_latency, "k_loop_tile_growth": p.k_tile_growth,
+           "k_loop_tile_latency": p.tile_latency, "split_k_floor": p.split_floor,
+           "split_k_min_k": int(p.split_min_k), "compute_ramp_flops": p.ramp_flops,
+           "compute_ramp_exponent": p.ramp_exponent, "compute_ramp_end_flops": round(p.ramp_end),
+           **quantize_kernel_fields(p)}
+    assert set(out) == set(hardware.REFINED_FIELDS), "a refined field without its preset key"
+    return out
 
 
 def quantize_kernel_fields(p: fit.Params) -> dict[str, float]:
@@ -503,11 +514,21 @@ def calibrate_dtypes(path: str | Path, *, gpu: str | None = None,
 
 def merged_preset(cals: list[Calibration], name: str | None = None) -> dict[str, Any]:
     """The first calibration's preset with every other dtype's fitted compute efficiency in
-    measured_compute_efficiency_by_dtype (memory efficiency, floor, overlap and tiles are the
-    first calibration's: they describe the GPU, not the dtype)."""
+    measured_compute_efficiency_by_dtype and its whole refined model and kernel terms in
+    refined_by_dtype (each dtype runs its own kernels; the top-level figures, which the main
+    workbook uses, are the first calibration's)."""
     out = cals[0].preset(name)
     if len(cals) == 1:
         return out
+    refined = dict(out.get(hardware.REFINED_BY_DTYPE, {}))
+    for cal in cals[1:]:
+        refined[cal.dtype] = {k: float(f"{v:.6g}") if isinstance(v, float) else v
+                              for k, v in refined_fields(cal.params).items()}
+    out[hardware.REFINED_BY_DTYPE] = refined
+    out[f"{hardware.REFINED_BY_DTYPE}_source"] = (
+        "fitted by sheetgen calibrate per dtype: " + ", ".join(
+            f"{c.dtype} to {len(c.data)} times" for c in cals[1:])
+        + f" in {cals[0].data.origin}")
     by_dtype = dict(out.get(hardware.BY_DTYPE, {}))
     for cal in cals[1:]:
         by_dtype[cal.dtype] = float(f"{cal.params.compute_efficiency:.6g}")
@@ -525,15 +546,6 @@ def merged_preset(cals: list[Calibration], name: str | None = None) -> dict[str,
         out[f"{hardware.QUANTIZE_BY_DTYPE}_source"] = (
             f"each dtype's timed code path, from '# {QUANTIZE_KEY}' in "
             f"{cals[0].data.origin} (0 without that line)")
-    # the quantize pass's own roofline applies only where a dtype quantizes: the first
-    # calibration that fitted one gives it (one pass a preset, as one floor)
-    kernel = next((c for c in cals if c.params.has_quantize_kernel), None)
-    if kernel is not None and kernel is not cals[0]:
-        how = (f"fitted by sheetgen calibrate to {len(kernel.data)} {kernel.dtype} times in "
-               f"{kernel.data.origin}: the {kernel.dtype} code path's quantize pass")
-        for key, value in quantize_kernel_fields(kernel.params).items():
-            out[key] = float(f"{value:.6g}")
-            out[f"{key}_source"] = how
     return out
 
 

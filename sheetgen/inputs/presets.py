@@ -11,7 +11,7 @@ import functools
 import math
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -78,6 +78,18 @@ QUANTIZE_BY_DTYPE = "activation_quantize_bytes_by_dtype"
 #: measured_compute_efficiency), e.g. an fp8 matmul reaches a lower share of its peak.
 BY_DTYPE = "measured_compute_efficiency_by_dtype"
 UNITS: dict[str, str] = FIGURES | {k: unit for k, (unit, _) in (OPTIONAL | KERNEL_TERMS).items()}
+#: A table of dtype = { field = value }: the refined model and kernel terms `calibrate`
+#: fitted to that dtype's times, where a file timed several. Each dtype runs other kernels:
+#: XLA's H100 tf32 fit has another overlap exponent, floor, K loop and ramp than its bf16
+#: fit, and checked with the bf16 fit's terms its rows miss by a median 23.6 % instead of
+#: 5.7 %. `calibrate --no-fit` and the Measured sheet use a dtype's own; the main workbook's
+#: refined time uses the preset's top-level figures.
+REFINED_BY_DTYPE = "refined_by_dtype"
+#: the fields it may hold: every refined-model and kernel-term figure but the quantize bytes
+#: (activation_quantize_bytes_by_dtype has them) and the compute efficiency (BY_DTYPE)
+REFINED_FIELDS = ("measured_memory_efficiency", "launch_overhead", "tile_m", "tile_n",
+                  "wave_quantization", "overlap_exponent",
+                  *(k for k in KERNEL_TERMS if k != "activation_quantize_bytes"))
 #: The largest overlap exponent a preset may give (the p-norm is the hard max within 1.1 %).
 MAX_OVERLAP_EXPONENT = 64.0
 #: Limits of the kernel terms after the refined time (sheetgen.model.kernel_terms), shared with
@@ -151,6 +163,14 @@ class GPU:
     compute_efficiency_by_dtype: dict[str, float] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict, compare=False)
     quantize_bytes_by_dtype: dict[str, float] = field(default_factory=dict)
+    #: each dtype's own refined model and kernel terms (REFINED_BY_DTYPE), where given
+    refined_by_dtype: dict[str, dict[str, float | int | bool]] = field(default_factory=dict)
+
+    def for_dtype(self, dtype: str) -> GPU:
+        """This GPU with dtype's own refined model and kernel terms where the preset gives
+        them (refined_by_dtype), else itself."""
+        own = self.refined_by_dtype.get(dtype)
+        return replace(self, **own) if own else self
 
     def compute_efficiency(self, dtype: str) -> float:
         """The measured compute efficiency for dtype: its own where the preset gives one."""
@@ -355,7 +375,8 @@ def _parse_gpu(raw: Any, origin: str, index: int) -> GPU:
             raise PresetError(f"{where}: field '{QUANTIZE_BY_DTYPE}.{dtype}': expected 0 to "
                               f"{MAX_QUANTIZE_BYTES:g} bytes per element, got {value!r}")
         quantize_by_dtype[dtype] = float(value)
-    known = {"name", "peak_flops", BY_DTYPE, QUANTIZE_BY_DTYPE, *UNITS}
+    refined_by_dtype = _refined_by_dtype(raw.get(REFINED_BY_DTYPE, {}), peaks, figures, where)
+    known = {"name", "peak_flops", BY_DTYPE, QUANTIZE_BY_DTYPE, REFINED_BY_DTYPE, *UNITS}
     sources: dict[str, str] = {}
     for key, value in raw.items():
         if key.endswith("_source"):
@@ -368,7 +389,37 @@ def _parse_gpu(raw: Any, origin: str, index: int) -> GPU:
         sources.setdefault(key, note)
     return GPU(name=name.strip(), peak_flops=peaks, sources=sources,
                compute_efficiency_by_dtype=by_dtype, quantize_bytes_by_dtype=quantize_by_dtype,
-               **figures)
+               refined_by_dtype=refined_by_dtype, **figures)
+
+
+def _refined_by_dtype(raw: Any, peaks: dict[str, float], figures: dict[str, Any],
+                      where: str) -> dict[str, dict[str, float | int | bool]]:
+    """REFINED_BY_DTYPE, validated: a dtype the GPU has a peak for, fields of
+    REFINED_FIELDS, each value as the field itself is checked (and a split-K floor with the
+    k it starts from, counting the preset's own where the dtype gives none)."""
+    shape = f"must be a table of dtype = {{ field = value }} (fields: {', '.join(REFINED_FIELDS)})"
+    if not isinstance(raw, dict):
+        raise PresetError(f"{where}: field '{REFINED_BY_DTYPE}' {shape}")
+    out: dict[str, dict[str, float | int | bool]] = {}
+    for dtype, table in raw.items():
+        here = f"{where}: field '{REFINED_BY_DTYPE}.{dtype}'"
+        if dtype not in peaks:
+            raise PresetError(f"{here}: the GPU has no {dtype} peak (it has: "
+                              f"{', '.join(peaks)})")
+        if not isinstance(table, dict):
+            raise PresetError(f"{where}: field '{REFINED_BY_DTYPE}' {shape}")
+        for key in table:
+            if key not in REFINED_FIELDS:
+                raise PresetError(f"{here}: unknown field '{key}' (fields: "
+                                  f"{', '.join(REFINED_FIELDS)})")
+        own = {key: _figure(key, value, f"{where}, {REFINED_BY_DTYPE}.{dtype}")
+               for key, value in table.items()}
+        merged = figures | own
+        if merged["split_k_floor"] > 0 and not merged["split_k_min_k"]:
+            raise PresetError(f"{here}: a split_k_floor needs split_k_min_k, the k from which "
+                              "an under-filled GEMM runs split-K (calibrate writes 2048)")
+        out[dtype] = own
+    return out
 
 
 def _show(value: Any) -> str:
