@@ -150,6 +150,16 @@ def test_preset_out_carries_the_compute_ramp(tmp_path):
     assert abs(gpu.measured_compute_efficiency - 0.803) < 0.025
 
 
+def test_every_refined_field_is_written_and_read():
+    """What --preset-out writes for a fit's refined model is exactly what refined_by_dtype
+    may hold, and each is a field of the GPU preset (for_dtype replaces it)."""
+    from sheetgen.calibrate.report import refined_fields
+    from sheetgen.inputs.presets import GPU, REFINED_FIELDS
+
+    assert set(refined_fields(fit.Params())) == set(REFINED_FIELDS)
+    assert set(REFINED_FIELDS) <= set(GPU.__dataclass_fields__)
+
+
 def test_a_dtypes_own_refined_model_by_hand(tmp_path):
     """refined_by_dtype: fp8 has its own floor (4 µs) and no ramp, bf16 the preset's (2 µs,
     the ramp): 1000³ in bf16 is 6 µs (test_hand_made_ramp_preset_predicts_by_hand); in fp8,
