@@ -303,6 +303,17 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
                        quantize_row_latency=v(n_quant + 1) * row_scale,
                        quantize_k_latency=v(n_quant + 2) * k_scale, quantize_kernel=True)
 
+    def base_point(base: Params, with_ramp: bool) -> list[float]:
+        """The fitted values of `base`, the same form without its last term, as the start
+        of this fit's point (params' inverse; the ramp's only `with_ramp`)."""
+        x = [base.compute_efficiency, base.memory_efficiency, base.launch_overhead / scale]
+        x += [base.overlap] if overlap else []
+        x += [base.k_latency / k_scale] if k_loop else []
+        x += [base.tile_latency / scale] if tile else []
+        x += [base.split_floor / scale] if split_k else []
+        x += [base.ramp_exponent, np.log10(max(base.ramp_flops, 1e-30))] if with_ramp else []
+        return x
+
     def residuals(x: np.ndarray) -> np.ndarray:
         return relative_error(timed(device, params(x), fixed), rows.measured)
 
@@ -337,12 +348,7 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
             base = fit(device, data, waves=waves, tile_m=tile_m, tile_n=tile_n,
                        overlap=overlap, k_loop=k_loop, split_k=split_k, ramp=ramp,
                        k_tile_growth=k_tile_growth)
-        x_base = [base.compute_efficiency, base.memory_efficiency, base.launch_overhead / scale]
-        x_base += [base.overlap] if overlap else []
-        x_base += [base.k_latency / k_scale] if k_loop else []
-        x_base += [base.tile_latency / scale] if tile else []
-        x_base += [base.split_floor / scale] if split_k else []
-        x_base += [base.ramp_exponent, np.log10(max(base.ramp_flops, 1e-30))] if ramp else []
+        x_base = base_point(base, ramp)
         x_base = list(np.clip(x_base, np.add(lower[:len(x_base)], 1e-9),
                               np.subtract(upper[:len(x_base)], 1e-9)))
         starts = [[*x_base, min(base.memory_efficiency, 0.99), r, kk]
@@ -352,11 +358,7 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
             base = fit(device, data, waves=waves, tile_m=tile_m, tile_n=tile_n,
                        overlap=overlap, k_loop=k_loop, split_k=split_k,
                        k_tile_growth=k_tile_growth)
-        x_base = [base.compute_efficiency, base.memory_efficiency, base.launch_overhead / scale]
-        x_base += [base.overlap] if overlap else []
-        x_base += [base.k_latency / k_scale] if k_loop else []
-        x_base += [base.tile_latency / scale] if tile else []
-        x_base += [base.split_floor / scale] if split_k else []
+        x_base = base_point(base, False)
         mid = [float(np.percentile(log_flops, q)) for q in (25, 50, 75)]
         starts = [[*x0, h, lf] for x0 in (x_base, starts[0])
                   for h, lf in ((1.0, mid[0]), (2.0, mid[1]), (0.5, mid[2]))]

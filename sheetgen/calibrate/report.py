@@ -29,6 +29,7 @@ from sheetgen.inputs import presets as hardware
 from sheetgen.inputs.preset_toml import write_preset
 from sheetgen.inputs.presets import DTYPE_BYTES, GPU
 from sheetgen.model.refined import NO_SMS_NOTE
+from sheetgen.sheets import matmul
 from sheetgen.sheets.measured import MeasuredInputs
 
 SHOWN_ROWS = 60  # rows the text report prints, the worst-predicted of a longer file (--json: all)
@@ -77,6 +78,19 @@ def preset_params(gpu: GPU, dtype: str) -> fit.Params:
                       quantize_efficiency=gpu.activation_quantize_efficiency,
                       quantize_row_latency=gpu.activation_quantize_row_latency,
                       quantize_k_latency=gpu.activation_quantize_k_latency)
+
+
+def share_of_peak(flops: Any, seconds: Any, peak: float) -> Any:
+    """The share of the peak a matmul of `flops` FLOPs run in `seconds` attains: the Matmul
+    sheet's attained FLOP/s over the peak (its quantities' references)."""
+    attained = matmul.ATTAINED.reference(flops=flops, predicted_time=seconds)
+    return matmul.PEAK_FRACTION.reference(attained_flops=attained, peak_flops=peak)
+
+
+def preset_figure(value: Any) -> Any:
+    """A figure as --preset-out writes it: floats to 6 significant digits, others as they
+    are."""
+    return float(f"{value:.6g}") if isinstance(value, float) else value
 
 
 @dataclass(frozen=True)
@@ -211,8 +225,8 @@ class Calibration:
         i = fit.largest_row(d, self.flagged)
         peak = device_for(self.gpu, self.dtype, self.storage).peak
         return {"m": int(d.m[i]), "k": int(d.k[i]), "n": int(d.n[i]), "b": int(d.b[i]),
-                "measured_share_of_peak": float(flops[i] / (peak * d.measured[i])),
-                "model_share_of_peak": float(flops[i] / (peak * self.calibrated[i]))}
+                "measured_share_of_peak": float(share_of_peak(flops[i], d.measured[i], peak)),
+                "model_share_of_peak": float(share_of_peak(flops[i], self.calibrated[i], peak))}
 
     def share_by_size(self) -> list[dict[str, Any]]:
         """The median share of the peak the compute-bound rows reached, measured and as the
@@ -227,15 +241,15 @@ class Calibration:
         flops = terms.flops
         keep = (flops / device.peak >= terms.moved / device.bandwidth) & ~self.flagged
         decade = np.floor(np.log10(np.where(flops > 0, flops, 1.0)))
+        measured = share_of_peak(flops, d.measured, device.peak)
+        model = share_of_peak(flops, self.calibrated, device.peak)
         out = []
         for e in np.unique(decade[keep]):
             rows = keep & (decade == e)
             out.append({"flops_from": float(10.0 ** e), "flops_to": float(10.0 ** (e + 1)),
                         "rows": int(rows.sum()),
-                        "measured_median_share": float(np.median(
-                            flops[rows] / (device.peak * d.measured[rows]))),
-                        "model_median_share": float(np.median(
-                            flops[rows] / (device.peak * self.calibrated[rows])))})
+                        "measured_median_share": float(np.median(measured[rows])),
+                        "model_median_share": float(np.median(model[rows]))})
         return out
 
     def shown_rows(self) -> list[int]:
@@ -342,7 +356,7 @@ class Calibration:
             fitted["measured_compute_efficiency"] = p.compute_efficiency
             by_dtype.pop(self.dtype, None)
         else:
-            by_dtype[self.dtype] = float(f"{p.compute_efficiency:.6g}")
+            by_dtype[self.dtype] = preset_figure(float(p.compute_efficiency))
         how = (f"fitted by sheetgen calibrate to {len(self.data)} {self.dtype} times in "
                f"{self.data.origin} ({self.data.metadata.get('date', 'undated')})")
         if by_dtype:
@@ -364,7 +378,7 @@ class Calibration:
                 continue
             if key in fitted:
                 value = fitted[key]
-            out[key] = float(f"{value:.6g}") if isinstance(value, float) else value
+            out[key] = preset_figure(value)
             if key in fitted:
                 out[f"{key}_source"] = how
             elif key in gpu.sources:
@@ -520,8 +534,7 @@ def merged_preset(cals: list[Calibration], name: str | None = None) -> dict[str,
         return out
     refined = dict(out.get(hardware.REFINED_BY_DTYPE, {}))
     for cal in cals[1:]:
-        refined[cal.dtype] = {k: float(f"{v:.6g}") if isinstance(v, float) else v
-                              for k, v in refined_fields(cal.params).items()}
+        refined[cal.dtype] = {k: preset_figure(v) for k, v in refined_fields(cal.params).items()}
     out[hardware.REFINED_BY_DTYPE] = refined
     out[f"{hardware.REFINED_BY_DTYPE}_source"] = (
         "fitted by sheetgen calibrate per dtype: " + ", ".join(
@@ -529,7 +542,7 @@ def merged_preset(cals: list[Calibration], name: str | None = None) -> dict[str,
         + f" in {cals[0].data.origin}")
     by_dtype = dict(out.get(hardware.BY_DTYPE, {}))
     for cal in cals[1:]:
-        by_dtype[cal.dtype] = float(f"{cal.params.compute_efficiency:.6g}")
+        by_dtype[cal.dtype] = preset_figure(float(cal.params.compute_efficiency))
     out[hardware.BY_DTYPE] = by_dtype
     out[f"{hardware.BY_DTYPE}_source"] = (
         "fitted by sheetgen calibrate per dtype: " + ", ".join(

@@ -185,8 +185,8 @@ def compute_ramp(flops: Any, half_flops: Any, exponent: Any, end_flops: Any = 0.
     with np.errstate(divide="ignore"):
         ratio = np.where(half > 0, half / f, 0.0)
         at_end = np.where((half > 0) & (end > 0), half / np.where(end > 0, end, 1.0), 0.0)
-    share = (1.0 + at_end ** exponent) / (1.0 + ratio ** exponent)
-    return np.where(half > 0, np.where(end > 0, np.minimum(1.0, share), share), 1.0)
+    share = (1.0 + at_end ** exponent) / (1.0 + ratio ** exponent)  # ≤ 1 without an end
+    return np.where(half > 0, np.minimum(1.0, share), 1.0)
 
 
 def quantize_bytes(b: Any, m: Any, k: Any, bytes_per_element: Any) -> Any:

@@ -185,9 +185,8 @@ ROOF_ERROR = rf.relative_error("meas_roof_error", "meas_roof_time", "meas_time",
                                "roofline error")
 RAMP = Quantity(
     "meas_ramp", "compute ramp", "fraction",
-    "IF({cal_ramp_flops}>0,IF({cal_ramp_end}>0,MIN(1,(1+({cal_ramp_flops}/{cal_ramp_end})"
-    "^{cal_ramp_h})/(1+({cal_ramp_flops}/{meas_flops})^{cal_ramp_h})),"
-    "1/(1+({cal_ramp_flops}/{meas_flops})^{cal_ramp_h})),1)",
+    "IF({cal_ramp_flops}>0,MIN(1,(1+IF({cal_ramp_end}>0,({cal_ramp_flops}/{cal_ramp_end})"
+    "^{cal_ramp_h},0))/(1+({cal_ramp_flops}/{meas_flops})^{cal_ramp_h})),1)",
     lambda meas_flops, cal_ramp_flops, cal_ramp_h, cal_ramp_end: kernel_terms.compute_ramp(
         meas_flops, cal_ramp_flops, cal_ramp_h, cal_ramp_end),
     fmt="pct", doc="The share of the fitted compute efficiency a matmul of F FLOPs reaches: "
@@ -324,7 +323,7 @@ BLOCK = Block(row=4, col=0, header=("Fitted model", "Value", "Unit", "Notes"), r
     BlockRow(CAL_QUANT_K.label, [CAL_QUANT_K], "s",
              "one row's time: k · this (one warp a row); the pass takes the slowest of three"),
     BlockRow(CAL_RAMP_FLOPS.label, [CAL_RAMP_FLOPS], "FLOP",
-             "compute eff · 1/(1 + (this / F)^h), F = b·2mkn (0 = off)"),
+             "compute eff · 1/(1 + (this / F)^h), F = b·2mkn (0 = off); see the end below"),
     BlockRow(CAL_RAMP_H.label, [CAL_RAMP_H], "", "how steeply the efficiency ramps with F"),
     BlockRow(CAL_RAMP_END.label, [CAL_RAMP_END], "FLOP",
              "the largest matmul measured: the compute efficiency is the one there, held "
@@ -480,7 +479,8 @@ def _sheet(source: str = "") -> SheetSpec:
                  "below (edit them to try others)."),
             Text(2, 0, "refined time = launch floor + (c^p + memory time^p)^(1/p), c = compute "
                  "time (/ wave efficiency when waves are on), p = 0: max(c, memory time); "
-                 "compute time = F / (fitted FLOP/s · ramp), ramp = 1/(1 + (F_half/F)^h); "
+                 "compute time = F / (fitted FLOP/s · ramp), ramp = 1/(1 + (F_half/F)^h), or "
+                 "with a ramp end min(1, (1 + (F_half/F_end)^h)/(1 + (F_half/F)^h)); "
                  "tiles = b·⌈m/Tm⌉·⌈n/Tn⌉, waves = ⌈tiles/SMs⌉; split-K where tiles < SMs "
                  "and k ≥ split-K from k; K loop = k·K-loop latency·tile scale (0 where "
                  "split-K; tile scale 1, 2, 4 as m ≤ 64, ≤ 128, more when the K loop grows "
