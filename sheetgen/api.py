@@ -233,6 +233,9 @@ FIGURES = {
     "tile_n": inputs.TILE_N.name,
     "wave_quantization": inputs.WAVE_QUANT.name,
     "overlap_exponent": inputs.OVERLAP.name,
+    "compute_ramp_flops": inputs.RAMP_FLOPS.name,
+    "compute_ramp_exponent": inputs.RAMP_H.name,
+    "compute_ramp_end_flops": inputs.RAMP_END.name,
     # each operand's storage after "auto", and its bytes per element (a, w, o)
     "act_storage": inputs.ACT_STORAGE.name,
     "weight_storage": inputs.WEIGHT_STORAGE.name,

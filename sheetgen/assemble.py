@@ -155,19 +155,20 @@ class BuildConfig:
         if not (math.isfinite(self.host_link_latency) and self.host_link_latency >= 0):
             raise InputError(f"--host-link-latency must be 0 or more seconds, got "
                              f"{self.host_link_latency!r}")
-        launch = gpu.launch_overhead if self.launch_overhead is None else self.launch_overhead
+        own = gpu.for_dtype(dtype)  # the dtype's own refined model, where the preset has one
+        launch = own.launch_overhead if self.launch_overhead is None else self.launch_overhead
         if isinstance(launch, bool) or not isinstance(launch, int | float) \
                 or not (math.isfinite(launch) and 0 <= launch <= 1):
             raise InputError(f"--launch-overhead must be 0 to 1 seconds, got {launch!r}")
-        tile = (gpu.tile_m, gpu.tile_n) if not self.tile else tuple(self.tile)
+        tile = (own.tile_m, own.tile_n) if not self.tile else tuple(self.tile)
         if len(tile) != 2:
             raise InputError(f"--tile takes two whole numbers M N, got {self.tile!r}")
         for value, dim in zip(tile, "MN", strict=True):
             _whole(f"--tile {dim}", value, 1, MAX_TILE)
-        waves = gpu.wave_quantization if self.waves is None else self.waves
+        waves = own.wave_quantization if self.waves is None else self.waves
         if not isinstance(waves, bool):
             raise InputError(f"--waves must be on or off (True or False), got {waves!r}")
-        overlap = gpu.overlap_exponent if self.overlap is None else self.overlap
+        overlap = own.overlap_exponent if self.overlap is None else self.overlap
         if isinstance(overlap, bool) or not isinstance(overlap, int | float) or not (
                 overlap == 0 or 1 <= overlap <= MAX_OVERLAP_EXPONENT):
             raise InputError(f"--overlap must be 0 (the hard max) or 1 to "
@@ -292,7 +293,8 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
     pad = [None] * config.spare_rows
     values: dict[str, list | object] = {}
     values.update(gpu_specs.input_values(config.presets))
-    gpu = config.presets.get(config.gpu or config.presets.default)
+    # the refined time's terms: the dtype's own where the preset has them (refined_by_dtype)
+    gpu = config.presets.get(config.gpu or config.presets.default).for_dtype(config.dtype)
     values.update(inputs.input_values(
         gpu.name, config.dtype,
         launch_overhead=gpu.launch_overhead if config.launch_overhead is None
@@ -300,6 +302,7 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
         tile=(gpu.tile_m, gpu.tile_n) if not config.tile else config.tile,
         waves=gpu.wave_quantization if config.waves is None else config.waves,
         overlap=gpu.overlap_exponent if config.overlap is None else config.overlap,
+        ramp=(gpu.compute_ramp_flops, gpu.compute_ramp_exponent, gpu.compute_ramp_end_flops),
         storage=(config.activation_dtype or precision.AUTO, config.weight_dtype or precision.AUTO,
                  config.output_dtype or precision.AUTO),
         capacity_as=config.capacity_as,

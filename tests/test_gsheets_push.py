@@ -294,12 +294,12 @@ def test_formats_validation_conditional_freeze_chart(pushed):
     assert shared.cell(KEY, "Matmul", "A5")["userEnteredFormat"]["textFormat"]["bold"]
     rules = [c["booleanRule"]["condition"]["values"][0]["userEnteredValue"]
              for c in mat.conditional_formats]
-    # the regimes, then the wave columns (N:Q) greyed out while wave quantization is off
+    # the regimes, then the wave columns (N:P, R) greyed out while wave quantization is off
     # the wave columns grey while waves are off, or there is no SM count to count them with
     assert rules == ["compute-bound", "memory-bound",
                      *['=OR(WAVE_QUANT="off",NOT(ISNUMBER(SM_COUNT)))'] * 4]
     dims = [c for c in mat.conditional_formats if "WAVE" in str(c)]
-    assert [xl_col_to_name(c["ranges"][0]["startColumnIndex"]) for c in dims] == list("NOPQ")
+    assert [xl_col_to_name(c["ranges"][0]["startColumnIndex"]) for c in dims] == list("NOPR")
     assert all("foregroundColorStyle" in c["booleanRule"]["format"]["textFormat"] for c in dims)
     assert mat.col_meta[0]["pixelSize"] == 70
     (chart,) = mat.charts
@@ -743,7 +743,7 @@ def test_cli_push_with_gpu_file_then_check(tmp_path, shared, service_account_fil
     assert checked.exit_code == 0, checked.output
     assert checked.output.splitlines()[-1] == (
         "ok: every formula cell agrees with the reference model")
-    assert "Inputs             30 cells  0 mismatches" in checked.output
+    assert "Inputs             33 cells  0 mismatches" in checked.output
     js = run("read", KEY, "--sheet", "Inputs", "--format", "json")
     assert js.exit_code == 0, js.output
     got = {row["name"]: row["value"] for row in json.loads(js.output)}

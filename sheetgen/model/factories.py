@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from sheetgen.core import excel as xn
-from sheetgen.model import refined
+from sheetgen.model import kernel_terms, refined
 from sheetgen.model.vocabulary import COMPUTE_BOUND, MEMORY_BOUND, Quantity
 
 
@@ -336,6 +336,9 @@ class RefinedInputs:
     launch_overhead: str = "launch_overhead"
     wave_quant: str = "wave_quant"
     overlap: str = "overlap"
+    ramp_flops: str = "compute_ramp_flops"  # the compute ramp's F_half (0: off)
+    ramp_exponent: str = "compute_ramp_h"  # its exponent h
+    ramp_end: str = "compute_ramp_end"  # the FLOPs it ends at (0: none)
 
 
 INPUTS = RefinedInputs()
@@ -399,46 +402,77 @@ def wave_efficiency(name: str, tiles_: str, waves_: str, label: str = "wave effi
                     doc="1.0 when the tiles fill every wave; idle SMs lower it.")
 
 
+def compute_ramp(name: str, flops_: str, label: str = "compute ramp", *,
+                 inputs: RefinedInputs = INPUTS) -> Quantity:
+    """The share of the compute efficiency a matmul of `flops_` FLOPs reaches
+    (kernel_terms.compute_ramp): 1 with the ramp off (F_half 0), and from its end on."""
+    half, h, end = inputs.ramp_flops, inputs.ramp_exponent, inputs.ramp_end
+    return Quantity(
+        name, label, "fraction",
+        f"IF({{{half}}}>0,MIN(1,(1+IF({{{end}}}>0,({{{half}}}/{{{end}}})^{{{h}}},0))"
+        f"/(1+({{{half}}}/{{{flops_}}})^{{{h}}})),1)",
+        lambda **a: kernel_terms.compute_ramp(a[flops_], a[half], a[h], a[end]),
+        fmt="pct", doc="The share of the compute efficiency a matmul of F FLOPs reaches: "
+                       "1 from the ramp's end (the largest matmul measured) on, and with "
+                       "the ramp off.")
+
+
+def _over(compute: str, ramp: str | None) -> str:
+    """The compute time's template, at the ramp's share of the efficiency when given."""
+    return f"{{{compute}}}/{{{ramp}}}" if ramp else f"{{{compute}}}"
+
+
+def _ramped(a: dict[str, Any], compute: str, ramp: str | None) -> Any:
+    c = np.asarray(a[compute], dtype=float)
+    return c / np.asarray(a[ramp], dtype=float) if ramp else c
+
+
 def quantized_compute_time(name: str, compute: str, wave_eff: str,
-                           label: str = "quantized compute time") -> Quantity:
-    """compute time / wave efficiency: the idle SMs of the last wave are paid for ("n/a"
-    where the wave efficiency is, for want of an SM count)."""
+                           label: str = "quantized compute time", *,
+                           ramp: str | None = None) -> Quantity:
+    """compute time (/ the compute ramp, when given) / wave efficiency: the idle SMs of the
+    last wave are paid for ("n/a" where the wave efficiency is, for want of an SM count)."""
 
     def reference(**a: Any) -> Any:
+        c = _ramped(a, compute, ramp)
         if np.asarray(a[wave_eff]).dtype.kind in "fiu":  # numbers: the usual, fast path
-            return refined.quantized_compute_time(a[compute], a[wave_eff])
+            return refined.quantized_compute_time(c, a[wave_eff])
         eff = np.asarray(a[wave_eff], dtype=object)
         known = xn.number_mask(eff)
         if known.all():
-            return refined.quantized_compute_time(a[compute], eff.astype(float))
+            return refined.quantized_compute_time(c, eff.astype(float))
         out = np.full(eff.shape, refined.NO_SMS, dtype=object)
         if known.any():
             out[known] = refined.quantized_compute_time(
-                np.broadcast_to(np.asarray(a[compute], dtype=float), eff.shape)[known],
-                eff[known].astype(float))
+                np.broadcast_to(c, eff.shape)[known], eff[known].astype(float))
         return out if eff.ndim else out[()]
 
     return Quantity(name, label, "s",
-                    f'IF(ISNUMBER({{{wave_eff}}}),{{{compute}}}/{{{wave_eff}}},'
+                    f'IF(ISNUMBER({{{wave_eff}}}),{_over(compute, ramp)}/{{{wave_eff}}},'
                     f'"{refined.NO_SMS}")',
                     reference, fmt="time",
-                    doc="Compute time when a partial last wave costs a whole one.")
+                    doc="Compute time when a partial last wave costs a whole one"
+                        + (" (at the ramp's share of the efficiency)." if ramp else "."))
 
 
 def refined_time(name: str, compute: str, quantized: str, memory: str,
-                 label: str = "refined time", *, inputs: RefinedInputs = INPUTS) -> Quantity:
+                 label: str = "refined time", *, inputs: RefinedInputs = INPUTS,
+                 ramp: str | None = None) -> Quantity:
     """floor + max(c, memory)·overlap, c = the quantized compute time when waves are on (and
-    the GPU has an SM count), else the compute time; overlap = (1 + (min/max)^p)^(1/p) for
-    p ≥ 1, 1 (the hard max) below. Without an SM count this is the plain roofline plus the
-    floor, a number, never a gap: the sheet says so beside it (waves_note)."""
+    the GPU has an SM count), else the compute time (/ the compute ramp, when given);
+    overlap = (1 + (min/max)^p)^(1/p) for p ≥ 1, 1 (the hard max) below. Without an SM count
+    this is the plain roofline plus the floor, a number, never a gap: the sheet says so
+    beside it (waves_note)."""
     floor, switch, p, sms = (inputs.launch_overhead, inputs.wave_quant, inputs.overlap,
                              inputs.sm_count)
 
     def reference(**a: Any) -> Any:
-        chosen = refined.chosen_compute_time(a[compute], a[quantized], a[switch], a[sms])
+        chosen = refined.chosen_compute_time(_ramped(a, compute, ramp), a[quantized],
+                                             a[switch], a[sms])
         return refined.refined_time(a[floor], chosen, a[memory], a[p])
 
-    chosen = f'IF(AND({{{switch}}}="on",ISNUMBER({{{sms}}})),{{{quantized}}},{{{compute}}})'
+    chosen = (f'IF(AND({{{switch}}}="on",ISNUMBER({{{sms}}})),{{{quantized}}},'
+              f'{_over(compute, ramp)})')
     slower, faster = f"MAX({chosen},{{{memory}}})", f"MIN({chosen},{{{memory}}})"
     return Quantity(
         name, label, "s",
@@ -477,27 +511,34 @@ class RefinedTime:
     wave_efficiency: Quantity
     quantized_compute_time: Quantity
     time: Quantity
+    ramp: Quantity | None = None  # the compute ramp's share, where the matmul's FLOPs are given
 
     def columns(self) -> tuple[Quantity, ...]:
-        return (self.tiles, self.waves, self.wave_efficiency, self.quantized_compute_time,
-                self.time)
+        ramp = (self.ramp,) if self.ramp is not None else ()
+        return (self.tiles, self.waves, self.wave_efficiency, *ramp,
+                self.quantized_compute_time, self.time)
 
 
 def refined_roofline(prefix: str, rows: str, cols: str, compute: str, memory: str, *,
                      what: str = "", inputs: RefinedInputs = INPUTS,
-                     batch: str | None = None) -> RefinedTime:
-    """The five refined-time quantities of a rows×cols output, named `prefix` + role."""
+                     batch: str | None = None, flops_: str | None = None) -> RefinedTime:
+    """The refined-time quantities of a rows×cols output, named `prefix` + role. With
+    `flops_` (one matmul's FLOPs) the compute time runs at the compute ramp's share of the
+    efficiency, in a column of its own; without it, `compute` already does (or no ramp)."""
 
     def label(text: str) -> str:
         return f"{what} {text}" if what else text
 
-    t, w, e, q = (prefix + "tiles", prefix + "waves", prefix + "wave_efficiency",
-                  prefix + "quantized_compute_time")
+    t, w, e, q, r = (prefix + "tiles", prefix + "waves", prefix + "wave_efficiency",
+                     prefix + "quantized_compute_time", prefix + "compute_ramp")
+    ramp = compute_ramp(r, flops_, label("compute ramp"), inputs=inputs) if flops_ else None
+    by = ramp.name if ramp else None
     return RefinedTime(
         tiles(t, rows, cols, label("tiles"), inputs=inputs, batch=batch),
         waves(w, t, label("waves"), inputs=inputs),
         wave_efficiency(e, t, w, label("wave efficiency"), inputs=inputs),
-        quantized_compute_time(q, compute, e, label("quantized compute time")),
+        quantized_compute_time(q, compute, e, label("quantized compute time"), ramp=by),
         refined_time(prefix + "refined_time", compute, q, memory, label("refined time"),
-                     inputs=inputs),
+                     inputs=inputs, ramp=by),
+        ramp,
     )

@@ -78,6 +78,9 @@ GPU_TABLE = Table(
         Input("spec_tile_n", "tile n", "cols", fmt="int"),
         Input("spec_waves", "wave quantization", "on/off", fmt="text"),
         Input("spec_overlap", "overlap exponent p (0: hard max)", "exponent", fmt="ratio"),
+        Input("spec_ramp_flops", "compute ramp F_half (0: off)", "FLOP", fmt="sci"),
+        Input("spec_ramp_h", "compute ramp exponent h", "exponent", fmt="ratio"),
+        Input("spec_ramp_end", "compute ramp end (0: none)", "FLOP", fmt="sci"),
     ),
     columns=(),
     spans=(Span("spec_peaks", PEAK_COLUMNS[0], PEAK_COLUMNS[-1], "PEAK_TABLE"),
@@ -100,6 +103,9 @@ _GPU_FIELDS = {
     "spec_tile_m": "tile_m",
     "spec_tile_n": "tile_n",
     "spec_overlap": "overlap_exponent",
+    "spec_ramp_flops": "compute_ramp_flops",
+    "spec_ramp_h": "compute_ramp_exponent",
+    "spec_ramp_end": "compute_ramp_end_flops",
 }
 ON, OFF = "on", "off"  # how the wave-quantization switch reads in a cell
 

@@ -11,7 +11,13 @@ import numpy as np
 from sheetgen.core.excel import is_number
 from sheetgen.core.units import INTEGER_DTYPES
 from sheetgen.inputs import precision
-from sheetgen.inputs.presets import MAX_OVERLAP_EXPONENT, MAX_TILE
+from sheetgen.inputs.presets import (
+    MAX_OVERLAP_EXPONENT,
+    MAX_RAMP_EXPONENT,
+    MAX_RAMP_FLOPS,
+    MAX_TILE,
+    MIN_RAMP_EXPONENT,
+)
 from sheetgen.model import factories
 from sheetgen.model.vocabulary import (
     Block,
@@ -135,6 +141,31 @@ OVERLAP = Input(
                                   f"up to {MAX_OVERLAP_EXPONENT:g}"),
     doc="p of the refined time's (compute^p + memory^p)^(1/p); 0 = max(compute, memory), "
         "the roofline's perfect overlap.",
+)
+#: The compute ramp's three figures, as the Inputs sheet and the Measured sheet validate them.
+RAMP_FLOPS_RULE = Validation("decimal_range", minimum=0, maximum=MAX_RAMP_FLOPS,
+                             message="FLOPs at half the efficiency; 0 turns the ramp off")
+RAMP_H_RULE = Validation("decimal_range", minimum=MIN_RAMP_EXPONENT, maximum=MAX_RAMP_EXPONENT,
+                         message=f"{MIN_RAMP_EXPONENT:g} to {MAX_RAMP_EXPONENT:g}: how "
+                                 "steeply the efficiency ramps with FLOPs")
+RAMP_END_RULE = Validation("decimal_range", minimum=0, maximum=MAX_RAMP_FLOPS,
+                           message="FLOPs of the largest matmul measured: the efficiency is "
+                                   "the one there, held beyond; 0: it is the asymptote")
+RAMP_FLOPS = Input(
+    "compute_ramp_flops", "Compute ramp F_half", "FLOP", fmt="sci",
+    defined_name="COMPUTE_RAMP_FLOPS", validation=RAMP_FLOPS_RULE,
+    doc="A matmul of F FLOPs reaches 1/(1 + (F_half/F)^h) of the compute efficiency (the "
+        "refined time's compute ramp: small matmuls do not fill the GPU); 0 = off, every "
+        "matmul at the efficiency. `sheetgen calibrate --preset-out` fits it.",
+)
+RAMP_H = Input("compute_ramp_h", "Compute ramp exponent h", "exponent", fmt="ratio",
+               defined_name="COMPUTE_RAMP_H", validation=RAMP_H_RULE,
+               doc="How steeply the efficiency climbs with FLOPs around F_half.")
+RAMP_END = Input(
+    "compute_ramp_end", "Compute ramp end", "FLOP", fmt="sci", defined_name="COMPUTE_RAMP_END",
+    validation=RAMP_END_RULE,
+    doc="The largest matmul the fit measured: the compute efficiency is the one reached "
+        "there, and held beyond it (no extrapolation); 0 = the efficiency is the asymptote.",
 )
 WAVE_QUANT = Input(
     "wave_quant", "Wave quantization", "on/off", fmt="text", defined_name="WAVE_QUANT",
@@ -323,6 +354,12 @@ SUGGEST_TILE_M = _gpu_lookup("suggest_tile_m", "preset tile m", "rows", "spec_ti
                              fmt="int")
 SUGGEST_OVERLAP = _gpu_lookup("suggest_overlap", "preset overlap exponent", "exponent",
                               "spec_overlap", None, fmt="ratio")
+SUGGEST_RAMP_FLOPS = _gpu_lookup("suggest_ramp_flops", "preset compute ramp F_half", "FLOP",
+                                 "spec_ramp_flops", None)
+SUGGEST_RAMP_H = _gpu_lookup("suggest_ramp_h", "preset compute ramp exponent", "exponent",
+                             "spec_ramp_h", None, fmt="ratio")
+SUGGEST_RAMP_END = _gpu_lookup("suggest_ramp_end", "preset compute ramp end", "FLOP",
+                               "spec_ramp_end", None)
 SUGGEST_TILE_N = _gpu_lookup("suggest_tile_n", "preset tile n", "cols", "spec_tile_n", None,
                              fmt="int")
 
@@ -381,7 +418,8 @@ BLOCK = Block(
         *(BlockRow(i.label, [i], i.unit, f"{i.defined_name}. {i.doc}", sug)
           for i, sug in ((LAUNCH_OVERHEAD, SUGGEST_LAUNCH), (TILE_M, SUGGEST_TILE_M),
                          (TILE_N, SUGGEST_TILE_N), (WAVE_QUANT, SUGGEST_WAVES),
-                         (OVERLAP, SUGGEST_OVERLAP))),
+                         (OVERLAP, SUGGEST_OVERLAP), (RAMP_FLOPS, SUGGEST_RAMP_FLOPS),
+                         (RAMP_H, SUGGEST_RAMP_H), (RAMP_END, SUGGEST_RAMP_END))),
         BlockRow(SM_COUNT.label, [SM_COUNT], SM_COUNT.unit,
                  f"{SM_COUNT.defined_name}. {SM_COUNT.doc}"),
         BlockRow(DTYPE_GAP.label, [DTYPE_GAP], note=f"{DTYPE_GAP.defined_name}. {DTYPE_GAP.doc}"),
@@ -419,13 +457,16 @@ def sheet() -> SheetSpec:
 
 def input_values(gpu: str, dtype: str, *, launch_overhead: float = 0.0,
                  tile: tuple[int, int] = (128, 128), waves: bool = False,
-                 overlap: float = 0.0,
+                 overlap: float = 0.0, ramp: tuple[float, float, float] = (0.0, 1.0, 0.0),
                  storage: tuple[str, str, str] = (precision.AUTO,) * 3,
                  capacity_as: str = GIB, reserve: float = DEFAULT_RESERVE) -> dict[str, Any]:
-    """`storage`: the A, B, C storage choices ("auto" or a storage dtype); `capacity_as`
+    """`ramp`: the compute ramp's F_half (0: off), exponent h and end (0: none);
+    `storage`: the A, B, C storage choices ("auto" or a storage dtype); `capacity_as`
     and `reserve`: how the fit reads the card's memory (GiB less the reserve, or GB)."""
     return {"gpu_name": gpu, "dtype": dtype, "compute_eff": 1.0, "memory_eff": 1.0,
             "link_eff": 1.0, "launch_overhead": launch_overhead, "tile_m": tile[0],
             "tile_n": tile[1], "wave_quant": ON if waves else OFF, "overlap": overlap,
+            "compute_ramp_flops": ramp[0], "compute_ramp_h": ramp[1],
+            "compute_ramp_end": ramp[2],
             "activation_dtype": storage[0], "weight_dtype": storage[1],
             "output_dtype": storage[2], "capacity_as": capacity_as, "memory_reserve": reserve}

@@ -102,8 +102,10 @@ ATTAINED = factories.ratio("attained_flops", "flops", "predicted_time", "attaine
                           "FLOP/s", fmt="sci")
 PEAK_FRACTION = factories.ratio("peak_fraction", "attained_flops", "peak_flops",
                                "fraction of peak", "", fmt="pct")
-#: The refined time beside the pure roofline: launch floor, tiles, waves (sheetgen.model.refined).
-REFINED = factories.refined_roofline("", "m", "n", "compute_time", "memory_time")
+#: The refined time beside the pure roofline: launch floor, compute ramp, tiles, waves
+#: (sheetgen.model.refined).
+REFINED = factories.refined_roofline("", "m", "n", "compute_time", "memory_time",
+                                     flops_="flops")
 
 
 def _labels(m: Any, k: Any, n: Any) -> np.ndarray:

@@ -34,11 +34,8 @@ from sheetgen.inputs.presets import (
     MAX_K_LATENCY,
     MAX_OVERLAP_EXPONENT,
     MAX_QUANTIZE_BYTES,
-    MAX_RAMP_EXPONENT,
-    MAX_RAMP_FLOPS,
     MAX_SPLIT_K_MIN_K,
     MAX_TILE_LATENCY,
-    MIN_RAMP_EXPONENT,
 )
 from sheetgen.model import factories as rf
 from sheetgen.model import kernel_terms
@@ -57,6 +54,7 @@ from sheetgen.model.vocabulary import (
     Text,
     Validation,
 )
+from sheetgen.sheets import inputs as inputs_sheet
 from sheetgen.sheets.gpu_specs import OFF, ON
 
 SHEET = "Measured"
@@ -118,20 +116,11 @@ CAL_QUANT_K = Input("cal_quant_k_latency", "quantize latency per element", "s",
                     validation=Validation("decimal_range", minimum=0, maximum=MAX_K_LATENCY,
                                           message="Seconds per element of a row, 0 or more"))
 CAL_RAMP_FLOPS = Input("cal_ramp_flops", "compute ramp F_half", "FLOP", fmt="sci",
-                       validation=Validation("decimal_range", minimum=0, maximum=MAX_RAMP_FLOPS,
-                                             message="FLOPs at half the fitted efficiency; "
-                                                     "0 turns the ramp off"))
+                       validation=inputs_sheet.RAMP_FLOPS_RULE)
 CAL_RAMP_H = Input("cal_ramp_h", "compute ramp exponent h", "exponent", fmt="ratio",
-                   validation=Validation("decimal_range", minimum=MIN_RAMP_EXPONENT,
-                                         maximum=MAX_RAMP_EXPONENT,
-                                         message=f"{MIN_RAMP_EXPONENT:g} to "
-                                                 f"{MAX_RAMP_EXPONENT:g}: how steeply the "
-                                                 "efficiency ramps with FLOPs"))
+                   validation=inputs_sheet.RAMP_H_RULE)
 CAL_RAMP_END = Input("cal_ramp_end", "compute ramp end", "FLOP", fmt="sci",
-                     validation=Validation("decimal_range", minimum=0, maximum=MAX_RAMP_FLOPS,
-                                           message="FLOPs of the largest matmul measured: the "
-                                                   "efficiency above is the one there, held "
-                                                   "beyond; 0: it is the asymptote"))
+                     validation=inputs_sheet.RAMP_END_RULE)
 
 CAL_FLOPS = Quantity("cal_flops", "fitted attainable FLOP/s", "FLOP/s",
                      "{peak_flops}*{cal_compute_eff}",
@@ -183,14 +172,11 @@ ROOF_TIME = rf.predicted_time("meas_roof_time", "meas_roof_compute", "meas_roof_
                               "roofline time (Inputs)")
 ROOF_ERROR = rf.relative_error("meas_roof_error", "meas_roof_time", "meas_time",
                                "roofline error")
-RAMP = Quantity(
-    "meas_ramp", "compute ramp", "fraction",
-    "IF({cal_ramp_flops}>0,MIN(1,(1+IF({cal_ramp_end}>0,({cal_ramp_flops}/{cal_ramp_end})"
-    "^{cal_ramp_h},0))/(1+({cal_ramp_flops}/{meas_flops})^{cal_ramp_h})),1)",
-    lambda meas_flops, cal_ramp_flops, cal_ramp_h, cal_ramp_end: kernel_terms.compute_ramp(
-        meas_flops, cal_ramp_flops, cal_ramp_h, cal_ramp_end),
-    fmt="pct", doc="The share of the fitted compute efficiency a matmul of F FLOPs reaches: "
-                   "1 from the ramp's end (the largest matmul measured) on.")
+FITTED = rf.RefinedInputs(tile_m="cal_tile_m", tile_n="cal_tile_n", sm_count="cal_sms",
+                          launch_overhead="cal_floor", wave_quant="cal_waves",
+                          overlap="cal_overlap", ramp_flops="cal_ramp_flops",
+                          ramp_exponent="cal_ramp_h", ramp_end="cal_ramp_end")
+RAMP = rf.compute_ramp("meas_ramp", "meas_flops", inputs=FITTED)
 CAL_COMPUTE = Quantity(
     "meas_cal_compute", "fitted compute time", "s", "{meas_flops}/({cal_flops}*{meas_ramp})",
     lambda meas_flops, cal_flops, meas_ramp: np.asarray(meas_flops, dtype=float)
@@ -198,9 +184,6 @@ CAL_COMPUTE = Quantity(
     fmt="time", doc="F / (fitted attainable FLOP/s · ramp).")
 CAL_MEMORY = rf.ratio("meas_cal_memory", "meas_bytes", "cal_bw", "fitted memory time", "s",
                       fmt="time")
-FITTED = rf.RefinedInputs(tile_m="cal_tile_m", tile_n="cal_tile_n", sm_count="cal_sms",
-                          launch_overhead="cal_floor", wave_quant="cal_waves",
-                          overlap="cal_overlap")
 REFINED = rf.refined_roofline("meas_", "meas_m", "meas_n", "meas_cal_compute",
                               "meas_cal_memory", what="fitted", inputs=FITTED, batch="meas_b")
 SPLIT = Quantity(

@@ -101,9 +101,10 @@ WORKING_SET = rf.same_as("working_set", "layer_bytes", "working set (in + out + 
                          doc="Under minimum traffic the bytes moved are the working set.")
 WS_FITS = rf.at_most("ws_fits", "working_set", "vram_bytes", "working set fits in VRAM")
 #: Each layer's refined time (launch floor, tiles and waves of its m × output-columns result),
-#: beside its roofline time; the Inputs sheet's LAUNCH_OVERHEAD, TILE_M/N and WAVE_QUANT apply.
+#: beside its roofline time; the Inputs sheet's LAUNCH_OVERHEAD, TILE_M/N, WAVE_QUANT, OVERLAP
+#: and the compute ramp (COMPUTE_RAMP_*, on the layer's FLOPs) apply.
 LAYER_REFINED = rf.refined_roofline("layer_", "pipe_m", "out_cols", "layer_compute_time",
-                                    "layer_memory_time", what="layer")
+                                    "layer_memory_time", what="layer", flops_="layer_flops")
 
 TABLE = Table(
     name="layers", col=0, inputs=(LAYER,),

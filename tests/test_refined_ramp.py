@@ -1,0 +1,213 @@
+"""The compute ramp in the main workbook's refined time (Matmul, What-if, Pipeline): a preset
+fitted by `sheetgen calibrate` carries F_half, h and the ramp's end, and a small matmul runs at
+its share of the compute efficiency, 1/(1 + (F_half/F)^h) relative to the ramp's end.
+
+Every expected time is worked out by hand from the preset's figures (bf16 operands):
+compute = 2·m·k·n / (peak · ramp), memory = 2 B · (m·k + k·n + m·n) / bandwidth,
+refined = max(compute, memory) with no floor and the hard max; and the calibrated workbook is
+held against XLA's published H100 times."""
+
+from __future__ import annotations
+
+import atexit
+import csv
+import functools
+import io
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import run
+from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
+from xlsx_edit import cell_of, edit_cells
+
+import sheetgen
+from sheetgen.assemble import BuildConfig, plan_build
+from sheetgen.inputs.presets import load_presets
+from sheetgen.inputs.shapes import Shape
+from sheetgen.sheets import pipeline, whatif
+from sheetgen.verify.check import check_workbook
+from sheetgen.writers.xlsx import write_xlsx
+
+DATA = Path(__file__).resolve().parent.parent / "benchmarks" / "data"
+NAME = "Ramped GPU"
+PEAK, BW = 400e12, 2.0e12  # bf16 FLOP/s and HBM B/s, as the file below gives them
+HALF, H, END = 2e9, 0.8, 8e9  # the ramp: half the efficiency at 2 GFLOP, ends at 8 GFLOP
+PRESET = f"""
+[[gpu]]
+name = "{NAME}"
+peak_flops = {{ bf16 = {PEAK:g}, fp8 = 800e12 }}
+hbm_bandwidth = {BW:g}
+memory_bytes = 48e9
+link_bandwidth = 100e9
+link_latency = 8e-6
+host_bandwidth = 31.5e9
+sm_count = 100
+compute_ramp_flops = {HALF:g}
+compute_ramp_exponent = {H:g}
+compute_ramp_end_flops = {END:g}
+"""
+#: 1024³ (2.1 GFLOP: on the ramp), 4096³ (past its end), a GEMV (memory-bound even so)
+SHAPES = [(1024, 1024, 1024), (4096, 4096, 4096), (1, 4096, 4096)]
+
+
+def ramp(flops: float, half: float = HALF, h: float = H, end: float = END) -> float:
+    if half == 0:
+        return 1.0
+    return min(1.0, (1 + (half / end) ** h if end else 1.0) / (1 + (half / flops) ** h))
+
+
+def by_hand(m: int, k: int, n: int, share: float | None = None) -> float:
+    flops = 2 * m * k * n
+    compute = flops / (PEAK * (ramp(flops) if share is None else share))
+    return max(compute, 2 * (m * k + k * n + m * n) / BW)
+
+
+def test_the_hand_ramp():
+    """1024³ is 2^31 FLOPs: (1 + 0.25^0.8) / (1 + (2e9/2^31)^0.8) = 1.32988 / 1.94466 =
+    0.68386; 4096³ is past the end (1); the GEMV, at 33.6 MFLOP, reaches 0.0487 of the
+    efficiency, and its 16.8 µs of HBM traffic still outlasts its 1.72 µs of compute."""
+    assert ramp(2**31) == pytest.approx(0.68386, rel=1e-4)
+    assert ramp(2 * 4096**3) == 1.0
+    gemv = 2 * 4096**2
+    assert gemv / (PEAK * ramp(gemv)) == pytest.approx(1.72e-6, rel=1e-2)
+    assert pytest.approx(16.8e-6, rel=1e-2) == 2 * (4096 + 4096**2 + 4096) / BW
+
+
+@functools.cache
+def _folder() -> Path:
+    folder = Path(tempfile.mkdtemp(prefix="sheetgen-ramp-"))
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
+@functools.cache
+def _plan():
+    preset = _folder() / "ramped.toml"
+    preset.write_text(PRESET)
+    return plan_build(BuildConfig(shapes=[Shape(*s) for s in SHAPES], gpu=NAME,
+                                  presets=load_presets(preset), spare_rows=2, layers=4,
+                                  pipeline_shape=(1024, 1024, 1024)))
+
+
+def test_the_refined_time_runs_small_matmuls_at_the_ramps_share():
+    t = _plan().table("matmul")
+    col = {c.name: c.values for c in t.columns}
+    for i, (m, k, n) in enumerate(SHAPES):
+        assert col["compute_ramp"][i] == pytest.approx(ramp(2 * m * k * n), rel=1e-12)
+        assert col["refined_time"][i] * 1e-6 == pytest.approx(by_hand(m, k, n), rel=1e-12)
+        # the roofline beside it stays the pure one: the ramp is the refined time's
+        assert col["predicted_time"][i] * 1e-6 == pytest.approx(by_hand(m, k, n, 1.0),
+                                                                 rel=1e-12)
+    assert _plan().model.scalars["compute_ramp_end"] == END
+
+
+def test_what_if_and_pipeline_carry_the_ramp():
+    p = _plan()
+    wi = {c.name: c.values for c in p.table(whatif.TABLE.name).columns}
+    m, k, n = (wi[f"wi_{d}"][0] for d in "mkn")
+    assert wi["wi_compute_ramp"][0] == pytest.approx(ramp(2 * m * k * n), rel=1e-12)
+    layers = {c.name: c.values for c in p.table(pipeline.TABLE.name).columns}
+    # every layer is 1024 × 1024 · 1024 × 1024: 2^31 FLOPs, on the ramp
+    assert list(layers["layer_compute_ramp"]) == pytest.approx([ramp(2**31)] * 4, rel=1e-12)
+    assert layers["layer_refined_time"][0] * 1e-3 == pytest.approx(  # ms
+        by_hand(1024, 1024, 1024), rel=1e-12)
+
+
+def test_a_dtype_takes_its_own_ramp(tmp_path):
+    """refined_by_dtype: fp8's own ramp and floor reach the Inputs sheet when fp8 is picked."""
+    preset = tmp_path / "p.toml"
+    preset.write_text(PRESET + "refined_by_dtype = { fp8 = { compute_ramp_flops = 5e9, "
+                               "compute_ramp_exponent = 1.0, launch_overhead = 4e-6 } }\n")
+    presets = load_presets(preset)
+    for dtype, want in (("bf16", (HALF, H, END, 0.0)), ("fp8", (5e9, 1.0, END, 4e-6))):
+        s = plan_build(BuildConfig(shapes=[Shape(64, 64, 64)], gpu=NAME, dtype=dtype,
+                                   presets=presets, spare_rows=0)).model.scalars
+        got = tuple(s[k] for k in ("compute_ramp_flops", "compute_ramp_h", "compute_ramp_end",
+                                   "launch_overhead"))
+        assert got == pytest.approx(want), dtype
+
+
+def test_check_passes_on_the_ramped_workbook(tmp_path):
+    out = write_xlsx(_plan(), tmp_path / "ramp.xlsx")
+    report = check_workbook(out)
+    assert report.ok, report.mismatches[:3]
+    assert report.checked["Matmul"] > 0
+
+
+def test_a_calibrated_preset_carries_the_fit_into_the_matmul_sheet(tmp_path):
+    """XLA's published H100 bf16 times (single matmuls): `calibrate --preset-out`, then a
+    workbook at the preset's compute efficiency. Its refined time misses those times by a
+    median 4.2 % with the ramp, 10.4 % with the ramp turned off in the same preset."""
+    preset = tmp_path / "xla.toml"
+    result = run("calibrate", str(DATA / "xla_h100_sm90.csv"), "--gpu", "H100 SXM",
+                 "--preset-out", str(preset))
+    assert result.exit_code == 0, result.output
+    text = preset.read_text()
+    eff = float(re.search(r"^measured_compute_efficiency = (\S+)$", text, re.M).group(1))
+    lines = [line for line in (DATA / "xla_h100_sm90.csv").read_text().splitlines()
+             if not line.startswith("#")]
+    rows = [r for r in csv.DictReader(io.StringIO("\n".join(lines)))
+            if r["dtype"] == "bf16" and r["b"] == "1"]
+    shapes = [Shape(int(r["m"]), int(r["k"]), int(r["n"])) for r in rows]
+    measured = np.array([float(r["time_s"]) for r in rows])
+    off = tmp_path / "off.toml"
+    off.write_text(re.sub(r"^compute_ramp_flops = \S+$", "compute_ramp_flops = 0", text,
+                          flags=re.M))
+    errors = {}
+    for key, path in (("ramp", preset), ("off", off)):
+        p = plan_build(BuildConfig(shapes=shapes, gpu="H100 SXM (calibrated)",
+                                   presets=load_presets(path), spare_rows=0, compute_eff=eff))
+        col = {c.name: c.values for c in p.table("matmul").columns}
+        errors[key] = float(np.median(np.abs(np.asarray(col["refined_time"], float) * 1e-6
+                                             / measured - 1)))
+    assert len(rows) == 125
+    assert errors["ramp"] < 0.06
+    assert errors["off"] > 1.8 * errors["ramp"]
+
+
+# ------------------------------------------------------------------ LibreOffice agrees (1e-9)
+
+@libreoffice_job("refined-ramp", to="values")
+def _ramp_workbooks(tmp: Path) -> dict[str, Path]:
+    """The ramped workbook, and a copy where the user types another ramp into the Inputs
+    sheet (F_half 1 GFLOP, h 1, no end)."""
+    p = _plan()
+    built = write_xlsx(p, tmp / "ramp.xlsx")
+    names = p.defined_names
+    typed = edit_cells(built, tmp / "typed.xlsx", {
+        cell_of(names["COMPUTE_RAMP_FLOPS"]): 1e9, cell_of(names["COMPUTE_RAMP_H"]): 1,
+        cell_of(names["COMPUTE_RAMP_END"]): 0})
+    return {"ramp": built, "typed": typed}
+
+
+@needs_libreoffice
+def test_libreoffice_recalculates_the_ramp(libreoffice):
+    p = _plan()
+    values = {k: read_values(f) for k, f in libreoffice.outputs("refined-ramp").items()}
+    assert mismatches(p, values["ramp"]) == []
+    t = p.table("matmul")
+    col = {c.name: c.col for c in t.columns}
+    for key, share in (("ramp", ramp), ("typed", lambda f: ramp(f, 1e9, 1.0, 0.0))):
+        got = values[key]["Matmul"]
+        for i, (m, k, n) in enumerate(SHAPES):
+            r = t.first_row + i
+            want = share(2 * m * k * n)
+            assert got[(r, col["compute_ramp"])] == pytest.approx(want, rel=1e-9), (key, i)
+            assert got[(r, col["refined_time"])] * 1e-6 == pytest.approx(
+                by_hand(m, k, n, want), rel=1e-9), (key, i)
+
+
+def test_the_notebook_api_shows_the_ramp(tmp_path):
+    preset = tmp_path / "ramped.toml"
+    preset.write_text(PRESET)
+    df = sheetgen.analyze([(1024, 1024, 1024)], gpu=NAME, gpu_file=preset)
+    g = df.attrs["gpu"]
+    assert (g["compute_ramp_flops"], g["compute_ramp_exponent"],
+            g["compute_ramp_end_flops"]) == (HALF, H, END)
+    assert df["compute_ramp"].iloc[0] == pytest.approx(ramp(2**31), rel=1e-12)
+    assert df["refined_time"].iloc[0] == pytest.approx(by_hand(1024, 1024, 1024),
+                                                      rel=1e-12)  # seconds, as analyze gives
