@@ -294,10 +294,11 @@ def test_formats_validation_conditional_freeze_chart(pushed):
     assert shared.cell(KEY, "Matmul", "A5")["userEnteredFormat"]["textFormat"]["bold"]
     rules = [c["booleanRule"]["condition"]["values"][0]["userEnteredValue"]
              for c in mat.conditional_formats]
-    # the regimes, then the wave columns (N:P, R) greyed out while wave quantization is off
-    # the wave columns grey while waves are off, or there is no SM count to count them with
+    # the regimes, then the wave columns (N:P, R) greyed out while waves are off or there is
+    # no SM count to count them with, then the compute ramp's (Q) while it is off
     assert rules == ["compute-bound", "memory-bound",
-                     *['=OR(WAVE_QUANT="off",NOT(ISNUMBER(SM_COUNT)))'] * 4]
+                     *['=OR(WAVE_QUANT="off",NOT(ISNUMBER(SM_COUNT)))'] * 4,
+                     "=COMPUTE_RAMP_FLOPS<=0"]  # the compute ramp's column, greyed while off
     dims = [c for c in mat.conditional_formats if "WAVE" in str(c)]
     assert [xl_col_to_name(c["ranges"][0]["startColumnIndex"]) for c in dims] == list("NOPR")
     assert all("foregroundColorStyle" in c["booleanRule"]["format"]["textFormat"] for c in dims)

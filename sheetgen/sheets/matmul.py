@@ -253,6 +253,9 @@ RIDGE_NAME = "ridge point"
 #: not read as a contradiction.
 WAVES_OFF = Dimmed(("tiles", "waves", "wave_efficiency", "quantized_compute_time"),
                    'OR({wave_quant}="off",NOT(ISNUMBER({sm_count})))')
+#: With the compute ramp off (F_half 0, every built-in preset) its column reads 100 % and
+#: changes nothing: grey it out too.
+RAMP_OFF = Dimmed(("compute_ramp",), "{compute_ramp_flops}<=0")
 #: The wave assumption in words above the refined time ("waves off: preset has no SM count"
 #: for a user's preset without one): the number beside it is the plain roofline then.
 WAVES_NOTE = factories.waves_note("waves_note")
@@ -282,15 +285,15 @@ def sheet() -> SheetSpec:
                  "or above the ridge point, memory-bound below it."),
             Text(2, 0, "m, k, n are inputs (yellow; green where they read your own sheet); "
                  "the computed columns fill in once all three are positive whole numbers. The "
-                 "refined time adds the launch floor and (when on) wave quantization of "
-                 "tile_m×tile_n tiles over the GPU's SMs (Inputs sheet)."),
+                 "refined time adds the launch floor, the compute ramp and (when on) wave "
+                 "quantization of tile_m×tile_n tiles over the GPU's SMs (Inputs sheet)."),
             Text(TABLE.header_row - 1, POINTS_COL, "Chart points (#N/A where no point)",
                  "subtitle"),
             Text(TABLE.header_row - 1, CEILING_COL, "Roofline ceiling (chart data)",
                  "subtitle"),
         ),
         blocks=(TITLE_BLOCK, NOTE_BLOCK),
-        dimmed=(WAVES_OFF,),
+        dimmed=(WAVES_OFF, RAMP_OFF),
         tables=(TABLE, POINTS, CEILING),
         charts=(roofline_chart(),),
         column_widths=widths,
