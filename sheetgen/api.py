@@ -353,7 +353,8 @@ def transformer(config: Any, *, gpu: str | None = None,
     `attention_quantize`: the attention output is quantized by a kernel of its own where the
     activations are narrower than the GEMM outputs (fp8; TensorRT-LLM v0.5's FP8 engines).
     Columns: phase, op, m, k, n, count, flops, bytes_moved, intensity, regime, time (the
-    bound), realistic_time. attrs["gpu"]: the GPU figures; attrs["summary"]: ttft, tpot,
+    bound), compute_ramp (a GEMM's share of the measured efficiency; NaN where none applies),
+    realistic_time. attrs["gpu"]: the GPU figures; attrs["summary"]: ttft, tpot,
     ttft_bound, tpot_bound, tokens_per_s (whole batch), weights_bytes (one GPU's),
     kv_bytes_per_token (all layers), kv_bytes, memory_per_gpu, fits, max_batch,
     critical_batch, in SI. `options`: other BuildConfig fields (compute_eff, launch_overhead,

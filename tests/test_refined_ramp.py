@@ -13,6 +13,7 @@ import atexit
 import csv
 import functools
 import io
+import math
 import re
 import shutil
 import tempfile
@@ -26,9 +27,12 @@ from xlsx_edit import cell_of, edit_cells
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, plan_build
+from sheetgen.inputs.model_config import from_dict
 from sheetgen.inputs.presets import load_presets
 from sheetgen.inputs.shapes import Shape
+from sheetgen.model import transformer as xf_model
 from sheetgen.sheets import pipeline, whatif
+from sheetgen.sheets.transformer import TransformerInputs
 from sheetgen.verify.check import check_workbook
 from sheetgen.writers.xlsx import write_xlsx
 
@@ -169,6 +173,70 @@ def test_a_calibrated_preset_carries_the_fit_into_the_matmul_sheet(tmp_path):
     assert errors["off"] > 1.8 * errors["ramp"]
 
 
+# ------------------------------------------------------------------ the Transformer sheet
+
+#: a two-layer dense model small enough to work by hand
+TINY = {"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 2,
+        "num_attention_heads": 8, "num_key_value_heads": 8, "vocab_size": 32000,
+        "intermediate_size": 4096}
+FLOOR, P = 4e-6, 2.0  # the preset's launch floor and overlap exponent for this sheet
+
+
+@functools.cache
+def _xf_plan():
+    preset = _folder() / "ramped_p2.toml"
+    preset.write_text(PRESET + f"overlap_exponent = {P:g}\nlaunch_overhead = {FLOOR:g}\n")
+    ti = TransformerInputs(from_dict(TINY), batch=1, prompt_tokens=512, generate=4)
+    return plan_build(BuildConfig(gpu=NAME, presets=load_presets(preset), transformer=ti,
+                                  shapes=[Shape(64, 64, 64)], spare_rows=0, layers=2))
+
+
+def test_the_transformer_gemms_take_the_ramp_and_the_overlap_by_hand():
+    """Prefill QKV of the tiny model: 512 tokens × 1024 · 1024 × 3072, twice (two layers).
+    One GEMM is 2·512·1024·3072 = 3.2212e9 FLOPs: share (1 + 0.25^0.8) / (1 + (2e9 /
+    3.2212e9)^0.8) = 0.79019; compute 6.4425e9 / (400e12 · 0.79019) = 20.383 µs, memory
+    2 · 2 B · (512·1024 + 1024·3072 + 512·3072) / 2e12 = 10.486 µs, realistic 2 kernels ·
+    4 µs + √(20.383² + 10.486²) = 30.922 µs."""
+    s = _xf_plan().model.scalars
+    assert (s["xf_pf_qkv_m"], s["xf_pf_qkv_k"], s["xf_pf_qkv_n"], s["xf_pf_qkv_count"]) == (
+        512, 1024, 3072, 2)
+    one = 2 * 512 * 1024 * 3072
+    share = ramp(one)
+    assert share == pytest.approx(0.79019, rel=1e-4)
+    compute = 2 * one / (PEAK * share)
+    memory = 2 * 2 * (512 * 1024 + 1024 * 3072 + 512 * 3072) / BW
+    hand = 2 * FLOOR + math.hypot(compute, memory)
+    assert hand == pytest.approx(30.922e-6, rel=1e-4)
+    assert s["xf_pf_qkv_ramp"] == pytest.approx(share, rel=1e-12)
+    assert s["xf_pf_qkv_real"] == pytest.approx(hand, rel=1e-12)
+    # attention runs at flash attention's own rate: no ramp, the hard max
+    assert "xf_pf_scores_ramp" not in s
+    assert s["xf_pf_scores_real"] == pytest.approx(
+        2 * FLOOR + max(s["xf_pf_scores_flops"] / s["xf_attn_real_flops"],
+                        s["xf_pf_scores_bytes"] / BW), rel=1e-12)
+
+
+def test_the_transformer_sheet_equals_the_pure_model_with_ramp_and_overlap():
+    """sheetgen.model.transformer.estimate on the preset's figures, typed here, not read
+    from the plan: every realistic op time and TTFT agree."""
+    p = _xf_plan()
+    s = p.model.scalars
+    cfg = from_dict(TINY)
+    wl = xf_model.Workload(batch=1, prompt=512, generate=4, tp=1, weight_bytes=2,
+                           act_bytes=2, out_bytes=2, kv_bytes=2, embed_bytes=2)
+    hw = xf_model.Machine(peak=PEAK, bw=BW, capacity=s["capacity_bytes"],
+                          link_bw=100e9, link_latency=8e-6, launch=FLOOR,
+                          ramp=(HALF, H, END), overlap=P)
+    est = xf_model.estimate(cfg, wl, hw)
+    phase = {"prefill": "pf", "decode": "dc"}
+    slug = {"qkv": "qkv", "attention scores": "scores", "attention values": "values",
+            "out proj": "out", "mlp gate+up": "up", "mlp down": "down", "lm_head": "lm",
+            "non-matmul": "misc"}
+    sheet = [s[f"xf_{phase[o.phase]}_{slug[o.op]}_real"] for o in est.ops]
+    assert len(sheet) == 16 and sheet == pytest.approx(est.op_real, rel=1e-12)
+    assert s["ttft"] == pytest.approx(est.summary["ttft"], rel=1e-12)
+
+
 # ------------------------------------------------------------------ LibreOffice agrees (1e-9)
 
 @libreoffice_job("refined-ramp", to="values")
@@ -181,7 +249,8 @@ def _ramp_workbooks(tmp: Path) -> dict[str, Path]:
     typed = edit_cells(built, tmp / "typed.xlsx", {
         cell_of(names["COMPUTE_RAMP_FLOPS"]): 1e9, cell_of(names["COMPUTE_RAMP_H"]): 1,
         cell_of(names["COMPUTE_RAMP_END"]): 0})
-    return {"ramp": built, "typed": typed}
+    return {"ramp": built, "typed": typed,
+            "transformer": write_xlsx(_xf_plan(), tmp / "transformer.xlsx")}
 
 
 @needs_libreoffice
@@ -189,6 +258,7 @@ def test_libreoffice_recalculates_the_ramp(libreoffice):
     p = _plan()
     values = {k: read_values(f) for k, f in libreoffice.outputs("refined-ramp").items()}
     assert mismatches(p, values["ramp"]) == []
+    assert mismatches(_xf_plan(), values["transformer"]) == []
     t = p.table("matmul")
     col = {c.name: c.col for c in t.columns}
     for key, share in (("ramp", ramp), ("typed", lambda f: ramp(f, 1e9, 1.0, 0.0))):
@@ -211,3 +281,14 @@ def test_the_notebook_api_shows_the_ramp(tmp_path):
     assert df["compute_ramp"].iloc[0] == pytest.approx(ramp(2**31), rel=1e-12)
     assert df["refined_time"].iloc[0] == pytest.approx(by_hand(1024, 1024, 1024),
                                                       rel=1e-12)  # seconds, as analyze gives
+
+
+def test_the_transformer_frame_shows_each_gemms_ramp(tmp_path):
+    preset = tmp_path / "ramped.toml"
+    preset.write_text(PRESET)
+    df = sheetgen.transformer(TINY, gpu=NAME, gpu_file=preset, prompt_tokens=512, generate=4)
+    pf = df[df["phase"] == "prefill"].set_index("op")
+    assert pf.loc["QKV projection", "compute_ramp"] == pytest.approx(
+        ramp(2 * 512 * 1024 * 3072), rel=1e-12)
+    # attention (flash attention's own rate) and the memory-only row take no ramp
+    assert pf["compute_ramp"].isna().sum() == 3

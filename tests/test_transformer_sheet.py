@@ -82,7 +82,9 @@ def _reference(p: WorkbookPlan, ti: TransformerInputs, gpu: str, dtype: str,
                    real_compute_eff=s["suggest_compute_eff"],
                    real_memory_eff=s["suggest_memory_eff"],
                    real_link_eff=s["suggest_link_eff"], launch=s["launch_overhead"],
-                   attn_peak=DENSE_16BIT[gpu] if dtype in ("fp8", "int8") else None)
+                   attn_peak=DENSE_16BIT[gpu] if dtype in ("fp8", "int8") else None,
+                   ramp=(s["compute_ramp_flops"], s["compute_ramp_h"], s["compute_ramp_end"]),
+                   overlap=s["overlap"])
     return t.estimate(ti.model, wl, hw)
 
 

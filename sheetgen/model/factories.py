@@ -402,15 +402,22 @@ def wave_efficiency(name: str, tiles_: str, waves_: str, label: str = "wave effi
                     doc="1.0 when the tiles fill every wave; idle SMs lower it.")
 
 
+def ramp_share(flops_: str, inputs: RefinedInputs = INPUTS) -> str:
+    """The compute ramp's share as a template, `flops_` a template of one matmul's FLOPs (one
+    reference, or an expression in parentheses; kernel_terms.compute_ramp): 1 with the ramp
+    off (F_half 0), and from its end on."""
+    half, h, end = (f"{{{x}}}" for x in (inputs.ramp_flops, inputs.ramp_exponent,
+                                          inputs.ramp_end))
+    return (f"IF({half}>0,MIN(1,(1+IF({end}>0,({half}/{end})^{h},0))"
+            f"/(1+({half}/{flops_})^{h})),1)")
+
+
 def compute_ramp(name: str, flops_: str, label: str = "compute ramp", *,
                  inputs: RefinedInputs = INPUTS) -> Quantity:
-    """The share of the compute efficiency a matmul of `flops_` FLOPs reaches
-    (kernel_terms.compute_ramp): 1 with the ramp off (F_half 0), and from its end on."""
+    """The share of the compute efficiency a matmul of `flops_` FLOPs reaches (ramp_share)."""
     half, h, end = inputs.ramp_flops, inputs.ramp_exponent, inputs.ramp_end
     return Quantity(
-        name, label, "fraction",
-        f"IF({{{half}}}>0,MIN(1,(1+IF({{{end}}}>0,({{{half}}}/{{{end}}})^{{{h}}},0))"
-        f"/(1+({{{half}}}/{{{flops_}}})^{{{h}}})),1)",
+        name, label, "fraction", ramp_share(f"{{{flops_}}}", inputs),
         lambda **a: kernel_terms.compute_ramp(a[flops_], a[half], a[h], a[end]),
         fmt="pct", doc="The share of the compute efficiency a matmul of F FLOPs reaches: "
                        "1 from the ramp's end (the largest matmul measured) on, and with "
@@ -455,6 +462,14 @@ def quantized_compute_time(name: str, compute: str, wave_eff: str,
                         + (" (at the ramp's share of the efficiency)." if ramp else "."))
 
 
+def overlapped(compute: str, memory: str, p: str) -> str:
+    """The p-norm of two time templates, as refined.refined_time takes it: the slower times
+    (1 + (faster/slower)^p)^(1/p) for p ≥ 1, the slower alone (the hard max) below."""
+    slower, faster = f"MAX({compute},{memory})", f"MIN({compute},{memory})"
+    return (f"{slower}*IF({{{p}}}>={refined.MIN_OVERLAP_EXPONENT:g},"
+            f"(1+({faster}/{slower})^{{{p}}})^(1/{{{p}}}),1)")
+
+
 def refined_time(name: str, compute: str, quantized: str, memory: str,
                  label: str = "refined time", *, inputs: RefinedInputs = INPUTS,
                  ramp: str | None = None) -> Quantity:
@@ -473,11 +488,8 @@ def refined_time(name: str, compute: str, quantized: str, memory: str,
 
     chosen = (f'IF(AND({{{switch}}}="on",ISNUMBER({{{sms}}})),{{{quantized}}},'
               f'{_over(compute, ramp)})')
-    slower, faster = f"MAX({chosen},{{{memory}}})", f"MIN({chosen},{{{memory}}})"
     return Quantity(
-        name, label, "s",
-        f"{{{floor}}}+{slower}*IF({{{p}}}>={refined.MIN_OVERLAP_EXPONENT:g},"
-        f"(1+({faster}/{slower})^{{{p}}})^(1/{{{p}}}),1)",
+        name, label, "s", f"{{{floor}}}+{overlapped(chosen, f'{{{memory}}}', p)}",
         reference, fmt="time",
         doc="Launch floor + the p-norm of compute (quantized when waves are on) and memory "
             "time: the slower of the two when the overlap exponent p is 0.")

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sheetgen.inputs.model_config import ModelConfig
+from sheetgen.model import kernel_terms, refined
 
 RING, ONE_SHOT, TWO_SHOT, AUTO = "ring", "one-shot", "two-shot", "auto"
 ALLREDUCES = (AUTO, RING, ONE_SHOT, TWO_SHOT)
@@ -130,6 +131,11 @@ class Machine:
     real_link_eff: float = 1.0
     launch: float = 0.0  # s per kernel, the realistic estimate's floor
     attn_peak: float | None = None  # peak FLOP/s of attention's dtype; None: `peak`
+    #: the realistic GEMMs' compute ramp (F_half, h, end; kernel_terms.compute_ramp: F_half
+    #: 0 = off) and overlap exponent (refined.refined_time: 0 = the hard max), as the Inputs
+    #: sheet's refined time has them
+    ramp: tuple[float, float, float] = (0.0, 1.0, 0.0)
+    overlap: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -348,9 +354,17 @@ class Estimate:
     summary: dict[str, Any] = field(default_factory=dict)
 
 
-def op_time(op: Op, peak: float, bw: float, kernels_floor: float = 0.0) -> float:
-    """kernels · floor + max(FLOPs / peak, bytes / bw)."""
-    return op.kernels * kernels_floor + max(op.flops / peak, op.bytes_moved / bw)
+def op_time(op: Op, peak: float, bw: float, kernels_floor: float = 0.0,
+            ramp: tuple[float, float, float] | None = None, overlap: float = 0.0) -> float:
+    """kernels · floor + max(FLOPs / peak, bytes / bw); with `ramp` (a GEMM row of the
+    realistic estimate), FLOPs at the ramp's share of `peak` for one GEMM's 2·m·k·n, the two
+    times combined by the overlap exponent."""
+    memory = op.bytes_moved / bw
+    if ramp is None or op.k == 0:
+        return op.kernels * kernels_floor + max(op.flops / peak, memory)
+    share = float(kernel_terms.compute_ramp(2.0 * op.m * op.k * op.n, *ramp))
+    return op.kernels * kernels_floor + float(
+        refined.refined_time(0.0, op.flops / (peak * share), memory, overlap))
 
 
 def weights_per_gpu(cfg: ModelConfig, wl: Workload) -> tuple[float, float]:
@@ -389,7 +403,8 @@ def estimate(cfg: ModelConfig, wl: Workload, hw: Machine) -> Estimate:
     rpeak, rbw = hw.peak * hw.real_compute_eff, hw.bw * hw.real_memory_eff
     apeak = (hw.peak if hw.attn_peak is None else hw.attn_peak) * wl.attn_eff
     bound = [op_time(op, bpeak, bbw) for op in ops]
-    real = [op_time(op, apeak if op.attention else rpeak, rbw, hw.launch) for op in ops]
+    real = [op_time(op, apeak, rbw, hw.launch) if op.attention
+            else op_time(op, rpeak, rbw, hw.launch, hw.ramp, hw.overlap) for op in ops]
     s = shapes(cfg, wl.tp)
     out: dict[str, Any] = {}
     steps = prefill_steps(wl.prompt, wl.chunk)

@@ -13,6 +13,7 @@ from sheetgen.model import transformer as ref
 from sheetgen.model.vocabulary import Quantity
 
 SHEET = "Transformer"
+GEMM_RATE = "xf_real_flops"  # the GEMM rows' realistic FLOP/s
 ATTN_RATE = "xf_attn_real_flops"  # the attention rows' realistic FLOP/s
 ON_CHIP = "xf_on_chip"  # bytes per element of an operand that never leaves the chip
 #: the Inputs sheet's per-operand bytes (A, B, C), which every sheet's matmuls use

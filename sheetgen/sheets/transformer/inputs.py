@@ -21,6 +21,7 @@ from sheetgen.model.vocabulary import (
 )
 from sheetgen.sheets.gpu_specs import lookup, match, number
 from sheetgen.sheets.transformer.common import (
+    GEMM_RATE,
     NO,
     ON_CHIP,
     PHASES,
@@ -200,7 +201,7 @@ def derived(cfg: ModelConfig) -> list[Quantity]:
           doc=f"{ref.ATTENTION_QUANTIZE_KERNELS} when the attention output is quantized by its "
               "own kernel and the activations are narrower than the GEMM outputs, else 0: "
               "counted in the non-matmul rows' kernels and bytes."),
-        rf.product("xf_real_flops", "peak_flops", "suggest_compute_eff",
+        rf.product(GEMM_RATE, "peak_flops", "suggest_compute_eff",
                    "realistic FLOP/s (measured efficiency)", "FLOP/s"),
         rf.product("xf_real_bw", "hbm_bw", "suggest_memory_eff",
                    "realistic bandwidth (measured efficiency)", "B/s"),

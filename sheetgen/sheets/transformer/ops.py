@@ -11,11 +11,13 @@ from typing import Any
 
 from sheetgen.inputs.model_config import ModelConfig
 from sheetgen.model import factories as rf
+from sheetgen.model import kernel_terms, refined
 from sheetgen.model import transformer as ref
 from sheetgen.model.vocabulary import Quantity
 from sheetgen.sheets.transformer.common import (
     AB,
     ATTN_RATE,
+    GEMM_RATE,
     OB,
     ON_CHIP,
     STEP_TOKENS,
@@ -45,23 +47,34 @@ def operand_bytes(name: str, count: str, m: str, k: str, n: str, a_: str | None,
 
 
 def realistic_time(name: str, kernels: str | None, flops_: str | None, bytes_: str,
-                   rate: str = "xf_real_flops") -> Quantity:
-    """kernels · launch floor + max(FLOPs / rate, bytes / (bandwidth · measured memory eff)):
-    the preset's sourced efficiencies, not the bound's. `rate`: the realistic FLOP/s (peak ·
-    measured compute eff; attention's own for the attention rows)."""
+                   rate: str = GEMM_RATE, ramp: str | None = None) -> Quantity:
+    """kernels · launch floor + the slower of FLOPs / rate and bytes / (bandwidth · measured
+    memory eff): the preset's sourced efficiencies, not the bound's. `rate`: the realistic
+    FLOP/s (peak · measured compute eff; attention's own for the attention rows). A GEMM row
+    (`ramp`: its compute ramp's share) runs at that share of the rate, and its two times
+    combine by the Inputs sheet's overlap exponent (the p-norm of the refined time)."""
     floor = f"{{{kernels}}}*{{launch_overhead}}+" if kernels else ""
     mem = f"{{{bytes_}}}/{{xf_real_bw}}"
-    body = f"MAX({{{flops_}}}/{{{rate}}},{mem})" if flops_ else mem
+    if flops_ and ramp:
+        body = rf.overlapped(f"{{{flops_}}}/({{{rate}}}*{{{ramp}}})", mem, rf.INPUTS.overlap)
+    elif flops_:
+        body = f"MAX({{{flops_}}}/{{{rate}}},{mem})"
+    else:
+        body = mem
 
     def fn(a: dict[str, Any]) -> Any:
         t = a[bytes_] / a["xf_real_bw"]
-        if flops_:
+        if flops_ and ramp:
+            t = float(refined.refined_time(0.0, a[flops_] / (a[rate] * a[ramp]), t,
+                                           a[rf.INPUTS.overlap]))
+        elif flops_:
             t = max(a[flops_] / a[rate], t)
         return (a[kernels] * a["launch_overhead"] if kernels else 0.0) + t
 
     return q(name, "realistic time", "s", floor + body, fn, fmt="time",
-             doc="Launch floor per kernel + the roofline at the measured efficiencies.")
-
+             doc="Launch floor per kernel + the roofline at the measured efficiencies"
+                 + (" (at the compute ramp's share, by the overlap exponent)." if ramp
+                    else "."))
 
 
 def _op(ph: str, slug: str, label: str, m: tuple[str, Callable[[dict[str, Any]], float]],
@@ -69,7 +82,7 @@ def _op(ph: str, slug: str, label: str, m: tuple[str, Callable[[dict[str, Any]],
         n: tuple[str, Callable[[dict[str, Any]], float]],
         count: tuple[str, Callable[[dict[str, Any]], float]],
         kernels: tuple[str, Callable[[dict[str, Any]], float]] | None,
-        a_: str | None, w_: str | None, o_: str | None, rate: str = "xf_real_flops") -> OpRow:
+        a_: str | None, w_: str | None, o_: str | None, rate: str = GEMM_RATE) -> OpRow:
     p = f"xf_{ph}_{slug}_"
     dims = [q(p + d, d, "", t, f, fmt="ratio") for d, (t, f) in
             zip(("m", "k", "n", "count"), (m, k, n, count), strict=True)]
@@ -82,10 +95,23 @@ def _op(ph: str, slug: str, label: str, m: tuple[str, Callable[[dict[str, Any]],
     ct = rf.compute_time(p + "compute_time", p + "flops")
     mt = rf.memory_time(p + "memory_time", p + "bytes")
     t = rf.predicted_time(p + "time", p + "compute_time", p + "memory_time", "bound time")
+    ramp = gemm_ramp(p + "ramp", p + "m", p + "k", p + "n") if rate == GEMM_RATE else None
     real = realistic_time(p + "real", kern.name if kern else None, p + "flops", p + "bytes",
-                          rate)
-    return OpRow(label, (*dims, kern, f, b, i, r, ct, mt, t, real), t.name, real.name,
+                          rate, ramp.name if ramp else None)
+    return OpRow(label, (*dims, kern, f, b, i, r, ct, mt, t, ramp, real), t.name, real.name,
                  (i.name, f.name))
+
+
+def gemm_ramp(name: str, m: str, k: str, n: str) -> Quantity:
+    """The compute ramp's share (factories.ramp_share) at one GEMM's 2·m·k·n FLOPs: the
+    Inputs sheet's COMPUTE_RAMP_* cells, off (1) in every built-in preset."""
+    one = rf.flops("_one", m, k, n)
+    i = rf.INPUTS
+    return q(name, "compute ramp", "fraction", rf.ramp_share(f"({one.template})"),
+             lambda a: float(kernel_terms.compute_ramp(one.reference(**a), a[i.ramp_flops],
+                                                       a[i.ramp_exponent], a[i.ramp_end])),
+             fmt="pct", doc="The share of the measured compute efficiency one GEMM of "
+                            "2·m·k·n FLOPs reaches (1 with the ramp off).")
 
 
 def _ref(name: str) -> tuple[str, Callable[[dict[str, Any]], float]]:
@@ -201,5 +227,5 @@ def _nonmatmul(cfg: ModelConfig, ph: str) -> OpRow:
     mt = rf.memory_time(p + "time", p + "bytes", "bound time")
     real = realistic_time(p + "real", kern.name, None, p + "bytes")
     return OpRow("non-matmul (norms, residual, activation, KV write)",
-                 (m, None, None, None, kern, None, b, None, None, None, None, mt, real),
+                 (m, None, None, None, kern, None, b, None, None, None, None, mt, None, real),
                  mt.name, real.name, None)

@@ -33,7 +33,8 @@ from sheetgen.sheets.transformer.sentences import sentences
 from sheetgen.sheets.transformer.totals import totals
 
 OP_HEADER = ("operation", "m", "k", "n", "count", "kernels", "FLOPs", "bytes moved",
-             "FLOP/B", "regime", "compute", "memory", "bound time", "realistic", "unit",
+             "FLOP/B", "regime", "compute", "memory", "bound time", "compute ramp",
+             "realistic", "unit",
              "note")
 CHART_COL = 9  # right of the blocks' notes, which overflow a few columns
 
@@ -91,7 +92,8 @@ def sheet(cfg: ModelConfig, google: bool = False) -> SheetSpec:
              "and one decode step (m = batch, attending over the KV cache at the mean "
              "context). Bound = the roofline at the Inputs sheet's efficiencies; realistic = "
              "the GPU preset's measured efficiencies (attention: flash attention's) plus a "
-             "launch floor per kernel.",
+             "launch floor per kernel, GEMMs at the compute ramp's share and by the overlap "
+             "exponent (Inputs sheet).",
              span=14),
         Text(2, 0, "Source: " + (cfg.source or "given fields") + (
             "; assumed: " + "; ".join(cfg.assumptions) if cfg.assumptions else ""),

@@ -118,7 +118,8 @@ def op_records(cfg: ModelConfig, scalars: dict[str, Any]) -> list[dict[str, Any]
                 "count": get("count"), "flops": flops, "bytes_moved": bytes_,
                 "intensity": flops / bytes_, "regime": scalars.get(p + "regime",
                                                                    rf.MEMORY_BOUND),
-                "time": scalars[row.bound], "realistic_time": scalars[row.real],
+                "time": scalars[row.bound], "compute_ramp": get("ramp"),  # NaN: no ramp
+                "realistic_time": scalars[row.real],
                 "attained_flops": flops / scalars[row.bound],
                 "shape_label": f"{phase} {row.label.split(' (')[0]}",
                 "refined_time": scalars[row.real]})
