@@ -211,6 +211,8 @@ def test_opens_and_prints_with_a_default_profile(workbooks, pdfs, variant):
     assert missing == []
     # the pass/fail checks print as words, as the cached booleans they are, not as 1 or 0
     assert re.search(r"\bTRUE\b", text)
+    # no regime label cut by its column ("memory-boun" in the Transformer's 12-wide column)
+    assert re.findall(r"(?:compute|memory)-boun(?!d)", " ".join(pages)) == []
 
 
 @pytest.mark.libreoffice

@@ -107,7 +107,9 @@ def sheet(cfg: ModelConfig, google: bool = False) -> SheetSpec:
     data_col = len(OP_HEADER) + 1
     points, roof = chart_tables(rows, data_col, 4)
     texts.append(Text(3, data_col, "Chart data (#N/A where no point)", "subtitle"))
-    widths = {0: 46.0} | {i: 12.0 for i in range(1, len(OP_HEADER))}
+    # "memory-bound" needs 13 characters at the sheet's font: 12 cut it in LibreOffice's PDF
+    widths = {0: 46.0} | {i: 12.0 for i in range(1, len(OP_HEADER))} | {
+        OP_HEADER.index("regime"): 14.0}
     last = roof.col + len(roof.all_columns())
     tables: tuple[Table, ...] = (points, roof)
     if google:
