@@ -40,6 +40,23 @@ def load_script(path: Path) -> ModuleType:
     return module
 
 
+def process_folder(prefix: str) -> Path:
+    """A temporary folder that lasts as long as this test process (the files a cached plan
+    or build writes once for several tests and a LibreOffice job), removed at its exit."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
+def preset_toml(name: str, peaks: str, bandwidth: float, *fields: str) -> str:
+    """A user's one-GPU preset file (as `--gpu-file` reads it): `peaks` the inline table's
+    body ("bf16 = 400e12"), datasheet link and memory figures, then `fields` line by line."""
+    return "\n".join((
+        "", "[[gpu]]", f'name = "{name}"', f"peak_flops = {{ {peaks} }}",
+        f"hbm_bandwidth = {bandwidth:g}", "memory_bytes = 48e9", "link_bandwidth = 100e9",
+        "link_latency = 8e-6", "host_bandwidth = 31.5e9", *fields, ""))
+
+
 def run(*args: str, color: bool = False, cwd: Path | None = None) -> Result:
     """`sheetgen ARGS` in process, in folder `cwd` if given (no interpreter start-up: most
     CLI tests need no real process). The result has exit_code, output, stdout and stderr.
@@ -112,9 +129,8 @@ def built_workbook(out: str | Path, **options: Any) -> tuple[Path, int]:
     if out.exists() or "progress_factory" in options:  # what build_workbook itself must do
         return build_workbook(out, **options)
     if key not in _BUILT:
-        folder = Path(tempfile.mkdtemp(prefix="sheetgen-built-"))
-        atexit.register(shutil.rmtree, folder, True)  # gone when the test process ends
-        _BUILT[key] = build_workbook(folder / "built.xlsx", **options)
+        _BUILT[key] = build_workbook(process_folder("sheetgen-built-") / "built.xlsx",
+                                     **options)
     source, rows = _BUILT[key]
     shutil.copyfile(source, out)
     return out, rows

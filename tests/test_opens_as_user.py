@@ -11,19 +11,17 @@ Boolean cells therefore carry an explicit TRUE/FALSE number format (styles.BOOLE
 
 from __future__ import annotations
 
-import atexit
 import functools
 import html
 import re
 import shutil
-import tempfile
 import zipfile
 from pathlib import Path
 
 import openpyxl
 import pytest
 from click.testing import CliRunner
-from helpers import built_workbook
+from helpers import built_workbook, process_folder
 from lo_helpers import libreoffice_job, needs_libreoffice, pdf_page_texts
 from xlsx_edit import cell_of, defined_names, edit_cells, replace_parts, sheet_parts
 
@@ -102,9 +100,7 @@ _BOOKS: dict[str, Path] = {}
 
 @functools.cache
 def _folder() -> Path:
-    folder = Path(tempfile.mkdtemp(prefix="sheetgen-user-view-"))
-    atexit.register(shutil.rmtree, folder, True)
-    return folder
+    return process_folder("sheetgen-user-view-")
 
 
 def workbook(name: str) -> Path:

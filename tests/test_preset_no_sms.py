@@ -9,15 +9,13 @@ refined = floor + max(compute, memory)."""
 
 from __future__ import annotations
 
-import atexit
 import functools
 import shutil
-import tempfile
 from pathlib import Path
 
 import openpyxl
 import pytest
-from helpers import one_line_error, run
+from helpers import one_line_error, preset_toml, process_folder, run
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 from openpyxl.utils import get_column_letter
 from xlsx_edit import edit_cells
@@ -32,17 +30,7 @@ from sheetgen.writers.xlsx import write_xlsx
 NAME = "Datasheet GPU"
 PEAK, BW = 400e12, 2.0e12  # bf16 FLOP/s and HBM B/s, as the file below gives them
 #: wave quantization asked for, but no SM count to count waves with
-PRESET = f"""
-[[gpu]]
-name = "{NAME}"
-peak_flops = {{ bf16 = {PEAK:g}, fp32 = 50e12 }}
-hbm_bandwidth = {BW:g}
-memory_bytes = 48e9
-link_bandwidth = 100e9
-link_latency = 8e-6
-host_bandwidth = 31.5e9
-wave_quantization = true
-"""
+PRESET = preset_toml(NAME, f"bf16 = {PEAK:g}, fp32 = 50e12", BW, "wave_quantization = true")
 NOTE = "waves off: preset has no SM count"
 WAVE_COLUMNS = ("waves", "wave_efficiency", "quantized_compute_time")
 SHAPES = [(1, 4096, 4096), (4096, 4096, 4096), (8192, 8192, 8192), (300, 70, 5)]
@@ -140,9 +128,7 @@ def test_a_bad_sm_count_is_one_error_line(tmp_path, value, shown):
 
 @functools.cache
 def _folder() -> Path:
-    folder = Path(tempfile.mkdtemp(prefix="sheetgen-no-sms-"))
-    atexit.register(shutil.rmtree, folder, True)
-    return folder
+    return process_folder("sheetgen-no-sms-")
 
 
 @functools.cache

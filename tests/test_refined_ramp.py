@@ -9,19 +9,16 @@ held against XLA's published H100 times."""
 
 from __future__ import annotations
 
-import atexit
 import csv
 import functools
 import io
 import math
 import re
-import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import run
+from helpers import preset_toml, process_folder, run
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 from xlsx_edit import cell_of, edit_cells
 
@@ -40,20 +37,9 @@ DATA = Path(__file__).resolve().parent.parent / "benchmarks" / "data"
 NAME = "Ramped GPU"
 PEAK, BW = 400e12, 2.0e12  # bf16 FLOP/s and HBM B/s, as the file below gives them
 HALF, H, END = 2e9, 0.8, 8e9  # the ramp: half the efficiency at 2 GFLOP, ends at 8 GFLOP
-PRESET = f"""
-[[gpu]]
-name = "{NAME}"
-peak_flops = {{ bf16 = {PEAK:g}, fp8 = 800e12 }}
-hbm_bandwidth = {BW:g}
-memory_bytes = 48e9
-link_bandwidth = 100e9
-link_latency = 8e-6
-host_bandwidth = 31.5e9
-sm_count = 100
-compute_ramp_flops = {HALF:g}
-compute_ramp_exponent = {H:g}
-compute_ramp_end_flops = {END:g}
-"""
+PRESET = preset_toml(NAME, f"bf16 = {PEAK:g}, fp8 = 800e12", BW, "sm_count = 100",
+                     f"compute_ramp_flops = {HALF:g}", f"compute_ramp_exponent = {H:g}",
+                     f"compute_ramp_end_flops = {END:g}")
 #: 1024³ (2.1 GFLOP: on the ramp), 4096³ (past its end), a GEMV (memory-bound even so)
 SHAPES = [(1024, 1024, 1024), (4096, 4096, 4096), (1, 4096, 4096)]
 
@@ -83,9 +69,7 @@ def test_the_hand_ramp():
 
 @functools.cache
 def _folder() -> Path:
-    folder = Path(tempfile.mkdtemp(prefix="sheetgen-ramp-"))
-    atexit.register(shutil.rmtree, folder, True)
-    return folder
+    return process_folder("sheetgen-ramp-")
 
 
 @functools.cache
