@@ -154,9 +154,10 @@ RAMP_END_RULE = Validation("decimal_range", minimum=0, maximum=MAX_RAMP_FLOPS,
 RAMP_FLOPS = Input(
     "compute_ramp_flops", "Compute ramp F_half", "FLOP", fmt="sci",
     defined_name="COMPUTE_RAMP_FLOPS", validation=RAMP_FLOPS_RULE,
-    doc="A matmul of F FLOPs reaches 1/(1 + (F_half/F)^h) of the compute efficiency (the "
-        "refined time's compute ramp: small matmuls do not fill the GPU); 0 = off, every "
-        "matmul at the efficiency. `sheetgen calibrate --preset-out` fits it.",
+    doc="A matmul of F FLOPs reaches (1 + (F_half/end)^h)/(1 + (F_half/F)^h), at most 1, "
+        "of the compute efficiency (the refined time's compute ramp: small matmuls do not "
+        "fill the GPU); 0 = off, every matmul at the efficiency. `sheetgen calibrate "
+        "--preset-out` fits it.",
 )
 RAMP_H = Input("compute_ramp_h", "Compute ramp exponent h", "exponent", fmt="ratio",
                defined_name="COMPUTE_RAMP_H", validation=RAMP_H_RULE,
