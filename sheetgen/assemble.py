@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from sheetgen import __version__
-from sheetgen.core.defaults import DEFAULT_SPARE_ROWS
+from sheetgen.core.defaults import DEFAULT_SPARE_ROWS, MEASURED
 from sheetgen.errors import InputError
 from sheetgen.inputs import precision
 from sheetgen.inputs.model_config import ModelConfig
@@ -84,10 +84,11 @@ class BuildConfig:
     whatif_shape: tuple[int, int, int] = whatif.DEFAULT_SHAPE
     practice: int = 0  # rows of the Practice sheet; 0 leaves the sheet out
     practice_seed: int = practice_sheet.DEFAULT_SEED
-    #: the Inputs sheet's efficiencies (fractions in (0, 1]); 1.0 = the pure roofline
-    compute_eff: float = 1.0
-    memory_eff: float = 1.0
-    link_eff: float = 1.0
+    #: the Inputs sheet's efficiencies (fractions in (0, 1]); 1.0 = the pure roofline,
+    #: "measured" = the GPU preset's figure for the dtype (its Suggested column)
+    compute_eff: float | str = 1.0
+    memory_eff: float | str = 1.0
+    link_eff: float | str = 1.0
     launch_overhead: float | None = None  # s per matmul call; None = the preset's
     tile: tuple[int, int] | None = None  # (tile m, tile n); None = the preset's
     waves: bool | None = None  # wave quantization in the refined time; None = the preset's
@@ -145,9 +146,17 @@ class BuildConfig:
                                                   and self.link_latency >= 0):
             raise InputError(f"--link-latency must be 0 or more seconds, got "
                              f"{self.link_latency!r}")
-        for option, value in (("--compute-eff", self.compute_eff),
-                              ("--memory-eff", self.memory_eff), ("--link-eff", self.link_eff)):
+        own = gpu.for_dtype(dtype)  # the dtype's own refined model, where the preset has one
+        effs = {}
+        for option, name, measured in (
+                ("--compute-eff", "compute_eff", own.compute_efficiency(dtype)),
+                ("--memory-eff", "memory_eff", own.measured_memory_efficiency),
+                ("--link-eff", "link_eff", own.measured_link_efficiency)):
+            value = getattr(self, name)
+            if isinstance(value, str) and value.strip().lower() == MEASURED:
+                value = measured
             _fraction(option, value)
+            effs[name] = float(value)
         if self.link_over not in ("gpu", "host"):
             raise InputError(f"--link-over must be gpu or host, got {self.link_over!r}")
         if self.tp_pairing not in (parallel_inputs.NARROW, parallel_inputs.WIDE):
@@ -155,7 +164,6 @@ class BuildConfig:
         if not (math.isfinite(self.host_link_latency) and self.host_link_latency >= 0):
             raise InputError(f"--host-link-latency must be 0 or more seconds, got "
                              f"{self.host_link_latency!r}")
-        own = gpu.for_dtype(dtype)  # the dtype's own refined model, where the preset has one
         launch = own.launch_overhead if self.launch_overhead is None else self.launch_overhead
         if isinstance(launch, bool) or not isinstance(launch, int | float) \
                 or not (math.isfinite(launch) and 0 <= launch <= 1):
@@ -190,7 +198,8 @@ class BuildConfig:
         return replace(self, gpu=gpu.name, dtype=dtype, shapes=shapes, pipeline_shape=(m, k, n),
                        whatif_shape=whatif_shape, launch_overhead=float(launch),
                        tile=(int(tile[0]), int(tile[1])), waves=waves, overlap=float(overlap),
-                       **storage, capacity_as=capacity_as, memory_reserve=float(reserve))
+                       **storage, **effs, capacity_as=capacity_as,
+                       memory_reserve=float(reserve))
 
     def layout(self, prefix: str = "", *, chart_helpers: bool = False) -> SheetLayout:
         """The sheets this build writes and their variant (see `SheetLayout`)."""
@@ -251,8 +260,8 @@ def _fraction(option: str, value: object) -> None:
     ok = (isinstance(value, int | float) and not isinstance(value, bool)
           and math.isfinite(value) and low <= value <= 1.0)
     if not ok:
-        raise InputError(f"{option} must be a fraction from {low:g} to 1 (1 = pure roofline), "
-                         f"got {value!r}")
+        raise InputError(f"{option} must be a fraction from {low:g} to 1 (1 = pure roofline) "
+                         f"or {MEASURED}, got {value!r}")
 
 
 def _whole(option: str, value: object, low: int, high: int | None = None) -> None:

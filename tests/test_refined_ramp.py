@@ -128,8 +128,9 @@ def test_check_passes_on_the_ramped_workbook(tmp_path):
 
 def test_a_calibrated_preset_carries_the_fit_into_the_matmul_sheet(tmp_path):
     """XLA's published H100 bf16 times (single matmuls): `calibrate --preset-out`, then a
-    workbook at the preset's compute efficiency. Its refined time misses those times by a
-    median 4.2 % with the ramp, 10.4 % with the ramp turned off in the same preset."""
+    workbook at the preset's efficiencies (`--compute-eff measured --memory-eff measured`).
+    Its refined time misses those times by a median 4.2 % with the ramp, 10.4 % with the
+    ramp turned off in the same preset."""
     preset = tmp_path / "xla.toml"
     result = run("calibrate", str(DATA / "xla_h100_sm90.csv"), "--gpu", "H100 SXM",
                  "--preset-out", str(preset))
@@ -148,7 +149,9 @@ def test_a_calibrated_preset_carries_the_fit_into_the_matmul_sheet(tmp_path):
     errors = {}
     for key, path in (("ramp", preset), ("off", off)):
         p = plan_build(BuildConfig(shapes=shapes, gpu="H100 SXM (calibrated)",
-                                   presets=load_presets(path), spare_rows=0, compute_eff=eff))
+                                   presets=load_presets(path), spare_rows=0,
+                                   compute_eff="measured", memory_eff="measured"))
+        assert p.model.scalars["compute_eff"] == eff  # --compute-eff measured: the fit's
         col = {c.name: c.values for c in p.table("matmul").columns}
         errors[key] = float(np.median(np.abs(np.asarray(col["refined_time"], float) * 1e-6
                                              / measured - 1)))

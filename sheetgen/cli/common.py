@@ -21,6 +21,7 @@ import click
 
 from sheetgen import __version__
 from sheetgen.core import defaults
+from sheetgen.core.defaults import MEASURED
 from sheetgen.errors import INTERRUPTED_EXIT, USER_ERROR_EXIT, SheetgenError
 from sheetgen.inputs import precision
 from sheetgen.inputs.presets import DTYPES
@@ -244,6 +245,23 @@ class MicroBatches(click.ParamType):
             self.fail(f"{value!r} is neither auto nor a whole number", param, ctx)
 
 
+class Efficiency(click.ParamType):
+    """A fraction, or `measured`: the GPU preset's measured figure for the dtype."""
+
+    name = "FRACTION|measured"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float | str:
+        if isinstance(value, float | int) and not isinstance(value, bool):
+            return float(value)
+        text = str(value).strip().lower()
+        if text == MEASURED:
+            return MEASURED
+        try:
+            return float(text)
+        except ValueError:
+            self.fail(f"{value!r} is neither a fraction nor {MEASURED}", param, ctx)
+
+
 _MODEL_OPTIONS = [
     click.option("--layers", type=int, default=defaults.DEFAULT_LAYERS, show_default=True,
                  help="Layers in the Pipeline sheet (alternating types 1 and 2)."),
@@ -326,9 +344,10 @@ def efficiency_options(command: Callable[..., Any]) -> Callable[..., Any]:
     for flag, what in reversed((("--compute-eff", "peak FLOP/s a matmul reaches"),
                                 ("--memory-eff", "HBM bandwidth reached"),
                                 ("--link-eff", "GPU-to-GPU link bandwidth reached"))):
-        command = click.option(flag, type=float, default=1.0, show_default=True,
-                               help=f"Fraction of {what}, in (0, 1]; 1 = pure roofline "
-                                    "(`sheetgen gpus` shows measured figures).")(command)
+        command = click.option(flag, type=Efficiency(), default=1.0, show_default=True,
+                               help=f"Fraction of {what}, in (0, 1]; 1 = pure roofline; "
+                                    f"{MEASURED} = the GPU preset's figure for the dtype "
+                                    "(`sheetgen gpus` lists them).")(command)
     return command
 
 

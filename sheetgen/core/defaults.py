@@ -27,3 +27,6 @@ DEFAULT_MEASURE_REPEATS = 10
 REPEAT_FACTOR = 1.5
 #: What the refined time says of itself when the GPU preset gives no SM count (no waves).
 NO_SMS_NOTE = "waves off: preset has no SM count"
+#: What --compute-eff, --memory-eff and --link-eff take for the GPU preset's measured figure
+#: (the Inputs sheet's "Suggested (measured)" column) instead of a fraction.
+MEASURED = "measured"
