@@ -20,7 +20,7 @@ from typing import Any
 
 import openpyxl
 import pytest
-from helpers import built_workbook, one_line_error, run
+from helpers import built_workbook, one_line_error, preset_toml, run
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 from sheets_emulator import (
     FAST_RETRY,
@@ -711,17 +711,10 @@ def test_cli_push_read_check(cli_env, tmp_path):
 
 
 #: A user's preset from a datasheet, and its figures as the Inputs sheet must show them.
-DATASHEET_TOML = """
-[[gpu]]
-name = "Datasheet GPU"
-peak_flops = { bf16 = 400e12, fp32 = 50e12 }
-hbm_bandwidth = 2.0e12
-memory_bytes = 48e9
-link_bandwidth = 100e9
-link_latency = 8e-6
-host_bandwidth = 31.5e9
-sm_count = 96
-"""
+#: a datasheet's figures, and a compute ramp as `calibrate --preset-out` writes one
+DATASHEET_TOML = preset_toml("Datasheet GPU", "bf16 = 400e12, fp32 = 50e12", 2.0e12,
+                             "sm_count = 96", "compute_ramp_flops = 2e9",
+                             "compute_ramp_exponent = 0.8", "compute_ramp_end_flops = 8e9")
 
 
 def test_cli_push_with_gpu_file_then_check(tmp_path, shared, service_account_file,
@@ -758,6 +751,13 @@ def test_cli_push_with_gpu_file_then_check(tmp_path, shared, service_account_fil
     assert got["sm_count"] == 96
     assert got["card_bytes"] == 48e9  # the datasheet's GB, read as the vendor means them
     assert got["vram_bytes"] == 48e9 - 2 * 1024**3  # less the default 2 GiB reserve
+    # the ramp, and its share at 1024³ (2^31 FLOPs): (1 + 0.25^0.8) / (1 + (2e9/2^31)^0.8)
+    assert (got["compute_ramp_flops"], got["compute_ramp_h"], got["compute_ramp_end"]) == (
+        2e9, 0.8, 8e9)
+    mat = run("read", KEY, "--sheet", "Matmul", "--format", "json")
+    rows = {(r["m"], r["k"], r["n"]): r for r in json.loads(mat.output)}
+    assert rows[(1024, 1024, 1024)]["compute_ramp"] == pytest.approx(
+        (1 + 0.25**0.8) / (1 + (2e9 / 2**31) ** 0.8), rel=1e-12)
     # the user then picks the fp32 peak in Google: check models the edit, read follows it
     sh = sheetgen.writers.google.client.open_spreadsheet(
         authorize(service_account_file, http_client=shared.http_client_class(**FAST_RETRY)),
