@@ -279,3 +279,13 @@ def test_the_transformer_frame_shows_each_gemms_ramp(tmp_path):
         ramp(2 * 512 * 1024 * 3072), rel=1e-12)
     # attention (flash attention's own rate) and the memory-only row take no ramp
     assert pf["compute_ramp"].isna().sum() == 3
+
+
+def test_show_names_the_ramp_and_the_overlap(tmp_path):
+    preset = tmp_path / "ramped.toml"
+    preset.write_text(PRESET + "overlap_exponent = 2.0\n")
+    result = run("show", "--gpu-file", str(preset), "--gpu", NAME)
+    assert result.exit_code == 0, result.output
+    assert "overlap p 2, compute ramp F_half 2 GFLOP h 0.8 to 8 GFLOP" in result.output
+    plain = run("show")  # a built-in preset has neither
+    assert "overlap" not in plain.output and "ramp" not in plain.output

@@ -142,7 +142,21 @@ def _gpu_line(frame: Any) -> str:
               f"ridge {g['ridge']:.4g} {per_byte}{eff}; refined: floor "
               f"{seconds(g['launch_overhead'])}, {g['tile_m']:.0f}x{g['tile_n']:.0f} tiles"
               + (f" on {g['sm_count']:.0f} SMs, waves {g['wave_quantization']}"
-                 if is_number(g["sm_count"]) else f", {NO_SMS_NOTE}"))
+                 if is_number(g["sm_count"]) else f", {NO_SMS_NOTE}") + _fitted_terms(g))
+
+
+def _fitted_terms(g: dict[str, Any]) -> str:
+    """The refined time's overlap exponent and compute ramp, where the preset has them (a
+    preset from `calibrate --preset-out`): they change every refined time below."""
+    out = ""
+    if g["overlap_exponent"] > 0:
+        out += f", overlap p {g['overlap_exponent']:.3g}"
+    if g["compute_ramp_flops"] > 0:
+        end = g["compute_ramp_end_flops"]
+        out += (f", compute ramp F_half {si(g['compute_ramp_flops'], 'FLOP')} h "
+                f"{g['compute_ramp_exponent']:.3g}"
+                + (f" to {si(end, 'FLOP')}" if end > 0 else ""))
+    return out
 
 
 #: A frame (`analyze`'s table), or a function giving the table as frames, a piece at a time
