@@ -135,6 +135,8 @@ def test_a_calibrated_preset_carries_the_fit_into_the_matmul_sheet(tmp_path):
     result = run("calibrate", str(DATA / "xla_h100_sm90.csv"), "--gpu", "H100 SXM",
                  "--preset-out", str(preset))
     assert result.exit_code == 0, result.output
+    assert ('--gpu "H100 SXM (calibrated)" (with --compute-eff measured --memory-eff measured'
+            in result.output)  # the next command, as calibrate says it
     text = preset.read_text()
     eff = float(re.search(r"^measured_compute_efficiency = (\S+)$", text, re.M).group(1))
     lines = [line for line in (DATA / "xla_h100_sm90.csv").read_text().splitlines()

@@ -70,7 +70,9 @@ def measure(out: Path, device: str, shapes: Path | None, dtype: str | None,
     click.echo(f"wrote {out}: {result.summary()}")
     if preset_out is not None:
         preset = name or f"{result.metadata.get('device_name', device)} (measured)"
-        click.echo(f"wrote {preset_out}: use --gpu-file {preset_out} --gpu {json.dumps(preset)}")
+        click.echo(f"wrote {preset_out}: use --gpu-file {preset_out} --gpu {json.dumps(preset)}"
+                   " (with --compute-eff measured --memory-eff measured, every sheet runs at "
+                   "the measured efficiencies)")
 
 
 @cli.command(short_help="Fit efficiencies and launch floor to measured times.")
@@ -163,6 +165,7 @@ def calibrate(measured: Path, gpu: str | None, gpu_file: Path | None, dtype: str
                 click.echo(line)
     if preset_out is not None and not as_json:
         click.echo(f"wrote {preset_out}: use --gpu-file {preset_out} --gpu "
-                   f"{json.dumps(name or cal.gpu.name + ' (calibrated)')}")
+                   f"{json.dumps(name or cal.gpu.name + ' (calibrated)')} (with --compute-eff "
+                   "measured --memory-eff measured, every sheet runs at the fit)")
     if out is not None and not as_json:
         click.echo(f"wrote {out} (Measured sheet: {len(cal.data)} {cal.dtype} rows)")
