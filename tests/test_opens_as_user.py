@@ -209,6 +209,7 @@ def test_opens_and_prints_with_a_default_profile(workbooks, pdfs, variant):
     assert missing == []
     # the pass/fail checks print as words, as the cached booleans they are, not as 1 or 0
     assert re.search(r"\bTRUE\b", text)
+    assert "###" not in text  # no number wider than its column
 
 
 #: the page footer LibreOffice prints, which names the page's sheet ("Matmul 2 / 35")
