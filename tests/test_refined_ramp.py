@@ -124,6 +124,14 @@ def test_check_passes_on_the_ramped_workbook(tmp_path):
     report = check_workbook(out)
     assert report.ok, report.mismatches[:3]
     assert report.checked["Matmul"] > 0
+    # a ramp typed into the Inputs sheet: check reads it back into the reference model, so
+    # the formulas (evaluated with 1 GFLOP) and the model agree; read back as the preset's
+    # 2 GFLOP, every ramped cell would differ
+    names = _plan().defined_names
+    typed = edit_cells(out, tmp_path / "typed.xlsx", {cell_of(names["COMPUTE_RAMP_FLOPS"]): 1e9})
+    again = check_workbook(typed)
+    assert again.ok, again.mismatches[:3]
+    assert again.checked == report.checked
 
 
 def test_a_calibrated_preset_carries_the_fit_into_the_matmul_sheet(tmp_path):
