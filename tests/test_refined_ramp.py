@@ -149,25 +149,33 @@ def test_a_calibrated_preset_carries_the_fit_into_the_matmul_sheet(tmp_path):
     eff = float(re.search(r"^measured_compute_efficiency = (\S+)$", text, re.M).group(1))
     lines = [line for line in (DATA / "xla_h100_sm90.csv").read_text().splitlines()
              if not line.startswith("#")]
-    rows = [r for r in csv.DictReader(io.StringIO("\n".join(lines)))
-            if r["dtype"] == "bf16" and r["b"] == "1"]
-    shapes = [Shape(int(r["m"]), int(r["k"]), int(r["n"])) for r in rows]
-    measured = np.array([float(r["time_s"]) for r in rows])
+    table = list(csv.DictReader(io.StringIO("\n".join(lines))))
+
+    def median_error(path: Path, dtype: str) -> tuple[int, float]:
+        rows = [r for r in table if r["dtype"] == dtype and r["b"] == "1"]
+        p = plan_build(BuildConfig(shapes=[Shape(int(r["m"]), int(r["k"]), int(r["n"]))
+                                           for r in rows], gpu="H100 SXM (calibrated)",
+                                   dtype=dtype, presets=load_presets(path), spare_rows=0,
+                                   compute_eff="measured", memory_eff="measured"))
+        if dtype == "bf16":
+            assert p.model.scalars["compute_eff"] == eff  # --compute-eff measured: the fit's
+        col = {c.name: c.values for c in p.table("matmul").columns}
+        measured = np.array([float(r["time_s"]) for r in rows])
+        return len(rows), float(np.median(np.abs(
+            np.asarray(col["refined_time"], float) * 1e-6 / measured - 1)))
+
     off = tmp_path / "off.toml"
     off.write_text(re.sub(r"^compute_ramp_flops = \S+$", "compute_ramp_flops = 0", text,
                           flags=re.M))
-    errors = {}
-    for key, path in (("ramp", preset), ("off", off)):
-        p = plan_build(BuildConfig(shapes=shapes, gpu="H100 SXM (calibrated)",
-                                   presets=load_presets(path), spare_rows=0,
-                                   compute_eff="measured", memory_eff="measured"))
-        assert p.model.scalars["compute_eff"] == eff  # --compute-eff measured: the fit's
-        col = {c.name: c.values for c in p.table("matmul").columns}
-        errors[key] = float(np.median(np.abs(np.asarray(col["refined_time"], float) * 1e-6
-                                             / measured - 1)))
-    assert len(rows) == 125
-    assert errors["ramp"] < 0.06
-    assert errors["off"] > 1.8 * errors["ramp"]
+    errors = {key: median_error(path, "bf16") for key, path in (("ramp", preset), ("off", off))}
+    assert errors["ramp"][0] == 125
+    assert errors["ramp"][1] < 0.06
+    assert errors["off"][1] > 1.8 * errors["ramp"][1]
+    # tf32 with its own floor, overlap and ramp but without its K loop and split-K floor,
+    # which the main sheets leave out: 15.4 %, where the Measured sheet's whole model gives
+    # 5.7 % (docs/measuring.md)
+    rows, tf32 = median_error(preset, "tf32")
+    assert rows == 125 and 0.12 < tf32 < 0.19
 
 
 # ------------------------------------------------------------------ the Transformer sheet
