@@ -14,6 +14,7 @@ from sheetgen.core.excel import ExcelError, is_blank, number_mask
 from sheetgen.inputs.shapes import MAX_DIM
 from sheetgen.layout import palette
 from sheetgen.model import factories
+from sheetgen.model import refined_columns as rc
 from sheetgen.model.vocabulary import (
     LINK_NUMBER,
     NA_CODE,
@@ -104,7 +105,7 @@ PEAK_FRACTION = factories.ratio("peak_fraction", "attained_flops", "peak_flops",
                                "fraction of peak", "", fmt="pct")
 #: The refined time beside the pure roofline: launch floor, compute ramp, tiles, waves
 #: (sheetgen.model.refined).
-REFINED = factories.refined_roofline("", "m", "n", "compute_time", "memory_time",
+REFINED = rc.refined_roofline("", "m", "n", "compute_time", "memory_time",
                                      flops_="flops")
 
 
@@ -258,7 +259,7 @@ WAVES_OFF = Dimmed(("tiles", "waves", "wave_efficiency", "quantized_compute_time
 RAMP_OFF = Dimmed(("compute_ramp",), "{compute_ramp_flops}<=0")
 #: The wave assumption in words above the refined time ("waves off: preset has no SM count"
 #: for a user's preset without one): the number beside it is the plain roofline then.
-WAVES_NOTE = factories.waves_note("waves_note")
+WAVES_NOTE = rc.waves_note("waves_note")
 _REFINED_COL = TABLE.col + [c.name for c in TABLE.all_columns()].index(REFINED.time.name)
 NOTE_BLOCK = Block(row=TABLE.header_row - 2, col=_REFINED_COL - 1, header=(),
                    rows=(BlockRow("refined time:", [WAVES_NOTE]),), value_span=2)

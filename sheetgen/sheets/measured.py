@@ -40,6 +40,7 @@ from sheetgen.inputs.presets import (
 from sheetgen.model import factories as rf
 from sheetgen.model import kernel_terms
 from sheetgen.model import refined as rf_model
+from sheetgen.model import refined_columns as rc
 from sheetgen.model.vocabulary import (
     NA_CODE,
     Axis,
@@ -172,11 +173,11 @@ ROOF_TIME = rf.predicted_time("meas_roof_time", "meas_roof_compute", "meas_roof_
                               "roofline time (Inputs)")
 ROOF_ERROR = rf.relative_error("meas_roof_error", "meas_roof_time", "meas_time",
                                "roofline error")
-FITTED = rf.RefinedInputs(tile_m="cal_tile_m", tile_n="cal_tile_n", sm_count="cal_sms",
+FITTED = rc.RefinedInputs(tile_m="cal_tile_m", tile_n="cal_tile_n", sm_count="cal_sms",
                           launch_overhead="cal_floor", wave_quant="cal_waves",
                           overlap="cal_overlap", ramp_flops="cal_ramp_flops",
                           ramp_exponent="cal_ramp_h", ramp_end="cal_ramp_end")
-RAMP = rf.compute_ramp("meas_ramp", "meas_flops", inputs=FITTED)
+RAMP = rc.compute_ramp("meas_ramp", "meas_flops", inputs=FITTED)
 CAL_COMPUTE = Quantity(
     "meas_cal_compute", "fitted compute time", "s", "{meas_flops}/({cal_flops}*{meas_ramp})",
     lambda meas_flops, cal_flops, meas_ramp: np.asarray(meas_flops, dtype=float)
@@ -184,7 +185,7 @@ CAL_COMPUTE = Quantity(
     fmt="time", doc="F / (fitted attainable FLOP/s · ramp).")
 CAL_MEMORY = rf.ratio("meas_cal_memory", "meas_bytes", "cal_bw", "fitted memory time", "s",
                       fmt="time")
-REFINED = rf.refined_roofline("meas_", "meas_m", "meas_n", "meas_cal_compute",
+REFINED = rc.refined_roofline("meas_", "meas_m", "meas_n", "meas_cal_compute",
                               "meas_cal_memory", what="fitted", inputs=FITTED, batch="meas_b")
 SPLIT = Quantity(
     "meas_split", "runs split-K (1 = yes)", "",

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from sheetgen.model import factories as rf
+from sheetgen.model import refined_columns as rc
 from sheetgen.model.vocabulary import (
     Block,
     BlockRow,
@@ -103,7 +104,7 @@ WS_FITS = rf.at_most("ws_fits", "working_set", "vram_bytes", "working set fits i
 #: Each layer's refined time (launch floor, tiles and waves of its m × output-columns result),
 #: beside its roofline time; the Inputs sheet's LAUNCH_OVERHEAD, TILE_M/N, WAVE_QUANT, OVERLAP
 #: and the compute ramp (COMPUTE_RAMP_*, on the layer's FLOPs) apply.
-LAYER_REFINED = rf.refined_roofline("layer_", "pipe_m", "out_cols", "layer_compute_time",
+LAYER_REFINED = rc.refined_roofline("layer_", "pipe_m", "out_cols", "layer_compute_time",
                                     "layer_memory_time", what="layer", flops_="layer_flops")
 
 TABLE = Table(

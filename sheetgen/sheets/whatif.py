@@ -16,6 +16,7 @@ import numpy as np
 from sheetgen.core.defaults import DEFAULT_WHATIF_SHAPE
 from sheetgen.layout.styles import COMPUTE_BOUND, MEMORY_BOUND
 from sheetgen.model import factories as rf
+from sheetgen.model import refined_columns as rc
 from sheetgen.model.vocabulary import (
     Block,
     BlockRow,
@@ -83,7 +84,7 @@ def _vs_base(name: str, column: str, label: str) -> Quantity:
 WI_TIME_RATIO = _vs_base("wi_time_ratio", "wi_time", "time vs base")
 WI_FLOPS_RATIO = _vs_base("wi_flops_ratio", "wi_flops", "FLOPs vs base")
 WI_INTENSITY_RATIO = _vs_base("wi_intensity_ratio", "wi_intensity", "intensity vs base")
-WI_REFINED = rf.refined_roofline("wi_", "wi_m", "wi_n", "wi_compute_time", "wi_memory_time",
+WI_REFINED = rc.refined_roofline("wi_", "wi_m", "wi_n", "wi_compute_time", "wi_memory_time",
                                  flops_="wi_flops")
 WI_REFINED_RATIO = _vs_base("wi_refined_ratio", "wi_refined_time", "refined time vs base")
 

@@ -12,6 +12,7 @@ from typing import Any
 from sheetgen.inputs.model_config import ModelConfig
 from sheetgen.model import factories as rf
 from sheetgen.model import kernel_terms, refined
+from sheetgen.model import refined_columns as rc
 from sheetgen.model import transformer as ref
 from sheetgen.model.vocabulary import Quantity
 from sheetgen.sheets.transformer.common import (
@@ -56,7 +57,7 @@ def realistic_time(name: str, kernels: str | None, flops_: str | None, bytes_: s
     floor = f"{{{kernels}}}*{{launch_overhead}}+" if kernels else ""
     mem = f"{{{bytes_}}}/{{xf_real_bw}}"
     if flops_ and ramp:
-        body = rf.overlapped(f"{{{flops_}}}/({{{rate}}}*{{{ramp}}})", mem, rf.INPUTS.overlap)
+        body = rc.overlapped(f"{{{flops_}}}/({{{rate}}}*{{{ramp}}})", mem, rc.INPUTS.overlap)
     elif flops_:
         body = f"MAX({{{flops_}}}/{{{rate}}},{mem})"
     else:
@@ -66,7 +67,7 @@ def realistic_time(name: str, kernels: str | None, flops_: str | None, bytes_: s
         t = a[bytes_] / a["xf_real_bw"]
         if flops_ and ramp:
             t = float(refined.refined_time(0.0, a[flops_] / (a[rate] * a[ramp]), t,
-                                           a[rf.INPUTS.overlap]))
+                                           a[rc.INPUTS.overlap]))
         elif flops_:
             t = max(a[flops_] / a[rate], t)
         return (a[kernels] * a["launch_overhead"] if kernels else 0.0) + t
@@ -103,11 +104,11 @@ def _op(ph: str, slug: str, label: str, m: tuple[str, Callable[[dict[str, Any]],
 
 
 def gemm_ramp(name: str, m: str, k: str, n: str) -> Quantity:
-    """The compute ramp's share (factories.ramp_share) at one GEMM's 2·m·k·n FLOPs: the
+    """The compute ramp's share (rc.ramp_share) at one GEMM's 2·m·k·n FLOPs: the
     Inputs sheet's COMPUTE_RAMP_* cells, off (1) in every built-in preset."""
     one = rf.flops("_one", m, k, n)
-    i = rf.INPUTS
-    return q(name, "compute ramp", "fraction", rf.ramp_share(f"({one.template})"),
+    i = rc.INPUTS
+    return q(name, "compute ramp", "fraction", rc.ramp_share(f"({one.template})"),
              lambda a: float(kernel_terms.compute_ramp(one.reference(**a), a[i.ramp_flops],
                                                        a[i.ramp_exponent], a[i.ramp_end])),
              fmt="pct", doc="The share of the measured compute efficiency one GEMM of "

@@ -1,0 +1,253 @@
+"""The refined time's columns: launch floor, tiles and waves, the compute ramp, the overlap of
+compute and memory time, and the kernel terms after it (K loop, split-K floor), as quantity
+factories. The single-matmul, What-if and Pipeline sheets and the Measured sheet call them with
+their own operand and input names, so each formula is written once; sheetgen.model.refined
+and sheetgen.model.kernel_terms hold the Python reference they evaluate with.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from sheetgen.core import excel as xn
+from sheetgen.model import kernel_terms, refined
+from sheetgen.model.vocabulary import Quantity
+
+# The refined time: a launch floor, tile and wave quantization and the overlap of compute and
+# memory time (sheetgen.model.refined holds the Python reference). The inputs come from the
+# Inputs sheet: tile_m, tile_n, sm_count, launch_overhead, the wave_quant switch ("on"/"off")
+# and the overlap exponent; the Measured sheet passes its own (fitted) input names through
+# RefinedInputs.
+
+
+@dataclass(frozen=True)
+class RefinedInputs:
+    """The names of the inputs the refined-time formulas read."""
+
+    tile_m: str = "tile_m"
+    tile_n: str = "tile_n"
+    sm_count: str = "sm_count"
+    launch_overhead: str = "launch_overhead"
+    wave_quant: str = "wave_quant"
+    overlap: str = "overlap"
+    ramp_flops: str = "compute_ramp_flops"  # the compute ramp's F_half (0: off)
+    ramp_exponent: str = "compute_ramp_h"  # its exponent h
+    ramp_end: str = "compute_ramp_end"  # the FLOPs it ends at (0: none)
+
+
+INPUTS = RefinedInputs()
+
+
+def tiles(name: str, rows: str, cols: str, label: str = "tiles", *,
+          inputs: RefinedInputs = INPUTS, batch: str | None = None) -> Quantity:
+    """ceil(rows/tile_m)·ceil(cols/tile_n): the output tiles, one thread block each (times
+    `batch` independent matmuls when given)."""
+    tm, tn = inputs.tile_m, inputs.tile_n
+    times = f"{{{batch}}}*" if batch else ""
+
+    def reference(**a: Any) -> Any:
+        count = refined.tiles(a[rows], a[cols], a[tm], a[tn])
+        return a[batch] * count if batch else count
+
+    return Quantity(
+        name, label, "", f"{times}ROUNDUP({{{rows}}}/{{{tm}}},0)*ROUNDUP({{{cols}}}/{{{tn}}},0)",
+        reference, fmt="int",
+        doc="Output tiles of tile_m×tile_n: one thread block, on one SM, each.")
+
+
+def _per_row(value: Any, like: Any) -> Any:
+    """A scalar result (the "n/a" of a GPU without an SM count) as one per row of `like`."""
+    shape = np.shape(like)
+    return np.full(shape, value, dtype=object) if shape else value
+
+
+def waves(name: str, tiles_: str, label: str = "waves", *,
+          inputs: RefinedInputs = INPUTS) -> Quantity:
+    """ceil(tiles/SMs): a partial last wave still takes a whole wave; "n/a" when the GPU
+    has no SM count (a preset made from a datasheet may leave it out)."""
+    sms = inputs.sm_count
+
+    def reference(**a: Any) -> Any:
+        if not refined.sms_known(a[sms]):
+            return _per_row(refined.NO_SMS, a[tiles_])
+        return refined.waves(a[tiles_], a[sms])
+
+    return Quantity(name, label, "",
+                    f'IF(ISNUMBER({{{sms}}}),ROUNDUP({{{tiles_}}}/{{{sms}}},0),'
+                    f'"{refined.NO_SMS}")',
+                    reference, fmt="int",
+                    doc="One tile per SM per wave; the last wave is rounded up.")
+
+
+def wave_efficiency(name: str, tiles_: str, waves_: str, label: str = "wave efficiency", *,
+                    inputs: RefinedInputs = INPUTS) -> Quantity:
+    """tiles / (waves·SMs): the share of SM slots that do work ("n/a" without an SM count)."""
+    sms = inputs.sm_count
+
+    def reference(**a: Any) -> Any:
+        if not refined.sms_known(a[sms]):
+            return _per_row(refined.NO_SMS, a[tiles_])
+        return refined.wave_efficiency(a[tiles_], a[waves_], a[sms])
+
+    return Quantity(name, label, "fraction",
+                    f'IF(ISNUMBER({{{sms}}}),{{{tiles_}}}/({{{waves_}}}*{{{sms}}}),'
+                    f'"{refined.NO_SMS}")',
+                    reference, fmt="pct",
+                    doc="1.0 when the tiles fill every wave; idle SMs lower it.")
+
+
+def ramp_share(flops_: str, inputs: RefinedInputs = INPUTS) -> str:
+    """The compute ramp's share as a template, `flops_` a template of one matmul's FLOPs (one
+    reference, or an expression in parentheses; kernel_terms.compute_ramp): 1 with the ramp
+    off (F_half 0), and from its end on."""
+    half, h, end = (f"{{{x}}}" for x in (inputs.ramp_flops, inputs.ramp_exponent,
+                                          inputs.ramp_end))
+    return (f"IF({half}>0,MIN(1,(1+IF({end}>0,({half}/{end})^{h},0))"
+            f"/(1+({half}/{flops_})^{h})),1)")
+
+
+def compute_ramp(name: str, flops_: str, label: str = "compute ramp", *,
+                 inputs: RefinedInputs = INPUTS) -> Quantity:
+    """The share of the compute efficiency a matmul of `flops_` FLOPs reaches (ramp_share)."""
+    half, h, end = inputs.ramp_flops, inputs.ramp_exponent, inputs.ramp_end
+    return Quantity(
+        name, label, "fraction", ramp_share(f"{{{flops_}}}", inputs),
+        lambda **a: kernel_terms.compute_ramp(a[flops_], a[half], a[h], a[end]),
+        fmt="pct", doc="The share of the compute efficiency a matmul of F FLOPs reaches: "
+                       "1 from the ramp's end (the largest matmul measured) on, and with "
+                       "the ramp off.")
+
+
+def _over(compute: str, ramp: str | None) -> str:
+    """The compute time's template, at the ramp's share of the efficiency when given."""
+    return f"{{{compute}}}/{{{ramp}}}" if ramp else f"{{{compute}}}"
+
+
+def _ramped(a: dict[str, Any], compute: str, ramp: str | None) -> Any:
+    c = np.asarray(a[compute], dtype=float)
+    return c / np.asarray(a[ramp], dtype=float) if ramp else c
+
+
+def quantized_compute_time(name: str, compute: str, wave_eff: str,
+                           label: str = "quantized compute time", *,
+                           ramp: str | None = None) -> Quantity:
+    """compute time (/ the compute ramp, when given) / wave efficiency: the idle SMs of the
+    last wave are paid for ("n/a" where the wave efficiency is, for want of an SM count)."""
+
+    def reference(**a: Any) -> Any:
+        c = _ramped(a, compute, ramp)
+        if np.asarray(a[wave_eff]).dtype.kind in "fiu":  # numbers: the usual, fast path
+            return refined.quantized_compute_time(c, a[wave_eff])
+        eff = np.asarray(a[wave_eff], dtype=object)
+        known = xn.number_mask(eff)
+        if known.all():
+            return refined.quantized_compute_time(c, eff.astype(float))
+        out = np.full(eff.shape, refined.NO_SMS, dtype=object)
+        if known.any():
+            out[known] = refined.quantized_compute_time(
+                np.broadcast_to(c, eff.shape)[known], eff[known].astype(float))
+        return out if eff.ndim else out[()]
+
+    return Quantity(name, label, "s",
+                    f'IF(ISNUMBER({{{wave_eff}}}),{_over(compute, ramp)}/{{{wave_eff}}},'
+                    f'"{refined.NO_SMS}")',
+                    reference, fmt="time",
+                    doc="Compute time when a partial last wave costs a whole one"
+                        + (" (at the ramp's share of the efficiency)." if ramp else "."))
+
+
+def overlapped(compute: str, memory: str, p: str) -> str:
+    """The p-norm of two time templates, as refined.refined_time takes it: the slower times
+    (1 + (faster/slower)^p)^(1/p) for p ≥ 1, the slower alone (the hard max) below."""
+    slower, faster = f"MAX({compute},{memory})", f"MIN({compute},{memory})"
+    return (f"{slower}*IF({{{p}}}>={refined.MIN_OVERLAP_EXPONENT:g},"
+            f"(1+({faster}/{slower})^{{{p}}})^(1/{{{p}}}),1)")
+
+
+def refined_time(name: str, compute: str, quantized: str, memory: str,
+                 label: str = "refined time", *, inputs: RefinedInputs = INPUTS,
+                 ramp: str | None = None) -> Quantity:
+    """floor + max(c, memory)·overlap, c = the quantized compute time when waves are on (and
+    the GPU has an SM count), else the compute time (/ the compute ramp, when given);
+    overlap = (1 + (min/max)^p)^(1/p) for p ≥ 1, 1 (the hard max) below. Without an SM count
+    this is the plain roofline plus the floor, a number, never a gap: the sheet says so
+    beside it (waves_note)."""
+    floor, switch, p, sms = (inputs.launch_overhead, inputs.wave_quant, inputs.overlap,
+                             inputs.sm_count)
+
+    def reference(**a: Any) -> Any:
+        chosen = refined.chosen_compute_time(_ramped(a, compute, ramp), a[quantized],
+                                             a[switch], a[sms])
+        return refined.refined_time(a[floor], chosen, a[memory], a[p])
+
+    chosen = (f'IF(AND({{{switch}}}="on",ISNUMBER({{{sms}}})),{{{quantized}}},'
+              f'{_over(compute, ramp)})')
+    return Quantity(
+        name, label, "s", f"{{{floor}}}+{overlapped(chosen, f'{{{memory}}}', p)}",
+        reference, fmt="time",
+        doc="Launch floor + the p-norm of compute (quantized when waves are on) and memory "
+            "time: the slower of the two when the overlap exponent p is 0.")
+
+
+def waves_note(name: str, label: str = "wave quantization", *,
+               inputs: RefinedInputs = INPUTS) -> Quantity:
+    """What the refined time assumes about waves, in words: "waves on", "waves off", or
+    "waves off: preset has no SM count" (whatever the switch says)."""
+    switch, sms = inputs.wave_quant, inputs.sm_count
+
+    def reference(**a: Any) -> str:
+        if not refined.sms_known(a[sms]):
+            return refined.NO_SMS_NOTE
+        return "waves " + ("on" if refined.waves_on(a[switch]) else "off")
+
+    return Quantity(
+        name, label, "",
+        f'IF(ISNUMBER({{{sms}}}),IF({{{switch}}}="on","waves on","waves off"),'
+        f'"{refined.NO_SMS_NOTE}")',
+        reference, fmt="text",
+        doc="The wave assumption the refined time makes: off without an SM count.")
+
+
+@dataclass(frozen=True)
+class RefinedTime:
+    """The refined-time chain of one matmul, beside (never replacing) its roofline."""
+
+    tiles: Quantity
+    waves: Quantity
+    wave_efficiency: Quantity
+    quantized_compute_time: Quantity
+    time: Quantity
+    ramp: Quantity | None = None  # the compute ramp's share, where the matmul's FLOPs are given
+
+    def columns(self) -> tuple[Quantity, ...]:
+        ramp = (self.ramp,) if self.ramp is not None else ()
+        return (self.tiles, self.waves, self.wave_efficiency, *ramp,
+                self.quantized_compute_time, self.time)
+
+
+def refined_roofline(prefix: str, rows: str, cols: str, compute: str, memory: str, *,
+                     what: str = "", inputs: RefinedInputs = INPUTS,
+                     batch: str | None = None, flops_: str | None = None) -> RefinedTime:
+    """The refined-time quantities of a rows×cols output, named `prefix` + role. With
+    `flops_` (one matmul's FLOPs) the compute time runs at the compute ramp's share of the
+    efficiency, in a column of its own; without it, `compute` already does (or no ramp)."""
+
+    def label(text: str) -> str:
+        return f"{what} {text}" if what else text
+
+    t, w, e, q, r = (prefix + "tiles", prefix + "waves", prefix + "wave_efficiency",
+                     prefix + "quantized_compute_time", prefix + "compute_ramp")
+    ramp = compute_ramp(r, flops_, label("compute ramp"), inputs=inputs) if flops_ else None
+    by = ramp.name if ramp else None
+    return RefinedTime(
+        tiles(t, rows, cols, label("tiles"), inputs=inputs, batch=batch),
+        waves(w, t, label("waves"), inputs=inputs),
+        wave_efficiency(e, t, w, label("wave efficiency"), inputs=inputs),
+        quantized_compute_time(q, compute, e, label("quantized compute time"), ramp=by),
+        refined_time(prefix + "refined_time", compute, q, memory, label("refined time"),
+                     inputs=inputs, ramp=by),
+        ramp,
+    )
