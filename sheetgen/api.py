@@ -110,9 +110,11 @@ def analyze(shapes: ShapesLike = None, *, gpu: str | None = None,
 
     `shapes`: a CSV or xlsx path, a DataFrame with m/k/n columns, or (m, k, n) tuples;
     None for the built-in dozen. Times in seconds, rates in FLOP/s and B/s (SI).
-    The refined time (columns tiles, waves, wave_efficiency, quantized_compute_time,
-    refined_time) uses `launch_overhead` (s), `tile` (m, n), `waves` (wave quantization
-    on/off) and `overlap` (the exponent p, 0 = hard max); None takes the GPU preset's.
+    The refined time (columns tiles, waves, wave_efficiency, compute_ramp,
+    quantized_compute_time, then the kernel terms gemm_time (the time before them), split,
+    k_tile, library_waves, k_loop, split_k, and refined_time) uses `launch_overhead` (s),
+    `tile` (m, n), `waves` (wave quantization on/off) and `overlap` (the exponent p, 0 = hard
+    max); None takes the GPU preset's, as the ramp and kernel terms always do.
     Other `options`: BuildConfig fields such as compute_eff=0.8, memory_eff=0.9.
     """
     everything = to_shapes(shapes, shapes_sheet)
@@ -236,6 +238,11 @@ FIGURES = {
     "compute_ramp_flops": inputs.RAMP_FLOPS.name,
     "compute_ramp_exponent": inputs.RAMP_H.name,
     "compute_ramp_end_flops": inputs.RAMP_END.name,
+    "k_latency": inputs.K_LATENCY.name,
+    "k_loop_tile_growth": inputs.K_TILE.name,
+    "k_loop_tile_latency": inputs.TILE_LATENCY.name,
+    "split_k_floor": inputs.SPLIT_FLOOR.name,
+    "split_k_min_k": inputs.SPLIT_MIN_K.name,
     # each operand's storage after "auto", and its bytes per element (a, w, o)
     "act_storage": inputs.ACT_STORAGE.name,
     "weight_storage": inputs.WEIGHT_STORAGE.name,

@@ -312,6 +312,8 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
         waves=gpu.wave_quantization if config.waves is None else config.waves,
         overlap=gpu.overlap_exponent if config.overlap is None else config.overlap,
         ramp=(gpu.compute_ramp_flops, gpu.compute_ramp_exponent, gpu.compute_ramp_end_flops),
+        kernel=inputs.KernelTerms(gpu.k_latency, gpu.k_loop_tile_growth, gpu.k_loop_tile_latency,
+                                  gpu.split_k_floor, gpu.split_k_min_k),
         storage=(config.activation_dtype or precision.AUTO, config.weight_dtype or precision.AUTO,
                  config.output_dtype or precision.AUTO),
         capacity_as=config.capacity_as,

@@ -295,10 +295,18 @@ def test_formats_validation_conditional_freeze_chart(pushed):
     rules = [c["booleanRule"]["condition"]["values"][0]["userEnteredValue"]
              for c in mat.conditional_formats]
     # the regimes, then the wave columns (N:P, R) greyed out while waves are off or there is
-    # no SM count to count them with, then the compute ramp's (Q) while it is off
+    # no SM count to count them with, then the compute ramp's (Q) while it is off, then the
+    # kernel terms' (S:X) each while it is off
     assert rules == ["compute-bound", "memory-bound",
                      *['=OR(WAVE_QUANT="off",NOT(ISNUMBER(SM_COUNT)))'] * 4,
-                     "=COMPUTE_RAMP_FLOPS<=0"]  # the compute ramp's column, greyed while off
+                     "=COMPUTE_RAMP_FLOPS<=0",  # the compute ramp's column, greyed while off
+                     *["=SPLIT_K_MIN_K<=0"] * 2, "=K_LOOP_LATENCY<=0",
+                     *['=K_LOOP_TILE_GROWTH<>"on"'] * 2,
+                     '=AND(K_LOOP_LATENCY<=0,SPLIT_K_MIN_K<=0,K_LOOP_TILE_GROWTH<>"on")']
+    kernel = [xl_col_to_name(c["ranges"][0]["startColumnIndex"])
+              for c in mat.conditional_formats[7:]]
+    # split-K (T, X), the K loop (W), the tile growth (U, V), the time before them (S)
+    assert kernel == ["T", "X", "W", "U", "V", "S"]
     dims = [c for c in mat.conditional_formats if "WAVE" in str(c)]
     assert [xl_col_to_name(c["ranges"][0]["startColumnIndex"]) for c in dims] == list("NOPR")
     assert all("foregroundColorStyle" in c["booleanRule"]["format"]["textFormat"] for c in dims)
@@ -714,7 +722,9 @@ def test_cli_push_read_check(cli_env, tmp_path):
 #: a datasheet's figures, and a compute ramp as `calibrate --preset-out` writes one
 DATASHEET_TOML = preset_toml("Datasheet GPU", "bf16 = 400e12, fp32 = 50e12", 2.0e12,
                              "sm_count = 96", "compute_ramp_flops = 2e9",
-                             "compute_ramp_exponent = 0.8", "compute_ramp_end_flops = 8e9")
+                             "compute_ramp_exponent = 0.8", "compute_ramp_end_flops = 8e9",
+                             "k_latency = 1e-9", "split_k_floor = 3e-6",
+                             "split_k_min_k = 2048")
 
 
 def test_cli_push_with_gpu_file_then_check(tmp_path, shared, service_account_file,
@@ -737,7 +747,7 @@ def test_cli_push_with_gpu_file_then_check(tmp_path, shared, service_account_fil
     assert checked.exit_code == 0, checked.output
     assert checked.output.splitlines()[-1] == (
         "ok: every formula cell agrees with the reference model")
-    assert "Inputs             33 cells  0 mismatches" in checked.output
+    assert "Inputs             38 cells  0 mismatches" in checked.output
     js = run("read", KEY, "--sheet", "Inputs", "--format", "json")
     assert js.exit_code == 0, js.output
     got = {row["name"]: row["value"] for row in json.loads(js.output)}
@@ -758,6 +768,14 @@ def test_cli_push_with_gpu_file_then_check(tmp_path, shared, service_account_fil
     rows = {(r["m"], r["k"], r["n"]): r for r in json.loads(mat.output)}
     assert rows[(1024, 1024, 1024)]["compute_ramp"] == pytest.approx(
         (1 + 0.25**0.8) / (1 + (2e9 / 2**31) ** 0.8), rel=1e-12)
+    # the kernel terms: 1024³ fills 64 of 96 SMs with k < 2,048, so it does not split and
+    # waits 1,024 · 1 ns on its K loop; 1 × 4096 · 4096 × 4096 (32 tiles, k = 4,096) splits:
+    # no loop, a 3 µs second kernel (read gives seconds)
+    big, gemv = rows[(1024, 1024, 1024)], rows[(1, 4096, 4096)]
+    assert (big["split"], big["k_loop"], big["split_k"]) == (0, pytest.approx(1.024e-6), 0)
+    assert big["refined_time"] == pytest.approx(big["gemm_time"] + 1.024e-6, rel=1e-12)
+    assert (gemv["split"], gemv["k_loop"], gemv["split_k"]) == (1, 0, pytest.approx(3e-6))
+    assert gemv["refined_time"] == pytest.approx(gemv["gemm_time"] + 3e-6, rel=1e-12)
     # the user then picks the fp32 peak in Google: check models the edit, read follows it
     sh = sheetgen.writers.google.client.open_spreadsheet(
         authorize(service_account_file, http_client=shared.http_client_class(**FAST_RETRY)),

@@ -146,8 +146,8 @@ def _gpu_line(frame: Any) -> str:
 
 
 def _fitted_terms(g: dict[str, Any]) -> str:
-    """The refined time's overlap exponent and compute ramp, where the preset has them (a
-    preset from `calibrate --preset-out`): they change every refined time below."""
+    """The refined time's overlap exponent, compute ramp and kernel terms, where the preset
+    has them (a preset from `calibrate --preset-out`): they change every refined time below."""
     out = ""
     if g["overlap_exponent"] > 0:
         out += f", overlap p {g['overlap_exponent']:.3g}"
@@ -156,6 +156,13 @@ def _fitted_terms(g: dict[str, Any]) -> str:
         out += (f", compute ramp F_half {si(g['compute_ramp_flops'], 'FLOP')} h "
                 f"{g['compute_ramp_exponent']:.3g}"
                 + (f" to {si(end, 'FLOP')}" if end > 0 else ""))
+    if seconds(g["k_latency"]) != "0 s":  # a fit at its lower bound ends a few e-25 s above 0
+        out += f", K loop {seconds(g['k_latency'])} per k"
+    if str(g["k_loop_tile_growth"]).lower() == "on":
+        out += f" growing with the tile ({seconds(g['k_loop_tile_latency'])} a tile)"
+    if g["split_k_min_k"] > 0:
+        out += (f", split-K from k = {int(g['split_k_min_k']):,} "
+                f"(+{seconds(g['split_k_floor'])})")
     return out
 
 

@@ -51,7 +51,8 @@ NO_SM_COUNT_NOTE = ("not given in the preset: the tile/wave cells show n/a and t
                     "time keeps waves off")
 #: The kernel terms after the refined time (sheetgen.model.kernel_terms), which `calibrate
 #: --preset-out` writes and `calibrate --no-fit` (the Measured sheet) uses: optional, 0 = off.
-#: Only the Measured sheet uses them, so a preset without them lists no source for them.
+#: The Measured sheet uses them all; the main sheets' refined time all but the quantize pass.
+#: A preset without them lists no source for them.
 KERNEL_TERMS: dict[str, tuple[str, float | int | bool]] = {
     "k_latency": ("s per unit of k", 0.0),
     # the K loop's latency grows with the library's tile for m (kernel_terms.k_tile_scale)
@@ -82,8 +83,8 @@ UNITS: dict[str, str] = FIGURES | {k: unit for k, (unit, _) in (OPTIONAL | KERNE
 #: fitted to that dtype's times, where a file timed several. Each dtype runs other kernels:
 #: XLA's H100 tf32 fit has another overlap exponent, floor, K loop and ramp than its bf16
 #: fit, and checked with the bf16 fit's terms its rows miss by a median 23.6 % instead of
-#: 5.7 %. `calibrate --no-fit` and the Measured sheet use a dtype's own; the main workbook's
-#: refined time uses the preset's top-level figures.
+#: 5.7 %. `calibrate --no-fit`, the Measured sheet and the main workbook's Inputs use a
+#: dtype's own.
 REFINED_BY_DTYPE = "refined_by_dtype"
 #: the fields it may hold: every refined-model and kernel-term figure but the quantize bytes
 #: (activation_quantize_bytes_by_dtype has them) and the compute efficiency (BY_DTYPE)

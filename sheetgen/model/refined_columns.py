@@ -36,6 +36,12 @@ class RefinedInputs:
     ramp_flops: str = "compute_ramp_flops"  # the compute ramp's F_half (0: off)
     ramp_exponent: str = "compute_ramp_h"  # its exponent h
     ramp_end: str = "compute_ramp_end"  # the FLOPs it ends at (0: none)
+    #: the kernel terms after the refined time (sheetgen.model.kernel_terms)
+    k_latency: str = "k_latency"  # the K loop's latency per unit of k (0: off)
+    k_tile: str = "k_tile_growth"  # "on": the K loop grows with the library's tile for m
+    tile_latency: str = "tile_latency"  # each tile's own cost beside its K loop (growth on)
+    split_floor: str = "split_k_floor"  # the split-K reduction kernel's floor
+    split_min_k: str = "split_k_min_k"  # k from which an under-filled GEMM splits k (0: off)
 
 
 INPUTS = RefinedInputs()
@@ -211,6 +217,145 @@ def waves_note(name: str, label: str = "wave quantization", *,
         doc="The wave assumption the refined time makes: off without an SM count.")
 
 
+# The kernel terms after the refined time (sheetgen.model.kernel_terms has the reference and
+# the measurements behind each): a serial K loop, a split-K reduction kernel's floor, and a K
+# loop that grows with the library's tile for m (then it bounds the time rather than adding).
+ON = "on"  # how an on/off switch reads in a cell (the sheet compares without case, as here)
+#: the library's tile edges Tm and Tn for m, as templates of the rows' reference
+_TM = (f"IF({{{{{{rows}}}}}}<={kernel_terms.K_TILE_MEDIUM_M},{kernel_terms.TILE_EDGE_SMALL:g},"
+       f"{kernel_terms.TILE_EDGE_LARGE:g})")
+_TN = (f"IF({{{{{{rows}}}}}}<={kernel_terms.K_TILE_SMALL_M},{kernel_terms.TILE_EDGE_SMALL:g},"
+       f"{kernel_terms.TILE_EDGE_LARGE:g})")
+
+
+def _library_edges(rows: str) -> tuple[str, str]:
+    return _TM.format(rows=rows), _TN.format(rows=rows)
+
+
+def split_k(name: str, tiles_: str, inner: str, label: str = "runs split-K (1 = yes)", *,
+            inputs: RefinedInputs = INPUTS) -> Quantity:
+    """1 where the output tiles under-fill the SMs and k ≥ split-K from k (the GEMM splits k
+    over blocks and sums them in a second kernel), else 0; 0 without an SM count."""
+    sms, min_k = inputs.sm_count, inputs.split_min_k
+    return Quantity(
+        name, label, "",
+        f"IF(AND(ISNUMBER({{{sms}}}),{{{tiles_}}}<{{{sms}}},{{{inner}}}>={{{min_k}}},"
+        f"{{{min_k}}}>0),1,0)",
+        lambda **a: kernel_terms.split_k(a[tiles_], a[sms], a[inner], a[min_k]),
+        fmt="int", doc="1 where the tiles under-fill the SMs and k ≥ split-K from k.")
+
+
+def k_tile_scale(name: str, rows: str, label: str = "K-loop tile scale", *,
+                 inputs: RefinedInputs = INPUTS) -> Quantity:
+    """The library's tile area over 64×64 for the rows m (1, 2, 4) where the K loop grows
+    with the tile; 1 where it does not."""
+    growth = inputs.k_tile
+    tm, tn = _library_edges(rows)
+    return Quantity(
+        name, label, "",
+        f'IF({{{growth}}}="{ON}",{tm}*{tn}/{kernel_terms.TILE_EDGE_SMALL**2:g},1)',
+        # the switch read as the sheet reads it ("on" in any case), as the waves' is
+        lambda **a: kernel_terms.k_tile_scale(a[rows], refined.waves_on(a[growth])),
+        fmt="int", doc="The tile's area over 64×64 where the library's tile grows with m: 1 "
+                       "up to m = 64, 2 up to 128, 4 beyond; 1 when the growth is off.")
+
+
+def library_waves(name: str, rows: str, cols: str, label: str = "waves of the library's tiles",
+                  *, inputs: RefinedInputs = INPUTS, batch: str | None = None) -> Quantity:
+    """⌈b·⌈m/Tm⌉·⌈n/Tn⌉ / SMs⌉ of the library's 64×64, 64×128 or 128×128 tile where the K loop
+    grows with it; 1 when the growth is off or without an SM count."""
+    growth, sms = inputs.k_tile, inputs.sm_count
+    tm, tn = _library_edges(rows)
+    times = f"{{{batch}}}*" if batch else ""
+    return Quantity(
+        name, label, "",
+        f'IF(AND({{{growth}}}="{ON}",ISNUMBER({{{sms}}})),ROUNDUP({times}'
+        f"ROUNDUP({{{rows}}}/{tm},0)*ROUNDUP({{{cols}}}/{tn},0)/{{{sms}}},0),1)",
+        lambda **a: kernel_terms.library_waves(a[batch] if batch else 1.0, a[rows], a[cols],
+                                               a[sms], refined.waves_on(a[growth])),
+        fmt="int", doc="Where the K loop grows with the tile: waves of the library's tiles "
+                       "over the SMs; 1 when off or without an SM count.")
+
+
+def k_loop(name: str, inner: str, split: str, scale: str, label: str = "K-loop latency", *,
+           inputs: RefinedInputs = INPUTS) -> Quantity:
+    """k · the latency per unit of k · the tile scale: the serial K loop of one block; 0
+    where the GEMM runs split-K (each block loops over a slice)."""
+    latency = inputs.k_latency
+    return Quantity(
+        name, label, "s", f"(1-{{{split}}})*{{{inner}}}*{{{latency}}}*{{{scale}}}",
+        lambda **a: kernel_terms.k_loop_time(a[inner], a[latency], a[split], a[scale]),
+        fmt="time", doc="k · the K-loop latency per unit of k · the tile scale (serial K "
+                        "loop); 0 where the GEMM runs split-K.")
+
+
+def split_k_floor(name: str, split: str, label: str = "split-K kernel floor", *,
+                  inputs: RefinedInputs = INPUTS) -> Quantity:
+    """The second (reduction) kernel's floor where the GEMM runs split-K."""
+    floor = inputs.split_floor
+    return Quantity(
+        name, label, "s", f"{{{split}}}*{{{floor}}}",
+        lambda **a: np.asarray(a[split], dtype=float) * a[floor],
+        fmt="time", doc="A second (reduction) kernel where the GEMM runs split-K.")
+
+
+def kernel_time(name: str, gemm: str, k_loop_: str, split_floor: str, waves_: str,
+                label: str = "refined time", *, inputs: RefinedInputs = INPUTS,
+                plus: str | None = None) -> Quantity:
+    """The refined GEMM time with its kernel terms (kernel_terms.total_time): plus the K loop,
+    or, where the K loop grows with the tile, the larger of the two (floor + waves of tiles ·
+    (tile latency + K loop)); then plus the split-K floor (and `plus`, a pass run after)."""
+    growth, floor, tile = inputs.k_tile, inputs.launch_overhead, inputs.tile_latency
+    after = f"+{{{plus}}}" if plus else ""
+
+    def reference(**a: Any) -> Any:
+        return kernel_terms.total_time(a[gemm], a[k_loop_], a[split_floor],
+                                       a[plus] if plus else 0.0, a[floor],
+                                       refined.waves_on(a[growth]), a[waves_], a[tile])
+
+    return Quantity(
+        name, label, "s",
+        f'IF({{{growth}}}="{ON}",MAX({{{gemm}}},{{{floor}}}+{{{waves_}}}*({{{tile}}}+'
+        f"{{{k_loop_}}})),{{{gemm}}}+{{{k_loop_}}})+{{{split_floor}}}{after}",
+        reference, fmt="time",
+        doc="The kernel terms run one after the other with the GEMM; where the K loop grows "
+            "with the tile it bounds the GEMM's time (the larger of the two, the floor once) "
+            "rather than adding to it.")
+
+
+@dataclass(frozen=True)
+class KernelTerms:
+    """The kernel terms of one matmul after its refined GEMM time (kernel_terms)."""
+
+    gemm: Quantity  # the refined time before them: floor, waves, ramp, overlap
+    split: Quantity
+    scale: Quantity
+    library_waves: Quantity
+    k_loop: Quantity
+    split_floor: Quantity
+
+    def columns(self) -> tuple[Quantity, ...]:
+        return (self.gemm, self.split, self.scale, self.library_waves, self.k_loop,
+                self.split_floor)
+
+
+def kernel_terms_of(prefix: str, gemm: Quantity, tiles_: str, rows: str, inner: str, cols: str,
+                    *, label: Any = str, inputs: RefinedInputs = INPUTS,
+                    batch: str | None = None) -> KernelTerms:
+    """The five kernel-term quantities of a rows×inner · inner×cols matmul whose refined GEMM
+    time is `gemm`, named `prefix` + role."""
+    s, sc, w = prefix + "split", prefix + "k_tile", prefix + "library_waves"
+    return KernelTerms(
+        gemm,
+        split_k(s, tiles_, inner, label("runs split-K (1 = yes)"), inputs=inputs),
+        k_tile_scale(sc, rows, label("K-loop tile scale"), inputs=inputs),
+        library_waves(w, rows, cols, label("waves of the library's tiles"), inputs=inputs,
+                      batch=batch),
+        k_loop(prefix + "k_loop", inner, s, sc, label("K-loop latency"), inputs=inputs),
+        split_k_floor(prefix + "split_k", s, label("split-K kernel floor"), inputs=inputs),
+    )
+
+
 @dataclass(frozen=True)
 class RefinedTime:
     """The refined-time chain of one matmul, beside (never replacing) its roofline."""
@@ -221,19 +366,25 @@ class RefinedTime:
     quantized_compute_time: Quantity
     time: Quantity
     ramp: Quantity | None = None  # the compute ramp's share, where the matmul's FLOPs are given
+    #: the kernel terms, where the matmul's k is given: `time` adds them to kernel.gemm
+    kernel: KernelTerms | None = None
 
     def columns(self) -> tuple[Quantity, ...]:
         ramp = (self.ramp,) if self.ramp is not None else ()
+        kernel = self.kernel.columns() if self.kernel is not None else ()
         return (self.tiles, self.waves, self.wave_efficiency, *ramp,
-                self.quantized_compute_time, self.time)
+                self.quantized_compute_time, *kernel, self.time)
 
 
 def refined_roofline(prefix: str, rows: str, cols: str, compute: str, memory: str, *,
                      what: str = "", inputs: RefinedInputs = INPUTS,
-                     batch: str | None = None, flops_: str | None = None) -> RefinedTime:
+                     batch: str | None = None, flops_: str | None = None,
+                     inner: str | None = None) -> RefinedTime:
     """The refined-time quantities of a rows×cols output, named `prefix` + role. With
     `flops_` (one matmul's FLOPs) the compute time runs at the compute ramp's share of the
-    efficiency, in a column of its own; without it, `compute` already does (or no ramp)."""
+    efficiency, in a column of its own; without it, `compute` already does (or no ramp).
+    With `inner` (its k) the kernel terms follow in columns of their own, and the refined
+    time is the GEMM's time before them (`prefix`gemm_time) with them added."""
 
     def label(text: str) -> str:
         return f"{what} {text}" if what else text
@@ -242,12 +393,22 @@ def refined_roofline(prefix: str, rows: str, cols: str, compute: str, memory: st
                      prefix + "quantized_compute_time", prefix + "compute_ramp")
     ramp = compute_ramp(r, flops_, label("compute ramp"), inputs=inputs) if flops_ else None
     by = ramp.name if ramp else None
+    final = prefix + "refined_time"
+    gemm = refined_time(prefix + "gemm_time" if inner else final, compute, q, memory,
+                        label("time before K loop, split-K") if inner else label("refined time"),
+                        inputs=inputs, ramp=by)
+    kernel = time = None
+    if inner:
+        kernel = kernel_terms_of(prefix, gemm, t, rows, inner, cols, label=label,
+                                 inputs=inputs, batch=batch)
+        time = kernel_time(final, gemm.name, kernel.k_loop.name, kernel.split_floor.name,
+                           kernel.library_waves.name, label("refined time"), inputs=inputs)
     return RefinedTime(
         tiles(t, rows, cols, label("tiles"), inputs=inputs, batch=batch),
         waves(w, t, label("waves"), inputs=inputs),
         wave_efficiency(e, t, w, label("wave efficiency"), inputs=inputs),
         quantized_compute_time(q, compute, e, label("quantized compute time"), ramp=by),
-        refined_time(prefix + "refined_time", compute, q, memory, label("refined time"),
-                     inputs=inputs, ramp=by),
+        time or gemm,
         ramp,
+        kernel,
     )

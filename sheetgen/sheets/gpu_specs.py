@@ -81,6 +81,11 @@ GPU_TABLE = Table(
         Input("spec_ramp_flops", "compute ramp F_half (0: off)", "FLOP", fmt="sci"),
         Input("spec_ramp_h", "compute ramp exponent h", "exponent", fmt="ratio"),
         Input("spec_ramp_end", "compute ramp end (0: none)", "FLOP", fmt="sci"),
+        Input("spec_k_latency", "K-loop latency per unit of k", "s", fmt="latency"),
+        Input("spec_k_tile", "K loop grows with the tile", "on/off", fmt="text"),
+        Input("spec_tile_latency", "latency per tile", "s", fmt="latency"),
+        Input("spec_split_floor", "split-K kernel floor", "s", fmt="sci"),
+        Input("spec_split_min_k", "split-K from k (0: off)", "k", fmt="int"),
     ),
     columns=(),
     spans=(Span("spec_peaks", PEAK_COLUMNS[0], PEAK_COLUMNS[-1], "PEAK_TABLE"),
@@ -106,6 +111,10 @@ _GPU_FIELDS = {
     "spec_ramp_flops": "compute_ramp_flops",
     "spec_ramp_h": "compute_ramp_exponent",
     "spec_ramp_end": "compute_ramp_end_flops",
+    "spec_k_latency": "k_latency",
+    "spec_tile_latency": "k_loop_tile_latency",
+    "spec_split_floor": "split_k_floor",
+    "spec_split_min_k": "split_k_min_k",
 }
 ON, OFF = "on", "off"  # how the wave-quantization switch reads in a cell
 
@@ -142,6 +151,7 @@ def sheet(presets: Presets | None = None) -> SheetSpec:
 _FIGURE_LABELS = {attr: next(i.label for i in GPU_TABLE.inputs if i.name == col)
                   for col, attr in _GPU_FIELDS.items()} | {
     "peak_flops": "dense peaks", "wave_quantization": "wave quantization",
+    "k_loop_tile_growth": "K loop grows with the tile",
     "measured_compute_efficiency_by_dtype": "matmul efficiency by dtype"}
 FIGURE_SPAN = 3  # columns B..D: the longest figure label on one line
 SOURCES_TITLE = "Sources"
@@ -211,6 +221,7 @@ def input_values(presets: Presets) -> dict[str, list[Any]]:
         values[col] = [MISSING if getattr(g, attr) is None else getattr(g, attr)
                        for g in presets.gpus]
     values["spec_waves"] = [switch(g.wave_quantization) for g in presets.gpus]
+    values["spec_k_tile"] = [switch(g.k_loop_tile_growth) for g in presets.gpus]
     return values
 
 

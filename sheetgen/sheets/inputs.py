@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -12,10 +13,13 @@ from sheetgen.core.excel import is_number
 from sheetgen.core.units import INTEGER_DTYPES
 from sheetgen.inputs import precision
 from sheetgen.inputs.presets import (
+    MAX_K_LATENCY,
     MAX_OVERLAP_EXPONENT,
     MAX_RAMP_EXPONENT,
     MAX_RAMP_FLOPS,
+    MAX_SPLIT_K_MIN_K,
     MAX_TILE,
+    MAX_TILE_LATENCY,
     MIN_RAMP_EXPONENT,
 )
 from sheetgen.model import factories
@@ -168,9 +172,49 @@ RAMP_END = Input(
     doc="The largest matmul the fit measured: the compute efficiency is the one reached "
         "there, and held beyond it (no extrapolation); 0 = the efficiency is the asymptote.",
 )
+#: The kernel terms after the GEMM (sheetgen.model.kernel_terms), as the Inputs sheet and the
+#: Measured sheet validate them.
+K_LATENCY_RULE = Validation("decimal_range", minimum=0, maximum=MAX_K_LATENCY,
+                            message="Seconds per unit of k, 0 or more (0 = off)")
+SWITCH_RULE = Validation("choices", choices=(ON, OFF), message="on or off")
+TILE_LATENCY_RULE = Validation("decimal_range", minimum=0, maximum=MAX_TILE_LATENCY,
+                               message="Seconds per tile, 0 or more")
+SPLIT_FLOOR_RULE = Validation("decimal_range", minimum=0, maximum=1,
+                              message="Seconds, 0 or more")
+SPLIT_MIN_K_RULE = Validation("decimal_range", minimum=0, maximum=float(MAX_SPLIT_K_MIN_K),
+                              message="0 turns the split-K floor off")
+K_LATENCY = Input(
+    "k_latency", "K-loop latency per unit of k", "s", fmt="latency",
+    defined_name="K_LOOP_LATENCY", validation=K_LATENCY_RULE,
+    doc="A GEMM whose few output tiles cannot hide its K loop's loads takes k · this more "
+        "(0 where it runs split-K); 0 = off. `sheetgen calibrate --preset-out` fits it.",
+)
+K_TILE = Input(
+    "k_tile_growth", "K loop grows with the tile", "on/off", fmt="text",
+    defined_name="K_LOOP_TILE_GROWTH", validation=SWITCH_RULE,
+    doc="on: the K loop's latency scales 1, 2, 4 with the library's tile (m ≤ 64, ≤ 128, "
+        "more) and bounds the time: max(refined, floor + waves of tiles · (latency per tile + "
+        "K loop)) instead of adding to it.",
+)
+TILE_LATENCY = Input(
+    "tile_latency", "Latency per tile", "s", fmt="latency", defined_name="TILE_LATENCY",
+    validation=TILE_LATENCY_RULE,
+    doc="Each tile's own cost beside its K loop (prologue, epilogue), per wave of the "
+        "library's tiles; used while the K loop grows with the tile.",
+)
+SPLIT_FLOOR = Input(
+    "split_k_floor", "Split-K kernel floor", "s", fmt="sci", defined_name="SPLIT_K_FLOOR",
+    validation=SPLIT_FLOOR_RULE,
+    doc="A second (reduction) kernel's launch floor, added where the GEMM runs split-K.",
+)
+SPLIT_MIN_K = Input(
+    "split_k_min_k", "Split-K from k", "k", fmt="int", defined_name="SPLIT_K_MIN_K",
+    validation=SPLIT_MIN_K_RULE,
+    doc="A GEMM runs split-K where its tiles under-fill the SMs and k ≥ this; 0 = never.",
+)
 WAVE_QUANT = Input(
     "wave_quant", "Wave quantization", "on/off", fmt="text", defined_name="WAVE_QUANT",
-    validation=Validation("choices", choices=(ON, OFF), message="on or off"),
+    validation=SWITCH_RULE,
     doc="on: the refined time pays for a partial last wave of tiles; off: plain compute time.",
 )
 
@@ -361,6 +405,14 @@ SUGGEST_RAMP_H = _gpu_lookup("suggest_ramp_h", "preset compute ramp exponent", "
                              "spec_ramp_h", None, fmt="ratio")
 SUGGEST_RAMP_END = _gpu_lookup("suggest_ramp_end", "preset compute ramp end", "FLOP",
                                "spec_ramp_end", None)
+SUGGEST_K_LATENCY = _gpu_lookup("suggest_k_latency", "preset K-loop latency", "s",
+                                "spec_k_latency", None, fmt="latency")
+SUGGEST_TILE_LATENCY = _gpu_lookup("suggest_tile_latency", "preset latency per tile", "s",
+                                   "spec_tile_latency", None, fmt="latency")
+SUGGEST_SPLIT_FLOOR = _gpu_lookup("suggest_split_floor", "preset split-K floor", "s",
+                                  "spec_split_floor", None)
+SUGGEST_SPLIT_MIN_K = _gpu_lookup("suggest_split_min_k", "preset split-K from k", "k",
+                                  "spec_split_min_k", None, fmt="int")
 SUGGEST_TILE_N = _gpu_lookup("suggest_tile_n", "preset tile n", "cols", "spec_tile_n", None,
                              fmt="int")
 
@@ -370,12 +422,16 @@ def _text_lookup(column: Any, spec_name: Any, gpu_name: Any) -> Any:
     return "" if i is None else np.asarray(column, dtype=object).ravel()[i]
 
 
-SUGGEST_WAVES = Quantity(
-    "suggest_wave_quant", "preset wave quantization", "on/off",
-    "INDEX({spec_waves[]},MATCH({gpu_name},{spec_name[]},0))",
-    lambda spec_waves, spec_name, gpu_name: _text_lookup(spec_waves, spec_name, gpu_name),
-    fmt="text",
-)
+def _switch_lookup(name: str, label: str, column: str) -> Quantity:
+    """A per-GPU on/off switch looked up in the preset table by the selected GPU."""
+    return Quantity(
+        name, label, "on/off", f"INDEX({{{column}[]}},MATCH({{gpu_name}},{{spec_name[]}},0))",
+        lambda **a: _text_lookup(a[column], a["spec_name"], a["gpu_name"]), fmt="text")
+
+
+SUGGEST_WAVES = _switch_lookup("suggest_wave_quant", "preset wave quantization", "spec_waves")
+SUGGEST_K_TILE = _switch_lookup("suggest_k_tile_growth", "preset K-loop tile growth",
+                                "spec_k_tile")
 
 
 _NO_PEAK = "the selected GPU has no peak for this dtype: pick another dtype"
@@ -424,6 +480,11 @@ BLOCK = Block(
         BlockRow(SM_COUNT.label, [SM_COUNT], SM_COUNT.unit,
                  f"{SM_COUNT.defined_name}. {SM_COUNT.doc}"),
         BlockRow(DTYPE_GAP.label, [DTYPE_GAP], note=f"{DTYPE_GAP.defined_name}. {DTYPE_GAP.doc}"),
+        "Kernel terms after the GEMM (refined time; suggested = the GPU preset's)",
+        *(BlockRow(i.label, [i], i.unit, f"{i.defined_name}. {i.doc}", sug)
+          for i, sug in ((K_LATENCY, SUGGEST_K_LATENCY), (K_TILE, SUGGEST_K_TILE),
+                         (TILE_LATENCY, SUGGEST_TILE_LATENCY), (SPLIT_FLOOR, SUGGEST_SPLIT_FLOOR),
+                         (SPLIT_MIN_K, SUGGEST_SPLIT_MIN_K))),
         "Storage per operand (bytes moved = a·m·k + w·k·n + o·m·n)",
         *(BlockRow(i.label, [i], note=f"{i.defined_name}. {i.doc}")
           for i in (ACT_DTYPE, WEIGHT_DTYPE, OUT_DTYPE)),
@@ -456,18 +517,37 @@ def sheet() -> SheetSpec:
     )
 
 
+@dataclass(frozen=True)
+class KernelTerms:
+    """The kernel terms' input values (a preset's k_latency, k_loop_tile_growth,
+    k_loop_tile_latency, split_k_floor, split_k_min_k): all off by default."""
+
+    k_latency: float = 0.0
+    tile_growth: bool = False
+    tile_latency: float = 0.0
+    split_floor: float = 0.0
+    split_min_k: int = 0
+
+    def values(self) -> dict[str, Any]:
+        return {K_LATENCY.name: self.k_latency, K_TILE.name: ON if self.tile_growth else OFF,
+                TILE_LATENCY.name: self.tile_latency, SPLIT_FLOOR.name: self.split_floor,
+                SPLIT_MIN_K.name: self.split_min_k}
+
+
 def input_values(gpu: str, dtype: str, *, launch_overhead: float = 0.0,
                  tile: tuple[int, int] = (128, 128), waves: bool = False,
                  overlap: float = 0.0, ramp: tuple[float, float, float] = (0.0, 1.0, 0.0),
+                 kernel: KernelTerms | None = None,
                  storage: tuple[str, str, str] = (precision.AUTO,) * 3,
                  capacity_as: str = GIB, reserve: float = DEFAULT_RESERVE) -> dict[str, Any]:
-    """`ramp`: the compute ramp's F_half (0: off), exponent h and end (0: none);
+    """`ramp`: the compute ramp's F_half (0: off), exponent h and end (0: none); `kernel`:
+    the kernel terms after the GEMM (None: all off);
     `storage`: the A, B, C storage choices ("auto" or a storage dtype); `capacity_as`
     and `reserve`: how the fit reads the card's memory (GiB less the reserve, or GB)."""
     return {"gpu_name": gpu, "dtype": dtype, "compute_eff": 1.0, "memory_eff": 1.0,
             "link_eff": 1.0, "launch_overhead": launch_overhead, "tile_m": tile[0],
             "tile_n": tile[1], "wave_quant": ON if waves else OFF, "overlap": overlap,
             "compute_ramp_flops": ramp[0], "compute_ramp_h": ramp[1],
-            "compute_ramp_end": ramp[2],
+            "compute_ramp_end": ramp[2], **(kernel or KernelTerms()).values(),
             "activation_dtype": storage[0], "weight_dtype": storage[1],
             "output_dtype": storage[2], "capacity_as": capacity_as, "memory_reserve": reserve}

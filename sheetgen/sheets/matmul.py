@@ -106,7 +106,7 @@ PEAK_FRACTION = factories.ratio("peak_fraction", "attained_flops", "peak_flops",
 #: The refined time beside the pure roofline: launch floor, compute ramp, tiles, waves
 #: (sheetgen.model.refined).
 REFINED = rc.refined_roofline("", "m", "n", "compute_time", "memory_time",
-                                     flops_="flops")
+                                flops_="flops", inner="k")
 
 
 def _labels(m: Any, k: Any, n: Any) -> np.ndarray:
@@ -257,6 +257,14 @@ WAVES_OFF = Dimmed(("tiles", "waves", "wave_efficiency", "quantized_compute_time
 #: With the compute ramp off (F_half 0, every built-in preset) its column reads 100 % and
 #: changes nothing: grey it out too.
 RAMP_OFF = Dimmed(("compute_ramp",), "{compute_ramp_flops}<=0")
+#: The kernel terms, each while it is off (every built-in preset has them off): the split-K
+#: columns without a split-K threshold, the K loop at 0 latency, the tile growth's two columns
+#: while it is off, and the time before them while all are off (it is the refined time then).
+_GROWTH_OFF = f'{{{rc.INPUTS.k_tile}}}<>"{rc.ON}"'
+SPLIT_OFF = Dimmed(("split", "split_k"), "{split_k_min_k}<=0")
+K_LOOP_OFF = Dimmed(("k_loop",), "{k_latency}<=0")
+GROWTH_OFF = Dimmed(("k_tile", "library_waves"), _GROWTH_OFF)
+KERNEL_OFF = Dimmed(("gemm_time",), f"AND({{k_latency}}<=0,{{split_k_min_k}}<=0,{_GROWTH_OFF})")
 #: The wave assumption in words above the refined time ("waves off: preset has no SM count"
 #: for a user's preset without one): the number beside it is the plain roofline then.
 WAVES_NOTE = rc.waves_note("waves_note")
@@ -286,15 +294,17 @@ def sheet() -> SheetSpec:
                  "or above the ridge point, memory-bound below it."),
             Text(2, 0, "m, k, n are inputs (yellow; green where they read your own sheet); "
                  "the computed columns fill in once all three are positive whole numbers. The "
-                 "refined time adds the launch floor, the compute ramp and (when on) wave "
-                 "quantization of tile_m×tile_n tiles over the GPU's SMs (Inputs sheet)."),
+                 "refined time adds the launch floor, the compute ramp, (when on) wave "
+                 "quantization of tile_m×tile_n tiles over the GPU's SMs and the kernel terms "
+                 "(K loop, split-K floor) the Inputs sheet gives; each column is grey while "
+                 "its term is off."),
             Text(TABLE.header_row - 1, POINTS_COL, "Chart points (#N/A where no point)",
                  "subtitle"),
             Text(TABLE.header_row - 1, CEILING_COL, "Roofline ceiling (chart data)",
                  "subtitle"),
         ),
         blocks=(TITLE_BLOCK, NOTE_BLOCK),
-        dimmed=(WAVES_OFF, RAMP_OFF),
+        dimmed=(WAVES_OFF, RAMP_OFF, SPLIT_OFF, K_LOOP_OFF, GROWTH_OFF, KERNEL_OFF),
         tables=(TABLE, POINTS, CEILING),
         charts=(roofline_chart(),),
         column_widths=widths,

@@ -176,7 +176,10 @@ ROOF_ERROR = rf.relative_error("meas_roof_error", "meas_roof_time", "meas_time",
 FITTED = rc.RefinedInputs(tile_m="cal_tile_m", tile_n="cal_tile_n", sm_count="cal_sms",
                           launch_overhead="cal_floor", wave_quant="cal_waves",
                           overlap="cal_overlap", ramp_flops="cal_ramp_flops",
-                          ramp_exponent="cal_ramp_h", ramp_end="cal_ramp_end")
+                          ramp_exponent="cal_ramp_h", ramp_end="cal_ramp_end",
+                          k_latency="cal_k_latency", k_tile="cal_k_tile",
+                          tile_latency="cal_tile_latency", split_floor="cal_split_floor",
+                          split_min_k="cal_split_min_k")
 RAMP = rc.compute_ramp("meas_ramp", "meas_flops", inputs=FITTED)
 CAL_COMPUTE = Quantity(
     "meas_cal_compute", "fitted compute time", "s", "{meas_flops}/({cal_flops}*{meas_ramp})",
@@ -187,44 +190,9 @@ CAL_MEMORY = rf.ratio("meas_cal_memory", "meas_bytes", "cal_bw", "fitted memory 
                       fmt="time")
 REFINED = rc.refined_roofline("meas_", "meas_m", "meas_n", "meas_cal_compute",
                               "meas_cal_memory", what="fitted", inputs=FITTED, batch="meas_b")
-SPLIT = Quantity(
-    "meas_split", "runs split-K (1 = yes)", "",
-    f"IF(AND(ISNUMBER({{cal_sms}}),{{{REFINED.tiles.name}}}<{{cal_sms}},"
-    "{meas_k}>={cal_split_min_k},{cal_split_min_k}>0),1,0)",
-    lambda **a: kernel_terms.split_k(a[REFINED.tiles.name], a["cal_sms"], a["meas_k"],
-                                     a["cal_split_min_k"]),
-    fmt="int", doc="1 where the tiles under-fill the SMs and k ≥ split-K from k.")
-#: the library's tile edges Tm and Tn for the row's m (kernel_terms.library_tile)
-_TM = (f"IF({{meas_m}}<={kernel_terms.K_TILE_MEDIUM_M},{kernel_terms.TILE_EDGE_SMALL:g},"
-       f"{kernel_terms.TILE_EDGE_LARGE:g})")
-_TN = (f"IF({{meas_m}}<={kernel_terms.K_TILE_SMALL_M},{kernel_terms.TILE_EDGE_SMALL:g},"
-       f"{kernel_terms.TILE_EDGE_LARGE:g})")
-K_TILE = Quantity(
-    "meas_k_tile", "K-loop tile scale", "",
-    f'IF({{cal_k_tile}}="{ON}",{_TM}*{_TN}/{kernel_terms.TILE_EDGE_SMALL**2:g},1)',
-    # the on/off switch read as the sheet reads it ("on" in any case), as the waves' is
-    lambda meas_m, cal_k_tile: kernel_terms.k_tile_scale(meas_m, rf_model.waves_on(cal_k_tile)),
-    fmt="int", doc="The tile's area over 64×64 where the library's tile grows with m: 1 up "
-                   "to m = 64, 2 up to 128, 4 beyond; 1 when the growth is off.")
-LIBRARY_WAVES = Quantity(
-    "meas_library_waves", "waves of the library's tiles", "",
-    f'IF(AND({{cal_k_tile}}="{ON}",ISNUMBER({{cal_sms}})),ROUNDUP({{meas_b}}*'
-    f"ROUNDUP({{meas_m}}/{_TM},0)*ROUNDUP({{meas_n}}/{_TN},0)/{{cal_sms}},0),1)",
-    lambda meas_b, meas_m, meas_n, cal_sms, cal_k_tile: kernel_terms.library_waves(
-        meas_b, meas_m, meas_n, cal_sms, rf_model.waves_on(cal_k_tile)),
-    fmt="int", doc="Where the K loop grows with the tile: ⌈b·⌈m/Tm⌉·⌈n/Tn⌉ / SMs⌉ with the "
-                   "library's 64×64, 64×128 or 128×128 tile; 1 when off or without an SM count.")
-K_LOOP = Quantity("meas_k_loop", "K-loop latency", "s",
-                  "(1-{meas_split})*{meas_k}*{cal_k_latency}*{meas_k_tile}",
-                  lambda meas_k, cal_k_latency, meas_split, meas_k_tile:
-                  kernel_terms.k_loop_time(meas_k, cal_k_latency, meas_split, meas_k_tile),
-                  fmt="time", doc="k · the fitted latency per unit of k · the tile scale "
-                                  "(serial K loop); 0 where the GEMM runs split-K (each block "
-                                  "loops over a slice).")
-SPLIT_K = Quantity(
-    "meas_split_k", "split-K kernel floor", "s", "{meas_split}*{cal_split_floor}",
-    lambda meas_split, cal_split_floor: np.asarray(meas_split, dtype=float) * cal_split_floor,
-    fmt="time", doc="A second (reduction) kernel where the GEMM runs split-K.")
+KERNEL = rc.kernel_terms_of("meas_", REFINED.time, REFINED.tiles.name, "meas_m", "meas_k",
+                            "meas_n", inputs=FITTED, batch="meas_b")
+_, SPLIT, K_TILE, LIBRARY_WAVES, K_LOOP, SPLIT_K = KERNEL.columns()
 QUANT_BYTES = Quantity(
     "meas_quant_bytes", "quantize pass bytes", "B",
     "{meas_b}*{meas_m}*{meas_k}*{cal_quant_bytes}",
@@ -244,18 +212,10 @@ QUANT_TIME = Quantity(
         cal_quant_row_latency, cal_quant_k_latency),
     fmt="time", doc="The quantize kernel's own roofline: the slowest of its bytes at its "
                     "bandwidth, its rows one after another, and one row; 0 without a pass.")
-CAL_TIME = Quantity(
-    "meas_cal_time", "fitted time (refined + K loop + split-K + quantize)", "s",
-    f'IF({{cal_k_tile}}="{ON}",MAX({{{REFINED.time.name}}},{{cal_floor}}+'
-    "{meas_library_waves}*({cal_tile_latency}+{meas_k_loop})),"
-    f"{{{REFINED.time.name}}}+{{meas_k_loop}})+{{meas_split_k}}+{{meas_quant_time}}",
-    lambda **a: kernel_terms.total_time(a[REFINED.time.name], a["meas_k_loop"],
-                                        a["meas_split_k"], a["meas_quant_time"],
-                                        a["cal_floor"], rf_model.waves_on(a["cal_k_tile"]),
-                                        a["meas_library_waves"], a["cal_tile_latency"]),
-    fmt="time", doc="The three run one after the other; where the K loop grows with the "
-                    "tile it bounds the refined time (the larger of the two, the floor "
-                    "once) rather than adding to it.")
+CAL_TIME = rc.kernel_time("meas_cal_time", REFINED.time.name, K_LOOP.name, SPLIT_K.name,
+                          LIBRARY_WAVES.name,
+                          "fitted time (refined + K loop + split-K + quantize)", inputs=FITTED,
+                          plus=QUANT_TIME.name)
 CAL_ERROR = rf.relative_error("meas_cal_error", CAL_TIME.name, "meas_time", "refined error")
 ROOF_ABS = rf.absolute("meas_roof_abs", "meas_roof_error", "|roofline error|")
 CAL_ABS = rf.absolute("meas_cal_abs", "meas_cal_error", "|refined error|")

@@ -105,7 +105,8 @@ WS_FITS = rf.at_most("ws_fits", "working_set", "vram_bytes", "working set fits i
 #: beside its roofline time; the Inputs sheet's LAUNCH_OVERHEAD, TILE_M/N, WAVE_QUANT, OVERLAP
 #: and the compute ramp (COMPUTE_RAMP_*, on the layer's FLOPs) apply.
 LAYER_REFINED = rc.refined_roofline("layer_", "pipe_m", "out_cols", "layer_compute_time",
-                                    "layer_memory_time", what="layer", flops_="layer_flops")
+                                    "layer_memory_time", what="layer", flops_="layer_flops",
+                                    inner="in_cols")
 
 TABLE = Table(
     name="layers", col=0, inputs=(LAYER,),
@@ -151,7 +152,7 @@ STREAM_TIME = rf.ratio("stream_time", "stream_bytes", "host_bw", "host streaming
 STREAM_HIDDEN = rf.at_most("stream_hidden", "stream_time", "pipe_predicted",
                            "streaming hides behind the layers' time")
 PIPE_REFINED = rf.total("pipe_refined", "layer_refined_time",
-                        "refined total (per layer: launch floor + waves)", "s", fmt="time",
+                        "refined total (Σ each layer's refined time)", "s", fmt="time",
                         doc="Σ per-layer refined time, beside the roofline's predicted total.")
 PIPE_WITH_STREAM = rf.larger("pipe_with_stream", "pipe_predicted", "stream_time",
                              "predicted total incl. host streaming")
