@@ -301,7 +301,7 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
     shapes = list(config.shapes or [])
     pad = [None] * config.spare_rows
     values: dict[str, list | object] = {}
-    values.update(gpu_specs.input_values(config.presets))
+    values.update(gpu_specs.input_values(config.presets, config.dtype))
     # the refined time's terms: the dtype's own where the preset has them (refined_by_dtype)
     gpu = config.presets.get(config.gpu or config.presets.default).for_dtype(config.dtype)
     values.update(inputs.input_values(

@@ -27,9 +27,9 @@ from sheetgen.writers.xlsx import write_xlsx
 NAME = "Kernel GPU"
 PEAK, BW = 400e12, 2.0e12  # bf16 FLOP/s and HBM B/s
 K_LATENCY, SPLIT_FLOOR, SPLIT_MIN_K = 1e-9, 3e-6, 2048
-PRESET = preset_toml(NAME, f"bf16 = {PEAK:g}", BW, "sm_count = 100",
-                     f"k_latency = {K_LATENCY:g}", f"split_k_floor = {SPLIT_FLOOR:g}",
-                     f"split_k_min_k = {SPLIT_MIN_K}")
+FIELDS = ("sm_count = 100", f"k_latency = {K_LATENCY:g}", f"split_k_floor = {SPLIT_FLOOR:g}",
+          f"split_k_min_k = {SPLIT_MIN_K}")
+PRESET = preset_toml(NAME, f"bf16 = {PEAK:g}", BW, *FIELDS)
 #: a GEMV that splits k (32 tiles of 128 under-fill 100 SMs, k ≥ 2,048), a small GEMM that
 #: cannot (k < 2,048) and so waits on its K loop, and a large one whose loop is lost in it
 SHAPES = [(1, 4096, 4096), (64, 1024, 64), (4096, 4096, 4096)]
@@ -196,3 +196,21 @@ def test_show_names_the_kernel_terms(tmp_path):
     assert "split-K" not in grown.output  # no split-K threshold in that preset
     plain = run("show")  # a built-in preset has none
     assert "K loop" not in plain.output and "split-K" not in plain.output
+
+
+def test_the_suggested_column_shows_the_built_dtypes_own_terms(tmp_path):
+    """A preset fitted per dtype (refined_by_dtype): the Inputs cells take the built dtype's
+    own kernel terms and floor, and the Suggested column beside them (GPU Specs' columns)
+    shows the same figures, not the first dtype's."""
+    preset = tmp_path / "p.toml"
+    preset.write_text(preset_toml(NAME, f"bf16 = {PEAK:g}, fp8 = {2 * PEAK:g}", BW, *FIELDS,
+                                  "refined_by_dtype = { fp8 = { k_latency = 2e-9, "
+                                  "launch_overhead = 4e-6, split_k_floor = 0, "
+                                  "split_k_min_k = 0 } }"))
+    presets = load_presets(preset)
+    for dtype, want in (("bf16", (K_LATENCY, 0.0, SPLIT_MIN_K)), ("fp8", (2e-9, 4e-6, 0))):
+        s = plan_build(BuildConfig(shapes=[Shape(64, 64, 64)], gpu=NAME, dtype=dtype,
+                                   presets=presets, spare_rows=0)).model.scalars
+        assert (s["k_latency"], s["launch_overhead"], s["split_k_min_k"]) == want, dtype
+        assert (s["suggest_k_latency"], s["suggest_launch_overhead"],
+                s["suggest_split_min_k"]) == want, dtype

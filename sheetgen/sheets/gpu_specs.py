@@ -133,7 +133,9 @@ def sheet(presets: Presets | None = None) -> SheetSpec:
                  "reads and writes together; GPU and host link bandwidths in bytes/s per "
                  "direction; memory in bytes as the vendor means its GB (GiB). 'n/a' marks a "
                  "dtype the GPU lacks. Yellow cells are inputs: edit a figure and every sheet "
-                 "follows."),
+                 "follows. Of a preset fitted per dtype (`calibrate --preset-out`), the "
+                 "measured memory efficiency and the figures from the launch overhead on are "
+                 "the ones of the dtype the workbook was built for."),
             Text(DTYPE_TABLE.header_row - 1, 0, "Data types (compute)", "subtitle"),
             Text(STORAGE_TABLE.header_row - 1, STORAGE_TABLE.col,
                  "Storage per operand (bytes moved = a·m·k + w·k·n + o·m·n)", "subtitle"),
@@ -201,8 +203,11 @@ def source_groups(presets: Presets) -> tuple[tuple[int, int], ...]:
     return tuple((r[0], r[-1]) for r in rows.values())
 
 
-def input_values(presets: Presets) -> dict[str, list[Any]]:
-    """The values of this sheet's input columns, from a preset set."""
+def input_values(presets: Presets, dtype: str | None = None) -> dict[str, list[Any]]:
+    """The values of this sheet's input columns, from a preset set; the refined-time figures
+    (memory efficiency, floor, tiles, waves, overlap, ramp, kernel terms) are `dtype`'s own
+    where a preset fitted several (`refined_by_dtype`), as the Inputs sheet's cells take them,
+    so its Suggested column shows what they were built from."""
     values: dict[str, list[Any]] = {
         "dtype_name": list(DTYPES),
         "dtype_bytes": [DTYPE_BYTES[d] for d in DTYPES],
@@ -217,11 +222,11 @@ def input_values(presets: Presets) -> dict[str, list[Any]]:
     for d in DTYPES:
         values[f"peak_{d}"] = [g.peak_flops.get(d, MISSING) for g in presets.gpus]
         values[f"eff_{d}"] = [g.compute_efficiency_by_dtype.get(d) for g in presets.gpus]
+    own = [g.for_dtype(dtype) if dtype else g for g in presets.gpus]
     for col, attr in _GPU_FIELDS.items():  # a figure the preset left out (sm_count): "n/a"
-        values[col] = [MISSING if getattr(g, attr) is None else getattr(g, attr)
-                       for g in presets.gpus]
-    values["spec_waves"] = [switch(g.wave_quantization) for g in presets.gpus]
-    values["spec_k_tile"] = [switch(g.k_loop_tile_growth) for g in presets.gpus]
+        values[col] = [MISSING if getattr(g, attr) is None else getattr(g, attr) for g in own]
+    values["spec_waves"] = [switch(g.wave_quantization) for g in own]
+    values["spec_k_tile"] = [switch(g.k_loop_tile_growth) for g in own]
     return values
 
 
