@@ -361,6 +361,7 @@ def transformer(config: Any, *, gpu: str | None = None,
     activations are narrower than the GEMM outputs (fp8; TensorRT-LLM v0.5's FP8 engines).
     Columns: phase, op, m, k, n, count, flops, bytes_moved, intensity, regime, time (the
     bound), compute_ramp (a GEMM's share of the measured efficiency; NaN where none applies),
+    k_loop and split_k (a GEMM row's kernel terms, summed over its kernels; NaN elsewhere),
     realistic_time. attrs["gpu"]: the GPU figures; attrs["summary"]: ttft, tpot,
     ttft_bound, tpot_bound, tokens_per_s (whole batch), weights_bytes (one GPU's),
     kv_bytes_per_token (all layers), kv_bytes, memory_per_gpu, fits, max_batch,

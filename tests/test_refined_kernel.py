@@ -9,6 +9,7 @@ k·n + m·n) / bandwidth, then the kernel terms of sheetgen.model.kernel_terms."
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,9 +19,13 @@ from xlsx_edit import cell_of, edit_cells
 
 import sheetgen
 from sheetgen.assemble import BuildConfig, plan_build
+from sheetgen.inputs.model_config import from_dict
 from sheetgen.inputs.presets import load_presets
 from sheetgen.inputs.shapes import Shape
+from sheetgen.model import transformer as xf_model
 from sheetgen.sheets import pipeline, whatif
+from sheetgen.sheets.transformer import TransformerInputs
+from sheetgen.sheets.transformer.values import op_records
 from sheetgen.verify.check import check_workbook
 from sheetgen.writers.xlsx import write_xlsx
 
@@ -149,7 +154,9 @@ def _kernel_workbooks(tmp: Path) -> dict[str, Path]:
         cell_of(names["K_LOOP_TILE_GROWTH"]): "on", cell_of(names["TILE_LATENCY"]): 1,  # µs
         cell_of(names["SPLIT_K_MIN_K"]): 1024})
     return {"kernel": built, "typed": typed,
-            "growth": write_xlsx(_plan(growth=True), tmp / "growth.xlsx")}
+            "growth": write_xlsx(_plan(growth=True), tmp / "growth.xlsx"),
+            "transformer": write_xlsx(_xf_plan(), tmp / "transformer.xlsx"),
+            "transformer_growth": write_xlsx(_xf_plan(True), tmp / "transformer_growth.xlsx")}
 
 
 @needs_libreoffice
@@ -157,6 +164,8 @@ def test_libreoffice_recalculates_the_kernel_terms(libreoffice):
     values = {k: read_values(f) for k, f in libreoffice.outputs("refined-kernel").items()}
     assert mismatches(_plan(), values["kernel"]) == []
     assert mismatches(_plan(growth=True), values["growth"]) == []
+    assert mismatches(_xf_plan(), values["transformer"]) == []
+    assert mismatches(_xf_plan(True), values["transformer_growth"]) == []
     t = _plan().table("matmul")
     col = {c.name: c.col for c in t.columns}
     got = values["typed"]["Matmul"]
@@ -214,3 +223,69 @@ def test_the_suggested_column_shows_the_built_dtypes_own_terms(tmp_path):
         assert (s["k_latency"], s["launch_overhead"], s["split_k_min_k"]) == want, dtype
         assert (s["suggest_k_latency"], s["suggest_launch_overhead"],
                 s["suggest_split_min_k"]) == want, dtype
+
+
+# ------------------------------------------------------------------ the Transformer sheet
+
+#: a two-layer dense model small enough to work by hand (tests/test_refined_ramp.py's)
+TINY = {"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 2,
+        "num_attention_heads": 8, "num_key_value_heads": 8, "vocab_size": 32000,
+        "intermediate_size": 4096}
+
+
+@functools.cache
+def _xf_plan(growth: bool = False):
+    preset = _folder() / f"kernel_xf{int(growth)}.toml"
+    preset.write_text(GROWTH_PRESET if growth else PRESET)
+    ti = TransformerInputs(from_dict(TINY), batch=1, prompt_tokens=512, generate=4)
+    return plan_build(BuildConfig(gpu=NAME, presets=load_presets(preset), transformer=ti,
+                                  shapes=[Shape(64, 64, 64)], spare_rows=0, layers=2))
+
+
+def test_the_transformer_gemms_take_the_kernel_terms_by_hand():
+    """Two layers, one kernel each per GEMM row. Prefill QKV, 512 × 1024 · 1024 × 3072:
+    4 · 24 = 96 tiles under-fill 100 SMs but k = 1,024 < 2,048, so no split: a K loop of
+    2 · 1,024 · 1 ns = 2.048 µs. Decode MLP down, 1 × 4096 · 4096 × 1024: 8 tiles, k =
+    4,096: split, no loop, 2 · 3 µs. Decode lm_head, 1 × 1024 · 1024 × 32,000, one kernel:
+    250 tiles fill the SMs, 1.024 µs."""
+    s = _xf_plan().model.scalars
+    for key, loop, split in (("pf_qkv", 2.048e-6, 0.0), ("dc_down", 0.0, 6e-6),
+                             ("dc_lm", 1.024e-6, 0.0)):
+        assert s[f"xf_{key}_k_loop"] == pytest.approx(loop, rel=1e-12, abs=1e-18), key
+        assert s[f"xf_{key}_split_k"] == pytest.approx(split, rel=1e-12, abs=1e-18), key
+    # attention runs at flash attention's rate: no kernel terms
+    assert "xf_pf_scores_k_loop" not in s
+
+
+@pytest.mark.parametrize("growth", [False, True])
+def test_the_transformer_sheet_equals_the_pure_model_with_kernel_terms(growth):
+    """sheetgen.model.transformer.estimate on the preset's figures, typed here, not read from
+    the plan: every realistic op time agrees, the K loop that grows with the tile too."""
+    p = _xf_plan(growth)
+    s = p.model.scalars
+    cfg = from_dict(TINY)
+    wl = xf_model.Workload(batch=1, prompt=512, generate=4, tp=1, weight_bytes=2,
+                           act_bytes=2, out_bytes=2, kv_bytes=2, embed_bytes=2)
+    kernel = (xf_model.GemmKernels(sms=132, k_latency=0.75e-9, growth=True, tile_latency=1.5e-6)
+              if growth else xf_model.GemmKernels(sms=100, k_latency=K_LATENCY,
+                                                  split_floor=SPLIT_FLOOR,
+                                                  split_min_k=SPLIT_MIN_K))
+    hw = xf_model.Machine(peak=PEAK, bw=BW, capacity=s["capacity_bytes"], link_bw=100e9,
+                          link_latency=8e-6, launch=4e-6 if growth else 0.0, kernel=kernel)
+    est = xf_model.estimate(cfg, wl, hw)
+    sheet = [r["realistic_time"] for r in op_records(cfg, s)]
+    assert len(sheet) == 16 and sheet == pytest.approx(est.op_real, rel=1e-12)
+    assert s["ttft"] == pytest.approx(est.summary["ttft"], rel=1e-12)
+    if not growth:  # the kernel terms are there to agree on: 2 µs of K loop in prefill QKV
+        off = xf_model.estimate(cfg, wl, replace(hw, kernel=None))
+        assert est.op_real[0] - off.op_real[0] == pytest.approx(2.048e-6, rel=1e-9)
+
+
+def test_the_transformer_frame_shows_each_gemms_kernel_terms(tmp_path):
+    preset = tmp_path / "kernel.toml"
+    preset.write_text(PRESET)
+    df = sheetgen.transformer(TINY, gpu=NAME, gpu_file=preset, prompt_tokens=512, generate=4)
+    dc = df[df["phase"] == "decode"].set_index("op")
+    assert dc.loc["MLP down", "split_k"] == pytest.approx(6e-6, rel=1e-12)
+    assert dc.loc["MLP down", "k_loop"] == 0
+    assert dc["k_loop"].isna().sum() == 3  # the two attention rows and the memory-only row

@@ -221,15 +221,44 @@ def waves_note(name: str, label: str = "wave quantization", *,
 # the measurements behind each): a serial K loop, a split-K reduction kernel's floor, and a K
 # loop that grows with the library's tile for m (then it bounds the time rather than adding).
 ON = "on"  # how an on/off switch reads in a cell (the sheet compares without case, as here)
-#: the library's tile edges Tm and Tn for m, as templates of the rows' reference
-_TM = (f"IF({{{{{{rows}}}}}}<={kernel_terms.K_TILE_MEDIUM_M},{kernel_terms.TILE_EDGE_SMALL:g},"
-       f"{kernel_terms.TILE_EDGE_LARGE:g})")
-_TN = (f"IF({{{{{{rows}}}}}}<={kernel_terms.K_TILE_SMALL_M},{kernel_terms.TILE_EDGE_SMALL:g},"
-       f"{kernel_terms.TILE_EDGE_LARGE:g})")
 
 
-def _library_edges(rows: str) -> tuple[str, str]:
-    return _TM.format(rows=rows), _TN.format(rows=rows)
+def _ref(name: str) -> str:
+    return f"{{{name}}}"
+
+
+def library_edges(rows: str) -> tuple[str, str]:
+    """The library's tile edges Tm and Tn for m (kernel_terms.library_tile), as templates of
+    `rows`, a template of m."""
+    small, large = f"{kernel_terms.TILE_EDGE_SMALL:g}", f"{kernel_terms.TILE_EDGE_LARGE:g}"
+    return (f"IF({rows}<={kernel_terms.K_TILE_MEDIUM_M},{small},{large})",
+            f"IF({rows}<={kernel_terms.K_TILE_SMALL_M},{small},{large})")
+
+
+def split_share(tiles_: str, inner: str, inputs: RefinedInputs = INPUTS) -> str:
+    """1 where `tiles_` (a template of a kernel's output tiles) under-fill the SMs and k
+    (`inner`, a template) ≥ split-K from k, else 0 (kernel_terms.split_k), as a template."""
+    sms, min_k = _ref(inputs.sm_count), _ref(inputs.split_min_k)
+    return f"IF(AND(ISNUMBER({sms}),{tiles_}<{sms},{inner}>={min_k},{min_k}>0),1,0)"
+
+
+def tile_scale(rows: str, inputs: RefinedInputs = INPUTS) -> str:
+    """The K loop's tile scale for m (`rows`, a template; kernel_terms.k_tile_scale), as a
+    template: the library's tile area over 64×64 while the growth is on, else 1."""
+    tm, tn = library_edges(rows)
+    return (f'IF({_ref(inputs.k_tile)}="{ON}",{tm}*{tn}/{kernel_terms.TILE_EDGE_SMALL**2:g},'
+            "1)")
+
+
+def library_wave_count(rows: str, cols: str, gemms: str = "",
+                       inputs: RefinedInputs = INPUTS) -> str:
+    """Waves of the library's tiles over the SMs (kernel_terms.library_waves) for m × n
+    (templates), times `gemms` GEMMs where given, while the growth is on; else 1."""
+    sms = _ref(inputs.sm_count)
+    tm, tn = library_edges(rows)
+    times = f"{gemms}*" if gemms else ""
+    return (f'IF(AND({_ref(inputs.k_tile)}="{ON}",ISNUMBER({sms})),ROUNDUP({times}'
+            f"ROUNDUP({rows}/{tm},0)*ROUNDUP({cols}/{tn},0)/{sms},0),1)")
 
 
 def split_k(name: str, tiles_: str, inner: str, label: str = "runs split-K (1 = yes)", *,
@@ -238,9 +267,7 @@ def split_k(name: str, tiles_: str, inner: str, label: str = "runs split-K (1 = 
     over blocks and sums them in a second kernel), else 0; 0 without an SM count."""
     sms, min_k = inputs.sm_count, inputs.split_min_k
     return Quantity(
-        name, label, "",
-        f"IF(AND(ISNUMBER({{{sms}}}),{{{tiles_}}}<{{{sms}}},{{{inner}}}>={{{min_k}}},"
-        f"{{{min_k}}}>0),1,0)",
+        name, label, "", split_share(_ref(tiles_), _ref(inner), inputs),
         lambda **a: kernel_terms.split_k(a[tiles_], a[sms], a[inner], a[min_k]),
         fmt="int", doc="1 where the tiles under-fill the SMs and k ≥ split-K from k.")
 
@@ -250,10 +277,8 @@ def k_tile_scale(name: str, rows: str, label: str = "K-loop tile scale", *,
     """The library's tile area over 64×64 for the rows m (1, 2, 4) where the K loop grows
     with the tile; 1 where it does not."""
     growth = inputs.k_tile
-    tm, tn = _library_edges(rows)
     return Quantity(
-        name, label, "",
-        f'IF({{{growth}}}="{ON}",{tm}*{tn}/{kernel_terms.TILE_EDGE_SMALL**2:g},1)',
+        name, label, "", tile_scale(_ref(rows), inputs),
         # the switch read as the sheet reads it ("on" in any case), as the waves' is
         lambda **a: kernel_terms.k_tile_scale(a[rows], refined.waves_on(a[growth])),
         fmt="int", doc="The tile's area over 64×64 where the library's tile grows with m: 1 "
@@ -265,12 +290,9 @@ def library_waves(name: str, rows: str, cols: str, label: str = "waves of the li
     """⌈b·⌈m/Tm⌉·⌈n/Tn⌉ / SMs⌉ of the library's 64×64, 64×128 or 128×128 tile where the K loop
     grows with it; 1 when the growth is off or without an SM count."""
     growth, sms = inputs.k_tile, inputs.sm_count
-    tm, tn = _library_edges(rows)
-    times = f"{{{batch}}}*" if batch else ""
     return Quantity(
         name, label, "",
-        f'IF(AND({{{growth}}}="{ON}",ISNUMBER({{{sms}}})),ROUNDUP({times}'
-        f"ROUNDUP({{{rows}}}/{tm},0)*ROUNDUP({{{cols}}}/{tn},0)/{{{sms}}},0),1)",
+        library_wave_count(_ref(rows), _ref(cols), _ref(batch) if batch else "", inputs),
         lambda **a: kernel_terms.library_waves(a[batch] if batch else 1.0, a[rows], a[cols],
                                                a[sms], refined.waves_on(a[growth])),
         fmt="int", doc="Where the K loop grows with the tile: waves of the library's tiles "

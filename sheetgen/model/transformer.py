@@ -136,6 +136,26 @@ class Machine:
     #: sheet's refined time has them
     ramp: tuple[float, float, float] = (0.0, 1.0, 0.0)
     overlap: float = 0.0
+    #: the kernel terms after each GEMM kernel (kernel_terms), as the Inputs sheet has them
+    kernel: GemmKernels | None = None
+
+
+@dataclass(frozen=True)
+class GemmKernels:
+    """The kernel terms of the realistic GEMMs (sheetgen.model.kernel_terms): a K loop of
+    `k_latency` per unit of k, a split-K kernel's `split_floor` where a kernel's tiles (of
+    `tile`, over `sms`) under-fill the SMs and k ≥ `split_min_k` (0: never), and with `growth`
+    a K loop that grows with the library's tile and bounds the time (`tile_latency` a tile).
+    Each kernel of a row runs count / kernels of its GEMMs side by side (a MoE layer's experts
+    in one grouped kernel)."""
+
+    sms: float | None = None  # None: no SM count (no split-K, one wave)
+    tile: tuple[int, int] = (128, 128)
+    k_latency: float = 0.0
+    growth: bool = False
+    tile_latency: float = 0.0
+    split_floor: float = 0.0
+    split_min_k: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -355,16 +375,41 @@ class Estimate:
 
 
 def op_time(op: Op, peak: float, bw: float, kernels_floor: float = 0.0,
-            ramp: tuple[float, float, float] | None = None, overlap: float = 0.0) -> float:
+            ramp: tuple[float, float, float] | None = None, overlap: float = 0.0,
+            kernel: GemmKernels | None = None) -> float:
     """kernels · floor + max(FLOPs / peak, bytes / bw); with `ramp` (a GEMM row of the
     realistic estimate), FLOPs at the ramp's share of `peak` for one GEMM's 2·m·k·n, the two
-    times combined by the overlap exponent."""
+    times combined by the overlap exponent, then the kernel terms (kernel_terms)."""
     memory = op.bytes_moved / bw
     if ramp is None or op.k == 0:
         return op.kernels * kernels_floor + max(op.flops / peak, memory)
     share = float(kernel_terms.compute_ramp(2.0 * op.m * op.k * op.n, *ramp))
-    return op.kernels * kernels_floor + float(
-        refined.refined_time(0.0, op.flops / (peak * share), memory, overlap))
+    gemm = float(refined.refined_time(0.0, op.flops / (peak * share), memory, overlap))
+    if kernel:
+        gemm = with_kernel_terms(gemm, *kernel_time(op, kernel), op, kernel)
+    return op.kernels * kernels_floor + gemm
+
+
+def with_kernel_terms(gemm: float, loop: float, split: float, op: Op,
+                      kernel: GemmKernels) -> float:
+    """A GEMM row's time (`gemm`, without floors) with its K loop and split-K floor
+    (kernel_time): the loop added, or with the growth on the larger of the two and the
+    library's waves of tiles (each kernel's latency per tile + its loop); then the floor."""
+    if kernel.growth:
+        waves = float(kernel_terms.library_waves(op.count / op.kernels, op.m, op.n,
+                                                 kernel.sms, True))
+        return max(gemm, waves * (op.kernels * kernel.tile_latency + loop)) + split
+    return gemm + loop + split
+
+
+def kernel_time(op: Op, kernel: GemmKernels) -> tuple[float, float]:
+    """(K loop, split-K floor) of a GEMM row, summed over its kernels: each kernel's count /
+    kernels GEMMs split k where their tiles under-fill the SMs and k ≥ split_min_k."""
+    tiles = op.count / op.kernels * float(refined.tiles(op.m, op.n, *kernel.tile))
+    split = float(kernel_terms.split_k(tiles, kernel.sms, op.k, kernel.split_min_k))
+    scale = float(kernel_terms.k_tile_scale(op.m, kernel.growth))
+    loop = op.kernels * float(kernel_terms.k_loop_time(op.k, kernel.k_latency, split, scale))
+    return loop, op.kernels * split * kernel.split_floor
 
 
 def weights_per_gpu(cfg: ModelConfig, wl: Workload) -> tuple[float, float]:
@@ -404,7 +449,8 @@ def estimate(cfg: ModelConfig, wl: Workload, hw: Machine) -> Estimate:
     apeak = (hw.peak if hw.attn_peak is None else hw.attn_peak) * wl.attn_eff
     bound = [op_time(op, bpeak, bbw) for op in ops]
     real = [op_time(op, apeak, rbw, hw.launch) if op.attention
-            else op_time(op, rpeak, rbw, hw.launch, hw.ramp, hw.overlap) for op in ops]
+            else op_time(op, rpeak, rbw, hw.launch, hw.ramp, hw.overlap, hw.kernel)
+            for op in ops]
     s = shapes(cfg, wl.tp)
     out: dict[str, Any] = {}
     steps = prefill_steps(wl.prompt, wl.chunk)

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from sheetgen.core.excel import is_number
 from sheetgen.inputs.model_config import ModelConfig
 from sheetgen.model import factories as rf
 from sheetgen.model import kernel_terms, refined
@@ -47,13 +49,71 @@ def operand_bytes(name: str, count: str, m: str, k: str, n: str, a_: str | None,
              doc="Each operand once, in its own dtype.")
 
 
+@dataclass(frozen=True)
+class GemmKernel:
+    """The names behind a GEMM row's kernel terms: its dims, count and kernels (each kernel
+    runs count / kernels GEMMs side by side), and its K-loop and split-K columns."""
+
+    m: str
+    k: str
+    n: str
+    count: str
+    kernels: str
+    k_loop: str
+    split_k: str
+
+    def machine(self, a: dict[str, Any]) -> tuple[ref.Op, ref.GemmKernels]:
+        """The row as the pure model's Op (its dims and kernels) and the Inputs' kernel
+        terms. A column's reference sees only the names its template reads: a term it does
+        not read is 0 (off) here."""
+        i = rc.INPUTS
+        op = ref.Op("", "", a[self.m], a.get(self.k, 0.0), a[self.n], a[self.count],
+                    a[self.kernels], 0.0, 0.0, 0.0)
+        sms = a[i.sm_count]
+        return op, ref.GemmKernels(
+            sms=sms if is_number(sms) else None, tile=(a.get(i.tile_m, 1), a.get(i.tile_n, 1)),
+            k_latency=a.get(i.k_latency, 0.0), growth=refined.waves_on(a.get(i.k_tile, False)),
+            tile_latency=a.get(i.tile_latency, 0.0), split_floor=a.get(i.split_floor, 0.0),
+            split_min_k=a.get(i.split_min_k, 0.0))
+
+    def split(self) -> str:
+        """1 where each kernel's GEMMs split k (rc.split_share), as a template."""
+        i = rc.INPUTS
+        per = f"{{{self.count}}}/{{{self.kernels}}}"
+        tiles = (f"{per}*ROUNDUP({{{self.m}}}/{{{i.tile_m}}},0)"
+                 f"*ROUNDUP({{{self.n}}}/{{{i.tile_n}}},0)")
+        return rc.split_share(tiles, f"{{{self.k}}}")
+
+
+def gemm_kernel_terms(g: GemmKernel) -> tuple[Quantity, Quantity]:
+    """The row's K loop (each kernel's k · latency · tile scale, 0 where it splits) and its
+    split-K floor (a second kernel's where it does), summed over its kernels."""
+    i = rc.INPUTS
+    split = g.split()
+    loop = q(g.k_loop, "K loop", "s",
+             f"{{{g.kernels}}}*(1-{split})*{{{g.k}}}*{{{i.k_latency}}}"
+             f"*{rc.tile_scale(f'{{{g.m}}}')}",
+             lambda a: ref.kernel_time(*g.machine(a))[0], fmt="time",
+             doc="Per kernel: k · the K-loop latency · the tile scale, 0 where it splits k; "
+                 "times its kernels.")
+    floor = q(g.split_k, "split-K floor", "s",
+              f"{{{g.kernels}}}*{split}*{{{i.split_floor}}}",
+              lambda a: ref.kernel_time(*g.machine(a))[1], fmt="time",
+              doc="A second (reduction) kernel's floor per kernel whose tiles under-fill the "
+                  "SMs with k ≥ split-K from k; times its kernels.")
+    return loop, floor
+
+
 def realistic_time(name: str, kernels: str | None, flops_: str | None, bytes_: str,
-                   rate: str = GEMM_RATE, ramp: str | None = None) -> Quantity:
+                   rate: str = GEMM_RATE, ramp: str | None = None,
+                   gemm: GemmKernel | None = None) -> Quantity:
     """kernels · launch floor + the slower of FLOPs / rate and bytes / (bandwidth · measured
     memory eff): the preset's sourced efficiencies, not the bound's. `rate`: the realistic
     FLOP/s (peak · measured compute eff; attention's own for the attention rows). A GEMM row
-    (`ramp`: its compute ramp's share) runs at that share of the rate, and its two times
-    combine by the Inputs sheet's overlap exponent (the p-norm of the refined time)."""
+    (`ramp`: its compute ramp's share) runs at that share of the rate, its two times combine
+    by the Inputs sheet's overlap exponent (the p-norm of the refined time), and `gemm`'s
+    kernel terms follow (ref.op_time): plus the K loop, or with the tile growth on the larger
+    of the two and the library's waves of tiles (each kernel's latency per tile + K loop)."""
     floor = f"{{{kernels}}}*{{launch_overhead}}+" if kernels else ""
     mem = f"{{{bytes_}}}/{{xf_real_bw}}"
     if flops_ and ramp:
@@ -62,6 +122,15 @@ def realistic_time(name: str, kernels: str | None, flops_: str | None, bytes_: s
         body = f"MAX({{{flops_}}}/{{{rate}}},{mem})"
     else:
         body = mem
+    if gemm:
+        i = rc.INPUTS
+        on = f'{{{i.k_tile}}}="{rc.ON}"'
+        waves = rc.library_wave_count(f"{{{gemm.m}}}", f"{{{gemm.n}}}",
+                                      f"{{{gemm.count}}}/{{{gemm.kernels}}}")
+        # with the growth on: max(body, waves · (kernels · latency per tile + K loop)), else
+        # body + K loop: one MAX, the body written once
+        body = (f"MAX({body}+IF({on},0,{{{gemm.k_loop}}}),IF({on},{waves}*({{{gemm.kernels}}}"
+                f"*{{{i.tile_latency}}}+{{{gemm.k_loop}}}),0))+{{{gemm.split_k}}}")
 
     def fn(a: dict[str, Any]) -> Any:
         t = a[bytes_] / a["xf_real_bw"]
@@ -70,12 +139,14 @@ def realistic_time(name: str, kernels: str | None, flops_: str | None, bytes_: s
                                            a[rc.INPUTS.overlap]))
         elif flops_:
             t = max(a[flops_] / a[rate], t)
+        if gemm:
+            t = ref.with_kernel_terms(t, a[gemm.k_loop], a[gemm.split_k], *gemm.machine(a))
         return (a[kernels] * a["launch_overhead"] if kernels else 0.0) + t
 
     return q(name, "realistic time", "s", floor + body, fn, fmt="time",
              doc="Launch floor per kernel + the roofline at the measured efficiencies"
-                 + (" (at the compute ramp's share, by the overlap exponent)." if ramp
-                    else "."))
+                 + (" (at the compute ramp's share, by the overlap exponent), then the K "
+                    "loop and split-K floor." if ramp else "."))
 
 
 def _op(ph: str, slug: str, label: str, m: tuple[str, Callable[[dict[str, Any]], float]],
@@ -97,10 +168,15 @@ def _op(ph: str, slug: str, label: str, m: tuple[str, Callable[[dict[str, Any]],
     mt = rf.memory_time(p + "memory_time", p + "bytes")
     t = rf.predicted_time(p + "time", p + "compute_time", p + "memory_time", "bound time")
     ramp = gemm_ramp(p + "ramp", p + "m", p + "k", p + "n") if rate == GEMM_RATE else None
+    # a GEMM row's kernel terms: every GEMM row has its kernels (the attention rows do not
+    # take them: flash attention's own rate, the hard max)
+    gemm = GemmKernel(p + "m", p + "k", p + "n", p + "count", kern.name, p + "k_loop",
+                      p + "split_k") if ramp and kern else None
+    loop, split = gemm_kernel_terms(gemm) if gemm else (None, None)
     real = realistic_time(p + "real", kern.name if kern else None, p + "flops", p + "bytes",
-                          rate, ramp.name if ramp else None)
-    return OpRow(label, (*dims, kern, f, b, i, r, ct, mt, t, ramp, real), t.name, real.name,
-                 (i.name, f.name))
+                          rate, ramp.name if ramp else None, gemm)
+    return OpRow(label, (*dims, kern, f, b, i, r, ct, mt, t, ramp, loop, split, real), t.name,
+                 real.name, (i.name, f.name))
 
 
 def gemm_ramp(name: str, m: str, k: str, n: str) -> Quantity:
@@ -228,5 +304,6 @@ def _nonmatmul(cfg: ModelConfig, ph: str) -> OpRow:
     mt = rf.memory_time(p + "time", p + "bytes", "bound time")
     real = realistic_time(p + "real", kern.name, None, p + "bytes")
     return OpRow("non-matmul (norms, residual, activation, KV write)",
-                 (m, None, None, None, kern, None, b, None, None, None, None, mt, None, real),
+                 (m, None, None, None, kern, None, b, None, None, None, None, mt, None, None,
+                  None, real),
                  mt.name, real.name, None)

@@ -34,7 +34,7 @@ from sheetgen.sheets.transformer.totals import totals
 
 OP_HEADER = ("operation", "m", "k", "n", "count", "kernels", "FLOPs", "bytes moved",
              "FLOP/B", "regime", "compute", "memory", "bound time", "compute ramp",
-             "realistic", "unit",
+             "K loop", "split-K floor", "realistic", "unit",
              "note")
 CHART_COL = 9  # right of the blocks' notes, which overflow a few columns
 
@@ -93,7 +93,7 @@ def sheet(cfg: ModelConfig, google: bool = False) -> SheetSpec:
              "context). Bound = the roofline at the Inputs sheet's efficiencies; realistic = "
              "the GPU preset's measured efficiencies (attention: flash attention's) plus a "
              "launch floor per kernel, GEMMs at the compute ramp's share and by the overlap "
-             "exponent (Inputs sheet).",
+             "exponent, then their K loop and split-K floor (Inputs sheet).",
              span=14),
         Text(2, 0, "Source: " + (cfg.source or "given fields") + (
             "; assumed: " + "; ".join(cfg.assumptions) if cfg.assumptions else ""),

@@ -119,6 +119,7 @@ def op_records(cfg: ModelConfig, scalars: dict[str, Any]) -> list[dict[str, Any]
                 "intensity": flops / bytes_, "regime": scalars.get(p + "regime",
                                                                    rf.MEMORY_BOUND),
                 "time": scalars[row.bound], "compute_ramp": get("ramp"),  # NaN: no ramp
+                "k_loop": get("k_loop"), "split_k": get("split_k"),  # NaN: not a GEMM row
                 "realistic_time": scalars[row.real],
                 "attained_flops": flops / scalars[row.bound],
                 "shape_label": f"{phase} {row.label.split(' (')[0]}",
