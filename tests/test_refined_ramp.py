@@ -182,6 +182,19 @@ def test_a_calibrated_preset_carries_the_fit_into_the_matmul_sheet(tmp_path):
     # whole model 5.7 % (docs/measuring.md); before the kernel terms 15.4 %
     rows, tf32, tf32_before = median_errors(preset, "tf32")
     assert rows == 125 and tf32 < 0.08 and 0.12 < tf32_before < 0.19
+    # the same tf32 terms in a decode step of Llama 3.1 8B (docs/transformer.md): QKV (m = 1,
+    # 48 tiles of 128 under 132 SMs, k = 4,096) splits k, one split-K floor per layer;
+    # gate+up (224 tiles) does not, and waits on k · the K-loop latency per layer
+    tf32_terms = re.search(r"tf32 = \{([^}]*)\}", text).group(1)
+    floor = float(re.search(r"split_k_floor = (\S+?),", tf32_terms).group(1))
+    latency = float(re.search(r"\bk_latency = (\S+?),", tf32_terms).group(1))
+    df = sheetgen.transformer("llama-3.1-8b", gpu="H100 SXM (calibrated)", gpu_file=preset,
+                              dtype="tf32", prompt_tokens=512, generate=128)
+    dc = df[df["phase"] == "decode"].set_index("op")
+    assert dc.loc["QKV projection", "split_k"] == pytest.approx(32 * floor, rel=1e-12)
+    assert dc.loc["QKV projection", "k_loop"] == 0
+    assert dc.loc["MLP gate+up", "k_loop"] == pytest.approx(32 * 4096 * latency, rel=1e-12)
+    assert dc.loc["MLP gate+up", "split_k"] == 0
 
 
 # ------------------------------------------------------------------ the Transformer sheet
