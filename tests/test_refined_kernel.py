@@ -289,3 +289,35 @@ def test_the_transformer_frame_shows_each_gemms_kernel_terms(tmp_path):
     assert dc.loc["MLP down", "split_k"] == pytest.approx(6e-6, rel=1e-12)
     assert dc.loc["MLP down", "k_loop"] == 0
     assert dc["k_loop"].isna().sum() == 3  # the two attention rows and the memory-only row
+
+
+def test_what_if_and_pipeline_grey_each_term_while_it_is_off(tmp_path):
+    """As the Matmul sheet does: each refined-time column carries a rule that greys it while
+    its term is off (waves, ramp, each kernel term), on its own data rows."""
+    import openpyxl
+
+    out = write_xlsx(_plan(), tmp_path / "kernel.xlsx")
+    wb = openpyxl.load_workbook(out)
+    for sheet, table, prefix in (("What-if", whatif.TABLE.name, "wi_"),
+                                 ("Pipeline", pipeline.TABLE.name, "layer_")):
+        t = _plan().table(table)
+        col = {c.col: c.name.removeprefix(prefix) for c in t.columns}
+        want = {'OR(WAVE_QUANT="off",NOT(ISNUMBER(SM_COUNT)))': {
+                    "tiles", "waves", "wave_efficiency", "quantized_compute_time"},
+                "COMPUTE_RAMP_FLOPS<=0": {"compute_ramp"},
+                "SPLIT_K_MIN_K<=0": {"split", "split_k"},
+                "K_LOOP_LATENCY<=0": {"k_loop"},
+                'K_LOOP_TILE_GROWTH<>"on"': {"k_tile", "library_waves"},
+                'AND(K_LOOP_LATENCY<=0,SPLIT_K_MIN_K<=0,K_LOOP_TILE_GROWTH<>"on")': {
+                    "gemm_time"}}
+        rules: dict[str, set[str]] = {}
+        for cf in wb[sheet].conditional_formatting:
+            for rule in cf.rules:
+                if rule.formula[0] not in want:  # the regimes', the fit's
+                    continue
+                (rng,) = str(cf.sqref).split()
+                first = rng.split(":")[0]
+                assert int(first.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ")) == t.first_row + 1
+                c = openpyxl.utils.column_index_from_string(first.rstrip("0123456789")) - 1
+                rules.setdefault(rule.formula[0], set()).add(col[c])
+        assert rules == want, sheet

@@ -14,7 +14,7 @@ import numpy as np
 
 from sheetgen.core import excel as xn
 from sheetgen.model import kernel_terms, refined
-from sheetgen.model.vocabulary import Quantity
+from sheetgen.model.vocabulary import Dimmed, Quantity
 
 # The refined time: a launch floor, tile and wave quantization and the overlap of compute and
 # memory time (sheetgen.model.refined holds the Python reference). The inputs come from the
@@ -434,3 +434,25 @@ def refined_roofline(prefix: str, rows: str, cols: str, compute: str, memory: st
         ramp,
         kernel,
     )
+
+
+def dimmed_while_off(r: RefinedTime, inputs: RefinedInputs = INPUTS) -> tuple[Dimmed, ...]:
+    """`r`'s columns greyed while the term behind them is off, so an unused figure does not
+    read as a result: the wave columns while waves are off or there is no SM count (a refined
+    time below the quantized compute time is then no contradiction), the compute ramp's with
+    F_half 0, and each kernel term's while it is off (every built-in preset has them off),
+    the time before them while all are (it is the refined time then)."""
+    waves = (r.tiles, r.waves, r.wave_efficiency, r.quantized_compute_time)
+    out = [Dimmed(tuple(c.name for c in waves),
+                  f'OR({{{inputs.wave_quant}}}="off",NOT(ISNUMBER({{{inputs.sm_count}}})))')]
+    if r.ramp is not None:
+        out.append(Dimmed((r.ramp.name,), f"{{{inputs.ramp_flops}}}<=0"))
+    if r.kernel is not None:
+        k = r.kernel
+        growth_off = f'{{{inputs.k_tile}}}<>"{ON}"'
+        split_off, loop_off = f"{{{inputs.split_min_k}}}<=0", f"{{{inputs.k_latency}}}<=0"
+        out += [Dimmed((k.split.name, k.split_floor.name), split_off),
+                Dimmed((k.k_loop.name,), loop_off),
+                Dimmed((k.scale.name, k.library_waves.name), growth_off),
+                Dimmed((k.gemm.name,), f"AND({loop_off},{split_off},{growth_off})")]
+    return tuple(out)

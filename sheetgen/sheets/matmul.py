@@ -22,7 +22,6 @@ from sheetgen.model.vocabulary import (
     Block,
     BlockRow,
     Chart,
-    Dimmed,
     Input,
     Quantity,
     Series,
@@ -249,22 +248,8 @@ def roofline_chart() -> Chart:
 
 
 RIDGE_NAME = "ridge point"
-#: With wave quantization off (or no SM count to count waves with) the refined time ignores
-#: the wave columns: grey them out, so a refined time below the "quantized compute time" does
-#: not read as a contradiction.
-WAVES_OFF = Dimmed(("tiles", "waves", "wave_efficiency", "quantized_compute_time"),
-                   'OR({wave_quant}="off",NOT(ISNUMBER({sm_count})))')
-#: With the compute ramp off (F_half 0, every built-in preset) its column reads 100 % and
-#: changes nothing: grey it out too.
-RAMP_OFF = Dimmed(("compute_ramp",), "{compute_ramp_flops}<=0")
-#: The kernel terms, each while it is off (every built-in preset has them off): the split-K
-#: columns without a split-K threshold, the K loop at 0 latency, the tile growth's two columns
-#: while it is off, and the time before them while all are off (it is the refined time then).
-_GROWTH_OFF = f'{{{rc.INPUTS.k_tile}}}<>"{rc.ON}"'
-SPLIT_OFF = Dimmed(("split", "split_k"), "{split_k_min_k}<=0")
-K_LOOP_OFF = Dimmed(("k_loop",), "{k_latency}<=0")
-GROWTH_OFF = Dimmed(("k_tile", "library_waves"), _GROWTH_OFF)
-KERNEL_OFF = Dimmed(("gemm_time",), f"AND({{k_latency}}<=0,{{split_k_min_k}}<=0,{_GROWTH_OFF})")
+#: The refined-time columns greyed while their term is off (waves, ramp, kernel terms).
+DIMMED = rc.dimmed_while_off(REFINED)
 #: The wave assumption in words above the refined time ("waves off: preset has no SM count"
 #: for a user's preset without one): the number beside it is the plain roofline then.
 WAVES_NOTE = rc.waves_note("waves_note")
@@ -304,7 +289,7 @@ def sheet() -> SheetSpec:
                  "subtitle"),
         ),
         blocks=(TITLE_BLOCK, NOTE_BLOCK),
-        dimmed=(WAVES_OFF, RAMP_OFF, SPLIT_OFF, K_LOOP_OFF, GROWTH_OFF, KERNEL_OFF),
+        dimmed=DIMMED,
         tables=(TABLE, POINTS, CEILING),
         charts=(roofline_chart(),),
         column_widths=widths,

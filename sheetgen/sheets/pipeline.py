@@ -200,6 +200,7 @@ def sheet() -> SheetSpec:
         column_widths=widths,
         freeze=(TABLE.first_row, 1),
         regime_columns=("layer_regime",),
+        dimmed=rc.dimmed_while_off(LAYER_REFINED),
     )
 
 

@@ -264,6 +264,7 @@ def sheet() -> SheetSpec:
         tables=(TABLE,),
         column_widths={0: 40.0} | {i: 13.0 for i in range(1, len(TABLE.all_columns()))},
         regime_columns=("wi_regime",),
+        dimmed=rc.dimmed_while_off(WI_REFINED),
     )
 
 
