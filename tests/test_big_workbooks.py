@@ -555,3 +555,34 @@ def test_the_default_best_m_table_is_shared_formulas_in_memory(tmp_path):
     assert len(shared) == 1 and xml[shared[0]].count('<f t="shared" ref="') >= len(t.columns) - 1
     checked = formulas_read_back(path, "Parallelism", t, (0, 1, 255, t.n_rows - 1))
     assert checked >= 4 * (len(t.columns) - 1)
+
+
+def test_the_largest_workbook_sheetgen_builds_fits_its_own_evaluator_budget(tmp_path,
+                                                                         monkeypatch):
+    """Excel's whole grid of shapes (1,048,576 rows less the Matmul sheet's five above its
+    table) must stay within the cells and spans `check` and `read` accept: the totals the
+    evaluator counts, measured on 200 and 400 shapes and extrapolated (they grow by the
+    same 29 cells a shape row: m, k, n, 23 formula columns, 3 chart points). Each column a
+    sheet adds to every shape row moves the largest workbook 1,048,571 cells closer."""
+    import sheetgen.evaluate.engine as engine
+    from sheetgen.assemble import XLSX_MAX_ROWS
+    from sheetgen.evaluate.limits import MAX_CELLS, MAX_SPAN_CELLS
+    from sheetgen.verify.check import check_workbook
+
+    counted: list[tuple[int, int]] = []
+    real = engine.check_budget
+    monkeypatch.setattr(engine, "check_budget",
+                        lambda cells, spans: (counted.append((cells, spans)),
+                                              real(cells, spans))[1])
+    totals = {}
+    for n in (200, 400):
+        counted.clear()
+        out, _ = build_workbook(tmp_path / f"w{n}.xlsx", shapes=shapes(n), spare_rows=0)
+        assert check_workbook(out).ok
+        totals[n] = counted[-1]  # after the last sheet: the workbook's totals
+    per_row = [(b - a) / 200 for a, b in zip(totals[200], totals[400], strict=True)]
+    assert per_row[0] == 29
+    rows = XLSX_MAX_ROWS - 5
+    cells, spans = (t + p * (rows - 400) for t, p in zip(totals[400], per_row, strict=True))
+    assert cells <= MAX_CELLS and spans <= MAX_SPAN_CELLS, (cells, spans)
+    assert cells > 0.9 * 29 * rows  # the shapes are most of it

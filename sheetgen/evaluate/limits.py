@@ -25,8 +25,9 @@ MAX_PAREN_NESTING = 128
 #: (sheetgen.files.untrusted: MAX_CELL_BYTES per declared cell, MAX_DECLARED_BYTES in all).
 MAX_PART_BYTES = 512_000_000
 #: Cells present (formulas and values) in one workbook: a 1,048,576-row sheetgen workbook
-#: (Excel's whole grid of shapes) has about 24 million. A shared formula's copies cost a
-#: few bytes each (one template per run), plain formulas their text.
+#: (Excel's whole grid of shapes, 29 cells a row with the kernel terms' six) has about 30.4
+#: million. A shared formula's copies cost a few bytes each (one template per run), plain
+#: formulas their text.
 MAX_CELLS = 32_000_000
 #: Cells the evaluator allocates: each column is stored from its first to its last present
 #: row, so this bounds the sum of those spans (9-25 bytes per cell).
