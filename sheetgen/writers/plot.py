@@ -97,8 +97,8 @@ def plot_roofline(data: Any = None, *, gpu: str | None = None, dtype: str = DEFA
     `data`: a frame from `sheetgen.analyze` (its GPU figures are reused), or anything
     `analyze` takes (shapes path, DataFrame with m/k/n, (m, k, n) tuples, None for the
     built-in dozen). `ax`: draw into an existing Axes. `path`: also save it (.png/.svg/.pdf).
-    Each shape also gets a hollow marker at FLOPs / refined time (launch floor and, when on,
-    wave quantization). `options`: model options for `analyze` (`compute_eff=0.8`,
+    Each shape also gets a hollow marker at FLOPs / refined time (launch floor and, where the
+    preset or options have them, waves, the compute ramp, the overlap and the kernel terms). `options`: model options for `analyze` (`compute_eff=0.8`,
     `memory_eff`, `launch_overhead`, `tile`, `waves`, ...).
     """
     frame = _analysed(data, gpu, dtype, gpu_file, options)
@@ -141,7 +141,7 @@ def plot_roofline(data: Any = None, *, gpu: str | None = None, dtype: str = DEFA
         y_refined = np.asarray(frame["flops"], dtype=float) / np.asarray(
             frame["refined_time"], dtype=float) / TERA
         ax.scatter(x, y_refined, s=28, facecolors="none", edgecolors=palette.POINT, lw=0.8,
-                   zorder=2, label="refined time (launch floor, waves)")
+                   zorder=2, label="refined time (floor, waves, fitted terms)")
         y = np.concatenate([y, y_refined])
     if len(frame) <= LABELLED_POINTS_MAX:
         _label_points(ax, x, y[:len(x)], [str(s) for s in frame["shape_label"]], regimes)
