@@ -98,8 +98,9 @@ def plot_roofline(data: Any = None, *, gpu: str | None = None, dtype: str = DEFA
     `analyze` takes (shapes path, DataFrame with m/k/n, (m, k, n) tuples, None for the
     built-in dozen). `ax`: draw into an existing Axes. `path`: also save it (.png/.svg/.pdf).
     Each shape also gets a hollow marker at FLOPs / refined time (launch floor and, where the
-    preset or options have them, waves, the compute ramp, the overlap and the kernel terms). `options`: model options for `analyze` (`compute_eff=0.8`,
-    `memory_eff`, `launch_overhead`, `tile`, `waves`, ...).
+    preset or options have them, waves, the compute ramp, the overlap and the kernel terms).
+    `options`: model options for `analyze` (`compute_eff=0.8`, `memory_eff`,
+    `launch_overhead`, `tile`, `waves`, ...).
     """
     frame = _analysed(data, gpu, dtype, gpu_file, options)
     g = frame.attrs["gpu"]
