@@ -95,9 +95,14 @@ def test_the_matmul_sheet_adds_the_kernel_terms_by_hand():
 def test_what_if_and_pipeline_carry_the_kernel_terms():
     p = _plan()
     wi = _columns(p, whatif.TABLE.name)
-    # each scenario's own k drives its loop: k · 1 ns where it does not split
+    # each scenario's own k drives its loop: k · 1 ns where it does not split; the base
+    # 128 × 4096 · 4096 × 4096 has 32 tiles and splits, all doubled (256 × 8192 · 8192 ×
+    # 8192: 2 · 64 = 128 tiles fill the 100 SMs) does not and waits 8,192 ns
     for k, split, loop in zip(wi["wi_k"], wi["wi_split"], wi["wi_k_loop"], strict=True):
         assert loop == pytest.approx(0.0 if split else k * K_LATENCY * 1e6, rel=1e-12, abs=0)
+    assert (wi["wi_split"][0], wi["wi_split"][-1]) == (1, 0)
+    assert wi["wi_k_loop"][-1] == pytest.approx(8.192, rel=1e-12)
+    assert wi["wi_split_k"][0] == pytest.approx(3.0, rel=1e-12)
     layers = _columns(p, pipeline.TABLE.name)
     # the pipeline alternates 64×64 · 64×1,024 (k = 64) and 64×1,024 · 1,024×64 (k = 1,024):
     # the K loop is the layer's own inner dimension, 64 ns then 1,024 ns (in ms here)
