@@ -227,7 +227,7 @@ def test_the_suggested_column_shows_the_built_dtypes_own_terms(tmp_path):
                                    presets=presets, spare_rows=0)).model.scalars
         assert (s["k_latency"], s["launch_overhead"], s["split_k_min_k"]) == want, dtype
         assert (s["suggest_k_latency"], s["suggest_launch_overhead"],
-                s["suggest_split_min_k"]) == want, dtype
+                s["suggest_split_k_min_k"]) == want, dtype
 
 
 # ------------------------------------------------------------------ the Transformer sheet

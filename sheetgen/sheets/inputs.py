@@ -405,14 +405,18 @@ SUGGEST_RAMP_H = _gpu_lookup("suggest_ramp_h", "preset compute ramp exponent", "
                              "spec_ramp_h", None, fmt="ratio")
 SUGGEST_RAMP_END = _gpu_lookup("suggest_ramp_end", "preset compute ramp end", "FLOP",
                                "spec_ramp_end", None)
-SUGGEST_K_LATENCY = _gpu_lookup("suggest_k_latency", "preset K-loop latency", "s",
-                                "spec_k_latency", None, fmt="latency")
-SUGGEST_TILE_LATENCY = _gpu_lookup("suggest_tile_latency", "preset latency per tile", "s",
-                                   "spec_tile_latency", None, fmt="latency")
-SUGGEST_SPLIT_FLOOR = _gpu_lookup("suggest_split_floor", "preset split-K floor", "s",
-                                  "spec_split_floor", None)
-SUGGEST_SPLIT_MIN_K = _gpu_lookup("suggest_split_min_k", "preset split-K from k", "k",
-                                  "spec_split_min_k", None, fmt="int")
+
+
+def _suggest(i: Input, column: str) -> Quantity:
+    """The selected GPU's preset value of input `i`, from GPU Specs' `column`."""
+    label = i.label[0].lower() + i.label[1:] if i.label[1:2].islower() else i.label
+    return _gpu_lookup(f"suggest_{i.name}", f"preset {label}", i.unit, column, None, fmt=i.fmt)
+
+
+SUGGEST_K_LATENCY = _suggest(K_LATENCY, "spec_k_latency")
+SUGGEST_TILE_LATENCY = _suggest(TILE_LATENCY, "spec_tile_latency")
+SUGGEST_SPLIT_FLOOR = _suggest(SPLIT_FLOOR, "spec_split_floor")
+SUGGEST_SPLIT_MIN_K = _suggest(SPLIT_MIN_K, "spec_split_min_k")
 SUGGEST_TILE_N = _gpu_lookup("suggest_tile_n", "preset tile n", "cols", "spec_tile_n", None,
                              fmt="int")
 
