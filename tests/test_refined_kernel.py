@@ -344,3 +344,29 @@ def test_the_roofline_plot_marks_the_refined_time_with_its_kernel_terms(tmp_path
     flops = 2 * 64 * 1024 * 64
     assert x == pytest.approx(flops / (2 * (64 * 1024 * 2 + 64 * 64)), rel=1e-12)  # FLOP/B
     assert y == pytest.approx(flops / 1.159168e-6 / 1e12, rel=1e-12)
+
+
+def test_a_moe_model_in_chunks_equals_the_pure_model_with_kernel_terms():
+    """Mixtral 8×7B with its prompt in two chunks: each experts row runs the touched experts'
+    GEMMs in one kernel per layer and step (count / kernels of them side by side), so its
+    tiles, split and K loop are per kernel; the sheet and the pure model agree on every op."""
+    from sheetgen.inputs.model_config import load_bundled
+
+    cfg = load_bundled("mixtral-8x7b")
+    preset = _folder() / "kernel_moe.toml"
+    preset.write_text(PRESET)
+    ti = TransformerInputs(cfg, batch=4, prompt_tokens=512, generate=8, prefill_chunk=256)
+    p = plan_build(BuildConfig(gpu=NAME, presets=load_presets(preset), transformer=ti,
+                               shapes=[Shape(64, 64, 64)], spare_rows=0, layers=2))
+    s = p.model.scalars
+    wl = xf_model.Workload(batch=4, prompt=512, generate=8, tp=1, chunk=256, weight_bytes=2,
+                           act_bytes=2, out_bytes=2, kv_bytes=2, embed_bytes=2)
+    hw = xf_model.Machine(peak=PEAK, bw=BW, capacity=s["capacity_bytes"], link_bw=100e9,
+                          link_latency=8e-6, kernel=xf_model.GemmKernels(
+                              sms=100, k_latency=K_LATENCY, split_floor=SPLIT_FLOOR,
+                              split_min_k=SPLIT_MIN_K))
+    est = xf_model.estimate(cfg, wl, hw)
+    rows = op_records(cfg, s)
+    assert [r["realistic_time"] for r in rows] == pytest.approx(est.op_real, rel=1e-12)
+    experts = [r for r in rows if r["op"].startswith("experts")]
+    assert experts and all(r["k_loop"] + r["split_k"] > 0 for r in experts)
