@@ -47,19 +47,30 @@ class RefinedInputs:
 INPUTS = RefinedInputs()
 
 
+def _ref(name: str) -> str:
+    return f"{{{name}}}"
+
+
+def tile_count(rows: str, cols: str, tm: str, tn: str, gemms: str = "") -> str:
+    """ceil(rows/tm)·ceil(cols/tn) as a template (refined.tiles), all four templates, times
+    `gemms` (a template) GEMMs where given: the one place the tile count is written."""
+    times = f"{gemms}*" if gemms else ""
+    return f"{times}ROUNDUP({rows}/{tm},0)*ROUNDUP({cols}/{tn},0)"
+
+
 def tiles(name: str, rows: str, cols: str, label: str = "tiles", *,
           inputs: RefinedInputs = INPUTS, batch: str | None = None) -> Quantity:
     """ceil(rows/tile_m)·ceil(cols/tile_n): the output tiles, one thread block each (times
     `batch` independent matmuls when given)."""
     tm, tn = inputs.tile_m, inputs.tile_n
-    times = f"{{{batch}}}*" if batch else ""
 
     def reference(**a: Any) -> Any:
         count = refined.tiles(a[rows], a[cols], a[tm], a[tn])
         return a[batch] * count if batch else count
 
     return Quantity(
-        name, label, "", f"{times}ROUNDUP({{{rows}}}/{{{tm}}},0)*ROUNDUP({{{cols}}}/{{{tn}}},0)",
+        name, label, "",
+        tile_count(_ref(rows), _ref(cols), _ref(tm), _ref(tn), _ref(batch) if batch else ""),
         reference, fmt="int",
         doc="Output tiles of tile_m×tile_n: one thread block, on one SM, each.")
 
@@ -223,10 +234,6 @@ def waves_note(name: str, label: str = "wave quantization", *,
 ON = "on"  # how an on/off switch reads in a cell (the sheet compares without case, as here)
 
 
-def _ref(name: str) -> str:
-    return f"{{{name}}}"
-
-
 def library_edges(rows: str) -> tuple[str, str]:
     """The library's tile edges Tm and Tn for m (kernel_terms.library_tile), as templates of
     `rows`, a template of m."""
@@ -256,9 +263,8 @@ def library_wave_count(rows: str, cols: str, gemms: str = "",
     (templates), times `gemms` GEMMs where given, while the growth is on; else 1."""
     sms = _ref(inputs.sm_count)
     tm, tn = library_edges(rows)
-    times = f"{gemms}*" if gemms else ""
-    return (f'IF(AND({_ref(inputs.k_tile)}="{ON}",ISNUMBER({sms})),ROUNDUP({times}'
-            f"ROUNDUP({rows}/{tm},0)*ROUNDUP({cols}/{tn},0)/{sms},0),1)")
+    return (f'IF(AND({_ref(inputs.k_tile)}="{ON}",ISNUMBER({sms})),'
+            f"ROUNDUP({tile_count(rows, cols, tm, tn, gemms)}/{sms},0),1)")
 
 
 def split_k(name: str, tiles_: str, inner: str, label: str = "runs split-K (1 = yes)", *,

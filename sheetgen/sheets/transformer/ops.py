@@ -79,9 +79,8 @@ class GemmKernel:
     def split(self) -> str:
         """1 where each kernel's GEMMs split k (rc.split_share), as a template."""
         i = rc.INPUTS
-        per = f"{{{self.count}}}/{{{self.kernels}}}"
-        tiles = (f"{per}*ROUNDUP({{{self.m}}}/{{{i.tile_m}}},0)"
-                 f"*ROUNDUP({{{self.n}}}/{{{i.tile_n}}},0)")
+        tiles = rc.tile_count(*(f"{{{x}}}" for x in (self.m, self.n, i.tile_m, i.tile_n)),
+                              f"{{{self.count}}}/{{{self.kernels}}}")
         return rc.split_share(tiles, f"{{{self.k}}}")
 
 
