@@ -34,8 +34,6 @@ from sheetgen.inputs.presets import (
     MAX_K_LATENCY,
     MAX_OVERLAP_EXPONENT,
     MAX_QUANTIZE_BYTES,
-    MAX_SPLIT_K_MIN_K,
-    MAX_TILE_LATENCY,
 )
 from sheetgen.model import factories as rf
 from sheetgen.model import kernel_terms
@@ -73,7 +71,7 @@ CAL_FLOOR = Input("cal_floor", "fitted launch floor", "s", fmt="time",
                   validation=Validation("decimal_range", minimum=0, maximum=1,
                                         message="Seconds, 0 or more"))
 CAL_WAVES = Input("cal_waves", "wave quantization", "on/off", fmt="text",
-                  validation=Validation("choices", choices=(ON, OFF), message="on or off"))
+                  validation=inputs_sheet.SWITCH_RULE)
 CAL_OVERLAP = Input("cal_overlap", "overlap exponent p", "exponent", fmt="ratio",
                     validation=Validation("decimal_range", minimum=0,
                                           maximum=MAX_OVERLAP_EXPONENT,
@@ -83,21 +81,15 @@ CAL_TILE_M = Input("cal_tile_m", "tile rows", "rows", fmt="int", validation=_WHO
 CAL_TILE_N = Input("cal_tile_n", "tile columns", "cols", fmt="int", validation=_WHOLE)
 CAL_SMS = Input("cal_sms", "SMs (CUs, CPU threads)", "SMs", fmt="int", validation=_WHOLE)
 CAL_K_LATENCY = Input("cal_k_latency", "K-loop latency per unit of k", "s", fmt="latency",
-                      validation=Validation("decimal_range", minimum=0, maximum=MAX_K_LATENCY,
-                                            message="Seconds per unit of k, 0 or more"))
+                      validation=inputs_sheet.K_LATENCY_RULE)
 CAL_K_TILE = Input("cal_k_tile", "K loop grows with the tile", "on/off", fmt="text",
-                   validation=Validation("choices", choices=(ON, OFF), message="on or off"))
+                   validation=inputs_sheet.SWITCH_RULE)
 CAL_TILE_LATENCY = Input("cal_tile_latency", "latency per tile", "s", fmt="latency",
-                         validation=Validation("decimal_range", minimum=0,
-                                               maximum=MAX_TILE_LATENCY,
-                                               message="Seconds per tile, 0 or more"))
+                         validation=inputs_sheet.TILE_LATENCY_RULE)
 CAL_SPLIT_FLOOR = Input("cal_split_floor", "split-K kernel floor", "s", fmt="time",
-                        validation=Validation("decimal_range", minimum=0, maximum=1,
-                                              message="Seconds, 0 or more"))
+                        validation=inputs_sheet.SPLIT_FLOOR_RULE)
 CAL_SPLIT_MIN_K = Input("cal_split_min_k", "split-K from k", "k", fmt="int",
-                        validation=Validation("decimal_range", minimum=0,
-                                              maximum=float(MAX_SPLIT_K_MIN_K),
-                                              message="0 turns the split-K floor off"))
+                        validation=inputs_sheet.SPLIT_MIN_K_RULE)
 CAL_QUANT_BYTES = Input("cal_quant_bytes", "activation quantize bytes per element", "B",
                         fmt="ratio",
                         validation=Validation("decimal_range", minimum=0,
