@@ -2,7 +2,9 @@
 references), the issue's published reference figures, and LibreOffice's recalculation.
 
 The hand model: A100 40GB SXM in bf16 (312e12 FLOP/s dense, 1.555e12 B/s HBM, NVLink
-300e9 B/s per direction and 5 µs, PCIe 4.0 x16 31.5e9 B/s), every efficiency 1.0.
+300e9 B/s per direction and 5 µs, PCIe 4.0 x16 31.5e9 B/s), every efficiency 1.0, and the
+preset's 5 µs launch floor on every matmul call (templates/gpus.toml: one per layer on one GPU
+and per TP shard, one per layer and micro-batch in PP).
 """
 
 from __future__ import annotations
@@ -28,11 +30,13 @@ from sheetgen.sheets.parallel import pp
 from sheetgen.writers.xlsx import write_xlsx
 
 PEAK, HBM, B = 312e12, 1.555e12, 2
+FLOOR = 5e-6  # the preset's launch_overhead
 NVLINK, NVLINK_LAT, PCIE, PCIE_LAT = 300e9, 5e-6, 31.5e9, 10e-6
 
 
-def roof(r, i, c):
-    return max(2 * r * i * c / PEAK, B * (r * i + i * c + r * c) / HBM)
+def roof(r, i, c, floor=FLOOR):
+    """One matmul call: its launch floor + the roofline."""
+    return floor + max(2 * r * i * c / PEAK, B * (r * i + i * c + r * c) / HBM)
 
 
 def ring(nbytes, g, bw, lat):
@@ -163,9 +167,10 @@ def close(got, want, rel=1e-6):
 
 
 def test_reference_figures_for_the_defaults():
-    """The issue's independent figures: TP 262.15 ms (8.41 ms of it 36 all-reduces of
-    67.1 MB), PP 285.6 ms with 8 micro-batches (typed), decode m = 8: TP 12.82 ms vs 24.9 ms."""
-    s = scalars(micro_batches=8)
+    """The issue's independent figures, a pure roofline (no launch floor): TP 262.15 ms
+    (8.41 ms of it 36 all-reduces of 67.1 MB), PP 285.6 ms with 8 micro-batches (typed),
+    decode m = 8: TP 12.82 ms vs 24.9 ms."""
+    s = scalars(micro_batches=8, launch_overhead=0.0)
     assert s["tp_ar_count"] == 36 and s["allreduce_bytes"] == 2 * 4096 * 8192  # 67.1 MB
     assert s["allreduce_time"] == pytest.approx(67_108_864 / 300e9 + 10e-6, rel=1e-12)
     assert s["tp_comm"] == pytest.approx(8.41e-3, abs=0.005e-3)
@@ -180,12 +185,35 @@ def test_reference_figures_for_the_defaults():
     assert s["b_stream"] == "tie"  # PP's 3.3 % is inside the 5 % tie margin
     assert s["pp_best_m"] == 19 and s["pp_latency_best"] == pytest.approx(267.66e-3, abs=5e-6)
     assert s["b_latb"] == "tie"  # at its best M PP is 2.1 % behind: a tie
-    decode = scalars(pipeline_shape=(8, 8192, 32768), micro_batches=1)
+    decode = scalars(pipeline_shape=(8, 8192, 32768), micro_batches=1, launch_overhead=0.0)
     assert decode["tp_latency"] == pytest.approx(12.82e-3, abs=0.005e-3)
     assert decode["single_latency"] == pytest.approx(24.9e-3, abs=0.05e-3)
     # nccl-tests' bus bandwidth: algbw · 2(G-1)/G, below the link because of 10 µs latency
     assert s["tp_busbw"] == pytest.approx(67_108_864 / s["allreduce_time"], rel=1e-12)
     assert s["tp_busbw"] < 300e9
+
+
+def test_the_launch_floor_is_paid_per_call():
+    """The preset's 5 µs floor on the same figures: TP pays one a layer per GPU (72: +0.36
+    ms), PP one a layer per micro-batch on the critical path (72 for the first micro-batch,
+    then 36 for each of the M - 1 that follow at the pace of a 36-layer stage)."""
+    bare = scalars(micro_batches=8, launch_overhead=0.0)
+    s = scalars(micro_batches=8)
+    assert s["par_floor"] == FLOOR
+    assert s["tp_latency"] == pytest.approx(bare["tp_latency"] + 72 * FLOOR, rel=1e-12)
+    assert s["single_latency"] == pytest.approx(bare["single_latency"] + 72 * FLOOR,
+                                                rel=1e-12)
+    assert s["pp_latency_m"] == pytest.approx(bare["pp_latency_m"] + (72 + 7 * 36) * FLOOR,
+                                              rel=1e-12)  # 285.6 -> 287.2 ms
+    assert s["pp_latency_one"] == pytest.approx(bare["pp_latency_one"] + 72 * FLOOR, rel=1e-12)
+    # the best M stays 19 here (its 36 · 18 more floors are 3.2 ms of 271.3 ms)
+    assert s["pp_best_m"] == 19
+    assert s["pp_latency_best"] == pytest.approx(bare["pp_latency_best"]
+                                                 + (72 + 18 * 36) * FLOOR, rel=1e-12)
+    # the one-GPU column is the Pipeline sheet's refined total for a built-in preset (waves
+    # off, overlap 0: the refined time is the roofline + the floor)
+    assert s["single_latency"] == pytest.approx(bare["pipe_predicted"] + 72 * FLOOR,
+                                                rel=1e-12)
 
 
 CASES = [  # (m, k, n, layers, G, M): both orientations, uneven splits, decode-like m
@@ -314,7 +342,8 @@ def test_sweep_by_hand_and_where_the_verdict_flips(link, bw, lat):
     assert list(cols["sw_b_latency"]) == verdicts
     if link == "gpu":  # TP wins small batches; from m = 4096 PP at its best M ties
         assert verdicts == ["tensor"] * 6 + ["tie"] * 2
-        assert list(cols["sw_micro"]) == [1, 1, 1, 2, 5, 10, 19, 77]
+        # 77 without the launch floor: 13 more micro-batches cost 13 · 36 floors a stage
+        assert list(cols["sw_micro"]) == [1, 1, 1, 2, 5, 10, 19, 64]
     else:  # over PCIe PP wins from m = 1024 (at M = 5)
         assert verdicts == ["tensor"] * 4 + ["pipeline"] * 4
 
@@ -333,24 +362,25 @@ def test_sweep_row_at_the_input_m_is_the_comparison():
 
 def test_verdict_reads_the_numbers():
     s = scalars(micro_batches=8)
-    tp_ms, pp_ms = 262.1465, 285.567  # the hand figures above
+    # the hand figures above with the floor: 72 more on TP, 72 + 7 · 36 more on PP
+    tp_ms, pp_ms = 262.1465 + 72 * 5e-3, 285.567 + (72 + 7 * 36) * 5e-3  # 262.5, 287.2
     assert s["verdict_latency"].startswith(
         f"Latency: tensor parallel finishes one batch {round(100 * (1 - tp_ms / pp_ms), 1)} % "
-        "sooner (tensor 262 ms, pipeline 286 ms with 8 micro-batches as typed; at its best "
-        "M = 19 pipeline takes 268 ms, a tie: tensor parallel finishes 2.1 % sooner, inside "
-        "the 5 % tie margin; 508 ms without")
-    assert "a tie: pipeline parallel sustains 3.3 % more, inside the 5 % tie margin (pipeline "\
-        "16143 vs tensor 15625 rows/s" in s["verdict_throughput"]
+        "sooner (tensor 263 ms, pipeline 287 ms with 8 micro-batches as typed; at its best "
+        "M = 19 pipeline takes 271 ms, a tie: tensor parallel finishes 3.2 % sooner, inside "
+        "the 5 % tie margin; 509 ms without")
+    assert "a tie: pipeline parallel sustains 3.4 % more, inside the 5 % tie margin (pipeline "\
+        "16131 vs tensor 15603 rows/s" in s["verdict_throughput"]
     assert "36 all-reduces of 67.1 MB (8.41 ms" in s["verdict_comm"]
-    assert "from 508 to 286 ms" in s["verdict_micro"]
+    assert "from 509 to 287 ms" in s["verdict_micro"]
     assert "both fit" in s["verdict_memory"]
     auto = scalars()
     assert auto["verdict_latency"].startswith(
-        "Latency: a tie: tensor parallel finishes one batch 2.1 % sooner, inside the 5 % tie "
-        "margin (tensor 262 ms, pipeline 268 ms with 19 micro-batches, its best M; 508 ms")
+        "Latency: a tie: tensor parallel finishes one batch 3.2 % sooner, inside the 5 % tie "
+        "margin (tensor 263 ms, pipeline 271 ms with 19 micro-batches, its best M; 509 ms")
     strict = scalars(tie_margin=0.0)
     assert strict["verdict_latency"].startswith(
-        "Latency: tensor parallel finishes one batch 2.1 % sooner")
+        "Latency: tensor parallel finishes one batch 3.2 % sooner")
     pcie = scalars(link_bw=31.5e9)
     assert pcie["verdict_latency"].startswith("Latency: pipeline parallel finishes one batch")
 
@@ -429,7 +459,7 @@ def test_libreoffice_recalculates_every_new_cell_and_the_verdict(libreoffice):
     verdict = _cell(expected, "verdict_latency")
     before = read_values(out["default"])["Parallelism"][(verdict.row, verdict.col)]
     after = values["Parallelism"][(verdict.row, verdict.col)]
-    assert before.startswith("Latency: a tie: tensor parallel finishes one batch 2.1 % sooner")
+    assert before.startswith("Latency: a tie: tensor parallel finishes one batch 3.2 % sooner")
     assert after.startswith("Latency: pipeline parallel finishes one batch")
 
 

@@ -5,7 +5,9 @@ layer, GPipe's flow shop L(M) = Σ stages + Σ hops + (M - 1) · pace at ceil(m/
 brute force over every candidate M = 1 ... min(m, 512) (ties to the smaller M). None of it
 calls sheetgen's references. The hardware: A100 40GB SXM in bf16 (312e12 FLOP/s,
 1.555e12 B/s), NVLink 300e9 B/s per direction and 5 µs, PCIe 31.5e9 B/s and 10 µs;
-72 layers of 8192 <-> 32768 on G = 2 GPUs, efficiencies 1.0.
+72 layers of 8192 <-> 32768 on G = 2 GPUs, efficiencies 1.0, and, as the issue's table, no
+launch floor (`launch_overhead` 0; test_parallelism holds the preset's 5 µs floor by hand, and
+the last test here where it moves the best M).
 """
 
 from __future__ import annotations
@@ -35,12 +37,13 @@ K, N, LAYERS, G = 8192, 32768, 72, 2
 def scalars(**options):
     """helpers.scalars, planned once per set of options (a dozen tests read the defaults'
     and a few other sets; none edits them)."""
-    return planned_scalars(**options)
+    return planned_scalars(**{"launch_overhead": 0.0} | options)
 
 
-def roof(rows, inner, cols, peak=PEAK, hbm=HBM, b=B):
-    return max(2 * rows * inner * cols / peak, b * (rows * inner + inner * cols + rows * cols)
-               / hbm)
+def roof(rows, inner, cols, peak=PEAK, hbm=HBM, b=B, floor=0.0):
+    """One matmul call: its launch floor (0: the issue's table) + the roofline."""
+    return floor + max(2 * rows * inner * cols / peak,
+                       b * (rows * inner + inner * cols + rows * cols) / hbm)
 
 
 def cuts(layers, g, k, n, narrow):
@@ -56,14 +59,15 @@ def cuts(layers, g, k, n, narrow):
 
 
 def pp_latency(m, micro, *, k=K, n=N, layers=LAYERS, g=G, bw=NVLINK, lat=NVLINK_LAT,
-               narrow=False):
+               narrow=False, floor=0.0):
     """GPipe's flow shop, layer by layer: layer i is [rows × in]·[in × out], odd layers
     n -> k, even k -> n; a hop after every stage but the last."""
     rows = math.ceil(m / micro)
     servers = []
     ends = cuts(layers, g, k, n, narrow)
     for first, last in pairwise(ends):
-        servers.append(sum(roof(rows, n, k) if i % 2 else roof(rows, k, n)
+        servers.append(sum(roof(rows, n, k, floor=floor) if i % 2
+                           else roof(rows, k, n, floor=floor)
                            for i in range(first + 1, last + 1)))
         if last < layers:
             servers.append(B * rows * (k if last % 2 else n) / bw + lat)
@@ -83,12 +87,12 @@ def best(m, **kw):
     return out
 
 
-def tp_latency(m, *, k=K, n=N, layers=LAYERS, g=G, bw=NVLINK, lat=NVLINK_LAT):
+def tp_latency(m, *, k=K, n=N, layers=LAYERS, g=G, bw=NVLINK, lat=NVLINK_LAT, floor=0.0):
     """Megatron: type 1 (n -> k) row-split (k is narrower), its m×k all-reduced (ring)."""
     shard = math.ceil(n / g)
     ar = 2 * (g - 1) / g * B * m * k / bw + 2 * (g - 1) * lat
     odd, even = (layers + 1) // 2, layers // 2
-    return odd * (roof(m, shard, k) + ar) + even * roof(m, k, shard)
+    return odd * (roof(m, shard, k, floor=floor) + ar) + even * roof(m, k, shard, floor=floor)
 
 
 def verdict(pp, tp, margin=0.05):
@@ -98,6 +102,7 @@ def verdict(pp, tp, margin=0.05):
 
 def sweep(ms, **options):
     """The sheet's sweep at the given m (typed into its rows), as the reference model has it."""
+    options = {"launch_overhead": 0.0} | options
     cfg = BuildConfig(shapes=[Shape(1, 1, 1)], spare_rows=0, **options).resolved()
     values = input_values(cfg)
     values["sweep_m_typed"] = list(ms) + [None] * (len(values["sweep_m_typed"]) - len(ms))
@@ -432,3 +437,31 @@ def test_where_the_balanced_cut_wins_nothing_changes():
     assert s["pp_volume"] == B * 4096 * N == 268_435_456
     assert s["pp_comm"] == pytest.approx(19 * (B * rows * N / NVLINK + NVLINK_LAT), rel=1e-12)
     assert s["pp_weights"] == 36 * B * K * N
+
+
+def test_the_launch_floor_moves_the_best_m_and_the_verdict():
+    """Every micro-batch launches each layer's kernel again: with the preset's 5 µs floor a
+    72-layer pipeline of 1024 <-> 4096 at m = 2048 (27.5 µs a layer on one GPU) loses most
+    of what micro-batching bought. Without the floor PP's best is M = 7, 2.28 ms, 20 %
+    ahead of TP's 2.85 ms; with it, M = 3 and 3.39 ms, 5.4 % behind TP's 3.21 ms."""
+    shape = {"k": 1024, "n": 4096}
+    floor = 5e-6
+    assert best(2048, **shape) == (7, pytest.approx(2.2818e-3, abs=0.05e-6))
+    assert tp_latency(2048, **shape) == pytest.approx(2.8456e-3, abs=0.05e-6)
+    micro, pp = best(2048, floor=floor, **shape)
+    tp = tp_latency(2048, floor=floor, **shape)
+    assert micro == 3 and pp == pytest.approx(3.3880e-3, abs=0.05e-6)
+    assert tp == pytest.approx(3.2056e-3, abs=0.05e-6)
+    assert verdict(pp, tp) == "tensor"
+    bare = scalars(pipeline_shape=(2048, 1024, 4096))
+    s = scalars(pipeline_shape=(2048, 1024, 4096), launch_overhead=floor)
+    assert (bare["pp_best_m"], bare["b_latb"]) == (7, "pipeline")
+    assert (s["pp_best_m"], s["b_latb"]) == (3, "tensor")
+    assert s["pp_latency_best"] == pytest.approx(pp, rel=1e-12)
+    assert s["tp_latency"] == pytest.approx(tp, rel=1e-12)
+    assert s["verdict_latency"].startswith(
+        "Latency: tensor parallel finishes one batch 5.4 % sooner (tensor 3.21 ms, "
+        "pipeline 3.39 ms with 3 micro-batches, its best M")
+    cols = sweep([2048], pipeline_shape=(2048, 1024, 4096), launch_overhead=floor)
+    assert cols["sw_micro"] == [3] and cols["sw_b_latency"] == ["tensor"]
+    assert cols["sw_p_latency"][0] == pytest.approx(pp, rel=1e-12)

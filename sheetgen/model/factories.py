@@ -88,19 +88,23 @@ def memory_time(name: str, bytes_: str, label: str = "memory time") -> Quantity:
                  doc="Bytes at the attainable (efficiency-adjusted) HBM bandwidth.")
 
 
-def time_of(name: str, rows: str, inner: str, cols: str, label: str) -> Quantity:
+def time_of(name: str, rows: str, inner: str, cols: str, label: str, *,
+            floor: str | None = None) -> Quantity:
     """One matmul's predicted time in a single cell: max(FLOPs / attainable FLOP/s,
     bytes / attainable bandwidth), composed from `flops` and `bytes_moved` above (the sweep
-    tables need a whole roofline per cell, not seven columns)."""
+    tables need a whole roofline per cell, not seven columns); `floor` names a time each
+    call pays on top (a kernel's launch floor), as `matmul_roofline`'s."""
     f, b = flops("_f", rows, inner, cols), bytes_moved("_b", rows, inner, cols)
 
     def reference(**a: Any) -> Any:
-        return np.maximum(f.reference(**a) / a["attainable_flops"],
+        roof = np.maximum(f.reference(**a) / a["attainable_flops"],
                           b.reference(**a) / a["attainable_bw"])
+        return roof + a[floor] if floor else roof
 
-    return Quantity(name, label, "s",
-                    f"MAX(({f.template})/{{attainable_flops}},({b.template})/{{attainable_bw}})",
-                    reference, fmt="time", doc="The roofline: the slower of compute and memory.")
+    roof = f"MAX(({f.template})/{{attainable_flops}},({b.template})/{{attainable_bw}})"
+    return Quantity(name, label, "s", f"{{{floor}}}+{roof}" if floor else roof, reference,
+                    fmt="time", doc="The roofline: the slower of compute and memory"
+                    + (", plus the launch floor." if floor else "."))
 
 
 def larger(name: str, a_: str, b_: str, label: str, unit: str = "s", fmt: str = "time",
@@ -294,12 +298,22 @@ class MatmulRoofline:
                 self.memory_time, self.time)
 
 
+def floored_time(name: str, compute: str, memory: str, floor: str,
+                 label: str = "time") -> Quantity:
+    """The launch floor + the roofline: what one kernel call costs where every call pays
+    the floor (the parallel schedules, whose micro-batches and shards each launch one)."""
+    return Quantity(name, label, "s", f"{{{floor}}}+MAX({{{compute}}},{{{memory}}})",
+                    lambda **a: a[floor] + np.maximum(a[compute], a[memory]), fmt="time",
+                    doc="launch floor + max(compute, memory)")
+
+
 def matmul_roofline(prefix: str, rows: str, inner: str, cols: str, *, what: str = "",
-                    bytes_name: str | None = None, time_name: str | None = None
-                    ) -> MatmulRoofline:
+                    bytes_name: str | None = None, time_name: str | None = None,
+                    floor: str | None = None) -> MatmulRoofline:
     """The seven quantities of a rows×inner · inner×cols matmul, named `prefix` + role.
 
     `what` prefixes the labels ("micro-batch", "TP per GPU") so headers say which matmul.
+    `floor`: the time is the launch floor + the roofline (`floored_time`).
     """
 
     def label(text: str) -> str:
@@ -314,5 +328,7 @@ def matmul_roofline(prefix: str, rows: str, inner: str, cols: str, *, what: str 
         regime(prefix + "regime", i, label("bound regime")),
         compute_time(ct, f, label("compute time")),
         memory_time(mt, b, label("memory time")),
-        predicted_time(time_name or prefix + "time", ct, mt, label("predicted time")),
+        floored_time(time_name or prefix + "time", ct, mt, floor, label("time + launch floor"))
+        if floor else predicted_time(time_name or prefix + "time", ct, mt,
+                                     label("predicted time")),
     )

@@ -117,6 +117,15 @@ STAGE_LAYERS = rf.ceil_div("stage_layers", "n_layers", "par_gpus", "layers per s
 STAGES = rf.ceil_div("stages_used", "n_layers", "stage_layers", "stages used",
                      doc="Fewer than G when G > L.")
 MB_ROWS = rf.ceil_div("mb_rows", "pipe_m", "pp_m", "rows per micro-batch", doc="ceil(m/M)")
+#: Every matmul call pays the Inputs sheet's launch floor: one per layer on one GPU and per
+#: TP shard, one per layer and micro-batch in PP, which is what makes many micro-batches cost
+#: something besides weight re-reads (the floor is the refined time's; its waves, soft
+#: overlap, ramp and kernel terms stay on the Pipeline sheet).
+FLOOR = Quantity("par_floor", "launch floor per matmul call", "s", "{launch_overhead}",
+                 lambda launch_overhead: launch_overhead, fmt="sci", time_unit="µs",
+                 defined_name="PAR_FLOOR",
+                 doc="The Inputs sheet's launch overhead: each layer pays it once a "
+                     "micro-batch (PP), once a shard (TP); 0 gives the pure roofline.")
 
 
 def over_link(nbytes: str, steps: str = "1", *, bw: str = "par_link_bw",

@@ -36,7 +36,7 @@ import numpy as np
 from sheetgen.core.excel import is_number, number_mask
 from sheetgen.model import factories as rf
 from sheetgen.model.vocabulary import Input, Quantity, Table, composed
-from sheetgen.sheets.parallel.inputs import MAX_MICRO, hop, hop_of_rows
+from sheetgen.sheets.parallel.inputs import FLOOR, MAX_MICRO, hop, hop_of_rows
 
 MAX_MICRO = MAX_MICRO
 
@@ -111,10 +111,15 @@ MB_OUT_BYTES = rf.elements_bytes("mb_out_bytes", "mb_rows", "out_cols",
                                  "micro-batch output bytes", per=rf.OUT_BYTES)
 HOP_MB = hop("hop_time_mb", "mb_out_bytes", "is_boundary_used",
              "PP hop time (one micro-batch), cut used")
-MB = rf.matmul_roofline("mb_", "mb_rows", "in_cols", "out_cols", what="micro-batch")
+MB = rf.matmul_roofline("mb_", "mb_rows", "in_cols", "out_cols", what="micro-batch",
+                        floor=FLOOR.name)
+#: A layer on one GPU, the whole batch: the Pipeline sheet's predicted time + the floor.
+LAYER_TIME = rf.plus("par_layer_time", ("layer_time", FLOOR.name),
+                     "layer time + launch floor (whole batch)", "s", fmt="time",
+                     doc="The Pipeline sheet's layer time + one launch floor.")
 STAGE_TIME_MB = rf.sum_where_equal("stage_time_mb", "stage_used", "mb_time",
                                    "this stage's time per micro-batch", "s", fmt="time")
-STAGE_TIME_FULL = rf.sum_where_equal("stage_time_full", "stage_used", "layer_time",
+STAGE_TIME_FULL = rf.sum_where_equal("stage_time_full", "stage_used", "par_layer_time",
                                      "this stage's time (whole batch)", "s", fmt="time")
 STAGE_WEIGHTS = rf.sum_where_equal("stage_weights", "stage_used", "weight_bytes",
                                    "this stage's weight bytes", "B")
@@ -145,7 +150,8 @@ STAGE_MEM = rf.plus("stage_mem", ("stage_weights", "stage_held"),
                     "this stage's weights + held batch", "B")
 
 COLUMNS = (STAGE, IS_BOUNDARY, STAGE_N, IS_BOUNDARY_N, STAGE_USED, IS_BOUNDARY_USED,
-           BOUNDARY_BYTES, HOP_FULL, MB_OUT_BYTES, HOP_MB, *MB.columns(), STAGE_TIME_MB,
+           BOUNDARY_BYTES, HOP_FULL, MB_OUT_BYTES, HOP_MB, LAYER_TIME, *MB.columns(),
+           STAGE_TIME_MB,
            STAGE_TIME_FULL, STAGE_WEIGHTS, MB_LIVE, MB_WS, STAGE_HELD, STAGE_MEM)
 
 # Scalars.
@@ -191,8 +197,8 @@ COMM = Quantity("pp_comm", "PP link time per batch", "s",
                 lambda pp_m, hop_time_mb: pp_m * float(np.sum(hop_time_mb)),
                 fmt="time", doc="Every micro-batch crosses every boundary.")
 LAT_ONE = Quantity("pp_latency_one", "PP latency, one batch (M = 1)", "s",
-                   "SUM({layer_time[]})+SUM({hop_time_full[]})",
-                   lambda layer_time, hop_time_full: float(np.sum(layer_time))
+                   "SUM({par_layer_time[]})+SUM({hop_time_full[]})",
+                   lambda par_layer_time, hop_time_full: float(np.sum(par_layer_time))
                    + float(np.sum(hop_time_full)), fmt="time",
                    doc="Stages run one after another: all layers plus every hop.")
 STREAM = Quantity("pp_tput_stream", "PP throughput, stream of batches", "rows/s",
@@ -367,8 +373,10 @@ def flow_shop(prefix: str, rows: str, micro: str, *, pace: str | None = None,
     computed at the same rows (another cut's), so only pace and latency are new."""
     t1n, t2n, h1n, h2n = ((times or prefix) + x for x in ("t1", "t2", "h1", "h2"))
     pace_n, lat_n = pace or prefix + "pace", latency or prefix + "latency"
-    t1 = rf.time_of(t1n, rows, "pipe_n", "pipe_k", f"{what}: type-1 layer per micro-batch")
-    t2 = rf.time_of(t2n, rows, "pipe_k", "pipe_n", f"{what}: type-2 layer per micro-batch")
+    t1 = rf.time_of(t1n, rows, "pipe_n", "pipe_k", f"{what}: type-1 layer per micro-batch",
+                    floor=FLOOR.name)
+    t2 = rf.time_of(t2n, rows, "pipe_k", "pipe_n", f"{what}: type-2 layer per micro-batch",
+                    floor=FLOOR.name)
     h1 = hop_of_rows(h1n, rows, "pipe_k", f"{what}: hop of a type-1 output (m×k)")
     h2 = hop_of_rows(h2n, rows, "pipe_n", f"{what}: hop of a type-2 output (m×n)")
 

@@ -21,6 +21,7 @@ from sheetgen.sheets.parallel.inputs import (
     DEFAULT_GPUS,
     EFF_LINK_BW,
     EFF_LINK_LAT,
+    FLOOR,
     GATHER,
     GPUS,
     HOST_LAT_IN,
@@ -63,14 +64,15 @@ S_MEM, S_FITS = rf.memory_fit("single_mem", "single_fits", "single_weights", "si
                               "memory per GPU", "fits")
 S_WS = rf.same_as("single_ws", "largest_ws", "largest working set per GPU", "B")
 S_WS_FITS = rf.at_most("single_ws_fits", "single_ws", "vram_bytes", "fits at once")
-S_COMPUTE = rf.same_as("single_compute", "pipe_predicted", "compute time per GPU", "s",
+S_LAT1 = rf.total("single_latency", "par_layer_time", "latency, one batch", "s", fmt="time",
+                  doc="Every layer's predicted time + its launch floor.")
+S_COMPUTE = rf.same_as("single_compute", "single_latency", "compute time per GPU", "s",
                        fmt="time")
 S_VOLUME = Quantity("single_volume", "link bytes per batch", "B", "0", lambda: 0.0, fmt="sci")
 S_COMM = Quantity("single_comm", "link time per batch", "s", "0", lambda: 0.0, fmt="time")
-S_LAT1 = rf.same_as("single_latency", "pipe_predicted", "latency, one batch", "s", fmt="time")
-S_LATM = rf.same_as("single_latency_m", "pipe_predicted", "latency with M micro-batches", "s",
+S_LATM = rf.same_as("single_latency_m", "single_latency", "latency with M micro-batches", "s",
                     fmt="time")
-S_TPUT = rf.ratio("single_tput", "pipe_m", "pipe_predicted", "throughput", "rows/s", fmt="sci")
+S_TPUT = rf.ratio("single_tput", "pipe_m", "single_latency", "throughput", "rows/s", fmt="sci")
 S_TPUT_F = rf.same_as("single_tput_flushed", "single_tput", "throughput, one at a time",
                       "rows/s")
 S_TPUT_M = rf.same_as("single_tput_m", "single_tput", "throughput with M micro-batches",
@@ -79,7 +81,7 @@ S_IDLE = Quantity("single_idle", "idle share", "", "0", lambda: 0.0, fmt="pct")
 T_LATM = rf.same_as("tp_latency_m", "tp_latency", "TP latency with M micro-batches", "s",
                     fmt="time")
 T_MEM_S = rf.same_as("tp_mem_stream", "tp_mem", "TP memory per GPU", "B")
-S_LATB = rf.same_as("single_latency_b", "pipe_predicted", "latency, PP at its best M", "s",
+S_LATB = rf.same_as("single_latency_b", "single_latency", "latency, PP at its best M", "s",
                      fmt="time")
 T_LATB = rf.same_as("tp_latency_b", "tp_latency", "TP latency, PP at its best M", "s",
                     fmt="time")
@@ -289,8 +291,8 @@ V_MICRO = sentence("verdict_micro", "micro-batching", (
     " %), but not its stream rate (", _rate("pp_tput_stream_one"), " rows/s at M = 1, ",
     _rate("pp_tput_stream"), " at M = ", _rate("pp_m"),
     "): back-to-back batches already keep every stage busy at M = 1, so the pipeline is "
-    "full without micro-batches; they only add per-micro-batch costs (hop latencies, and "
-    "weight re-reads where a micro-batch is memory-bound).",
+    "full without micro-batches; they only add per-micro-batch costs (hop latencies, a "
+    "launch floor per layer, and weight re-reads where a micro-batch is memory-bound).",
 ))
 # TP helps one batch when each pair of layers (one all-reduce) saves more compute than the
 # all-reduce costs: 4·m·w_s·w_ar·(1 - 1/G)/P > 2(G-1)/G·b·m·w_ar/B + 2(G-1)·λ, that is
@@ -336,8 +338,9 @@ LASTING = (
     "link's bytes per FLOP, and the latency term grows as m or the all-reduced width w_ar "
     "shrinks. Over a slow link or at small m TP can be slower than one GPU.",
     "Micro-batches never raise PP's stream rate above M = 1's (M·pace(m/M) ≥ pace(m): each "
-    "micro-batch repeats the weight reads and the hop latency); they cut one batch's "
-    "latency only while those costs stay below the bubble they shrink.",
+    "micro-batch repeats the weight reads, a launch floor per layer and the hop latency); "
+    "they cut one batch's latency only while those costs stay below the bubble they "
+    "shrink.",
     "Across nodes practice combines the two: TP inside a node over NVLink, PP across nodes "
     "over the slower network (Megatron-LM).",
 )
@@ -364,6 +367,7 @@ INPUT_BLOCK = Block(
         "Derived",
         BlockRow(EFF_LINK_BW.label, [EFF_LINK_BW], "B/s", "times LINK_EFF (Inputs sheet)"),
         BlockRow(EFF_LINK_LAT.label, [EFF_LINK_LAT], "s"),
+        BlockRow(FLOOR.label, [FLOOR], "s", FLOOR.doc),
         *(BlockRow(q.label, [q], "", q.doc) for q in (pp.BEST_M, pp.M_USED, STAGE_LAYERS,
                                                       STAGES, MB_ROWS)),
     ),
@@ -464,8 +468,9 @@ def sheet(google: bool = False) -> SheetSpec:
              "(Megatron-LM): column-split then row-split layers, a ring all-reduce of the "
              "narrower activation after each row-split layer.", span=PROSE_COLS),
         Text(2, 0, "Layers, shapes, dtype and efficiencies come from the Pipeline and Inputs "
-             "sheets; link bandwidth is per direction; TP's all-reduces overlap compute only "
-             "as far as the input above says (none by default).",
+             "sheets; every matmul call pays the launch floor below (PP once per layer and "
+             "micro-batch); link bandwidth is per direction; TP's all-reduces overlap compute "
+             "only as far as the input above says (none by default).",
              span=PROSE_COLS),
         *(Text(_DEF_ROW + i, 0, t, span=PROSE_COLS) for i, t in enumerate(DEFINITIONS)),
         Text(_LASTING_ROW - 1, 0, "What stays true whatever the numbers", "subtitle"),

@@ -24,7 +24,7 @@ import numpy as np
 
 from sheetgen.model import factories as rf
 from sheetgen.model.vocabulary import Quantity
-from sheetgen.sheets.parallel.inputs import NARROW, all_gather, ring_allreduce
+from sheetgen.sheets.parallel.inputs import FLOOR, NARROW, all_gather, ring_allreduce
 
 
 def _row_type(tp_pairing: str, pipe_k: float, pipe_n: float) -> float:
@@ -119,7 +119,8 @@ TP_IN_HELD = Quantity(
         (np.asarray(tp_split) == "row") & (np.asarray(par_layer, float) == 1), in_cols,
         tp_in) * 1.0, fmt="int",
     doc="Layer 1 row-split: the input arrives replicated; the slice it reads is free.")
-TP = rf.matmul_roofline("tp_", "pipe_m", "tp_in", "tp_out", what="TP per-GPU")
+TP = rf.matmul_roofline("tp_", "pipe_m", "tp_in", "tp_out", what="TP per-GPU",
+                        floor=FLOOR.name)
 TP_WEIGHT = rf.elements_bytes("tp_weight", "tp_in", "tp_out", "TP weight bytes per GPU",
                               per=rf.WEIGHT_BYTES)
 _A, _C = rf.ACT_BYTES, rf.OUT_BYTES
