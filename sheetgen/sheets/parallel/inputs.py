@@ -125,7 +125,8 @@ FLOOR = Quantity("par_floor", "launch floor per matmul call", "s", "{launch_over
                  lambda launch_overhead: launch_overhead, fmt="sci", time_unit="µs",
                  defined_name="PAR_FLOOR",
                  doc="The Inputs sheet's launch overhead: each layer pays it once a "
-                     "micro-batch (PP), once a shard (TP); 0 gives the pure roofline.")
+                     "micro-batch (PP), once a shard (TP); the refined time's waves, overlap "
+                     "and ramp stay on the Pipeline sheet.")
 
 
 def over_link(nbytes: str, steps: str = "1", *, bw: str = "par_link_bw",
