@@ -91,6 +91,7 @@ def plan(*, gpu: str | None = None, dtype: str = DEFAULT_DTYPE, shapes: ShapesLi
     (None: auto, PP's best M), link_bw, link_latency, link_over ("gpu" or "host"),
     host_link_latency, tp_pairing ("narrow" or "wide"), tp_gather, tie_margin (0.05: PP and
     TP within 5 % tie), tp_overlap (share of TP's all-reduce hidden behind compute),
+    tp_allreduce ("auto": the fastest of "ring", "one-shot", "two-shot"; or one of them),
     whatif_shape, practice, practice_seed, launch_overhead, tile, waves, overlap,
     compute_eff, memory_eff, link_eff, activation_dtype, weight_dtype,
     output_dtype (each operand's storage: "auto" or None follows `dtype`, fp8/int8 writing

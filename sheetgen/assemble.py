@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from sheetgen import __version__
+from sheetgen.core import defaults
 from sheetgen.core.defaults import DEFAULT_SPARE_ROWS, MEASURED
 from sheetgen.errors import InputError
 from sheetgen.inputs import precision
@@ -81,6 +82,8 @@ class BuildConfig:
     host_link_latency: float = parallel_inputs.DEFAULT_HOST_LATENCY  # s, over the host link
     tp_pairing: str = parallel_inputs.NARROW  # narrow (Megatron) or wide (the other pairing)
     tp_gather: bool = False  # all-gather a sharded final output
+    #: TP's all-reduce: auto (the fastest of ring, one-shot, two-shot) or one of them
+    tp_allreduce: str = defaults.ALLREDUCES[0]
     whatif_shape: tuple[int, int, int] = whatif.DEFAULT_SHAPE
     practice: int = 0  # rows of the Practice sheet; 0 leaves the sheet out
     practice_seed: int = practice_sheet.DEFAULT_SEED
@@ -161,6 +164,9 @@ class BuildConfig:
             raise InputError(f"--link-over must be gpu or host, got {self.link_over!r}")
         if self.tp_pairing not in (parallel_inputs.NARROW, parallel_inputs.WIDE):
             raise InputError(f"--tp-pairing must be narrow or wide, got {self.tp_pairing!r}")
+        if self.tp_allreduce not in defaults.ALLREDUCES:
+            raise InputError(f"--tp-allreduce must be {', '.join(defaults.ALLREDUCES)}, got "
+                             f"{self.tp_allreduce!r}")
         if not (math.isfinite(self.host_link_latency) and self.host_link_latency >= 0):
             raise InputError(f"--host-link-latency must be 0 or more seconds, got "
                              f"{self.host_link_latency!r}")
@@ -334,7 +340,8 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
                                         host_latency=config.host_link_latency,
                                         pairing=config.tp_pairing, gather=config.tp_gather,
                                         tie_margin=float(config.tie_margin),
-                                        tp_overlap=float(config.tp_overlap)))
+                                        tp_overlap=float(config.tp_overlap),
+                                        allreduce=config.tp_allreduce))
     values.update(whatif.input_values(config.whatif_shape))
     if config.practice:
         values.update(practice_sheet.input_values(config.practice, config.practice_seed))

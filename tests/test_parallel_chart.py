@@ -2,11 +2,12 @@
 
 Hand figures from tests/test_parallelism.py's independent model (A100 40GB SXM, bf16, 72
 layers of 8192<->32768, G = 2, PP at each m's best M by brute force; NVLink 300 GB/s and
-5 µs, PCIe 31.5 GB/s and 10 µs, the preset's 5 µs launch floor on every matmul call): at
-the input m = 4096 PP takes 271.262 ms at M = 19 and TP 262.507 ms (issue #19's 267.662 and
-262.147 ms without the floor). Over NVLink TP's latency is lower up to m = 4096 and PP's at
-m = 16384 (1043 vs 1048 ms at M = 64: a tie); over the host link the lines cross near
-m = 795 (m = 512: TP 42.4 vs PP 48.7 ms at M = 2; m = 1024: 83.7 vs 78.4 ms at M = 5).
+5 µs, PCIe 31.5 GB/s and 10 µs, the preset's 5 µs launch floor on every matmul call, TP's
+fastest all-reduce): at the input m = 4096 PP takes 271.262 ms at M = 19 and TP 262.327 ms
+with one-shot all-reduces (issue #19's 267.662 and 262.147 ms without the floor, with ring
+all-reduces). Over NVLink TP's latency is lower up to m = 4096 and PP's at m = 16384 (1043
+vs 1048 ms at M = 64: a tie); over the host link the lines cross near m = 790 (m = 512: TP
+42.0 vs PP 48.7 ms at M = 2; m = 1024: 83.3 vs 78.4 ms at M = 5).
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ def test_series_read_the_hidden_na_columns_beside_the_sweep(built):
         assert got == {i: pytest.approx(v, rel=1e-9) for i, v in enumerate(want[name])}, name
     pp, tp = (cache(ser[n], "yVal") for n in NAMES[1:])
     assert pp[6] == pytest.approx(271.262 if link == "gpu" else 271.669, abs=5e-4)
-    assert tp[6] == pytest.approx(262.507 if link == "gpu" else 331.509, abs=5e-4)
+    assert tp[6] == pytest.approx(262.327 if link == "gpu" else 331.149, abs=5e-4)
     if link == "gpu":  # over NVLink TP is sooner up to m = 4096, PP at its best M beyond
         assert [tp[i] < pp[i] for i in range(len(MS))] == [True] * 7 + [False]
     else:  # over PCIe the lines cross between m = 512 and 1024 (at m ≈ 790)

@@ -4,7 +4,8 @@ references), the issue's published reference figures, and LibreOffice's recalcul
 The hand model: A100 40GB SXM in bf16 (312e12 FLOP/s dense, 1.555e12 B/s HBM, NVLink
 300e9 B/s per direction and 5 µs, PCIe 4.0 x16 31.5e9 B/s), every efficiency 1.0, and the
 preset's 5 µs launch floor on every matmul call (templates/gpus.toml: one per layer on one GPU
-and per TP shard, one per layer and micro-batch in PP).
+and per TP shard, one per layer and micro-batch in PP), and TP's all-reduce the fastest of
+ring, one-shot and two-shot (the sheet's `auto`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,23 @@ def ring(nbytes, g, bw, lat):
     return 2 * (g - 1) / g * nbytes / bw + 2 * (g - 1) * lat if g > 1 else 0.0
 
 
+def one_shot(nbytes, g, bw, lat):
+    """Every GPU reads its G - 1 peers' buffers and reduces: one step."""
+    return (g - 1) * nbytes / bw + lat if g > 1 else 0.0
+
+
+def two_shot(nbytes, g, bw, lat):
+    """A reduce-scatter and an all-gather by direct peer access: two steps."""
+    return 2 * (g - 1) / g * nbytes / bw + 2 * lat if g > 1 else 0.0
+
+
+def all_reduce(nbytes, g, bw, lat, algorithm="auto"):
+    algorithms = {"ring": ring, "one-shot": one_shot, "two-shot": two_shot}
+    if algorithm != "auto":
+        return algorithms[algorithm](nbytes, g, bw, lat)
+    return min(f(nbytes, g, bw, lat) for f in algorithms.values())
+
+
 def gather(nbytes, g, bw, lat):
     return (g - 1) / g * nbytes / bw + (g - 1) * lat if g > 1 else 0.0
 
@@ -51,7 +69,8 @@ def widths(layer, k, n):
     return (n, k) if layer % 2 == 1 else (k, n)
 
 
-def hand_tp(m, k, n, layers, g, bw=NVLINK, lat=NVLINK_LAT, narrow=True, all_gather=False):
+def hand_tp(m, k, n, layers, g, bw=NVLINK, lat=NVLINK_LAT, narrow=True, all_gather=False,
+            algorithm="auto"):
     """Megatron pairing by hand: the row-split type's output is what each all-reduce carries."""
     k_is_narrow = k < n
     row_type = (1 if k_is_narrow else 2) if narrow else (2 if k_is_narrow else 1)
@@ -64,7 +83,7 @@ def hand_tp(m, k, n, layers, g, bw=NVLINK, lat=NVLINK_LAT, narrow=True, all_gath
         if kind == row_type:
             compute += roof(m, shard, cout)
             ar_bytes = B * m * cout
-            comm += ring(ar_bytes, g, bw, lat)
+            comm += all_reduce(ar_bytes, g, bw, lat, algorithm)
             ar_count += 1
             weights += B * shard * cout
             held = cin if layer == 1 else shard  # layer 1 holds its replicated input
@@ -167,10 +186,10 @@ def close(got, want, rel=1e-6):
 
 
 def test_reference_figures_for_the_defaults():
-    """The issue's independent figures, a pure roofline (no launch floor): TP 262.15 ms
-    (8.41 ms of it 36 all-reduces of 67.1 MB), PP 285.6 ms with 8 micro-batches (typed),
-    decode m = 8: TP 12.82 ms vs 24.9 ms."""
-    s = scalars(micro_batches=8, launch_overhead=0.0)
+    """The issue's independent figures, a pure roofline (no launch floor) and ring
+    all-reduces: TP 262.15 ms (8.41 ms of it 36 all-reduces of 67.1 MB), PP 285.6 ms with 8
+    micro-batches (typed), decode m = 8: TP 12.82 ms vs 24.9 ms."""
+    s = scalars(micro_batches=8, launch_overhead=0.0, tp_allreduce="ring")
     assert s["tp_ar_count"] == 36 and s["allreduce_bytes"] == 2 * 4096 * 8192  # 67.1 MB
     assert s["allreduce_time"] == pytest.approx(67_108_864 / 300e9 + 10e-6, rel=1e-12)
     assert s["tp_comm"] == pytest.approx(8.41e-3, abs=0.005e-3)
@@ -185,7 +204,8 @@ def test_reference_figures_for_the_defaults():
     assert s["b_stream"] == "tie"  # PP's 3.3 % is inside the 5 % tie margin
     assert s["pp_best_m"] == 19 and s["pp_latency_best"] == pytest.approx(267.66e-3, abs=5e-6)
     assert s["b_latb"] == "tie"  # at its best M PP is 2.1 % behind: a tie
-    decode = scalars(pipeline_shape=(8, 8192, 32768), micro_batches=1, launch_overhead=0.0)
+    decode = scalars(pipeline_shape=(8, 8192, 32768), micro_batches=1, launch_overhead=0.0,
+                     tp_allreduce="ring")
     assert decode["tp_latency"] == pytest.approx(12.82e-3, abs=0.005e-3)
     assert decode["single_latency"] == pytest.approx(24.9e-3, abs=0.05e-3)
     # nccl-tests' bus bandwidth: algbw · 2(G-1)/G, below the link because of 10 µs latency
@@ -214,6 +234,41 @@ def test_the_launch_floor_is_paid_per_call():
     # off, overlap 0: the refined time is the roofline + the floor)
     assert s["single_latency"] == pytest.approx(bare["pipe_predicted"] + 72 * FLOOR,
                                                 rel=1e-12)
+
+
+def test_tp_takes_its_fastest_all_reduce():
+    """TP at its best, as PP at its best M: each all-reduce is the fastest of ring (2(G-1)
+    latencies), one-shot ((G-1)·S/bw + one latency) and two-shot (the ring's bytes, two
+    latencies). On 2 GPUs the three move S/bw and one-shot saves a latency: 36 · 5 µs on the
+    defaults. On 8 GPUs a decode step's 131 kB all-reduce is latency-bound: one-shot's
+    8.06 µs against the ring's 70.8 µs, so TP takes 3.77 ms, not 6.02 ms; at m = 4096 the
+    67 MB all-reduce is bandwidth-bound and two-shot's."""
+    ring_s = scalars(tp_allreduce="ring")
+    s = scalars()
+    nbytes = B * 4096 * 8192
+    assert s["tp_ar_used"] == "one-shot" and ring_s["tp_ar_used"] == "ring"
+    assert s["allreduce_time"] == pytest.approx(nbytes / NVLINK + NVLINK_LAT, rel=1e-12)
+    assert s["tp_latency"] == pytest.approx(ring_s["tp_latency"] - 36 * NVLINK_LAT, rel=1e-12)
+    assert "36 one-shot all-reduces of 67.1 MB" in s["verdict_comm"]
+    assert "with the one-shot all-reduce (σ = 1, ν = 0.5), 32768 > 1040 + 23.2" \
+        in s["verdict_tp"]
+    decode = {"pipeline_shape": (8, 8192, 32768), "gpus": 8, "micro_batches": 1}
+    d, d_ring = scalars(**decode), scalars(**decode, tp_allreduce="ring")
+    small = B * 8 * 8192  # 131,072 B
+    assert d["tp_ar_used"] == "one-shot"
+    assert d["allreduce_time"] == pytest.approx(7 * small / NVLINK + NVLINK_LAT, rel=1e-12)
+    assert d_ring["allreduce_time"] == pytest.approx(1.75 * small / NVLINK + 14 * NVLINK_LAT,
+                                                     rel=1e-12)
+    assert d["tp_latency"] == pytest.approx(hand_tp(8, 8192, 32768, 72, 8)["latency"],
+                                            rel=1e-12)
+    assert d["tp_latency"] == pytest.approx(3.77e-3, abs=0.005e-3)
+    assert d_ring["tp_latency"] == pytest.approx(6.02e-3, abs=0.005e-3)
+    assert scalars(gpus=8)["tp_ar_used"] == "two-shot"  # 67 MB: 7 · S/bw would be 1.57 ms
+    for algorithm in ("ring", "one-shot", "two-shot"):
+        typed = scalars(**decode, tp_allreduce=algorithm)
+        assert typed["tp_ar_used"] == algorithm
+        assert typed["tp_latency"] == pytest.approx(
+            hand_tp(8, 8192, 32768, 72, 8, algorithm=algorithm)["latency"], rel=1e-12)
 
 
 CASES = [  # (m, k, n, layers, G, M): both orientations, uneven splits, decode-like m
@@ -362,25 +417,27 @@ def test_sweep_row_at_the_input_m_is_the_comparison():
 
 def test_verdict_reads_the_numbers():
     s = scalars(micro_batches=8)
-    # the hand figures above with the floor: 72 more on TP, 72 + 7 · 36 more on PP
-    tp_ms, pp_ms = 262.1465 + 72 * 5e-3, 285.567 + (72 + 7 * 36) * 5e-3  # 262.5, 287.2
+    # the hand figures above with the floor (72 more on TP, 72 + 7 · 36 more on PP) and
+    # TP's one-shot all-reduces (36 latencies fewer than the ring's)
+    tp_ms = 262.1465 + 72 * 5e-3 - 36 * 5e-3  # 262.3
+    pp_ms = 285.567 + (72 + 7 * 36) * 5e-3  # 287.2
     assert s["verdict_latency"].startswith(
         f"Latency: tensor parallel finishes one batch {round(100 * (1 - tp_ms / pp_ms), 1)} % "
-        "sooner (tensor 263 ms, pipeline 287 ms with 8 micro-batches as typed; at its best "
-        "M = 19 pipeline takes 271 ms, a tie: tensor parallel finishes 3.2 % sooner, inside "
+        "sooner (tensor 262 ms, pipeline 287 ms with 8 micro-batches as typed; at its best "
+        "M = 19 pipeline takes 271 ms, a tie: tensor parallel finishes 3.3 % sooner, inside "
         "the 5 % tie margin; 509 ms without")
-    assert "a tie: pipeline parallel sustains 3.4 % more, inside the 5 % tie margin (pipeline "\
-        "16131 vs tensor 15603 rows/s" in s["verdict_throughput"]
-    assert "36 all-reduces of 67.1 MB (8.41 ms" in s["verdict_comm"]
+    assert "a tie: pipeline parallel sustains 3.3 % more, inside the 5 % tie margin (pipeline "\
+        "16131 vs tensor 15614 rows/s" in s["verdict_throughput"]
+    assert "36 one-shot all-reduces of 67.1 MB (8.23 ms" in s["verdict_comm"]
     assert "from 509 to 287 ms" in s["verdict_micro"]
     assert "both fit" in s["verdict_memory"]
     auto = scalars()
     assert auto["verdict_latency"].startswith(
-        "Latency: a tie: tensor parallel finishes one batch 3.2 % sooner, inside the 5 % tie "
-        "margin (tensor 263 ms, pipeline 271 ms with 19 micro-batches, its best M; 509 ms")
+        "Latency: a tie: tensor parallel finishes one batch 3.3 % sooner, inside the 5 % tie "
+        "margin (tensor 262 ms, pipeline 271 ms with 19 micro-batches, its best M; 509 ms")
     strict = scalars(tie_margin=0.0)
     assert strict["verdict_latency"].startswith(
-        "Latency: tensor parallel finishes one batch 3.2 % sooner")
+        "Latency: tensor parallel finishes one batch 3.3 % sooner")
     pcie = scalars(link_bw=31.5e9)
     assert pcie["verdict_latency"].startswith("Latency: pipeline parallel finishes one batch")
 
@@ -459,7 +516,7 @@ def test_libreoffice_recalculates_every_new_cell_and_the_verdict(libreoffice):
     verdict = _cell(expected, "verdict_latency")
     before = read_values(out["default"])["Parallelism"][(verdict.row, verdict.col)]
     after = values["Parallelism"][(verdict.row, verdict.col)]
-    assert before.startswith("Latency: a tie: tensor parallel finishes one batch 3.2 % sooner")
+    assert before.startswith("Latency: a tie: tensor parallel finishes one batch 3.3 % sooner")
     assert after.startswith("Latency: pipeline parallel finishes one batch")
 
 

@@ -6,8 +6,9 @@ brute force over every candidate M = 1 ... min(m, 512) (ties to the smaller M). 
 calls sheetgen's references. The hardware: A100 40GB SXM in bf16 (312e12 FLOP/s,
 1.555e12 B/s), NVLink 300e9 B/s per direction and 5 µs, PCIe 31.5e9 B/s and 10 µs;
 72 layers of 8192 <-> 32768 on G = 2 GPUs, efficiencies 1.0, and, as the issue's table, no
-launch floor (`launch_overhead` 0; test_parallelism holds the preset's 5 µs floor by hand, and
-the last test here where it moves the best M).
+launch floor (`launch_overhead` 0) and ring all-reduces (`tp_allreduce`; test_parallelism
+holds the preset's 5 µs floor and the fastest all-reduce by hand, and the last test here where
+the floor moves the best M).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ K, N, LAYERS, G = 8192, 32768, 72, 2
 def scalars(**options):
     """helpers.scalars, planned once per set of options (a dozen tests read the defaults'
     and a few other sets; none edits them)."""
-    return planned_scalars(**{"launch_overhead": 0.0} | options)
+    return planned_scalars(**{"launch_overhead": 0.0, "tp_allreduce": "ring"} | options)
 
 
 def roof(rows, inner, cols, peak=PEAK, hbm=HBM, b=B, floor=0.0):
@@ -102,7 +103,7 @@ def verdict(pp, tp, margin=0.05):
 
 def sweep(ms, **options):
     """The sheet's sweep at the given m (typed into its rows), as the reference model has it."""
-    options = {"launch_overhead": 0.0} | options
+    options = {"launch_overhead": 0.0, "tp_allreduce": "ring"} | options
     cfg = BuildConfig(shapes=[Shape(1, 1, 1)], spare_rows=0, **options).resolved()
     values = input_values(cfg)
     values["sweep_m_typed"] = list(ms) + [None] * (len(values["sweep_m_typed"]) - len(ms))
@@ -323,11 +324,12 @@ def test_when_tp_helps_is_a_live_sentence_that_flips():
     assert slow["tp_latency"] == pytest.approx(14.27e-3, abs=0.005e-3)
     assert slow["single_latency"] == pytest.approx(7.93e-3, abs=0.005e-3)
     lat_term = 2 * PCIE_LAT * PEAK / (2 * 4096 * 1024)
-    assert f"Here 4096 ≤ 9905 + {round(lat_term)}, so TP does not help" in slow["verdict_tp"]
+    assert (f"Here, with the ring all-reduce (σ = 1, ν = 1), 4096 ≤ 9905 + {round(lat_term)}, "
+            "so TP does not help") in slow["verdict_tp"]
     wide = scalars(pipeline_shape=(8192, 1024, 16384), link_over="host")
     assert wide["tp_latency"] == pytest.approx(51.6e-3, abs=0.05e-3)
     assert wide["single_latency"] == pytest.approx(63.4e-3, abs=0.05e-3)
-    assert "Here 16384 > 9905 + 372, so TP helps" in wide["verdict_tp"]
+    assert "(σ = 1, ν = 1), 16384 > 9905 + 372, so TP helps" in wide["verdict_tp"]
     lasting = " ".join(parallel.LASTING)
     assert "at any m" not in lasting and "largest at small m" not in lasting
     assert "w_s > b·P/(2B) + G·λ·P/(2·m·w_ar)" in lasting

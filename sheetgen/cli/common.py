@@ -287,6 +287,9 @@ _MODEL_OPTIONS = [
     click.option("--tp-pairing", type=click.Choice(["narrow", "wide"]), default="narrow",
                  show_default=True, help="Tensor-parallel all-reduce carries the narrower "
                  "activation m·min(k,n) (Megatron-LM) or, forced, the wider one."),
+    click.option("--tp-allreduce", type=click.Choice(defaults.ALLREDUCES), default="auto",
+                 show_default=True, help="Tensor-parallel all-reduce algorithm (Parallelism "
+                 "sheet): auto = the fastest of ring, one-shot and two-shot."),
     click.option("--tp-gather/--no-tp-gather", default=False, show_default=True,
                  help="All-gather a sharded tensor-parallel final output."),
     click.option("--tie-margin", type=float, default=defaults.DEFAULT_TIE_MARGIN,

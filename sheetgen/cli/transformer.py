@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from sheetgen.cli.common import UserError, cli, user_errors
+from sheetgen.core import defaults
 
 
 @cli.command(short_help="List the bundled model configs (for --model).")
@@ -65,7 +66,7 @@ _OPTIONS = [
     click.option("--reserve", "xf_reserve", type=float,
                  help="Share of GPU memory left unused (context, NCCL, workspaces) [0.10]."),
     click.option("--allreduce", "xf_allreduce",
-                 type=click.Choice(["auto", "ring", "one-shot", "two-shot"]),
+                 type=click.Choice(defaults.ALLREDUCES),
                  help="TP all-reduce algorithm [auto: the fastest per phase]."),
     click.option("--attention-dtype", "xf_attention_dtype",
                  help="dtype attention runs in, realistic estimate [auto: --dtype, fp16 under "

@@ -12,6 +12,9 @@ DEFAULT_M, DEFAULT_K, DEFAULT_N = 4096, 8192, 32768
 DEFAULT_GPUS = 2
 DEFAULT_MICRO_BATCHES = "auto"  # PP's best M; a whole number overrides it
 DEFAULT_TIE_MARGIN = 0.05  # PP and TP closer than 5 % tie (the roofline's own error)
+#: The TP all-reduce algorithms (Parallelism and Transformer sheets, --tp-allreduce and
+#: --allreduce): auto, the fastest of ring (NCCL's), one-shot and two-shot (direct peer access)
+ALLREDUCES = ("auto", "ring", "one-shot", "two-shot")
 DEFAULT_PRACTICE_SEED = 2026
 #: What-if base shape: memory-bound on an A100 in bf16, a few doublings from the ridge
 DEFAULT_WHATIF_SHAPE = (128, 4096, 4096)

@@ -36,11 +36,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from sheetgen.core import defaults
 from sheetgen.inputs.model_config import ModelConfig
 from sheetgen.model import kernel_terms, refined
 
-RING, ONE_SHOT, TWO_SHOT, AUTO = "ring", "one-shot", "two-shot", "auto"
-ALLREDUCES = (AUTO, RING, ONE_SHOT, TWO_SHOT)
+ALLREDUCES = defaults.ALLREDUCES
+AUTO, RING, ONE_SHOT, TWO_SHOT = ALLREDUCES
 PREFILL, DECODE = "prefill", "decode"
 #: Bytes per element the non-matmul work moves per token per layer, in activation elements:
 #: two norms (read and write the hidden vector: 4·h), two residual adds (read two, write one:

@@ -5,13 +5,19 @@ Every cost on the sheet that crosses a link is one of three factories here, all 
 transfer time (`over_link`: bytes / (link bw · eff) + steps · latency), so the ring
 all-reduce (Patarasuk & Yuan), the all-gather and the point-to-point hop are each written once:
 
-    ring all-reduce  2(G-1)/G · bytes / (link bw · eff) + 2(G-1) · latency
-    all-gather       (G-1)/G  · bytes / (link bw · eff) +  (G-1) · latency
-    hop              bytes / (link bw · eff) + latency
+    ring all-reduce      2(G-1)/G · bytes / (link bw · eff) + 2(G-1) · latency
+    one-shot all-reduce  (G-1)    · bytes / (link bw · eff) +        latency
+    two-shot all-reduce  2(G-1)/G · bytes / (link bw · eff) +      2 · latency
+    all-gather           (G-1)/G  · bytes / (link bw · eff) +  (G-1) · latency
+    hop                  bytes / (link bw · eff) + latency
 
 Ring all-reduce: P. Patarasuk and X. Yuan, "Bandwidth optimal all-reduce algorithms for
 clusters of workstations", J. Parallel Distrib. Comput. 69(2), 2009: a reduce-scatter and an
-all-gather of G-1 steps each, every step moving bytes/G per GPU.
+all-gather of G-1 steps each, every step moving bytes/G per GPU. One-shot and two-shot: the
+direct (peer-access) all-reduces of vLLM's custom all-reduce (csrc/custom_all_reduce.cuh,
+cross_device_reduce_1stage / _2stage) and TensorRT-LLM's (ONESHOT / TWOSHOT), which those
+libraries use for small messages. The TP all-reduce (Parallelism and Transformer sheets alike)
+is the fastest of the three unless an algorithm is typed (`allreduce`).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from sheetgen.core import excel as xn
 from sheetgen.core.defaults import DEFAULT_GPUS, DEFAULT_TIE_MARGIN
 from sheetgen.core.excel import is_blank
 from sheetgen.model import factories as rf
+from sheetgen.model import transformer as algorithms
 from sheetgen.model.vocabulary import Input, Quantity, Validation
 
 DEFAULT_GPUS = DEFAULT_GPUS  # in sheetgen.core.defaults, so the CLI's --help needs no NumPy
@@ -84,6 +91,12 @@ OVERLAP = Input(
     doc="0: none. f: that share of the all-reduce time runs under compute (async TP, e.g. "
         "Megatron-LM's --tp-comm-overlap), at most the compute time; assumes compute keeps "
         "full speed while the collective shares SMs and HBM: an upper bound on the gain.")
+ALLREDUCE = Input(
+    "tp_allreduce", "TP all-reduce algorithm", "", fmt="text", defined_name="TP_ALLREDUCE",
+    validation=Validation("choices", choices=algorithms.ALLREDUCES,
+                          message=" or ".join(algorithms.ALLREDUCES)),
+    doc="auto: the fastest of ring (NCCL's), one-shot and two-shot (direct, as vLLM's and "
+        "TensorRT-LLM's custom all-reduce for small messages), per all-reduce.")
 GATHER = Input(
     "tp_gather", "TP gathers a sharded final output", "", fmt="text",
     validation=Validation("choices", choices=("no", "yes"), message="no or yes"),
@@ -157,11 +170,98 @@ def ring_allreduce(name: str, nbytes: str, label: str, *, gpus: str = "par_gpus"
                          eff=eff)
         return np.where(g > 1, t, 0.0) * 1.0 if np.ndim(t) else (t if g > 1 else 0.0)
 
-    body = over_link(f"2*({{{gpus}}}-1)/{{{gpus}}}*{{{nbytes}}}", f"2*({{{gpus}}}-1)", bw=bw,
-                     latency=latency, eff=eff)
+    body = allreduce_body(algorithms.RING, f"{{{nbytes}}}", gpus=gpus, bw=bw, latency=latency,
+                          eff=eff)
     return Quantity(name, label, "s", f"IF({{{gpus}}}>1,{body},0)", reference, fmt="time",
                     doc="2(G-1)/G · bytes / (bw · eff) + 2(G-1) · latency (ring, Patarasuk & "
                         "Yuan).")
+
+
+#: Each all-reduce algorithm's (bandwidth steps, latency steps) as templates of G: its time is
+#: bandwidth steps · bytes / (bw · eff) + latency steps · latency (algorithms.allreduce_times).
+STEPS = {
+    algorithms.RING: ("2*({g}-1)/{g}", "2*({g}-1)"),
+    algorithms.ONE_SHOT: ("({g}-1)", "1"),
+    algorithms.TWO_SHOT: ("2*({g}-1)/{g}", "2"),
+}
+
+
+def allreduce_body(algorithm: str, nbytes: str, *, gpus: str = "par_gpus",
+                   bw: str = "par_link_bw", latency: str = "par_link_latency",
+                   eff: str = "link_eff") -> str:
+    """The template of one all-reduce of `nbytes` (a template) by `algorithm` on G > 1 GPUs."""
+    steps, lat = (x.format(g=f"{{{gpus}}}") for x in STEPS[algorithm])
+    return over_link(f"{steps}*{nbytes}", lat, bw=bw, latency=latency, eff=eff)
+
+
+def direct_allreduce(algorithm: str, name: str, nbytes: str, label: str, *,
+                     gpus: str = "par_gpus", bw: str = "par_link_bw",
+                     latency: str = "par_link_latency", eff: str = "link_eff") -> Quantity:
+    """One one-shot or two-shot all-reduce of `nbytes` over G GPUs (0 on one GPU)."""
+
+    def reference(**a: Any) -> Any:
+        return _times(a, a[nbytes], gpus, bw, latency, eff)[algorithm]
+
+    doc = {algorithms.ONE_SHOT: "(G−1) · bytes / (bw · eff) + latency (vLLM, TensorRT-LLM "
+                                "custom all-reduce).",
+           algorithms.TWO_SHOT: "2(G−1)/G · bytes / (bw · eff) + 2 · latency."}[algorithm]
+    body = allreduce_body(algorithm, f"{{{nbytes}}}", gpus=gpus, bw=bw, latency=latency,
+                          eff=eff)
+    return Quantity(name, label, "s", f"IF({{{gpus}}}>1,{body},0)", reference, fmt="time",
+                    doc=doc)
+
+
+def _times(a: dict[str, Any], nbytes: Any, gpus: str, bw: str, latency: str,
+           eff: str) -> dict[str, Any]:
+    """Each algorithm's time (0 on one GPU), for a column of byte counts or one."""
+    g = a[gpus]
+    b = np.asarray(nbytes, dtype=float)
+    out = algorithms.allreduce_times(b, g, a[bw] * a[eff], a[latency]) if g > 1 else {
+        k: np.zeros_like(b) for k in STEPS}
+    return {k: v * 1.0 if np.ndim(v) else float(v) for k, v in out.items()}
+
+
+def allreduce(name: str, nbytes: str, label: str, *, choice: str = ALLREDUCE.name,
+              gpus: str = "par_gpus", bw: str = "par_link_bw",
+              latency: str = "par_link_latency", eff: str = "link_eff") -> Quantity:
+    """One all-reduce of `nbytes` by the algorithm `choice` names: auto is the fastest of
+    ring, one-shot and two-shot (each alternative at its best, as the Transformer sheet)."""
+    bodies = {k: allreduce_body(k, f"{{{nbytes}}}", gpus=gpus, bw=bw, latency=latency,
+                                eff=eff) for k in STEPS}
+    r, o, t = (bodies[k] for k in (algorithms.RING, algorithms.ONE_SHOT, algorithms.TWO_SHOT))
+
+    def reference(**a: Any) -> Any:
+        times = _times(a, a[nbytes], gpus, bw, latency, eff)
+        if a[choice] == algorithms.AUTO:
+            return np.minimum.reduce(list(times.values())) * 1.0 if np.ndim(
+                times[algorithms.RING]) else min(times.values())
+        return times[a[choice]]
+
+    body = (f'IF({{{choice}}}="{algorithms.RING}",{r},IF({{{choice}}}="{algorithms.ONE_SHOT}",'
+            f'{o},IF({{{choice}}}="{algorithms.TWO_SHOT}",{t},MIN({r},{o},{t}))))')
+    return Quantity(name, label, "s", f"IF({{{gpus}}}>1,{body},0)", reference, fmt="time",
+                    doc="The algorithm chosen above; auto: the fastest of ring, one-shot and "
+                        "two-shot.")
+
+
+def allreduce_used(name: str, nbytes: str, label: str, *, choice: str = ALLREDUCE.name,
+                   gpus: str = "par_gpus", bw: str = "par_link_bw",
+                   latency: str = "par_link_latency", eff: str = "link_eff") -> Quantity:
+    """The algorithm `allreduce` uses for `nbytes`: the typed one, or auto's fastest (ties:
+    ring, one-shot, two-shot, as algorithms.allreduce_used)."""
+    r, o, t = (f"({allreduce_body(k, f'{{{nbytes}}}', gpus=gpus, bw=bw, latency=latency, eff=eff)})"
+               for k in (algorithms.RING, algorithms.ONE_SHOT, algorithms.TWO_SHOT))
+
+    def reference(**a: Any) -> str:
+        if a[gpus] <= 1:
+            return algorithms.RING if a[choice] == algorithms.AUTO else a[choice]
+        return algorithms.allreduce_used(_times(a, a[nbytes], gpus, bw, latency, eff),
+                                         a[choice])
+
+    auto = (f'IF({{{gpus}}}<=1,"{algorithms.RING}",IF(AND({r}<={o},{r}<={t}),'
+            f'"{algorithms.RING}",IF({o}<={t},"{algorithms.ONE_SHOT}","{algorithms.TWO_SHOT}")))')
+    return Quantity(name, label, "", f'IF({{{choice}}}="{algorithms.AUTO}",{auto},{{{choice}}})',
+                    reference, fmt="text", doc="auto: the fastest of the three for this size.")
 
 
 def all_gather(name: str, nbytes: str, label: str) -> Quantity:
@@ -233,10 +333,10 @@ def input_values(gpus: int, micro_batches: int | None, link_bw: float | None,
                  link_latency: float | None, *, link: str = GPU_LINK,
                  host_latency: float = DEFAULT_HOST_LATENCY, pairing: str = NARROW,
                  gather: bool = False, tie_margin: float = DEFAULT_TIE_MARGIN,
-                 tp_overlap: float = 0.0) -> dict[str, Any]:
+                 tp_overlap: float = 0.0, allreduce: str = algorithms.AUTO) -> dict[str, Any]:
     """`micro_batches` None: auto (the best M)."""
     return {"par_gpus": gpus, "micro_batches": AUTO if micro_batches is None else micro_batches,
             "link_bw_override": link_bw, "link_latency_override": link_latency,
             "par_link": link, "host_link_latency": host_latency, "tp_pairing": pairing,
             "tp_gather": "yes" if gather else "no", "tie_margin": tie_margin,
-            "tp_overlap": tp_overlap}
+            "tp_overlap": tp_overlap, "tp_allreduce": allreduce}

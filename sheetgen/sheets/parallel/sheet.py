@@ -14,10 +14,12 @@ from typing import Any
 
 from sheetgen.core import time_cells
 from sheetgen.model import factories as rf
+from sheetgen.model.transformer import ONE_SHOT, RING
 from sheetgen.model.vocabulary import Block, BlockRow, Quantity, SheetSpec, Table, Text
 from sheetgen.sheets.parallel import chart as parallel_chart
 from sheetgen.sheets.parallel import pp, sweep, tp
 from sheetgen.sheets.parallel.inputs import (
+    ALLREDUCE,
     DEFAULT_GPUS,
     EFF_LINK_BW,
     EFF_LINK_LAT,
@@ -227,8 +229,9 @@ V_LATENCY = sentence("verdict_latency", "latency", (
          word="sooner"),
     " (tensor ", ms("tp_latency"), " ms, pipeline ", ms("pp_latency_m"), " ms with ",
     _rate("pp_m"),
+    When("{pp_m}=1", lambda a: a["pp_m"] == 1, (" micro-batch",), (" micro-batches",)),
     When("ISNUMBER({micro_batches})", lambda a: isinstance(a["micro_batches"], int | float),
-         (" micro-batches as typed",), (" micro-batches, its best M",)),
+         (" as typed",), (", its best M",)),
     _typed_m_clause(),
     "; ", ms("pp_latency_one"), " ms without micro-batching, ",
     ms("single_latency"), " ms on one GPU).",
@@ -267,7 +270,8 @@ V_MEMORY = sentence("verdict_memory", "memory", (
 ))
 V_COMM = sentence("verdict_comm", "communication", (
     When("{par_gpus}>1", lambda a: a["par_gpus"] > 1, (
-        "Communication: tensor parallel runs ", _rate("tp_ar_count"), " all-reduces of ",
+        "Communication: tensor parallel runs ", _rate("tp_ar_count"), " ", Ref("tp_ar_used"),
+        " all-reduces of ",
         Num("{allreduce_bytes}/1E+06", lambda a: a["allreduce_bytes"] / 1e6), " MB (",
         ms("tp_comm"), " ms per batch, ",
         Num("100*{tp_idle}", lambda a: 100 * a["tp_idle"], 2), " % of its latency; bus "
@@ -295,19 +299,36 @@ V_MICRO = sentence("verdict_micro", "micro-batching", (
     "launch floor per layer, and weight re-reads where a micro-batch is memory-bound).",
 ))
 # TP helps one batch when each pair of layers (one all-reduce) saves more compute than the
-# all-reduce costs: 4·m·w_s·w_ar·(1 - 1/G)/P > 2(G-1)/G·b·m·w_ar/B + 2(G-1)·λ, that is
-# w_s > b·P/(2B) + G·λ·P/(2·m·w_ar) (compute-bound layers; the all-reduced width cancels
-# out of the bandwidth term).
-_BW_TERM = f"{{{rf.OUT_BYTES}}}*{{attainable_flops}}/(2*{{par_link_bw}}*{{link_eff}})"
-_LAT_TERM = "{par_gpus}*{par_link_latency}*{attainable_flops}/(2*{pipe_m}*{tp_ar_cols})"
+# all-reduce costs: 4·m·w_s·w_ar·(1 - 1/G)/P > s·b·m·w_ar/B + n·λ, an all-reduce of s
+# bandwidth and n latency steps, that is w_s > σ·b·P/(2B) + ν·G·λ·P/(2·m·w_ar) with
+# σ = s·G/(2(G-1)), ν = n/(2(G-1)): 1 and 1 for the ring (s = 2(G-1)/G, n = 2(G-1)), G/2 and
+# 1/(2(G-1)) one-shot (G-1, 1), 1 and 1/(G-1) two-shot (2(G-1)/G, 2) (compute-bound layers;
+# the all-reduced width cancels out of the bandwidth term).
+_USED = "{tp_ar_used}"
+_SIGMA = f'IF({_USED}="{ONE_SHOT}",{{par_gpus}}/2,1)'
+_NU = (f'IF({_USED}="{RING}",1,IF({_USED}="{ONE_SHOT}",1/(2*MAX(1,{{par_gpus}}-1)),'
+       f'1/MAX(1,{{par_gpus}}-1)))')
+_BW_TERM = f"{_SIGMA}*{{{rf.OUT_BYTES}}}*{{attainable_flops}}/(2*{{par_link_bw}}*{{link_eff}})"
+_LAT_TERM = (f"{_NU}*{{par_gpus}}*{{par_link_latency}}*{{attainable_flops}}"
+             "/(2*{pipe_m}*{tp_ar_cols})")
+
+
+def _sigma(a: dict[str, Any]) -> float:
+    return a["par_gpus"] / 2 if a["tp_ar_used"] == ONE_SHOT else 1.0
+
+
+def _nu(a: dict[str, Any]) -> float:
+    steps = max(1.0, a["par_gpus"] - 1)
+    return {RING: 1.0, ONE_SHOT: 1 / (2 * steps)}.get(a["tp_ar_used"], 1 / steps)
 
 
 def _bw_term(a: dict[str, Any]) -> float:
-    return a[rf.OUT_BYTES] * a["attainable_flops"] / (2 * a["par_link_bw"] * a["link_eff"])
+    return (_sigma(a) * a[rf.OUT_BYTES] * a["attainable_flops"]
+            / (2 * a["par_link_bw"] * a["link_eff"]))
 
 
 def _lat_term(a: dict[str, Any]) -> float:
-    return (a["par_gpus"] * a["par_link_latency"] * a["attainable_flops"]
+    return (_nu(a) * a["par_gpus"] * a["par_link_latency"] * a["attainable_flops"]
             / (2 * a["pipe_m"] * a["tp_ar_cols"]))
 
 
@@ -315,8 +336,9 @@ _TP_HELPS = f"{{tp_split_cols}}>{_BW_TERM}+{_LAT_TERM}"
 V_TP = sentence("verdict_tp", "when TP helps", (
     When("{par_gpus}>1", lambda a: a["par_gpus"] > 1, (
         "TP cuts one batch's time only where each pair of layers saves more compute than its "
-        "all-reduce costs: split width w_s > b·P/(2B) + G·λ·P/(2·m·w_ar). Here ",
-        _rate("tp_split_cols"),
+        "all-reduce costs: split width w_s > σ·b·P/(2B) + ν·G·λ·P/(2·m·w_ar), σ = ν = 1 for "
+        "a ring all-reduce. Here, with the ", Ref("tp_ar_used"), " all-reduce (σ = ",
+        Num(_SIGMA, _sigma), ", ν = ", Num(_NU, _nu), "), ", _rate("tp_split_cols"),
         When(_TP_HELPS, lambda a: a["tp_split_cols"] > _bw_term(a) + _lat_term(a),
              (" > ",), (" ≤ ",)),
         Num(_BW_TERM, _bw_term), " + ", Num(_LAT_TERM, _lat_term),
@@ -334,7 +356,8 @@ LASTING = (
     "all-reduce per pair of layers. TP's grows with the layer count, PP's with G only, so "
     "PP tolerates slower links.",
     "TP cuts one batch's time only where w_s > b·P/(2B) + G·λ·P/(2·m·w_ar) (compute-bound "
-    "layers; the verdict above evaluates it): the split width w_s must be wide against the "
+    "layers, a ring all-reduce; the verdict above evaluates it for the algorithm used): the "
+    "split width w_s must be wide against the "
     "link's bytes per FLOP, and the latency term grows as m or the all-reduced width w_ar "
     "shrinks. Over a slow link or at small m TP can be slower than one GPU.",
     "Micro-batches never raise PP's stream rate above M = 1's (M·pace(m/M) ≥ pace(m): each "
@@ -362,7 +385,8 @@ INPUT_BLOCK = Block(
     row=4, col=0, header=("Parallelism input", "Value", "Unit", "Notes"),
     rows=(
         *(BlockRow(i.label, [i], i.unit, i.doc) for i in (
-            GPUS, MICRO, LINK_CHOICE, HOST_LAT_IN, LINK_BW_IN, LINK_LAT_IN, PAIRING, GATHER,
+            GPUS, MICRO, LINK_CHOICE, HOST_LAT_IN, LINK_BW_IN, LINK_LAT_IN, PAIRING, ALLREDUCE,
+            GATHER,
             TIE_IN, OVERLAP)),
         "Derived",
         BlockRow(EFF_LINK_BW.label, [EFF_LINK_BW], "B/s", "times LINK_EFF (Inputs sheet)"),
@@ -418,7 +442,7 @@ PAIRING_BLOCK = Block(
     rows=(
         *(BlockRow(q.label, [q], q.unit, q.doc) for q in (
             tp.ROW_TYPE, tp.WHY, tp.AR_NAME, tp.AR_COLS, tp.SPLIT_COLS, tp.SHARD, tp.AR_BYTES,
-            tp.AR_COUNT, tp.COL_COUNT, tp.AR_TIME, tp.ALGBW, tp.BUSBW, tp.AR_TOTAL,
+            tp.AR_COUNT, tp.COL_COUNT, tp.AR_USED, tp.AR_TIME, tp.ALGBW, tp.BUSBW, tp.AR_TOTAL,
             tp.HIDDEN)),
         BlockRow(tp.OUT_STATE.label, [tp.OUT_STATE], "", "layer 1 row-split: its replicated "
                  "input is sliced for free"),
@@ -465,8 +489,9 @@ def sheet(google: bool = False) -> SheetSpec:
     texts = [
         Text(0, 0, "The pipeline on G GPUs: pipeline vs tensor parallelism", "title"),
         Text(1, 0, "PP (GPipe): G stages of ceil(L/G) layers, M micro-batches. TP "
-             "(Megatron-LM): column-split then row-split layers, a ring all-reduce of the "
-             "narrower activation after each row-split layer.", span=PROSE_COLS),
+             "(Megatron-LM): column-split then row-split layers, an all-reduce of the "
+             "narrower activation after each row-split layer (ring, one-shot or two-shot, "
+             "below).", span=PROSE_COLS),
         Text(2, 0, "Layers, shapes, dtype and efficiencies come from the Pipeline and Inputs "
              "sheets; every matmul call pays the launch floor below (PP once per layer and "
              "micro-batch); link bandwidth is per direction; TP's all-reduces overlap compute "

@@ -19,7 +19,7 @@ from sheetgen.core.excel import is_number
 from sheetgen.model import factories as rf
 from sheetgen.model.vocabulary import Input, Quantity, Table, Validation
 from sheetgen.sheets.parallel import pp, tp
-from sheetgen.sheets.parallel.inputs import FLOOR, all_gather, better, ring_allreduce
+from sheetgen.sheets.parallel.inputs import FLOOR, all_gather, allreduce, better
 
 _WHOLE = Validation("whole_min", minimum=1, maximum=2**31 - 1, message="A positive whole number")
 TYPED_M = Input("sweep_m_typed", "m", "", fmt="int", validation=_WHOLE,
@@ -126,7 +126,7 @@ T_COL = rf.time_of("sw_t_col", "sw_m", "tp_ar_cols", "tp_shard", "TP: column-spl
                    floor=FLOOR.name)
 T_AR_BYTES = rf.elements_bytes("sw_t_ar_bytes", "sw_m", "tp_ar_cols", "TP: all-reduce bytes",
                                per=rf.OUT_BYTES)
-T_AR = ring_allreduce("sw_t_ar", "sw_t_ar_bytes", "TP: one all-reduce")
+T_AR = allreduce("sw_t_ar", "sw_t_ar_bytes", "TP: one all-reduce")
 T_OUT = Quantity("sw_t_out_bytes", "TP: final output bytes", "B",
                  "{tp_gather_bytes}/{pipe_m}*{sw_m}",
                  lambda tp_gather_bytes, pipe_m, sw_m: tp_gather_bytes / pipe_m * sw_m,

@@ -24,7 +24,13 @@ import numpy as np
 
 from sheetgen.model import factories as rf
 from sheetgen.model.vocabulary import Quantity
-from sheetgen.sheets.parallel.inputs import FLOOR, NARROW, all_gather, ring_allreduce
+from sheetgen.sheets.parallel.inputs import (
+    FLOOR,
+    NARROW,
+    all_gather,
+    allreduce,
+    allreduce_used,
+)
 
 
 def _row_type(tp_pairing: str, pipe_k: float, pipe_n: float) -> float:
@@ -71,7 +77,8 @@ WHY = Quantity(
 AR_BYTES = rf.elements_bytes("allreduce_bytes", "pipe_m", "tp_ar_cols", "all-reduce payload",
                              per=rf.OUT_BYTES,
                              doc="The partial sums of one row-split layer's output.")
-AR_TIME = ring_allreduce("allreduce_time", "allreduce_bytes", "one ring all-reduce")
+AR_USED = allreduce_used("tp_ar_used", "allreduce_bytes", "all-reduce algorithm used")
+AR_TIME = allreduce("allreduce_time", "allreduce_bytes", "one all-reduce")
 
 
 # nccl-tests' figures, so the sheet reads like `all_reduce_perf` output: algbw = S / t and, for
@@ -179,7 +186,7 @@ OTHER_COLS = Quantity("tp_other_cols", "other pairing: all-reduced width", "",
                       "{tp_split_cols}", lambda tp_split_cols: tp_split_cols, fmt="int")
 OTHER_BYTES = rf.elements_bytes("tp_other_bytes", "pipe_m", "tp_other_cols",
                                 "other pairing: all-reduce payload", per=rf.OUT_BYTES)
-OTHER_TIME = ring_allreduce("tp_other_time", "tp_other_bytes", "other pairing: one all-reduce")
+OTHER_TIME = allreduce("tp_other_time", "tp_other_bytes", "other pairing: one all-reduce")
 OTHER_COUNT = Quantity(
     "tp_other_count", "other pairing: all-reduces per batch", "",
     "IF({tp_row_type}=1,ROUNDDOWN({n_layers}/2,0),ROUNDUP({n_layers}/2,0))",

@@ -16,33 +16,12 @@ from sheetgen.sheets.transformer.common import (
     q,
 )
 
-#: The direct (peer-access) all-reduces: (bandwidth steps: the multiple of bytes / (bw · eff),
-#: as a formula of G; latency terms; why). vLLM's custom all-reduce
-#: (csrc/custom_all_reduce.cuh, cross_device_reduce_1stage / _2stage) and TensorRT-LLM's
-#: (ONESHOT / TWOSHOT) use them for small messages; ref.allreduce_times holds the same costs.
-DIRECT = {
-    # one-shot: every GPU reads all G−1 peers' buffers and reduces, one step
-    ref.ONE_SHOT: ("({xf_tp}-1)", 1, "(G−1) · bytes / (bw · eff) + latency (vLLM, "
-                   "TensorRT-LLM custom all-reduce)."),
-    # two-shot: reduce-scatter then all-gather by direct peer access, two steps
-    ref.TWO_SHOT: ("2*({xf_tp}-1)/{xf_tp}", 2, "2(G−1)/G · bytes / (bw · eff) + 2 · latency."),
-}
 
-
-def direct_allreduce(algorithm: str, name: str, nbytes: str, eff: str, label: str) -> Quantity:
-    """One one-shot or two-shot all-reduce of `nbytes` over the TP group (0 on one GPU), at
-    link efficiency `eff`."""
-    steps, latencies, doc = DIRECT[algorithm]
-    latency = "{link_latency}" if latencies == 1 else f"{latencies}*{{link_latency}}"
-
-    def fn(a: dict[str, Any]) -> float:
-        return ref.allreduce_times(a[nbytes], a["xf_tp"], a["link_bw"] * a[eff],
-                                   a["link_latency"])[algorithm]
-
-    return q(name, label, "s",
-             f"IF({{xf_tp}}>1,{steps}*{{{nbytes}}}/({{link_bw}}*{{{eff}}})+{latency},0)", fn,
-             fmt="time", doc=doc)
-
+def _direct(algorithm: str, name: str, nbytes: str, eff: str, label: str) -> Quantity:
+    """One one-shot or two-shot all-reduce over the model's TP group (the Parallelism sheet's
+    factory, with this sheet's G and link)."""
+    return pin.direct_allreduce(algorithm, name, nbytes, label, gpus="xf_tp", bw="link_bw",
+                                latency="link_latency", eff=eff)
 
 
 def comm(ph: str) -> list[Quantity]:
@@ -54,8 +33,8 @@ def comm(ph: str) -> list[Quantity]:
              lambda a: a[tok] * a["xf_hidden"] * a[OB], doc="One step's tokens."),
            pin.ring_allreduce(p + "ring", nbytes, "ring", gpus="xf_tp", bw="link_bw",
                               latency="link_latency", eff="link_eff"),
-           direct_allreduce(ref.ONE_SHOT, p + "one", nbytes, "link_eff", "one-shot"),
-           direct_allreduce(ref.TWO_SHOT, p + "two", nbytes, "link_eff", "two-shot")]
+           _direct(ref.ONE_SHOT, p + "one", nbytes, "link_eff", "one-shot"),
+           _direct(ref.TWO_SHOT, p + "two", nbytes, "link_eff", "two-shot")]
     ring, one, two = p + "ring", p + "one", p + "two"
 
     def used(a: dict[str, Any]) -> str:
@@ -86,10 +65,10 @@ def comm(ph: str) -> list[Quantity]:
     out += [pin.ring_allreduce(p + "ring_real", nbytes, "ring (measured link eff)",
                                gpus="xf_tp", bw="link_bw", latency="link_latency",
                                eff="suggest_link_eff"),
-            direct_allreduce(ref.ONE_SHOT, p + "one_real", nbytes, "suggest_link_eff",
-                             "one-shot (measured)"),
-            direct_allreduce(ref.TWO_SHOT, p + "two_real", nbytes, "suggest_link_eff",
-                             "two-shot (measured)")]
+            _direct(ref.ONE_SHOT, p + "one_real", nbytes, "suggest_link_eff",
+                    "one-shot (measured)"),
+            _direct(ref.TWO_SHOT, p + "two_real", nbytes, "suggest_link_eff",
+                    "two-shot (measured)")]
     out.append(pick((p + "ring_real", p + "one_real", p + "two_real"),
                     "all-reduces per step (realistic)", p + "comm"))
     return out
