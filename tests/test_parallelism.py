@@ -25,6 +25,7 @@ from xlsx_edit import edit_cells
 
 from sheetgen.assemble import BuildConfig, input_values, plan_build, sheet_specs
 from sheetgen.cli import cli
+from sheetgen.errors import InputError
 from sheetgen.inputs.shapes import Shape
 from sheetgen.layout.planner import plan_workbook
 from sheetgen.sheets.parallel import pp
@@ -445,8 +446,13 @@ def test_verdict_reads_the_numbers():
 def test_cli_builds_reads_and_checks_the_sheet(tmp_path):
     out = tmp_path / "p.xlsx"
     args = ["build", str(out), "--spare-rows", "0", "--link-over", "host", "--tp-pairing",
-            "wide", "--tp-gather", "--gpus", "4", "--layers", "6"]
+            "wide", "--tp-gather", "--gpus", "4", "--layers", "6", "--tp-allreduce", "two-shot"]
     assert CliRunner().invoke(cli, args).exit_code == 0
+    bad = CliRunner().invoke(cli, ["build", str(tmp_path / "x.xlsx"), "--tp-allreduce", "tree"])
+    assert bad.exit_code == 2 and "'tree' is not one of" in bad.output
+    assert not (tmp_path / "x.xlsx").exists()
+    with pytest.raises(InputError, match="--tp-allreduce must be auto, ring, one-shot, two-shot"):
+        BuildConfig(tp_allreduce="tree").resolved()
     read = CliRunner().invoke(cli, ["read", str(out), "--sheet", "Parallelism"])
     assert read.exit_code == 0 and read.output.startswith("row,par_layer,stage")
     assert len(read.output.splitlines()) == 1 + 6  # the per-layer table
