@@ -163,18 +163,8 @@ def ring_allreduce(name: str, nbytes: str, label: str, *, gpus: str = "par_gpus"
     """Ring all-reduce of `nbytes` on G GPUs: 2(G-1) steps, each moving bytes/G per GPU.
     The names of G, the link figures and the efficiency default to this sheet's (the
     Transformer sheet passes its own)."""
-
-    def reference(**a: Any) -> Any:
-        g = a[gpus]
-        t = link_seconds(a, 2 * (g - 1) / g * a[nbytes], 2 * (g - 1), bw=bw, latency=latency,
-                         eff=eff)
-        return np.where(g > 1, t, 0.0) * 1.0 if np.ndim(t) else (t if g > 1 else 0.0)
-
-    body = allreduce_body(algorithms.RING, f"{{{nbytes}}}", gpus=gpus, bw=bw, latency=latency,
-                          eff=eff)
-    return Quantity(name, label, "s", f"IF({{{gpus}}}>1,{body},0)", reference, fmt="time",
-                    doc="2(G-1)/G · bytes / (bw · eff) + 2(G-1) · latency (ring, Patarasuk & "
-                        "Yuan).")
+    return fixed_allreduce(algorithms.RING, name, nbytes, label, gpus=gpus, bw=bw,
+                           latency=latency, eff=eff)
 
 
 #: Each all-reduce algorithm's (bandwidth steps, latency steps) as templates of G: its time is
@@ -194,21 +184,28 @@ def allreduce_body(algorithm: str, nbytes: str, *, gpus: str = "par_gpus",
     return over_link(f"{steps}*{nbytes}", lat, bw=bw, latency=latency, eff=eff)
 
 
-def direct_allreduce(algorithm: str, name: str, nbytes: str, label: str, *,
-                     gpus: str = "par_gpus", bw: str = "par_link_bw",
-                     latency: str = "par_link_latency", eff: str = "link_eff") -> Quantity:
-    """One one-shot or two-shot all-reduce of `nbytes` over G GPUs (0 on one GPU)."""
+#: What each algorithm's time is, in words (its cell's note).
+_ALLREDUCE_DOCS = {
+    algorithms.RING: "2(G-1)/G · bytes / (bw · eff) + 2(G-1) · latency (ring, Patarasuk & "
+                     "Yuan).",
+    algorithms.ONE_SHOT: "(G−1) · bytes / (bw · eff) + latency (vLLM, TensorRT-LLM custom "
+                         "all-reduce).",
+    algorithms.TWO_SHOT: "2(G−1)/G · bytes / (bw · eff) + 2 · latency.",
+}
+
+
+def fixed_allreduce(algorithm: str, name: str, nbytes: str, label: str, *,
+                    gpus: str = "par_gpus", bw: str = "par_link_bw",
+                    latency: str = "par_link_latency", eff: str = "link_eff") -> Quantity:
+    """One all-reduce of `nbytes` over G GPUs by `algorithm` (0 on one GPU)."""
 
     def reference(**a: Any) -> Any:
         return _times(a, a[nbytes], gpus, bw, latency, eff)[algorithm]
 
-    doc = {algorithms.ONE_SHOT: "(G−1) · bytes / (bw · eff) + latency (vLLM, TensorRT-LLM "
-                                "custom all-reduce).",
-           algorithms.TWO_SHOT: "2(G−1)/G · bytes / (bw · eff) + 2 · latency."}[algorithm]
     body = allreduce_body(algorithm, f"{{{nbytes}}}", gpus=gpus, bw=bw, latency=latency,
                           eff=eff)
     return Quantity(name, label, "s", f"IF({{{gpus}}}>1,{body},0)", reference, fmt="time",
-                    doc=doc)
+                    doc=_ALLREDUCE_DOCS[algorithm])
 
 
 def _times(a: dict[str, Any], nbytes: Any, gpus: str, bw: str, latency: str,

@@ -1,8 +1,10 @@
 """Pipeline parallelism (GPipe, Huang et al. 2019): G stages of ceil(L/G) consecutive layers.
 
 The batch is cut into M micro-batches of ceil(m/M) rows; each layer's roofline is re-evaluated
-at that size (every micro-batch re-reads the weights). Stages and the hops between them form a
-chain of servers in series; M identical micro-batches through servers of times t_i finish after
+at that size (every micro-batch re-reads the weights) and each call pays the launch floor
+(inputs.FLOOR), so M micro-batches launch every layer M times. Stages and the hops between
+them form a chain of servers in series; M identical micro-batches through servers of times t_i
+finish after
 
     latency = Σ t_i + (M - 1) · max t_i
 

@@ -20,8 +20,8 @@ from sheetgen.sheets.transformer.common import (
 def _direct(algorithm: str, name: str, nbytes: str, eff: str, label: str) -> Quantity:
     """One one-shot or two-shot all-reduce over the model's TP group (the Parallelism sheet's
     factory, with this sheet's G and link)."""
-    return pin.direct_allreduce(algorithm, name, nbytes, label, gpus="xf_tp", bw="link_bw",
-                                latency="link_latency", eff=eff)
+    return pin.fixed_allreduce(algorithm, name, nbytes, label, gpus="xf_tp", bw="link_bw",
+                               latency="link_latency", eff=eff)
 
 
 def comm(ph: str) -> list[Quantity]:
