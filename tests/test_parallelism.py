@@ -237,6 +237,18 @@ def test_the_launch_floor_is_paid_per_call():
                                                 rel=1e-12)
 
 
+def test_the_floor_flips_a_small_pipeline_to_tp():
+    """docs/model.md's example with the defaults (5 µs floor, TP's fastest all-reduce): 72
+    layers of 1024 <-> 4096 at m = 2048, PP's best M = 3 takes 3.39 ms and TP 3.03 ms."""
+    micro, p = hand_best(2048, 1024, 4096, 72, 2)
+    t = hand_tp(2048, 1024, 4096, 72, 2)
+    s = scalars(pipeline_shape=(2048, 1024, 4096))
+    assert (s["pp_best_m"], micro) == (3, 3) and s["b_latb"] == "tensor"
+    assert close(s["pp_latency_best"], p["latency"]) and close(s["tp_latency"], t["latency"])
+    assert p["latency"] == pytest.approx(3.388e-3, abs=0.5e-6)
+    assert t["latency"] == pytest.approx(3.026e-3, abs=0.5e-6)
+
+
 def test_tp_takes_its_fastest_all_reduce():
     """TP at its best, as PP at its best M: each all-reduce is the fastest of ring (2(G-1)
     latencies), one-shot ((G-1)·S/bw + one latency) and two-shot (the ring's bytes, two
