@@ -137,7 +137,8 @@ class TableScore:
       each a fitted latency per tile and its K loop.
     Every calibrated form includes the activation-quantize pass where the table's file states
     one (the aiconfigurator fp8 tables), and there the model gives the pass a roofline of its
-    own (kernel_terms.quantize_time)."""
+    own (kernel_terms.quantize_time). On the chosen family the model then fits the cost of a
+    byte of C written in bytes read (kernel_terms.write_memory_time)."""
 
     table: Table
     rows: int
@@ -157,6 +158,9 @@ class TableScore:
     tile_family: fit.HeldOut | None = None
     #: the model on the held-out rows the twin table repeats, where the table has a twin
     repeated: Repeated | None = None
+    #: the chosen family's last form (split_family or tile_family): the model is it with the
+    #: write cost fitted on top
+    family: fit.HeldOut | None = None
 
     def goals(self) -> tuple[bool, bool]:
         """(median goal met, p90 goal met) by the model on the held-out half."""
@@ -172,13 +176,15 @@ def score_table(table: Table) -> TableScore:
     pure = by_model["pure roofline"]
     split = by_model.get(fit.SMOOTH_K_SPLIT_RAMP_QUANT, by_model[fit.SMOOTH_K_SPLIT_RAMP])
     tile = by_model.get(fit.SMOOTH_K_TILE_RAMP_QUANT, by_model[fit.SMOOTH_K_TILE_RAMP])
-    model = min((split, tile), key=lambda h: h.train_median_abs_error)
+    # the family whose last form fits the fit half better, with the write cost on top
+    family = min((split, tile), key=lambda h: h.train_median_abs_error)
+    model = by_model[family.model + fit.WRITE]
     return TableScore(table, len(data), len(data) - pure.rows,
                       int(fit.faster_than_roof(device, data).sum()), pure,
                       by_model["calibrated"], by_model["calibrated + smooth max"],
                       by_model[fit.SMOOTH_K_SPLIT], model, data.quantize_bytes,
                       by_model[fit.SMOOTH_K_SPLIT_RAMP], split, tile,
-                      repeated_score(table, device, data, model.params))
+                      repeated_score(table, device, data, model.params), family)
 
 
 def repeated_score(table: Table, device: fit.Device, data: Measurements,
@@ -199,7 +205,7 @@ TABLE_HEADER = ["| table | preset | rows fit / test | faster than roof | rooflin
                 "| goal (median / p90) "
                 "| compute eff / memory eff / floor / p / K-loop latency / split-K floor or "
                 "tile growth and latency "
-                "/ ramp F_half, h / quantize |",
+                "/ ramp F_half, h / write cost / quantize |",
                 "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
 
 
@@ -236,7 +242,8 @@ def published_rows(scores: list[TableScore], link: bool = True) -> list[str]:
                    f"{p.compute_efficiency:.3f} / {p.memory_efficiency:.3f} / "
                    f"{p.launch_overhead * 1e6:.2f} µs / {p.overlap:.2f} / "
                    f"{p.k_latency * 1e12:.0f} ps / {split_or_tile} / "
-                   f"{p.ramp_flops / 1e9:.3g} GFLOP, {p.ramp_exponent:.2f} / {quantize} |")
+                   f"{p.ramp_flops / 1e9:.3g} GFLOP, {p.ramp_exponent:.2f} / "
+                   f"{p.write_cost:.2f} / {quantize} |")
     return out
 
 
@@ -521,7 +528,8 @@ def _report(args: argparse.Namespace) -> int:
                  "whichever fits the fit half better "
                  "(+ the activation-quantize pass where the file states one, a kernel with a "
                  "roofline of its own: the slowest of its bytes at its bandwidth efficiency, a "
-                 "latency per row of A and one row's time); median / p90 "
+                 "latency per row of A and one row's time), then the cost of a byte of C "
+                 "written in bytes read (1 to 4) on that family; median / p90 "
                  "|error|, fitted on one half (train) and scored on the other (held-out)")
     notes.append(goal_summary(scores))
     notes.append("published tables: benchmarks/data/tables.toml, sources and licences in "

@@ -277,8 +277,8 @@ def gemm_evidence() -> list[str]:
 #: calibrate's fitted floors (docs/measuring.md, "Accuracy on measured data", the model's
 #: floor column): on aiconfigurator's H100 and A100 bf16 tables (CUDA-graph replay: no host
 #: launch), and on XLA's H100 bf16 table (no A100 table there: its H100 floor for both)
-FITTED_FLOORS = {"aiconfigurator fit": {"H100 SXM": 1.76e-6, "A100 80GB SXM": 2.95e-6},
-                 "XLA H100 fit": {"H100 SXM": 5.15e-6, "A100 80GB SXM": 5.15e-6}}
+FITTED_FLOORS = {"aiconfigurator fit": {"H100 SXM": 1.67e-6, "A100 80GB SXM": 2.90e-6},
+                 "XLA H100 fit": {"H100 SXM": 4.29e-6, "A100 80GB SXM": 4.29e-6}}
 
 
 def smallest_gemms() -> dict[str, float]:

@@ -239,6 +239,7 @@ FIGURES = {
     "compute_ramp_flops": inputs.RAMP_FLOPS.name,
     "compute_ramp_exponent": inputs.RAMP_H.name,
     "compute_ramp_end_flops": inputs.RAMP_END.name,
+    "write_cost": inputs.WRITE_COST.name,
     "k_latency": inputs.K_LATENCY.name,
     "k_loop_tile_growth": inputs.K_TILE.name,
     "k_loop_tile_latency": inputs.TILE_LATENCY.name,

@@ -320,6 +320,7 @@ def input_values(config: BuildConfig) -> dict[str, list | object]:
         ramp=(gpu.compute_ramp_flops, gpu.compute_ramp_exponent, gpu.compute_ramp_end_flops),
         kernel=inputs.KernelTerms(gpu.k_latency, gpu.k_loop_tile_growth, gpu.k_loop_tile_latency,
                                   gpu.split_k_floor, gpu.split_k_min_k),
+        write_cost=gpu.write_cost,
         storage=(config.activation_dtype or precision.AUTO, config.weight_dtype or precision.AUTO,
                  config.output_dtype or precision.AUTO),
         capacity_as=config.capacity_as,

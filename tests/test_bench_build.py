@@ -24,9 +24,9 @@ def test_bench_build_prints_the_table(tmp_path: Path):
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("| rows | formula cells | sheetgen s | baseline s | time ratio |")
     row = [c.strip() for c in lines[2].strip("|").split("|")]
-    # 23 formula columns per shape row (11 roofline + 6 refined-time + 6 kernel terms), plus
+    # 24 formula columns per shape row (11 roofline + 7 refined-time + 6 kernel terms), plus
     # the workbook's fixed formula cells
-    fixed = sum(1 for _ in expected_cells(plan(shapes=[(1, 1, 1)], spare_rows=0))) - 23
-    assert row[0] == "50" and row[1] == f"{50 * 23 + fixed:,}"
+    fixed = sum(1 for _ in expected_cells(plan(shapes=[(1, 1, 1)], spare_rows=0))) - 24
+    assert row[0] == "50" and row[1] == f"{50 * 24 + fixed:,}"
     assert all(float(c) > 0 for c in row[2:])
     assert out.read_text("utf-8").splitlines() == lines

@@ -295,18 +295,19 @@ def test_formats_validation_conditional_freeze_chart(pushed):
     rules = [c["booleanRule"]["condition"]["values"][0]["userEnteredValue"]
              for c in mat.conditional_formats]
     # the regimes, then the wave columns (N:P, R) greyed out while waves are off or there is
-    # no SM count to count them with, then the compute ramp's (Q) while it is off, then the
-    # kernel terms' (S:X) each while it is off
+    # no SM count to count them with, then the compute ramp's (Q) while it is off, the
+    # write cost's (S) while it is 1, then the kernel terms' (T:Y) each while it is off
     assert rules == ["compute-bound", "memory-bound",
                      *['=OR(WAVE_QUANT="off",NOT(ISNUMBER(SM_COUNT)))'] * 4,
                      "=COMPUTE_RAMP_FLOPS<=0",  # the compute ramp's column, greyed while off
+                     "=WRITE_COST<=1",  # the memory time with the write cost, while it is 1
                      *["=SPLIT_K_MIN_K<=0"] * 2, "=K_LOOP_LATENCY<=0",
                      *['=K_LOOP_TILE_GROWTH<>"on"'] * 2,
                      '=AND(K_LOOP_LATENCY<=0,SPLIT_K_MIN_K<=0,K_LOOP_TILE_GROWTH<>"on")']
     kernel = [xl_col_to_name(c["ranges"][0]["startColumnIndex"])
-              for c in mat.conditional_formats[7:]]
-    # split-K (T, X), the K loop (W), the tile growth (U, V), the time before them (S)
-    assert kernel == ["T", "X", "W", "U", "V", "S"]
+              for c in mat.conditional_formats[8:]]
+    # split-K (U, Y), the K loop (X), the tile growth (V, W), the time before them (T)
+    assert kernel == ["U", "Y", "X", "V", "W", "T"]
     dims = [c for c in mat.conditional_formats if "WAVE" in str(c)]
     assert [xl_col_to_name(c["ranges"][0]["startColumnIndex"]) for c in dims] == list("NOPR")
     assert all("foregroundColorStyle" in c["booleanRule"]["format"]["textFormat"] for c in dims)
@@ -748,7 +749,7 @@ def test_cli_push_with_gpu_file_then_check(tmp_path, shared, service_account_fil
     assert checked.exit_code == 0, checked.output
     assert checked.output.splitlines()[-1] == (
         "ok: every formula cell agrees with the reference model")
-    assert "Inputs             38 cells  0 mismatches" in checked.output
+    assert "Inputs             39 cells  0 mismatches" in checked.output
     js = run("read", KEY, "--sheet", "Inputs", "--format", "json")
     assert js.exit_code == 0, js.output
     got = {row["name"]: row["value"] for row in json.loads(js.output)}

@@ -115,19 +115,19 @@ def test_cli_refuses_a_plan_over_the_cell_limit_without_asking_google(cli_env, m
     monkeypatch.setattr(sheetgen.api, "plan", plan_and_keep)
     result = run("push", KEY, "--spare-rows", "400000")
     # By hand: Matmul is 6 rows above its data + 11 default shapes + 400,000 spare rows,
-    # 400,017 rows x 59 columns = 23,601,003 cells (A..BF + 1: table A..Z, gap AA, the chart
-    # over AB..AM, gap AN, the #N/A chart points AO..AQ, gap AR, ceiling AS..AV, the log10
-    # ceiling block AW..BA (x, ceiling y, ridge y, two blanks), the log10 points block
-    # BB..BF (x, two blanks, compute-bound y, memory-bound y)); the other tabs' grids (read
+    # 400,017 rows x 60 columns = 24,001,020 cells (A..BG + 1: table A..AA, gap AB, the chart
+    # over AC..AN, gap AO, the #N/A chart points AP..AR, gap AS, ceiling AT..AW, the log10
+    # ceiling block AX..BB (x, ceiling y, ridge y, two blanks), the log10 points block
+    # BC..BG (x, two blanks, compute-bound y, memory-bound y)); the other tabs' grids (read
     # from the plan, since other sheets grow) come on top. The excess over 10,000,000 in
     # whole Matmul rows, rounded up, is what --spare-rows must drop.
     [(args, kwargs, p)] = planned  # as sheetgen.plan(spare_rows=400_000, chart_helpers=True)
     assert not args and kwargs["spare_rows"] == 400_000 and kwargs["chart_helpers"] is True
     assert kwargs["shapes"] is None and kwargs["gpu"] is None and "measured" not in kwargs
-    assert requests.grid_size(p.sheet("Matmul")) == (400_017, 59)
+    assert requests.grid_size(p.sheet("Matmul")) == (400_017, 60)
     others = sum(n for name, n in requests.grid_cells(p).items() if name != "Matmul")
-    total = 400_017 * 59 + others
-    fewer = -(-(total - 10_000_000) // 59)
+    total = 400_017 * 60 + others
+    fewer = -(-(total - 10_000_000) // 60)
     line = one_line_error(result, f"would hold {total:,} cells",
                           "over Google's limit of 10,000,000", f"--spare-rows {400_000 - fewer}")
     assert "(now 400000)" in line
@@ -146,7 +146,7 @@ def test_cell_limit_names_shapes_and_other_tabs_when_spare_rows_cannot_help():
     with pytest.raises(SheetsError) as err:
         gsheets.check_cell_limit(p, beside(10_000_000 - ours + 1_000), KEY)
     msg = str(err.value)
-    assert "a --shapes file with 17 fewer rows (now 2000)" in msg  # ceil(1,000 / 59)
+    assert "a --shapes file with 17 fewer rows (now 2000)" in msg  # ceil(1,000 / 60)
     assert "--spare-rows" not in msg and "fewer or smaller other tabs" in msg
     gsheets.check_cell_limit(p, beside(10_000_000 - ours), KEY)  # "up to": at the limit is ok
     # 1,000 rows is a tab's floor (Google's default grid): fewer shapes cannot help there

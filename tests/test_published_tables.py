@@ -355,50 +355,50 @@ def _bench() -> ModuleType:
 #: where the file states one, as a kernel with a roofline of its own) per table, as
 #: docs/measuring.md reports them
 DOCUMENTED = {
-    "XLA H100 SXM bf16": (0.040, 0.106),
+    "XLA H100 SXM bf16": (0.035, 0.085),
     "XLA H100 SXM tf32": (0.053, 0.157),
     "XLA H100 SXM fp8": (0.120, 0.303),
     "XLA MI300X bf16": (0.099, 0.272),
-    "XLA B200 bf16": (0.030, 0.086),
-    "XLA B200 fp8": (0.042, 0.107),
-    "aiconfigurator A100 SXM bf16": (0.068, 0.231),
-    "aiconfigurator H100 SXM bf16": (0.046, 0.151),
-    "aiconfigurator H100 SXM fp8": (0.030, 0.112),
-    "aiconfigurator H200 bf16": (0.051, 0.208),
-    "aiconfigurator H200 fp8": (0.033, 0.121),
-    "aiconfigurator B200 bf16": (0.063, 0.209),
-    "aiconfigurator B200 fp8": (0.047, 0.132),
-    "aiconfigurator H100 SXM bf16, vLLM": (0.054, 0.186),
-    "aiconfigurator H100 SXM fp8, vLLM": (0.038, 0.131),
-    "aiconfigurator H100 SXM bf16, SGLang": (0.059, 0.163),
-    "aiconfigurator H100 SXM fp8, SGLang": (0.084, 0.224),
-    "aiconfigurator A100 SXM bf16, vLLM": (0.077, 0.243),
-    "aiconfigurator A100 SXM bf16, SGLang": (0.089, 0.257),
-    "aiconfigurator H200 bf16, vLLM": (0.055, 0.219),
-    "aiconfigurator H200 fp8, vLLM": (0.040, 0.156),
-    "aiconfigurator H200 bf16, SGLang": (0.074, 0.230),
-    "aiconfigurator H200 fp8, SGLang": (0.085, 0.227),
-    "aiconfigurator B200 bf16, vLLM": (0.073, 0.214),
-    "aiconfigurator B200 fp8, vLLM": (0.048, 0.367),
-    "aiconfigurator B200 bf16, SGLang": (0.083, 0.261),
-    "aiconfigurator B200 fp8, SGLang": (0.070, 0.258),
-    "aiconfigurator B300 SXM bf16": (0.068, 0.198),
+    "XLA B200 bf16": (0.020, 0.089),
+    "XLA B200 fp8": (0.039, 0.110),
+    "aiconfigurator A100 SXM bf16": (0.063, 0.217),
+    "aiconfigurator H100 SXM bf16": (0.043, 0.142),
+    "aiconfigurator H100 SXM fp8": (0.028, 0.102),
+    "aiconfigurator H200 bf16": (0.043, 0.132),
+    "aiconfigurator H200 fp8": (0.030, 0.092),
+    "aiconfigurator B200 bf16": (0.061, 0.208),
+    "aiconfigurator B200 fp8": (0.046, 0.132),
+    "aiconfigurator H100 SXM bf16, vLLM": (0.046, 0.166),
+    "aiconfigurator H100 SXM fp8, vLLM": (0.038, 0.129),
+    "aiconfigurator H100 SXM bf16, SGLang": (0.054, 0.157),
+    "aiconfigurator H100 SXM fp8, SGLang": (0.082, 0.215),
+    "aiconfigurator A100 SXM bf16, vLLM": (0.072, 0.224),
+    "aiconfigurator A100 SXM bf16, SGLang": (0.074, 0.211),
+    "aiconfigurator H200 bf16, vLLM": (0.045, 0.152),
+    "aiconfigurator H200 fp8, vLLM": (0.038, 0.144),
+    "aiconfigurator H200 bf16, SGLang": (0.063, 0.187),
+    "aiconfigurator H200 fp8, SGLang": (0.083, 0.219),
+    "aiconfigurator B200 bf16, vLLM": (0.067, 0.199),
+    "aiconfigurator B200 fp8, vLLM": (0.043, 0.325),
+    "aiconfigurator B200 bf16, SGLang": (0.072, 0.245),
+    "aiconfigurator B200 fp8, SGLang": (0.069, 0.259),
+    "aiconfigurator B300 SXM bf16": (0.067, 0.198),
     "aiconfigurator B300 SXM fp8": (0.040, 0.110),
-    "aiconfigurator B300 SXM bf16, vLLM": (0.062, 0.205),
-    "aiconfigurator B300 SXM fp8, vLLM": (0.038, 0.164),
-    "aiconfigurator GB200 bf16": (0.067, 0.223),
-    "aiconfigurator GB200 fp8": (0.046, 0.112),
-    "aiconfigurator GB200 bf16, vLLM": (0.069, 0.242),
-    "aiconfigurator GB200 fp8, vLLM": (0.038, 0.181),
-    "aiconfigurator GB200 bf16, SGLang": (0.076, 0.229),
-    "aiconfigurator GB200 fp8, SGLang": (0.060, 0.243),
-    "aiconfigurator GB300 bf16": (0.063, 0.201),
+    "aiconfigurator B300 SXM bf16, vLLM": (0.060, 0.199),
+    "aiconfigurator B300 SXM fp8, vLLM": (0.031, 0.141),
+    "aiconfigurator GB200 bf16": (0.063, 0.210),
+    "aiconfigurator GB200 fp8": (0.045, 0.109),
+    "aiconfigurator GB200 bf16, vLLM": (0.064, 0.224),
+    "aiconfigurator GB200 fp8, vLLM": (0.032, 0.158),
+    "aiconfigurator GB200 bf16, SGLang": (0.075, 0.219),
+    "aiconfigurator GB200 fp8, SGLang": (0.060, 0.226),
+    "aiconfigurator GB300 bf16": (0.064, 0.199),
     "aiconfigurator GB300 fp8": (0.041, 0.107),
-    "aiconfigurator GB300 bf16, vLLM": (0.063, 0.205),
-    "aiconfigurator GB300 fp8, vLLM": (0.038, 0.168),
-    "aiconfigurator GB300 bf16, SGLang": (0.067, 0.210),
-    "aiconfigurator GB300 fp8, SGLang": (0.054, 0.186),
-    "aiconfigurator RTX PRO 6000 Server bf16": (0.084, 0.522),
+    "aiconfigurator GB300 bf16, vLLM": (0.062, 0.197),
+    "aiconfigurator GB300 fp8, vLLM": (0.030, 0.142),
+    "aiconfigurator GB300 bf16, SGLang": (0.068, 0.202),
+    "aiconfigurator GB300 fp8, SGLang": (0.052, 0.176),
+    "aiconfigurator RTX PRO 6000 Server bf16": (0.083, 0.511),
     "aiconfigurator RTX PRO 6000 Server fp8": (0.068, 0.356),
     "aiconfigurator RTX PRO 6000 Server bf16, vLLM": (0.069, 0.354),
     "aiconfigurator RTX PRO 6000 Server fp8, vLLM": (0.055, 0.291),
@@ -406,14 +406,14 @@ DOCUMENTED = {
     "aiconfigurator RTX PRO 6000 Server fp8, SGLang": (0.052, 0.259),
     "aiconfigurator L40S bf16": (0.113, 0.993),
     "aiconfigurator L40S fp8": (0.078, 0.687),
-    "aiconfigurator Arc Pro B60 bf16, vLLM": (0.059, 0.207),
+    "aiconfigurator Arc Pro B60 bf16, vLLM": (0.059, 0.211),
     "aiter MI300X int8": (0.057, 0.243),
-    "DeepGEMM H800 fp8": (0.064, 0.171),
-    "aiter MI355X bf16": (0.081, 0.208),
+    "DeepGEMM H800 fp8": (0.052, 0.170),
+    "aiter MI355X bf16": (0.078, 0.208),
     "aiter MI355X bf16, model shapes": (0.066, 0.225),
-    "aiter MI355X fp8, DeepSeek-V3 shapes": (0.074, 0.289),
-    "aiter MI355X int8": (0.123, 0.356),
-    "aiter MI355X fp8": (0.065, 0.223),
+    "aiter MI355X fp8, DeepSeek-V3 shapes": (0.074, 0.294),
+    "aiter MI355X int8": (0.122, 0.347),
+    "aiter MI355X fp8": (0.059, 0.204),
     "aiter MI355X fp8, preshuffled": (0.064, 0.223),
 }
 #: scored but not counted for the goal: rates a dense GEMM at the spec peak cannot reach
@@ -443,15 +443,14 @@ QUANTIZE_PASS = {n for n in DOCUMENTED if n.startswith("aiconfigurator") and " f
 #: SGLang's (8.3 % on the H100, 10.0 % on the H200, 8.9 % on the B200)
 MEDIAN_GOAL_MET = set(DOCUMENTED) - NOT_COUNTED - {"aiter MI355X int8"}
 #: the K loop growing with the tile, in waves of the library's tiles, brings every vLLM and
-#: SGLang fp8 p90 under 25 % but the B200's (36.7 %, 25.8 %), and aiter's gfx950 fp8 ones
-#: (22.3 %, 22.3 %); SGLang's bf16 tables of the A100 and the B200 miss it narrowly (25.7 %,
-#: 26.1 %)
+#: SGLang fp8 p90 under 25 % but the B200's (32.5 %, 25.9 %), and aiter's gfx950 fp8 ones
+#: (20.4 %, 22.3 %); the write cost brings SGLang's bf16 tables of the A100 and the B200
+#: under it (25.7 % to 21.2 %, 26.1 % to 24.5 %)
 FRAMEWORK_FP8_MET = FRAMEWORK_FP8 - {"aiconfigurator B200 fp8, vLLM",
                                      "aiconfigurator B200 fp8, SGLang"}
 MI355X_FP8_MET = {"aiter MI355X fp8", "aiter MI355X fp8, preshuffled"}
 P90_GOAL_MET = MEDIAN_GOAL_MET - (FRAMEWORK_FP8 - FRAMEWORK_FP8_MET) - (MI355X - MI355X_FP8_MET) - {
-    "XLA MI300X bf16", "aiconfigurator A100 SXM bf16, SGLang",
-    "aiconfigurator B200 bf16, SGLang"}
+    "XLA MI300X bf16"}
 
 
 @pytest.fixture(scope="module")
@@ -519,11 +518,12 @@ def test_per_table_goals(scores):
     assert p.compute_efficiency == pytest.approx(668.4 / 1307.4, abs=0.03)  # MAMF
     assert p.split_floor < 1e-12  # the split-K floor finds nothing there
     # the split-K floor is about one more launch floor wherever aiconfigurator's tables fit it
+    # (1.6 of them at most: the write cost moved the H100's floor from 1.76 to 1.67 µs)
     for name in ("aiconfigurator H100 SXM bf16", "aiconfigurator H200 bf16",
                  "aiconfigurator B200 bf16", "aiconfigurator B300 SXM bf16",
                  "aiconfigurator GB200 bf16", "aiconfigurator GB300 bf16"):
         for p in (scores[name].split_k.params, scores[name].model.params):
-            assert 0.5 * p.launch_overhead < p.split_floor < 1.5 * p.launch_overhead, name
+            assert 0.5 * p.launch_overhead < p.split_floor < 1.6 * p.launch_overhead, name
 
 
 #: twin pairs (B200 / GB200, B300 / GB300; the same collector and framework version), and
@@ -588,13 +588,12 @@ def test_repeated_rows_by_hand():
 
 #: the model's held-out (median, p90) on the rows the twin table repeats, and how many of the
 #: held-out rows those are, where the table misses the goal on all its rows
-REPEATED = {"aiconfigurator B200 fp8, vLLM": (912, 0.044, 0.229),
-            "aiconfigurator B200 bf16, SGLang": (937, 0.080, 0.244),
-            "aiconfigurator B200 fp8, SGLang": (927, 0.067, 0.245)}
+REPEATED = {"aiconfigurator B200 fp8, vLLM": (912, 0.040, 0.194),
+            "aiconfigurator B200 fp8, SGLang": (927, 0.067, 0.241)}
 
 
 def test_the_b200_framework_misses_are_rows_their_twin_does_not_repeat(scores):
-    """The three B200 framework tables that miss the p90 meet the goal on the held-out rows
+    """The two B200 framework tables that miss the p90 meet the goal on the held-out rows
     their GB200 twin repeats within 1.5x (the same fit); every other table with a twin meets
     it on all its rows, and there leaving rows out moves its p90 by at most 1.6 points.
     docs/measuring.md shows the table."""
@@ -674,7 +673,8 @@ def test_the_quantize_kernels_roofline_reads_the_rows(scores):
     # every other table fits and scores exactly as before: no pass, no kernel
     for name in set(DOCUMENTED) - QUANTIZE_PASS:
         s = scores[name]
-        assert s.split_family is s.ramp and s.model in (s.ramp, s.tile_family), name
+        assert s.split_family is s.ramp and s.family in (s.ramp, s.tile_family), name
+        assert s.model.model == s.family.model + fit.WRITE, name
         assert not s.model.params.quantize_kernel, name
     assert not Path(ROOT / "benchmarks" / "quantize_kernel_experiment.py").exists()
 
@@ -689,7 +689,7 @@ def test_the_k_loop_grows_with_vllms_tile(scores):
     the fit half better on all four Hopper tables, lowers the held-out p90 of each by 8 to 13
     points, under 25 % on all four, and its fitted latency per unit of k is that one tile's
     within 30 % (0.56–0.59 ns against 0.64–0.78 ns at each table's own fitted compute
-    efficiency); each tile's own cost beside its loop fits 1.4–1.9 µs, where the rows read
+    efficiency); each tile's own cost beside its loop fits 1.2–1.9 µs, where the rows read
     1.5 µs a wave (m = 1, k = 32: 6.7 µs at n = 16,384, two waves of 64-wide tiles on 132
     SMs, 15.6 µs at 65,536, eight)."""
     rows = read_measurements(DATA / "aic_h100_sxm_vllm_fp8.csv", dtype="fp8")
@@ -709,19 +709,19 @@ def test_the_k_loop_grows_with_vllms_tile(scores):
                  for fw in ("vLLM", "SGLang")):
         s = scores[name]
         p = s.model.params
-        assert s.model is s.tile_family and p.k_tile_growth, name
+        assert s.family is s.tile_family and p.k_tile_growth, name
         assert s.tile_family.p90_abs_error < s.split_family.p90_abs_error - 0.08, name
         assert s.tile_family.median_abs_error < s.split_family.median_abs_error, name
         tile = 2 * 64 * 64 / (h100.peak("fp8") * p.compute_efficiency / h100.sm_count)
         assert p.k_latency == pytest.approx(tile, rel=0.3), name
-        assert 1.4e-6 < p.tile_latency < 1.9e-6, name
+        assert 1.2e-6 < p.tile_latency < 1.9e-6, name
         assert p.tile_latency == pytest.approx(per_wave, rel=0.3), name
     assert {n for n in FRAMEWORK_FP8 if scores[n].model.p90_abs_error <= 0.25} \
         == FRAMEWORK_FP8_MET
     # cuBLAS splits k instead: the bf16 tables keep the split-K floor
     for name in ("aiconfigurator H100 SXM bf16", "aiconfigurator H100 SXM bf16, vLLM",
                  "aiconfigurator H200 bf16, SGLang"):
-        assert scores[name].model is scores[name].split_family, name
+        assert scores[name].family is scores[name].split_family, name
 
 
 def test_quantize_pass_is_what_the_fp8_tables_were_missing(tmp_path):

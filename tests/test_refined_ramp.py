@@ -138,7 +138,7 @@ def test_a_calibrated_preset_carries_the_fit_into_the_matmul_sheet(tmp_path):
     """XLA's published H100 bf16 and tf32 times (single matmuls): `calibrate --preset-out`,
     then a workbook at the preset's efficiencies (`--compute-eff measured --memory-eff
     measured`). The Matmul sheet's refined time misses the bf16 times by a median 3.4 %
-    (4.2 % before the kernel terms, 10.4 % with the ramp turned off in the same preset) and
+    (3.8 % before the kernel terms, 9.3 % with the ramp turned off in the same preset) and
     the tf32 times by 6.3 %, where the time before the kernel terms (its K loop of 4.05 ns a
     unit of k and its split-K floor) misses them by 15.4 %."""
     preset = tmp_path / "xla.toml"

@@ -43,7 +43,7 @@ import numpy as np
 
 from sheetgen.calibrate.data import Measurements
 from sheetgen.calibrate.threads import one_blas_thread
-from sheetgen.inputs.presets import MAX_RAMP_EXPONENT, MIN_RAMP_EXPONENT
+from sheetgen.inputs.presets import MAX_RAMP_EXPONENT, MAX_WRITE_COST, MIN_RAMP_EXPONENT
 from sheetgen.model import factories as rf
 from sheetgen.model import kernel_terms, refined
 from sheetgen.sheets import matmul
@@ -60,6 +60,8 @@ ROOF_TOLERANCE = 0.02
 #: the quantize kernel's (row latency, element latency) starting points, in units of the
 #: fastest time over the largest b·m or k: none, a little, as large as the floor, and one
 #: without the other
+#: the write cost's starting points: the fit without it, and half again
+WRITE_STARTS = (1.0 + 1e-6, 1.5)
 QUANTIZE_STARTS = ((0.0, 0.0), (1.0, 1.0), (10.0, 10.0), (10.0, 0.0), (0.0, 10.0))
 
 
@@ -110,6 +112,10 @@ class Params:
     #: (how fit() works; calibrate states the efficiency at the largest matmul measured:
     #: held_from)
     ramp_end: float = 0.0
+    #: a byte of C written costs this many bytes read (kernel_terms.write_memory_time);
+    #: fitted when `write` (1: the roofline's)
+    write_cost: float = 1.0
+    write: bool = False
 
     @property
     def form(self) -> str:
@@ -128,6 +134,7 @@ class Params:
                 f"{self.ramp_exponent:.3g}" + (f", held from {self.ramp_end:.3g} FLOPs"
                                                if self.ramp_end else "") + ")"
                 if self.ramp_flops else "")
+        out += f" + write cost ({self.write_cost:.3g} reads a byte)" if self.write else ""
         return out + (" + quantize kernel" if self.quantize_kernel else "")
 
     @property
@@ -174,6 +181,7 @@ class Fixed:
     rows_a: np.ndarray  # b·m: the rows of A the quantize pass walks
     k_tile: np.ndarray  # the K loop's tile scale (kernel_terms.k_tile_scale)
     library_waves: np.ndarray  # waves of the library's tiles (kernel_terms.library_waves)
+    written: np.ndarray  # b matmuls' bytes of C written (part of moved)
 
 
 def switches(device: Device, params: Params) -> tuple[bool, int, int, float, float, bool]:
@@ -199,7 +207,8 @@ def fixed_terms(device: Device, params: Params, data: Measurements) -> Fixed:
     quantize_moved = kernel_terms.quantize_bytes(b, m, k, params.quantize_bytes)
     return Fixed(key, flops, moved, k, wave_eff, split, quantize_moved, b * m,
                  kernel_terms.k_tile_scale(m, params.k_tile_growth),
-                 kernel_terms.library_waves(b, m, n, device.sm_count, params.k_tile_growth))
+                 kernel_terms.library_waves(b, m, n, device.sm_count, params.k_tile_growth),
+                 b * m * n * o)
 
 
 def timed(device: Device, params: Params, fixed: Fixed) -> np.ndarray:
@@ -211,8 +220,10 @@ def timed(device: Device, params: Params, fixed: Fixed) -> np.ndarray:
                                      params.ramp_end)
     compute = matmul.COMPUTE_TIME.reference(
         flops=flops, attainable_flops=device.peak * params.compute_efficiency * ramp)
-    memory = matmul.MEMORY_TIME.reference(
-        bytes_moved=fixed.moved, attainable_bw=device.bandwidth * params.memory_efficiency)
+    bandwidth = device.bandwidth * params.memory_efficiency
+    memory = kernel_terms.write_memory_time(
+        matmul.MEMORY_TIME.reference(bytes_moved=fixed.moved, attainable_bw=bandwidth),
+        fixed.written, params.write_cost, bandwidth)
     if fixed.wave_eff is not None:
         compute = refined.quantized_compute_time(compute, fixed.wave_eff)
     roof = refined.refined_time(params.launch_overhead, compute, memory, params.overlap)
@@ -249,15 +260,17 @@ def faster_than_roof(device: Device, data: Measurements) -> np.ndarray:
 def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int = 128,
         tile_n: int = 128, overlap: bool = False, k_loop: bool = False,
         split_k: bool = False, ramp: bool = False, quantize_kernel: bool = False,
-        k_tile_growth: bool = False, base: Params | None = None) -> Params:
+        k_tile_growth: bool = False, write: bool = False,
+        base: Params | None = None) -> Params:
     """The robust least-squares fit of efficiencies and floor, of the overlap exponent when
     `overlap`, of the K loop's latency per unit of k when `k_loop`, of the split-K kernel's
     floor when `split_k`, of the compute ramp's F_half and h when `ramp` and of the quantize
     pass's own efficiency and latencies when `quantize_kernel` and the data states a pass
-    (flagged rows excluded; the pass's bytes come from the data); `k_tile_growth` makes the
-    K loop's latency grow with the library's tile for m (kernel_terms.k_tile_scale). `base`:
-    this call's result without its last form (`quantize_kernel`, else `ramp`), when the
-    caller has it (the fit starts from it; else it is fitted)."""
+    (flagged rows excluded; the pass's bytes come from the data), of the cost of a byte of C
+    written when `write`; `k_tile_growth` makes the K loop's latency grow with the library's
+    tile for m (kernel_terms.k_tile_scale). `base`: this call's result without its last form
+    (`quantize_kernel`, else `write`, else `ramp`), when the caller has it (the fit starts
+    from it; else it is fitted)."""
     keep = ~faster_than_roof(device, data)
     qbytes = data.quantize_bytes
     quantize_kernel = quantize_kernel and qbytes > 0
@@ -274,7 +287,8 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
     n_tile = n_base + (1 if k_loop else 0)
     n_split = n_tile + (1 if tile else 0)
     n_ramp = n_split + (1 if split_k else 0)
-    n_quant = n_ramp + (2 if ramp else 0)
+    n_write = n_ramp + (2 if ramp else 0)
+    n_quant = n_write + (1 if write else 0)
     # the ramp's F_half is fitted as log10 FLOPs, from the data's decades
     log_flops = np.log10(b_flops(rows))
 
@@ -296,22 +310,25 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
                      kernel_terms.SPLIT_K_MIN_K if split_k else 0.0,
                      half(n_ramp + 1) if ramp else 0.0,
                      v(n_ramp) if ramp else 1.0, k_tile_growth=tile,
-                     tile_latency=v(n_tile) * scale if tile else 0.0)
+                     tile_latency=v(n_tile) * scale if tile else 0.0,
+                     write_cost=v(n_write) if write else 1.0, write=write)
         if not quantize_kernel:
             return out
         return replace(out, quantize_efficiency=v(n_quant),
                        quantize_row_latency=v(n_quant + 1) * row_scale,
                        quantize_k_latency=v(n_quant + 2) * k_scale, quantize_kernel=True)
 
-    def base_point(base: Params, with_ramp: bool) -> list[float]:
+    def base_point(base: Params, with_ramp: bool, with_write: bool = False) -> list[float]:
         """The fitted values of `base`, the same form without its last term, as the start
-        of this fit's point (params' inverse; the ramp's only `with_ramp`)."""
+        of this fit's point (params' inverse; the ramp's only `with_ramp`, the write cost's
+        only `with_write`)."""
         x = [base.compute_efficiency, base.memory_efficiency, base.launch_overhead / scale]
         x += [base.overlap] if overlap else []
         x += [base.k_latency / k_scale] if k_loop else []
         x += [base.tile_latency / scale] if tile else []
         x += [base.split_floor / scale] if split_k else []
         x += [base.ramp_exponent, np.log10(max(base.ramp_flops, 1e-30))] if with_ramp else []
+        x += [base.write_cost] if with_write else []
         return x
 
     def residuals(x: np.ndarray) -> np.ndarray:
@@ -341,18 +358,29 @@ def fit(device: Device, data: Measurements, *, waves: bool = False, tile_m: int 
     if ramp:
         lower += [MIN_RAMP_EXPONENT, float(log_flops.min()) - 3.0]
         upper += [MAX_RAMP_EXPONENT, float(log_flops.max()) + 1.0]
+    if write:
+        lower.append(1.0)
+        upper.append(MAX_WRITE_COST)
     if quantize_kernel:  # from the same form's fit without it (a pass at the GEMM's bandwidth)
         lower += [MIN_EFFICIENCY, 0.0, 0.0]
         upper += [1.0, np.inf, np.inf]
         if base is None:
             base = fit(device, data, waves=waves, tile_m=tile_m, tile_n=tile_n,
                        overlap=overlap, k_loop=k_loop, split_k=split_k, ramp=ramp,
-                       k_tile_growth=k_tile_growth)
-        x_base = base_point(base, ramp)
+                       k_tile_growth=k_tile_growth, write=write)
+        x_base = base_point(base, ramp, write)
         x_base = list(np.clip(x_base, np.add(lower[:len(x_base)], 1e-9),
                               np.subtract(upper[:len(x_base)], 1e-9)))
         starts = [[*x_base, min(base.memory_efficiency, 0.99), r, kk]
                   for r, kk in QUANTIZE_STARTS]
+    elif write:  # from the same form's fit without it (a write cost of 1 is that fit)
+        if base is None:
+            base = fit(device, data, waves=waves, tile_m=tile_m, tile_n=tile_n,
+                       overlap=overlap, k_loop=k_loop, split_k=split_k, ramp=ramp,
+                       k_tile_growth=k_tile_growth)
+        x_base = list(np.clip(base_point(base, ramp), np.add(lower[:-1], 1e-9),
+                              np.subtract(upper[:-1], 1e-9)))
+        starts = [[*x_base, w] for w in WRITE_STARTS]
     elif ramp:  # from the same form's fit without the ramp (a ramp of F_half → 0 is that fit)
         if base is None:
             base = fit(device, data, waves=waves, tile_m=tile_m, tile_n=tile_n,
@@ -456,6 +484,8 @@ SMOOTH_K_SPLIT_RAMP_QUANT = SMOOTH_K_SPLIT_RAMP + " + quantize kernel"
 SMOOTH_K_TILE = "calibrated + smooth max + K loop growing with the tile"
 SMOOTH_K_TILE_RAMP = SMOOTH_K_TILE + " + ramp"
 SMOOTH_K_TILE_RAMP_QUANT = SMOOTH_K_TILE_RAMP + " + quantize kernel"
+#: the cost of a byte of C written, on the better family's last form (kernel_terms)
+WRITE = " + write cost"
 
 
 def held_out(device: Device, data: Measurements, tiles: Sequence[tuple[int, int]]
@@ -477,6 +507,7 @@ def held_out(device: Device, data: Measurements, tiles: Sequence[tuple[int, int]
                       test_rows, fit_rows))
     out.append(_score(SMOOTH_K_LOOP, fit(device, fit_rows, overlap=True, k_loop=True), device,
                       test_rows, fit_rows))
+    families = []  # (family, its ramp fit, its last form's score)
     for names, family in (((SMOOTH_K_SPLIT, SMOOTH_K_SPLIT_RAMP, SMOOTH_K_SPLIT_RAMP_QUANT),
                            {"split_k": True}),
                           ((SMOOTH_K_TILE, SMOOTH_K_TILE_RAMP, SMOOTH_K_TILE_RAMP_QUANT),
@@ -491,6 +522,16 @@ def held_out(device: Device, data: Measurements, tiles: Sequence[tuple[int, int]
             out.append(_score(names[2], fit(device, fit_rows, overlap=True, k_loop=True,
                                             ramp=True, quantize_kernel=True, base=ramp,
                                             **family), device, test_rows, fit_rows))
+        families.append((family, ramp, out[-1]))
+    # the write cost, on the family whose last form fits the fit half better (chosen before
+    # the step: after it, a family's extra freedom can win on rows it then misses)
+    family, ramp, last = min(families, key=lambda f: f[2].train_median_abs_error)
+    write = fit(device, fit_rows, overlap=True, k_loop=True, ramp=True, write=True, base=ramp,
+                **family)
+    if data.quantize_bytes:
+        write = fit(device, fit_rows, overlap=True, k_loop=True, ramp=True, write=True,
+                    quantize_kernel=True, base=write, **family)
+    out.append(_score(last.model + WRITE, write, device, test_rows, fit_rows))
     for tm, tn in dict.fromkeys(tiles):
         p = fit(device, fit_rows, waves=True, tile_m=tm, tile_n=tn)
         out.append(_score(f"calibrated + waves ({tm}x{tn} tiles)", p, device, test_rows,
@@ -521,4 +562,5 @@ def choose(device: Device, data: Measurements, tiles: Sequence[tuple[int, int]]
     return fit(device, data, waves=p.waves, tile_m=p.tile_m, tile_n=p.tile_n,
                overlap=p.overlap >= refined.MIN_OVERLAP_EXPONENT, k_loop=p.k_loop,
                split_k=p.split_min_k > 0, ramp=p.ramp_flops > 0,
-               quantize_kernel=p.quantize_kernel, k_tile_growth=p.k_tile_growth), scores
+               quantize_kernel=p.quantize_kernel, k_tile_growth=p.k_tile_growth,
+               write=p.write), scores

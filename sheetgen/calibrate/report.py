@@ -77,7 +77,8 @@ def preset_params(gpu: GPU, dtype: str) -> fit.Params:
                       ramp_end=gpu.compute_ramp_end_flops,
                       quantize_efficiency=gpu.activation_quantize_efficiency,
                       quantize_row_latency=gpu.activation_quantize_row_latency,
-                      quantize_k_latency=gpu.activation_quantize_k_latency)
+                      quantize_k_latency=gpu.activation_quantize_k_latency,
+                      write_cost=gpu.write_cost, write=gpu.write_cost != 1)
 
 
 def share_of_peak(flops: Any, seconds: Any, peak: float) -> Any:
@@ -183,6 +184,7 @@ class Calibration:
             "compute_ramp_exponent": self.params.ramp_exponent,
             "compute_ramp_end_flops": self.params.ramp_end,
             "compute_efficiency_asymptote": self.params.asymptote,
+            "write_cost": self.params.write_cost,
             "activation_quantize_efficiency": self.params.quantize_efficiency,
             "activation_quantize_row_latency_s": self.params.quantize_row_latency,
             "activation_quantize_k_latency_s": self.params.quantize_k_latency,
@@ -201,6 +203,7 @@ class Calibration:
                           "split_k_floor_s": h.params.split_floor,
                           "compute_ramp_flops": h.params.ramp_flops,
                           "compute_ramp_exponent": h.params.ramp_exponent,
+                          "write_cost": h.params.write_cost,
                           "activation_quantize_efficiency": h.params.quantize_efficiency,
                           "activation_quantize_row_latency_s": h.params.quantize_row_latency,
                           "activation_quantize_k_latency_s": h.params.quantize_k_latency,
@@ -285,6 +288,8 @@ class Calibration:
             if p.ramp_end:
                 waves += (f" ending at {p.ramp_end:.3g} FLOPs (the largest matmul): the "
                           "compute efficiency is the fit's at that size, held beyond")
+        if p.write_cost != 1:
+            waves += f", each byte of C written costing {p.write_cost:.3g} bytes read"
         if p.quantize_bytes:
             waves += (f", activation quantize pass {p.quantize_bytes:g} B per element of A "
                       "(from the file)")
@@ -410,7 +415,8 @@ def refined_fields(p: fit.Params) -> dict[str, Any]:
             "k_loop_tile_latency": p.tile_latency, "split_k_floor": p.split_floor,
             "split_k_min_k": int(p.split_min_k), "compute_ramp_flops": p.ramp_flops,
             "compute_ramp_exponent": p.ramp_exponent,
-            "compute_ramp_end_flops": round(p.ramp_end), **quantize_kernel_fields(p)}
+            "compute_ramp_end_flops": round(p.ramp_end), "write_cost": p.write_cost,
+            **quantize_kernel_fields(p)}
 
 
 def quantize_kernel_fields(p: fit.Params) -> dict[str, float]:
@@ -451,7 +457,7 @@ def measured_inputs(cal: Calibration) -> MeasuredInputs:
         k_latency=p.k_latency, k_tile_growth=p.k_tile_growth, tile_latency=p.tile_latency,
         quantize_bytes=p.quantize_bytes, split_floor=p.split_floor,
         split_min_k=p.split_min_k, ramp_flops=p.ramp_flops, ramp_exponent=p.ramp_exponent,
-        ramp_end=p.ramp_end,
+        ramp_end=p.ramp_end, write_cost=p.write_cost,
         quantize_efficiency=p.quantize_efficiency,
         quantize_row_latency=p.quantize_row_latency, quantize_k_latency=p.quantize_k_latency)
 

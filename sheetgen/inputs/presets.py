@@ -55,6 +55,8 @@ NO_SM_COUNT_NOTE = ("not given in the preset: the tile/wave cells show n/a and t
 #: A preset without them lists no source for them.
 KERNEL_TERMS: dict[str, tuple[str, float | int | bool]] = {
     "k_latency": ("s per unit of k", 0.0),
+    # a byte of C written costs this many bytes read (kernel_terms.write_memory_time)
+    "write_cost": ("bytes read per byte of C written (1 = off)", 1.0),
     # the K loop's latency grows with the library's tile for m (kernel_terms.k_tile_scale)
     "k_loop_tile_growth": ("on/off", False),
     "k_loop_tile_latency": ("s per tile (with the growth)", 0.0),
@@ -93,6 +95,8 @@ REFINED_FIELDS = ("measured_memory_efficiency", "launch_overhead", "tile_m", "ti
                   *(k for k in KERNEL_TERMS if k != "activation_quantize_bytes"))
 #: The largest overlap exponent a preset may give (the p-norm is the hard max within 1.1 %).
 MAX_OVERLAP_EXPONENT = 64.0
+#: The write cost's bound: a byte of C written costs 1 (the roofline's) to 4 bytes read.
+MAX_WRITE_COST = 4.0
 #: Limits of the kernel terms after the refined time (sheetgen.model.kernel_terms), shared with
 #: the Measured sheet's input cells: a K-loop latency per unit of k above 1 µs would make a
 #: k = 4,096 loop take 4 ms; no quantize pass moves 64 bytes per element; k beyond 10^9.
@@ -147,6 +151,7 @@ class GPU:
     overlap_exponent: float = 0.0
     #: the kernel terms after the refined time (sheetgen.model.kernel_terms); 0 = off
     k_latency: float = 0.0
+    write_cost: float = 1.0  # a byte of C written in bytes read; 1 = off
     k_loop_tile_growth: bool = False
     k_loop_tile_latency: float = 0.0
     split_k_floor: float = 0.0
@@ -301,6 +306,13 @@ def _figure(key: str, value: Any, where: str) -> float | int | bool:
                 MIN_RAMP_EXPONENT <= value <= MAX_RAMP_EXPONENT):
             raise PresetError(f"{field_where}: expected {MIN_RAMP_EXPONENT:g} to "
                               f"{MAX_RAMP_EXPONENT:g}, got {value!r}")
+        return float(value)
+    if key == "write_cost":
+        if isinstance(value, bool) or not isinstance(value, int | float) or not (
+                1 <= value <= MAX_WRITE_COST):
+            raise PresetError(f"{field_where}: expected 1 (off) to "
+                              f"{MAX_WRITE_COST:g} bytes read per byte written, "
+                              f"got {value!r}")
         return float(value)
     if key == "overlap_exponent":
         if isinstance(value, bool) or not isinstance(value, int | float) or not (

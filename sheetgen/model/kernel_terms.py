@@ -189,6 +189,17 @@ def compute_ramp(flops: Any, half_flops: Any, exponent: Any, end_flops: Any = 0.
     return np.where(half > 0, np.minimum(1.0, share), 1.0)
 
 
+def write_memory_time(memory: Any, written: Any, write_cost: Any, bandwidth: Any) -> Any:
+    """The memory time with each of the `written` bytes (C's) costing `write_cost` bytes read:
+    `memory` + (write_cost − 1) · written / bandwidth (the attainable one). Fitted on
+    published tables, 1.1–1.6 on NVIDIA's bf16 GEMMs: the short-k GEMMs with a large output,
+    whose traffic is mostly C, take longer than their bytes at the read rate
+    (docs/measuring.md)."""
+    return (np.asarray(memory, dtype=float)
+            + (np.asarray(write_cost, dtype=float) - 1.0) * np.asarray(written, dtype=float)
+            / bandwidth)
+
+
 def quantize_bytes(b: Any, m: Any, k: Any, bytes_per_element: Any) -> Any:
     """Bytes the activation-quantize pass moves: b·m·k elements of A."""
     return (np.asarray(b, dtype=float) * np.asarray(m, dtype=float)

@@ -14,6 +14,7 @@ import numpy as np
 
 from sheetgen.core import excel as xn
 from sheetgen.model import kernel_terms, refined
+from sheetgen.model.factories import OUT_BYTES
 from sheetgen.model.vocabulary import Dimmed, Quantity
 
 # The refined time: a launch floor, tile and wave quantization and the overlap of compute and
@@ -42,6 +43,7 @@ class RefinedInputs:
     tile_latency: str = "tile_latency"  # each tile's own cost beside its K loop (growth on)
     split_floor: str = "split_k_floor"  # the split-K reduction kernel's floor
     split_min_k: str = "split_k_min_k"  # k from which an under-filled GEMM splits k (0: off)
+    write_cost: str = "write_cost"  # a byte of C written in bytes read (1: off)
 
 
 INPUTS = RefinedInputs()
@@ -114,6 +116,27 @@ def wave_efficiency(name: str, tiles_: str, waves_: str, label: str = "wave effi
                     f'"{refined.NO_SMS}")',
                     reference, fmt="pct",
                     doc="1.0 when the tiles fill every wave; idle SMs lower it.")
+
+
+def write_memory(name: str, memory: str, rows: str, cols: str, bandwidth: str,
+                 label: str = "memory time with the write cost", *,
+                 inputs: RefinedInputs = INPUTS, batch: str | None = None) -> Quantity:
+    """`memory` with each byte of C (b·rows·cols elements in C's storage) costing the write
+    cost in bytes read at `bandwidth` (kernel_terms.write_memory_time): the refined time's
+    memory side."""
+    w = inputs.write_cost
+    written = (f"{{{batch}}}*" if batch else "") + f"{{{rows}}}*{{{cols}}}*{{{OUT_BYTES}}}"
+
+    def reference(**a: Any) -> Any:
+        b = np.asarray(a[batch], dtype=float) if batch else 1.0
+        nbytes = (b * np.asarray(a[rows], dtype=float) * np.asarray(a[cols], dtype=float)
+                  * a[OUT_BYTES])
+        return kernel_terms.write_memory_time(a[memory], nbytes, a[w], a[bandwidth])
+
+    return Quantity(name, label, "s",
+                    f"{{{memory}}}+({{{w}}}-1)*{written}/{{{bandwidth}}}", reference,
+                    fmt="time", doc="memory time + (write cost − 1) · C's bytes / bandwidth: "
+                                    "each byte written costs that many read.")
 
 
 def ramp_share(flops_: str, inputs: RefinedInputs = INPUTS) -> str:
@@ -396,21 +419,26 @@ class RefinedTime:
     ramp: Quantity | None = None  # the compute ramp's share, where the matmul's FLOPs are given
     #: the kernel terms, where the matmul's k is given: `time` adds them to kernel.gemm
     kernel: KernelTerms | None = None
+    #: the memory time with the write cost, where the bandwidth is given (write_memory)
+    write: Quantity | None = None
 
     def columns(self) -> tuple[Quantity, ...]:
         ramp = (self.ramp,) if self.ramp is not None else ()
+        write = (self.write,) if self.write is not None else ()
         kernel = self.kernel.columns() if self.kernel is not None else ()
         return (self.tiles, self.waves, self.wave_efficiency, *ramp,
-                self.quantized_compute_time, *kernel, self.time)
+                self.quantized_compute_time, *write, *kernel, self.time)
 
 
 def refined_roofline(prefix: str, rows: str, cols: str, compute: str, memory: str, *,
                      what: str = "", inputs: RefinedInputs = INPUTS,
                      batch: str | None = None, flops_: str | None = None,
-                     inner: str | None = None) -> RefinedTime:
+                     inner: str | None = None, bandwidth: str | None = None) -> RefinedTime:
     """The refined-time quantities of a rows×cols output, named `prefix` + role. With
     `flops_` (one matmul's FLOPs) the compute time runs at the compute ramp's share of the
     efficiency, in a column of its own; without it, `compute` already does (or no ramp).
+    With `bandwidth` (the attainable one `memory` is at) the memory side charges the write
+    cost on C's bytes, in a column of its own (write_memory).
     With `inner` (its k) the kernel terms follow in columns of their own, and the refined
     time is the GEMM's time before them (`prefix`gemm_time) with them added."""
 
@@ -421,6 +449,10 @@ def refined_roofline(prefix: str, rows: str, cols: str, compute: str, memory: st
                      prefix + "quantized_compute_time", prefix + "compute_ramp")
     ramp = compute_ramp(r, flops_, label("compute ramp"), inputs=inputs) if flops_ else None
     by = ramp.name if ramp else None
+    write = (write_memory(prefix + "write_memory_time", memory, rows, cols, bandwidth,
+                          label("memory time with the write cost"), inputs=inputs, batch=batch)
+             if bandwidth else None)
+    memory = write.name if write else memory
     final = prefix + "refined_time"
     gemm = refined_time(prefix + "gemm_time" if inner else final, compute, q, memory,
                         label("time before K loop, split-K") if inner else label("refined time"),
@@ -439,6 +471,7 @@ def refined_roofline(prefix: str, rows: str, cols: str, compute: str, memory: st
         time or gemm,
         ramp,
         kernel,
+        write,
     )
 
 
@@ -453,6 +486,8 @@ def dimmed_while_off(r: RefinedTime, inputs: RefinedInputs = INPUTS) -> tuple[Di
                   f'OR({{{inputs.wave_quant}}}="off",NOT(ISNUMBER({{{inputs.sm_count}}})))')]
     if r.ramp is not None:
         out.append(Dimmed((r.ramp.name,), f"{{{inputs.ramp_flops}}}<=0"))
+    if r.write is not None:
+        out.append(Dimmed((r.write.name,), f"{{{inputs.write_cost}}}<=1"))
     if r.kernel is not None:
         k = r.kernel
         growth_off = f'{{{inputs.k_tile}}}<>"{ON}"'

@@ -139,6 +139,8 @@ class Machine:
     overlap: float = 0.0
     #: the kernel terms after each GEMM kernel (kernel_terms), as the Inputs sheet has them
     kernel: GemmKernels | None = None
+    #: a byte of C a realistic GEMM writes, in bytes read (kernel_terms.write_memory_time)
+    write_cost: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -377,13 +379,16 @@ class Estimate:
 
 def op_time(op: Op, peak: float, bw: float, kernels_floor: float = 0.0,
             ramp: tuple[float, float, float] | None = None, overlap: float = 0.0,
-            kernel: GemmKernels | None = None) -> float:
+            kernel: GemmKernels | None = None, write_cost: float = 1.0) -> float:
     """kernels · floor + max(FLOPs / peak, bytes / bw); with `ramp` (a GEMM row of the
-    realistic estimate), FLOPs at the ramp's share of `peak` for one GEMM's 2·m·k·n, the two
-    times combined by the overlap exponent, then the kernel terms (kernel_terms)."""
+    realistic estimate), FLOPs at the ramp's share of `peak` for one GEMM's 2·m·k·n, the
+    bytes of C at `write_cost` reads a byte, the two times combined by the overlap exponent,
+    then the kernel terms (kernel_terms)."""
     memory = op.bytes_moved / bw
     if ramp is None or op.k == 0:
         return op.kernels * kernels_floor + max(op.flops / peak, memory)
+    memory = float(kernel_terms.write_memory_time(memory, op.count * op.m * op.n * op.o,
+                                                  write_cost, bw))
     share = float(kernel_terms.compute_ramp(2.0 * op.m * op.k * op.n, *ramp))
     gemm = float(refined.refined_time(0.0, op.flops / (peak * share), memory, overlap))
     if kernel:
@@ -450,7 +455,8 @@ def estimate(cfg: ModelConfig, wl: Workload, hw: Machine) -> Estimate:
     apeak = (hw.peak if hw.attn_peak is None else hw.attn_peak) * wl.attn_eff
     bound = [op_time(op, bpeak, bbw) for op in ops]
     real = [op_time(op, apeak, rbw, hw.launch) if op.attention
-            else op_time(op, rpeak, rbw, hw.launch, hw.ramp, hw.overlap, hw.kernel)
+            else op_time(op, rpeak, rbw, hw.launch, hw.ramp, hw.overlap, hw.kernel,
+                         hw.write_cost)
             for op in ops]
     s = shapes(cfg, wl.tp)
     out: dict[str, Any] = {}

@@ -20,6 +20,7 @@ from sheetgen.inputs.presets import (
     MAX_SPLIT_K_MIN_K,
     MAX_TILE,
     MAX_TILE_LATENCY,
+    MAX_WRITE_COST,
     MIN_RAMP_EXPONENT,
 )
 from sheetgen.model import factories
@@ -171,6 +172,16 @@ RAMP_END = Input(
     validation=RAMP_END_RULE,
     doc="The largest matmul the fit measured: the compute efficiency is the one reached "
         "there, and held beyond it (no extrapolation); 0 = the efficiency is the asymptote.",
+)
+WRITE_COST_RULE = Validation("decimal_range", minimum=1, maximum=MAX_WRITE_COST,
+                             message=f"1 (off) to {MAX_WRITE_COST:g} bytes read per byte "
+                                     "written")
+WRITE_COST = Input(
+    "write_cost", "Write cost", "reads a byte", fmt="ratio", defined_name="WRITE_COST",
+    validation=WRITE_COST_RULE,
+    doc="A byte of C written costs this many bytes read: the refined time's memory side is "
+        "memory time + (this − 1) · C's bytes / attainable bandwidth; 1 = off. `sheetgen "
+        "calibrate --preset-out` fits it (1.1–1.6 on NVIDIA's bf16 GEMMs).",
 )
 #: The kernel terms after the GEMM (sheetgen.model.kernel_terms), as the Inputs sheet and the
 #: Measured sheet validate them.
@@ -414,6 +425,7 @@ def _suggest(i: Input, column: str) -> Quantity:
 
 
 SUGGEST_K_LATENCY = _suggest(K_LATENCY, "spec_k_latency")
+SUGGEST_WRITE_COST = _suggest(WRITE_COST, "spec_write_cost")
 SUGGEST_TILE_LATENCY = _suggest(TILE_LATENCY, "spec_tile_latency")
 SUGGEST_SPLIT_FLOOR = _suggest(SPLIT_FLOOR, "spec_split_floor")
 SUGGEST_SPLIT_MIN_K = _suggest(SPLIT_MIN_K, "spec_split_min_k")
@@ -480,7 +492,8 @@ BLOCK = Block(
           for i, sug in ((LAUNCH_OVERHEAD, SUGGEST_LAUNCH), (TILE_M, SUGGEST_TILE_M),
                          (TILE_N, SUGGEST_TILE_N), (WAVE_QUANT, SUGGEST_WAVES),
                          (OVERLAP, SUGGEST_OVERLAP), (RAMP_FLOPS, SUGGEST_RAMP_FLOPS),
-                         (RAMP_H, SUGGEST_RAMP_H), (RAMP_END, SUGGEST_RAMP_END))),
+                         (RAMP_H, SUGGEST_RAMP_H), (RAMP_END, SUGGEST_RAMP_END),
+                         (WRITE_COST, SUGGEST_WRITE_COST))),
         BlockRow(SM_COUNT.label, [SM_COUNT], SM_COUNT.unit,
                  f"{SM_COUNT.defined_name}. {SM_COUNT.doc}"),
         BlockRow(DTYPE_GAP.label, [DTYPE_GAP], note=f"{DTYPE_GAP.defined_name}. {DTYPE_GAP.doc}"),
@@ -541,10 +554,11 @@ class KernelTerms:
 def input_values(gpu: str, dtype: str, *, launch_overhead: float = 0.0,
                  tile: tuple[int, int] = (128, 128), waves: bool = False,
                  overlap: float = 0.0, ramp: tuple[float, float, float] = (0.0, 1.0, 0.0),
-                 kernel: KernelTerms | None = None,
+                 kernel: KernelTerms | None = None, write_cost: float = 1.0,
                  storage: tuple[str, str, str] = (precision.AUTO,) * 3,
                  capacity_as: str = GIB, reserve: float = DEFAULT_RESERVE) -> dict[str, Any]:
-    """`ramp`: the compute ramp's F_half (0: off), exponent h and end (0: none); `kernel`:
+    """`ramp`: the compute ramp's F_half (0: off), exponent h and end (0: none); `write_cost`:
+    a byte of C written in bytes read (1: off); `kernel`:
     the kernel terms after the GEMM (None: all off);
     `storage`: the A, B, C storage choices ("auto" or a storage dtype); `capacity_as`
     and `reserve`: how the fit reads the card's memory (GiB less the reserve, or GB)."""
@@ -552,6 +566,7 @@ def input_values(gpu: str, dtype: str, *, launch_overhead: float = 0.0,
             "link_eff": 1.0, "launch_overhead": launch_overhead, "tile_m": tile[0],
             "tile_n": tile[1], "wave_quant": ON if waves else OFF, "overlap": overlap,
             "compute_ramp_flops": ramp[0], "compute_ramp_h": ramp[1],
-            "compute_ramp_end": ramp[2], **(kernel or KernelTerms()).values(),
+            "compute_ramp_end": ramp[2], WRITE_COST.name: write_cost,
+            **(kernel or KernelTerms()).values(),
             "activation_dtype": storage[0], "weight_dtype": storage[1],
             "output_dtype": storage[2], "capacity_as": capacity_as, "memory_reserve": reserve}

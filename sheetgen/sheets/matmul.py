@@ -105,7 +105,7 @@ PEAK_FRACTION = factories.ratio("peak_fraction", "attained_flops", "peak_flops",
 #: The refined time beside the pure roofline: launch floor, compute ramp, tiles, waves
 #: (sheetgen.model.refined).
 REFINED = rc.refined_roofline("", "m", "n", "compute_time", "memory_time",
-                                flops_="flops", inner="k")
+                              flops_="flops", inner="k", bandwidth="attainable_bw")
 
 
 def _labels(m: Any, k: Any, n: Any) -> np.ndarray:

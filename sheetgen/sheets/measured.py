@@ -115,6 +115,9 @@ CAL_RAMP_H = Input("cal_ramp_h", "compute ramp exponent h", "exponent", fmt="rat
 CAL_RAMP_END = Input("cal_ramp_end", "compute ramp end", "FLOP", fmt="sci",
                      validation=inputs_sheet.RAMP_END_RULE)
 
+CAL_WRITE = Input("cal_write_cost", "write cost", "reads a byte", fmt="ratio",
+                  validation=inputs_sheet.WRITE_COST_RULE)
+
 CAL_FLOPS = Quantity("cal_flops", "fitted attainable FLOP/s", "FLOP/s",
                      "{peak_flops}*{cal_compute_eff}",
                      lambda peak_flops, cal_compute_eff: peak_flops * cal_compute_eff,
@@ -171,7 +174,7 @@ FITTED = rc.RefinedInputs(tile_m="cal_tile_m", tile_n="cal_tile_n", sm_count="ca
                           ramp_exponent="cal_ramp_h", ramp_end="cal_ramp_end",
                           k_latency="cal_k_latency", k_tile="cal_k_tile",
                           tile_latency="cal_tile_latency", split_floor="cal_split_floor",
-                          split_min_k="cal_split_min_k")
+                          split_min_k="cal_split_min_k", write_cost="cal_write_cost")
 RAMP = rc.compute_ramp("meas_ramp", "meas_flops", inputs=FITTED)
 CAL_COMPUTE = Quantity(
     "meas_cal_compute", "fitted compute time", "s", "{meas_flops}/({cal_flops}*{meas_ramp})",
@@ -181,7 +184,8 @@ CAL_COMPUTE = Quantity(
 CAL_MEMORY = rf.ratio("meas_cal_memory", "meas_bytes", "cal_bw", "fitted memory time", "s",
                       fmt="time")
 REFINED = rc.refined_roofline("meas_", "meas_m", "meas_n", "meas_cal_compute",
-                              "meas_cal_memory", what="fitted", inputs=FITTED, batch="meas_b")
+                              "meas_cal_memory", what="fitted", inputs=FITTED, batch="meas_b",
+                              bandwidth="cal_bw")
 KERNEL = rc.kernel_terms_of("meas_", REFINED.time, REFINED.tiles.name, "meas_m", "meas_k",
                             "meas_n", inputs=FITTED, batch="meas_b")
 _, SPLIT, K_TILE, LIBRARY_WAVES, K_LOOP, SPLIT_K = KERNEL.columns()
@@ -264,6 +268,9 @@ BLOCK = Block(row=4, col=0, header=("Fitted model", "Value", "Unit", "Notes"), r
     BlockRow(CAL_RAMP_END.label, [CAL_RAMP_END], "FLOP",
              "the largest matmul measured: the compute efficiency is the one there, held "
              "beyond (0: it is the asymptote)"),
+    BlockRow(CAL_WRITE.label, [CAL_WRITE], "",
+             "bytes read one byte of C written costs: memory time + (this − 1) · b·m·n·C "
+             "bytes / fitted bandwidth (1 = off)"),
     "Derived",
     BlockRow(CAL_FLOPS.label, [CAL_FLOPS], "FLOP/s", ""),
     BlockRow(CAL_BW.label, [CAL_BW], "B/s", ""),
@@ -307,6 +314,7 @@ class MeasuredInputs:
     ramp_flops: float = 0.0
     ramp_exponent: float = 1.0
     ramp_end: float = 0.0
+    write_cost: float = 1.0
     quantize_efficiency: float = 0.0
     quantize_row_latency: float = 0.0
     quantize_k_latency: float = 0.0
@@ -331,7 +339,7 @@ def input_values(data: MeasuredInputs) -> dict[str, Any]:
         "cal_quant_bytes": data.quantize_bytes,
         "cal_split_floor": data.split_floor, "cal_split_min_k": data.split_min_k,
         "cal_ramp_flops": data.ramp_flops, "cal_ramp_h": data.ramp_exponent,
-        "cal_ramp_end": data.ramp_end,
+        "cal_ramp_end": data.ramp_end, "cal_write_cost": data.write_cost,
         "cal_quant_eff": data.quantize_efficiency,
         "cal_quant_row_latency": data.quantize_row_latency,
         "cal_quant_k_latency": data.quantize_k_latency,

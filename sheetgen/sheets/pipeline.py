@@ -106,7 +106,7 @@ WS_FITS = rf.at_most("ws_fits", "working_set", "vram_bytes", "working set fits i
 #: and the compute ramp (COMPUTE_RAMP_*, on the layer's FLOPs) apply.
 LAYER_REFINED = rc.refined_roofline("layer_", "pipe_m", "out_cols", "layer_compute_time",
                                     "layer_memory_time", what="layer", flops_="layer_flops",
-                                    inner="in_cols")
+                                    inner="in_cols", bandwidth="attainable_bw")
 
 TABLE = Table(
     name="layers", col=0, inputs=(LAYER,),

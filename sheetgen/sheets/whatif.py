@@ -85,7 +85,7 @@ WI_TIME_RATIO = _vs_base("wi_time_ratio", "wi_time", "time vs base")
 WI_FLOPS_RATIO = _vs_base("wi_flops_ratio", "wi_flops", "FLOPs vs base")
 WI_INTENSITY_RATIO = _vs_base("wi_intensity_ratio", "wi_intensity", "intensity vs base")
 WI_REFINED = rc.refined_roofline("wi_", "wi_m", "wi_n", "wi_compute_time", "wi_memory_time",
-                                 flops_="wi_flops", inner="wi_k")
+                                 flops_="wi_flops", inner="wi_k", bandwidth="attainable_bw")
 WI_REFINED_RATIO = _vs_base("wi_refined_ratio", "wi_refined_time", "refined time vs base")
 
 TABLE = Table(

@@ -105,16 +105,22 @@ def gemm_kernel_terms(g: GemmKernel) -> tuple[Quantity, Quantity]:
 
 def realistic_time(name: str, kernels: str | None, flops_: str | None, bytes_: str,
                    rate: str = GEMM_RATE, ramp: str | None = None,
-                   gemm: GemmKernel | None = None) -> Quantity:
+                   gemm: GemmKernel | None = None, out_: str | None = None) -> Quantity:
     """kernels · launch floor + the slower of FLOPs / rate and bytes / (bandwidth · measured
     memory eff): the preset's sourced efficiencies, not the bound's. `rate`: the realistic
     FLOP/s (peak · measured compute eff; attention's own for the attention rows). A GEMM row
     (`ramp`: its compute ramp's share) runs at that share of the rate, its two times combine
     by the Inputs sheet's overlap exponent (the p-norm of the refined time), and `gemm`'s
     kernel terms follow (ref.op_time): plus the K loop, or with the tile growth on the larger
-    of the two and the library's waves of tiles (each kernel's latency per tile + K loop)."""
+    of the two and the library's waves of tiles (each kernel's latency per tile + K loop).
+    With `gemm` and `out_` (C's bytes per element) each byte of C written costs the Inputs
+    sheet's write cost in bytes read (kernel_terms.write_memory_time)."""
     floor = f"{{{kernels}}}*{{launch_overhead}}+" if kernels else ""
-    mem = f"{{{bytes_}}}/{{xf_real_bw}}"
+    w = rc.INPUTS.write_cost
+    written = (f"{{{gemm.count}}}*{{{gemm.m}}}*{{{gemm.n}}}*{{{out_}}}" if gemm and out_
+               else "")
+    mem = (f"({{{bytes_}}}+({{{w}}}-1)*{written})/{{xf_real_bw}}" if written
+           else f"{{{bytes_}}}/{{xf_real_bw}}")
     if flops_ and ramp:
         body = rc.overlapped(f"{{{flops_}}}/({{{rate}}}*{{{ramp}}})", mem, rc.INPUTS.overlap)
     elif flops_:
@@ -133,6 +139,10 @@ def realistic_time(name: str, kernels: str | None, flops_: str | None, bytes_: s
 
     def fn(a: dict[str, Any]) -> Any:
         t = a[bytes_] / a["xf_real_bw"]
+        if written:
+            assert gemm is not None and out_ is not None
+            t = float(kernel_terms.write_memory_time(
+                t, a[gemm.count] * a[gemm.m] * a[gemm.n] * a[out_], a[w], a["xf_real_bw"]))
         if flops_ and ramp:
             t = float(refined.refined_time(0.0, a[flops_] / (a[rate] * a[ramp]), t,
                                            a[rc.INPUTS.overlap]))
@@ -173,7 +183,7 @@ def _op(ph: str, slug: str, label: str, m: tuple[str, Callable[[dict[str, Any]],
                       p + "split_k") if ramp and kern else None
     loop, split = gemm_kernel_terms(gemm) if gemm else (None, None)
     real = realistic_time(p + "real", kern.name if kern else None, p + "flops", p + "bytes",
-                          rate, ramp.name if ramp else None, gemm)
+                          rate, ramp.name if ramp else None, gemm, o_)
     return OpRow(label, (*dims, kern, f, b, i, r, ct, mt, t, ramp, loop, split, real), t.name,
                  real.name, (i.name, f.name))
 
