@@ -120,7 +120,8 @@ def _measured_workbooks(tmp: Path) -> dict[str, Path]:
     # a user's edit on the Measured sheet: waves off, another floor, overlap exponent 1.5,
     # a K-loop latency of 0.3 ns per k, a 5-byte quantize pass, a 2 µs split-K floor from
     # k = 1,024, a compute ramp to half the efficiency at 5 GFLOP with h = 1.7 ending at
-    # 2 GFLOP (the rows of 4.2, 8.6 and 137 GFLOP beyond it), a new measured time
+    # 2 GFLOP (the rows of 4.2, 8.6 and 137 GFLOP beyond it), a write cost of 2 reads a
+    # byte of C, a new measured time
     sheet = plans["on"].sheet("Measured")
     cells = {c.name: f"{get_column_letter(c.col + 1)}{c.row + 1}" for c in sheet.cells}
     edits = {("Measured", cells[q.name]): value for q, value in (
@@ -138,7 +139,8 @@ def _measured_workbooks(tmp: Path) -> dict[str, Path]:
         (measured.CAL_SPLIT_MIN_K, 1024),
         (measured.CAL_RAMP_FLOPS, 5e9),
         (measured.CAL_RAMP_H, 1.7),
-        (measured.CAL_RAMP_END, 2e9))}
+        (measured.CAL_RAMP_END, 2e9),
+        (measured.CAL_WRITE, 2.0))}
     table = plans["on"].table("measured")
     time_col = get_column_letter(table.column("meas_time").col + 1)
     edits["Measured", f"{time_col}{table.first_row + 1}"] = 400
@@ -166,7 +168,7 @@ def test_libreoffice_recalculates_the_measured_sheet_to_the_model(calibration, l
                            "split_floor": 2e-6, "split_min_k": 1024.0,
                            "ramp_flops": 5e9, "ramp_exponent": 1.7, "ramp_end": 2e9,
                            "quantize_efficiency": 0.7, "quantize_row_latency": 5e-9,
-                           "quantize_k_latency": 4e-10})
+                           "quantize_k_latency": 4e-10, "write_cost": 2.0})
     expect = fit.predict(device_for(cal.gpu, cal.dtype), params, data)
     col = measured.TABLE.col + [c.name for c in measured.TABLE.all_columns()].index(
         measured.CAL_TIME.name)

@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from helpers import preset_toml, process_folder
+from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
+from xlsx_edit import cell_of, edit_cells
 
 from sheetgen.assemble import BuildConfig, plan_build
 from sheetgen.calibrate import fit
@@ -26,6 +28,7 @@ from sheetgen.model import kernel_terms
 from sheetgen.model import transformer as xf_model
 from sheetgen.sheets.transformer import TransformerInputs
 from sheetgen.sheets.transformer.values import op_records
+from sheetgen.writers.xlsx import write_xlsx
 
 NAME = "Write GPU"
 PEAK, BW, W = 400e12, 2.0e12, 1.5
@@ -140,3 +143,25 @@ def test_the_transformer_sheet_equals_the_pure_model_with_it():
     assert len(qkv) == 1
     assert est.op_real[0] == off.op_real[0]  # prefill QKV: compute-bound
     assert est.op_real[qkv[0]] - off.op_real[qkv[0]] == pytest.approx(3.072e-9, rel=1e-6)
+
+
+@libreoffice_job("write-cost", to="values")
+def _workbooks(tmp: Path) -> dict[str, Path]:
+    """The preset's workbook, and a copy where the user types a write cost of 2."""
+    built = write_xlsx(_plan(), tmp / "write.xlsx")
+    typed = edit_cells(built, tmp / "typed.xlsx",
+                       {cell_of(_plan().defined_names["WRITE_COST"]): 2})
+    return {"write": built, "typed": typed}
+
+
+@needs_libreoffice
+def test_libreoffice_recalculates_the_write_cost(libreoffice):
+    values = {k: read_values(f) for k, f in libreoffice.outputs("write-cost").items()}
+    assert mismatches(_plan(), values["write"]) == []
+    t = _plan().table("matmul")
+    col = {c.name: c.col for c in t.columns}
+    # typed 2: 17.825792 µs + (2 − 1) · 16.777216 µs of C = 34.603008 µs
+    for key, want in (("write", 26.2144), ("typed", 34.603008)):
+        got = values[key]["Matmul"]
+        assert got[(t.first_row, col["write_memory_time"])] == pytest.approx(want, rel=1e-9)
+        assert got[(t.first_row, col["refined_time"])] == pytest.approx(want, rel=1e-9)
