@@ -57,11 +57,11 @@ MAX_OVERLAP_EXPONENT = 64.0  # beyond this the p-norm is the hard max to within 
 #: timings of one large matmul spread by about a percent, and a measured peak (measure's
 #: device preset) is itself such a timing.
 ROOF_TOLERANCE = 0.02
+#: the write cost's starting points: the fit without it, and half again
+WRITE_STARTS = (1.0 + 1e-6, 1.5)
 #: the quantize kernel's (row latency, element latency) starting points, in units of the
 #: fastest time over the largest b·m or k: none, a little, as large as the floor, and one
 #: without the other
-#: the write cost's starting points: the fit without it, and half again
-WRITE_STARTS = (1.0 + 1e-6, 1.5)
 QUANTIZE_STARTS = ((0.0, 0.0), (1.0, 1.0), (10.0, 10.0), (10.0, 0.0), (0.0, 10.0))
 
 
@@ -494,8 +494,8 @@ def held_out(device: Device, data: Measurements, tiles: Sequence[tuple[int, int]
     with a smooth overlap and the K loop's latency (+ the split-K floor (+ the compute
     ramp (+ the quantize kernel, where the data states a pass))), with a smooth overlap and a
     K loop that grows with the tile and is never split (+ the compute ramp (+ the quantize
-    kernel)), and with waves for each tile shape, each scored on the rows it was not fitted
-    to."""
+    kernel)), the last form of the family that fits the fit half better + the write cost,
+    and with waves for each tile shape, each scored on the rows it was not fitted to."""
     train, test = split_halves(device, data)
     fit_rows, test_rows = data.subset(train), data.subset(test)
     pure = replace(PURE, quantize_bytes=data.quantize_bytes)
@@ -550,7 +550,8 @@ def choose(device: Device, data: Measurements, tiles: Sequence[tuple[int, int]]
            = TILE_CANDIDATES) -> tuple[Params, list[HeldOut]]:
     """The final fit on every row, in the form (hard max, smooth max, smooth max + K loop (+
     split-K floor (+ compute ramp (+ quantize kernel))), smooth max + K loop growing with the
-    tile (+ compute ramp (+ quantize kernel)), or waves with the tile shape that did best)
+    tile (+ compute ramp (+ quantize kernel)), either family's last form + the write cost, or
+    waves with the tile shape that did best)
     that predicted the held-out half best (lowest median |error|; the simpler form wins
     ties)."""
     if len(data) < MIN_HELD_OUT_ROWS:
