@@ -586,3 +586,25 @@ def test_the_largest_workbook_sheetgen_builds_fits_its_own_evaluator_budget(tmp_
     cells, spans = (t + p * (rows - 400) for t, p in zip(totals[400], per_row, strict=True))
     assert cells <= MAX_CELLS and spans <= MAX_SPAN_CELLS, (cells, spans)
     assert cells > 0.9 * 30 * rows  # the shapes are most of it
+
+
+def test_a_streamed_workbook_may_pass_zip64s_four_gib(tmp_path, monkeypatch):
+    """The whole grid of shapes writes a Matmul sheet whose XML passes 2 GiB (2.07 GB: 30
+    cells a row of 1,048,571 rows), which Python's zipfile writes only with ZIP64 records
+    (zipfile.ZIP64_LIMIT): xlsxwriter refused it with a traceback until the writer allowed
+    them. zipfile writes them only for a member that needs them, so the streamed (big)
+    workbooks allow them and small ones, which never need them, are left as they were."""
+    import xlsxwriter
+
+    calls: list[bool] = []
+    real = xlsxwriter.Workbook.use_zip64
+    monkeypatch.setattr(xlsxwriter.Workbook, "use_zip64",
+                        lambda self: (calls.append(True), real(self))[1])
+    small, _ = build_workbook(tmp_path / "small.xlsx", shapes=shapes(10), spare_rows=0)
+    assert calls == []
+    big, _ = build_workbook(tmp_path / "big.xlsx", shapes=shapes(5_001), spare_rows=0)
+    assert calls == [True]
+    for path in (small, big):  # and none of them needed the records: plain zips
+        with zipfile.ZipFile(path) as z:
+            assert all(i.file_size < zipfile.ZIP64_LIMIT for i in z.infolist())
+            assert not any(i.extra for i in z.infolist()), path

@@ -280,9 +280,9 @@ def sheet() -> SheetSpec:
             Text(2, 0, "m, k, n are inputs (yellow; green where they read your own sheet); "
                  "the computed columns fill in once all three are positive whole numbers. The "
                  "refined time adds the launch floor, the compute ramp, (when on) wave "
-                 "quantization of tile_m×tile_n tiles over the GPU's SMs and the kernel terms "
-                 "(K loop, split-K floor) the Inputs sheet gives; each column is grey while "
-                 "its term is off."),
+                 "quantization of tile_m×tile_n tiles over the GPU's SMs, the write cost of "
+                 "C's bytes and the kernel terms (K loop, split-K floor) the Inputs sheet "
+                 "gives; each column is grey while its term is off."),
             Text(TABLE.header_row - 1, POINTS_COL, "Chart points (#N/A where no point)",
                  "subtitle"),
             Text(TABLE.header_row - 1, CEILING_COL, "Roofline ceiling (chart data)",

@@ -447,6 +447,8 @@ def write_xlsx(plan: WorkbookPlan, path: str | os.PathLike[str], *, force: bool 
             "strings_to_numbers": False,
             "strings_to_urls": False,
         })
+        if big:  # a sheet's XML past 2 GiB (zipfile.ZIP64_LIMIT; the whole grid of shapes'
+            wb.use_zip64()  # Matmul is 2.07 GB) needs ZIP64 records, written only where needed
         try:
             _write_workbook(wb, plan, progress)
             wb.close()
