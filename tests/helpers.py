@@ -111,6 +111,11 @@ def model(**options: Any) -> ModelResult:
     return _MODELS[key]
 
 
+def table_values(plan: Any, table: str) -> dict[str, Any]:
+    """A planned table's reference values by column name (in the sheet's own units)."""
+    return {c.name: c.values for c in plan.table(table).columns}
+
+
 def scalars(**options: Any) -> dict[str, Any]:
     """The reference model's single-value quantities (Pipeline, Parallelism, What-if ...) for
     one 1×1×1 shape and the given build options (a copy, the test's own)."""

@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from helpers import preset_toml, process_folder, run
+from helpers import preset_toml, process_folder, run, table_values
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 from xlsx_edit import cell_of, edit_cells
 
@@ -72,12 +72,8 @@ def _plan(growth: bool = False):
                                   pipeline_shape=(64, 1024, 64)))
 
 
-def _columns(plan, table: str) -> dict:
-    return {c.name: c.values for c in plan.table(table).columns}
-
-
 def test_the_matmul_sheet_adds_the_kernel_terms_by_hand():
-    col = _columns(_plan(), "matmul")
+    col = table_values(_plan(), "matmul")
     for i, shape in enumerate(SHAPES):
         before, loop, split, total = HAND[shape]
         assert col["gemm_time"][i] == pytest.approx(before, rel=1e-12), shape
@@ -94,7 +90,7 @@ def test_the_matmul_sheet_adds_the_kernel_terms_by_hand():
 
 def test_what_if_and_pipeline_carry_the_kernel_terms():
     p = _plan()
-    wi = _columns(p, whatif.TABLE.name)
+    wi = table_values(p, whatif.TABLE.name)
     # each scenario's own k drives its loop: k · 1 ns where it does not split; the base
     # 128 × 4096 · 4096 × 4096 has 32 tiles and splits, all doubled (256 × 8192 · 8192 ×
     # 8192: 2 · 64 = 128 tiles fill the 100 SMs) does not and waits 8,192 ns
@@ -103,7 +99,7 @@ def test_what_if_and_pipeline_carry_the_kernel_terms():
     assert (wi["wi_split"][0], wi["wi_split"][-1]) == (1, 0)
     assert wi["wi_k_loop"][-1] == pytest.approx(8.192, rel=1e-12)
     assert wi["wi_split_k"][0] == pytest.approx(3.0, rel=1e-12)
-    layers = _columns(p, pipeline.TABLE.name)
+    layers = table_values(p, pipeline.TABLE.name)
     # the pipeline alternates 64×64 · 64×1,024 (k = 64) and 64×1,024 · 1,024×64 (k = 1,024):
     # the K loop is the layer's own inner dimension, 64 ns then 1,024 ns (in ms here)
     assert list(layers["layer_k_loop"]) == pytest.approx([64e-6, 1024e-6] * 2, rel=1e-12)
@@ -126,7 +122,7 @@ def test_a_k_loop_that_grows_with_the_tile_bounds_the_time_by_hand():
     32 · 0.75 ns: 4 + 8 · 1.524 = 16.192 µs, above its 4 + 2.16272 µs of memory time
     (vLLM measured 15.6 µs). 256 × 65,536 · 65,536 × 32: a 128×128 tile (scale 4), one
     wave, 4 + 1.5 + 65,536 · 0.75 ns · 4 = 202.108 µs (vLLM measured 196 µs)."""
-    col = _columns(_plan(growth=True), "matmul")
+    col = table_values(_plan(growth=True), "matmul")
     assert list(col["k_tile"][:2]) == [1, 4]
     assert list(col["library_waves"][:2]) == [8, 1]
     assert col["gemm_time"][0] == pytest.approx(4 + 2 * (32 + 32 * 65536 + 65536) / BW * 1e6,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import preset_toml, process_folder
+from helpers import preset_toml, process_folder, table_values
 from lo_helpers import libreoffice_job, mismatches, needs_libreoffice, read_values
 from xlsx_edit import cell_of, edit_cells
 
@@ -55,12 +55,8 @@ def _plan():
                                   pipeline_shape=(4096, 128, 4096)))
 
 
-def _columns(plan, table: str) -> dict:
-    return {c.name: c.values for c in plan.table(table).columns}
-
-
 def test_the_matmul_sheets_memory_side_pays_the_write_cost():
-    col = _columns(_plan(), "matmul")
+    col = table_values(_plan(), "matmul")
     assert _plan().model.scalars["write_cost"] == W  # the preset's, in the Inputs cell
     assert col["write_memory_time"][0] == pytest.approx(26.2144, rel=1e-12)  # µs
     assert col["memory_time"][0] == pytest.approx(17.825792, rel=1e-12)
@@ -71,7 +67,7 @@ def test_the_matmul_sheets_memory_side_pays_the_write_cost():
 
 def test_the_pipeline_and_whatif_sheets_take_it_too():
     plan = _plan()
-    layers = _columns(plan, "layers")
+    layers = table_values(plan, "layers")
     # layer 1 is [m×n]·[n×k] -> [m×k]: 4096 × 4096 · 4096 × 128, C = 4096 × 128
     m, k, n = 4096, 128, 4096
     memory = 2 * (m * n + n * k + m * k) / BW
@@ -79,7 +75,7 @@ def test_the_pipeline_and_whatif_sheets_take_it_too():
         memory + 0.5 * 2 * m * k / BW, rel=1e-12)  # ms
     # layer 2 is [m×k]·[k×n] -> [m×n]: C = 4096 × 4096
     assert layers["layer_refined_time"][1] * 1e-3 == pytest.approx(26.2144e-6, rel=1e-12)
-    wi = _columns(plan, "whatif")
+    wi = table_values(plan, "whatif")
     assert all(t >= mt for t, mt in zip(wi["wi_write_memory_time"], wi["wi_memory_time"],
                                         strict=True))
 
