@@ -118,6 +118,13 @@ def wave_efficiency(name: str, tiles_: str, waves_: str, label: str = "wave effi
                     doc="1.0 when the tiles fill every wave; idle SMs lower it.")
 
 
+def write_memory_expr(memory: str, written: str, bandwidth: str,
+                      inputs: RefinedInputs = INPUTS) -> str:
+    """memory + (write cost − 1) · written / bandwidth, the three templates given
+    (kernel_terms.write_memory_time): the one place the write cost's formula is written."""
+    return f"{memory}+({{{inputs.write_cost}}}-1)*{written}/{bandwidth}"
+
+
 def write_memory(name: str, memory: str, rows: str, cols: str, bandwidth: str,
                  label: str = "memory time with the write cost", *,
                  inputs: RefinedInputs = INPUTS, batch: str | None = None) -> Quantity:
@@ -134,7 +141,8 @@ def write_memory(name: str, memory: str, rows: str, cols: str, bandwidth: str,
         return kernel_terms.write_memory_time(a[memory], nbytes, a[w], a[bandwidth])
 
     return Quantity(name, label, "s",
-                    f"{{{memory}}}+({{{w}}}-1)*{written}/{{{bandwidth}}}", reference,
+                    write_memory_expr(f"{{{memory}}}", written, f"{{{bandwidth}}}", inputs),
+                    reference,
                     fmt="time", doc="memory time + (write cost − 1) · C's bytes / bandwidth: "
                                     "each byte written costs that many read.")
 

@@ -119,8 +119,9 @@ def realistic_time(name: str, kernels: str | None, flops_: str | None, bytes_: s
     w = rc.INPUTS.write_cost
     written = (f"{{{gemm.count}}}*{{{gemm.m}}}*{{{gemm.n}}}*{{{out_}}}" if gemm and out_
                else "")
-    mem = (f"({{{bytes_}}}+({{{w}}}-1)*{written})/{{xf_real_bw}}" if written
-           else f"{{{bytes_}}}/{{xf_real_bw}}")
+    mem = f"{{{bytes_}}}/{{xf_real_bw}}"
+    if written:
+        mem = rc.write_memory_expr(mem, written, "{xf_real_bw}")
     if flops_ and ramp:
         body = rc.overlapped(f"{{{flops_}}}/({{{rate}}}*{{{ramp}}})", mem, rc.INPUTS.overlap)
     elif flops_:
