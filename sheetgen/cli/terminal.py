@@ -156,7 +156,7 @@ def _fitted_terms(g: dict[str, Any]) -> str:
         out += (f", compute ramp F_half {si(g['compute_ramp_flops'], 'FLOP')} h "
                 f"{g['compute_ramp_exponent']:.3g}"
                 + (f" to {si(end, 'FLOP')}" if end > 0 else ""))
-    if g.get("write_cost", 1.0) > 1:
+    if g["write_cost"] > 1:
         out += f", write cost {g['write_cost']:.3g} reads a byte"
     if seconds(g["k_latency"]) != "0 s":  # a fit at its lower bound ends a few e-25 s above 0
         out += f", K loop {seconds(g['k_latency'])} per k"

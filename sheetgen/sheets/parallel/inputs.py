@@ -133,13 +133,13 @@ MB_ROWS = rf.ceil_div("mb_rows", "pipe_m", "pp_m", "rows per micro-batch", doc="
 #: Every matmul call pays the Inputs sheet's launch floor: one per layer on one GPU and per
 #: TP shard, one per layer and micro-batch in PP, which is what makes many micro-batches cost
 #: something besides weight re-reads (the floor is the refined time's; its waves, soft
-#: overlap, ramp and kernel terms stay on the Pipeline sheet).
+#: overlap, ramp, write cost and kernel terms stay on the Pipeline sheet).
 FLOOR = Quantity("par_floor", "launch floor per matmul call", "s", "{launch_overhead}",
                  lambda launch_overhead: launch_overhead, fmt="sci", time_unit="µs",
                  defined_name="PAR_FLOOR",
                  doc="The Inputs sheet's launch overhead: each layer pays it once a "
-                     "micro-batch (PP), once a shard (TP); the refined time's waves, overlap "
-                     "and ramp stay on the Pipeline sheet.")
+                     "micro-batch (PP), once a shard (TP); the refined time's other terms "
+                     "stay on the Pipeline sheet.")
 
 
 def over_link(nbytes: str, steps: str = "1", *, bw: str = "par_link_bw",
@@ -218,14 +218,20 @@ def _times(a: dict[str, Any], nbytes: Any, gpus: str, bw: str, latency: str,
     return {k: v * 1.0 if np.ndim(v) else float(v) for k, v in out.items()}
 
 
+def _bodies(nbytes: str, gpus: str, bw: str, latency: str, eff: str) -> tuple[str, str, str]:
+    """The ring, one-shot and two-shot templates of one all-reduce of `nbytes`, in
+    parentheses."""
+    r, o, t = (allreduce_body(k, f"{{{nbytes}}}", gpus=gpus, bw=bw, latency=latency, eff=eff)
+               for k in (algorithms.RING, algorithms.ONE_SHOT, algorithms.TWO_SHOT))
+    return f"({r})", f"({o})", f"({t})"
+
+
 def allreduce(name: str, nbytes: str, label: str, *, choice: str = ALLREDUCE.name,
               gpus: str = "par_gpus", bw: str = "par_link_bw",
               latency: str = "par_link_latency", eff: str = "link_eff") -> Quantity:
     """One all-reduce of `nbytes` by the algorithm `choice` names: auto is the fastest of
     ring, one-shot and two-shot (each alternative at its best, as the Transformer sheet)."""
-    bodies = {k: allreduce_body(k, f"{{{nbytes}}}", gpus=gpus, bw=bw, latency=latency,
-                                eff=eff) for k in STEPS}
-    r, o, t = (bodies[k] for k in (algorithms.RING, algorithms.ONE_SHOT, algorithms.TWO_SHOT))
+    r, o, t = _bodies(nbytes, gpus, bw, latency, eff)
 
     def reference(**a: Any) -> Any:
         times = _times(a, a[nbytes], gpus, bw, latency, eff)
@@ -246,8 +252,7 @@ def allreduce_used(name: str, nbytes: str, label: str, *, choice: str = ALLREDUC
                    latency: str = "par_link_latency", eff: str = "link_eff") -> Quantity:
     """The algorithm `allreduce` uses for `nbytes`: the typed one, or auto's fastest (ties:
     ring, one-shot, two-shot, as algorithms.allreduce_used)."""
-    r, o, t = (f"({allreduce_body(k, f'{{{nbytes}}}', gpus=gpus, bw=bw, latency=latency, eff=eff)})"
-               for k in (algorithms.RING, algorithms.ONE_SHOT, algorithms.TWO_SHOT))
+    r, o, t = _bodies(nbytes, gpus, bw, latency, eff)
 
     def reference(**a: Any) -> str:
         if a[gpus] <= 1:
