@@ -482,6 +482,12 @@ VARIANTS = {
     "wide_g8_decode": {"pipeline_shape": (8, 4096, 16384), "gpus": 8, "layers": 10,
                        "micro_batches": 1, "tp_pairing": "wide"},
     "g1": {"gpus": 1, "layers": 3, "micro_batches": 2},
+    # one GPU, where PP and TP are the same run: each engine's last digit differed (the idle
+    # share 0 against 1.3E-15, the latencies by 4E-19 s), and before the sheet compared
+    # beyond the engines' rounding the verdict named a different "winner" in each
+    "g1_equal": {"gpu": "RTX PRO 6000 Server", "dtype": "fp32", "gpus": 1,
+                 "pipeline_shape": (4096, 100, 4095), "link_over": "host",
+                 "tp_pairing": "wide", "compute_eff": 0.918, "tp_overlap": 1.0},
     "typed_m_overlap": {"micro_batches": 8, "tp_overlap": 0.5, "link_over": "host"},
     # the narrow cut's own best M (18, not the balanced cut's 20) and its figures
     "narrow_best_m": {"pipeline_shape": (4096, 32768, 2048), "layers": 6, "link_bw": 31.5e9,

@@ -28,6 +28,7 @@ from sheetgen.cli import cli
 from sheetgen.inputs.shapes import Shape
 from sheetgen.layout.planner import plan_workbook
 from sheetgen.sheets.parallel import sheet as parallel
+from sheetgen.sheets.parallel.text import rounded_text
 
 PEAK, HBM, B = 312e12, 1.555e12, 2
 NVLINK, NVLINK_LAT, PCIE, PCIE_LAT = 300e9, 5e-6, 31.5e9, 10e-6
@@ -467,3 +468,27 @@ def test_the_launch_floor_moves_the_best_m_and_the_verdict():
     cols = sweep([2048], pipeline_shape=(2048, 1024, 4096), launch_overhead=floor)
     assert cols["sw_micro"] == [3] and cols["sw_b_latency"] == ["tensor"]
     assert cols["sw_p_latency"][0] == pytest.approx(pp, rel=1e-12)
+
+
+def test_one_gpu_reads_as_equal_not_as_a_winner():
+    """On one GPU, PP and TP are the same run: every comparison row is a tie and each
+    sentence says the two are equal, whatever the last digit of each side (the idle share
+    computes 1.3E-15 against 0 before it is rounded). By hand: one layer of 4096·100·4095 in
+    fp32 on the RTX PRO 6000 (0.918 of its peak) is memory-bound, so M = 1 is the best M and
+    the pipeline is the one GPU's 72 layers."""
+    s = scalars(gpu="RTX PRO 6000 Server", dtype="fp32", gpus=1,
+                pipeline_shape=(4096, 100, 4095), link_over="host", tp_pairing="wide",
+                compute_eff=0.918, tp_overlap=1.0)
+    assert s["pp_m"] == 1 and s["pp_idle"] == 0.0 and s["tp_idle"] == 0.0
+    assert s["pp_latency_m"] == pytest.approx(s["tp_latency"], rel=1e-15)
+    for name in ("b_latm", "b_latb", "b_stream", "b_flushed", "b_comm", "b_volume", "b_idle",
+                 "b_compute"):
+        assert s[name] == "tie", name
+    assert s["verdict_latency"].startswith("Latency: a tie: the two are equal (tensor ")
+    assert s["verdict_throughput"] == (
+        "Throughput: for a stream of batches a tie: the two are equal (pipeline "
+        f"{rounded_text(s['pp_tput_stream_one'])} vs tensor "
+        f"{rounded_text(s['tp_tput'])} rows/s); one batch at a time, a tie: the two "
+        f"are equal (pipeline {rounded_text(s['pp_tput_flushed'])} vs tensor "
+        f"{rounded_text(s['tp_tput'])} rows/s).")
+    assert s["verdict_comm"] == "Communication: none on one GPU."

@@ -308,7 +308,8 @@ def hop_of_rows(name: str, rows: str, width: str, label: str) -> Quantity:
 def better(name: str, pp: str, tp: str, *, lower_is_better: bool = True) -> Quantity:
     """Which of pipeline and tensor parallelism wins a row: a side wins when it leads by the
     tie margin or more, measured as |a - b| / the worse side; closer is a tie. (A margin of
-    0 still ties values equal to 1e-9, where engines round differently.)"""
+    0 still ties values equal to 1e-9, where engines round differently; two zeros, such as
+    one GPU's communication, tie.)"""
     margin = f"MAX({{tie_margin}},{rf.TIE_RTOL:.0E})"
     lt, factor = ("<=", f"(1-{margin})") if lower_is_better else (">=", f"(1+{margin})")
 
@@ -317,16 +318,18 @@ def better(name: str, pp: str, tp: str, *, lower_is_better: bool = True) -> Quan
         t = max(float(k["tie_margin"]), rf.TIE_RTOL)
         scale = 1 - t if lower_is_better else 1 + t
         cmp = xn.le if lower_is_better else xn.ge
+        same = xn.eq(a, b)
         if np.ndim(a) or np.ndim(b):  # a table column (the sweep)
-            return np.where(cmp(a, b * scale), "pipeline",
-                            np.where(cmp(b, a * scale), "tensor", "tie")).astype(object)
-        return "pipeline" if bool(cmp(a, b * scale)) else "tensor" \
+            return np.where(same, "tie", np.where(
+                cmp(a, b * scale), "pipeline",
+                np.where(cmp(b, a * scale), "tensor", "tie"))).astype(object)
+        return "tie" if bool(same) else "pipeline" if bool(cmp(a, b * scale)) else "tensor" \
             if bool(cmp(b, a * scale)) else "tie"
 
     return Quantity(
         name, "better", "",
-        f'IF({{{pp}}}{lt}{{{tp}}}*{factor},"pipeline",'
-        f'IF({{{tp}}}{lt}{{{pp}}}*{factor},"tensor","tie"))',
+        f'IF({{{pp}}}={{{tp}}},"tie",IF({{{pp}}}{lt}{{{tp}}}*{factor},"pipeline",'
+        f'IF({{{tp}}}{lt}{{{pp}}}*{factor},"tensor","tie")))',
         reference, fmt="text",
         doc="A lead under the tie margin (|a - b| / the worse side) is a tie.")
 

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from sheetgen.core.excel import is_number, number_mask
+from sheetgen.core.excel import excel_round, is_number, number_mask
 from sheetgen.model import factories as rf
 from sheetgen.model.vocabulary import Input, Quantity, Table, composed
 from sheetgen.sheets.parallel.inputs import FLOOR, MAX_MICRO, hop, hop_of_rows
@@ -209,6 +209,9 @@ STREAM = Quantity("pp_tput_stream", "PP throughput, stream of batches", "rows/s"
                   fmt="sci", doc="A full pipeline finishes a micro-batch every pace time.")
 
 
+#: the idle share is 1 - busy / (G × latency), two sums that agree exactly on one GPU at
+#: M = 1 but round differently in each engine (±2E-16): rounded to this many decimals
+IDLE_DECIMALS = 12
 FLUSHED = rf.ratio("pp_tput_flushed", "pipe_m", "pp_latency_m",
                    "PP throughput, one batch at a time", "rows/s", fmt="sci")
 BUBBLE = Quantity("pp_bubble", "PP bubble fraction (GPipe)", "",
@@ -217,11 +220,13 @@ BUBBLE = Quantity("pp_bubble", "PP bubble fraction (GPipe)", "",
                   / (pp_m + stages_used - 1), fmt="pct",
                   doc="(G-1)/(M+G-1): equal stages, hops hidden.")
 IDLE = Quantity("pp_idle", "PP idle share of GPU time", "",
-                "1-{pp_m}*SUM({mb_time[]})/({par_gpus}*{pp_latency_m})",
-                lambda pp_m, mb_time, par_gpus, pp_latency_m:
+                f"ROUND(1-{{pp_m}}*SUM({{mb_time[]}})/({{par_gpus}}*{{pp_latency_m}}),{IDLE_DECIMALS})",
+                lambda pp_m, mb_time, par_gpus, pp_latency_m: excel_round(
                     1 - pp_m * float(np.sum(mb_time)) / (par_gpus * pp_latency_m),
+                    IDLE_DECIMALS),
                 fmt="pct", doc="1 - busy GPU-seconds / (G × latency): bubble, hops, unequal "
-                               "stages and unused GPUs.")
+                               "stages and unused GPUs; rounded to 1E-12, so one GPU's "
+                               "exact 0 reads 0 in every engine.")
 LAYER1_INTENSITY = rf.first_of("pp_i1", "mb_intensity", "PP layer-1 intensity", "FLOP/B")
 LAYER1_REGIME = rf.first_of("pp_r1", "mb_regime", "PP layer-1 regime", "", fmt="text")
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from sheetgen.core import excel as xn
 from sheetgen.core import time_cells
 from sheetgen.model import factories as rf
 from sheetgen.model.transformer import ONE_SHOT, RING
@@ -196,20 +197,32 @@ MARGIN = Num("100*{tie_margin}", lambda a: 100 * a["tie_margin"], 2)
 ms_factor = time_cells.TIME_FACTORS["ms"]
 
 
+def ahead(first: str, second: str, *, lower: bool) -> tuple[str, Any]:
+    """(condition, its Python test): `first` leads `second` by more than the engines'
+    rounding (relative rf.TIE_RTOL), so two sides equal in exact arithmetic (one GPU, where
+    PP and TP are the same run) read as equal in every engine, not as whichever the last
+    digit favours."""
+    if lower:
+        return (f"{{{first}}}<{{{second}}}*(1-{rf.TIE_RTOL:.0E})",
+                lambda a: bool(xn.lt(a[first], a[second] * (1 - rf.TIE_RTOL))))
+    return (f"{{{first}}}>{{{second}}}*(1+{rf.TIE_RTOL:.0E})",
+            lambda a: bool(xn.gt(a[first], a[second] * (1 + rf.TIE_RTOL))))
+
+
 def lead(better_: str, p: str, t: str, *, lower: bool, verb: str, word: str) -> When:
     """Who leads a comparison row and by how much (|a - b| / the worse side, in %); under
-    the tie margin, "a tie" and still by how much, so a near-tie reads as one."""
+    the tie margin, "a tie" and still by how much, so a near-tie reads as one; two equal
+    sides (to the engines' rounding), "a tie: the two are equal"."""
     def side(name: str, first: str, second: str) -> tuple[str | Num, ...]:
         pct = _pct_sooner(second, first) if lower else _pct_more(first, second)
         return (f"{name} parallel {verb} ", pct, f" % {word}")
 
     pp_side, tp_side = side("pipeline", p, t), side("tensor", t, p)
-    op = "<" if lower else ">"
-    pp_ahead = When(f"{{{p}}}{op}{{{t}}}",
-                    (lambda a: a[p] < a[t]) if lower else (lambda a: a[p] > a[t]),
-                    pp_side, tp_side)
-    return winner(better_, pp_side, tp_side,
-                  ("a tie: ", pp_ahead, ", inside the ", MARGIN, " % tie margin"))
+    margin = (", inside the ", MARGIN, " % tie margin")
+    near = When(*ahead(p, t, lower=lower), ("a tie: ", *pp_side, *margin),
+                (When(*ahead(t, p, lower=lower), ("a tie: ", *tp_side, *margin),
+                      ("a tie: the two are equal",)),))
+    return winner(better_, pp_side, tp_side, (near,))
 
 
 def _typed_m_clause() -> When:
@@ -242,7 +255,7 @@ V_THROUGHPUT = sentence("verdict_throughput", "throughput", (
          word="more"),
     " (pipeline ", _rate("pp_tput_stream_one"), " vs tensor ", _rate("tp_tput"),
     " rows/s",
-    When("{pp_tput_stream_one}>{tp_tput}", lambda a: a["pp_tput_stream_one"] > a["tp_tput"], (
+    When(*ahead("pp_tput_stream_one", "tp_tput", lower=False), (
         "; PP's lead is TP's all-reduce time not hidden behind compute, ",
         Num(f"{ms_factor:g}*({{tp_comm}}-{{tp_hidden}})",
             lambda a: ms_factor * (a["tp_comm"] - a["tp_hidden"])),
