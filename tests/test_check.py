@@ -218,6 +218,15 @@ def test_huge_workbook_is_refused_up_front(built, monkeypatch):
     ("COMPUTE_EFF", 0, "outside what the cell allows"),
     ("TILE_M", True, "not a number"),
     ("PAR_GPUS", 1e308, "outside what the cell allows"),
+    ("PAR_GPUS", 2.5, "holds 2.5, outside what the cell allows (A whole number"),
+    # "auto" and blank are the sheet's own (ISNUMBER picks the best M), but a typed number is
+    # used as it stands: 0 divided the rows by zero, and the model raised ZeroDivisionError
+    ("MICRO_BATCHES", 0, "holds 0, outside what the cell allows"),
+    ("MICRO_BATCHES", 2.5, "holds 2.5, outside what the cell allows"),
+    # one sweep row tests the Pipeline's m with ISNUMBER, but every layer multiplies it: a
+    # blank m was let through, and the model raised TypeError
+    ("PIPE_M", None, "is blank; it needs a number"),
+    ("PIPE_M", "abc", "holds 'abc', not a number"),
 ])
 def test_a_malformed_input_cell_is_named(built, tmp_path, name, value, needle):
     """Text, a blank, a boolean or an out-of-range number in a numeric input cell is the
@@ -228,6 +237,43 @@ def test_a_malformed_input_cell_is_named(built, tmp_path, name, value, needle):
     result = run("check", str(out))
     one_line_error(result, needle)
     assert f"{sheet.strip(chr(39))}!{cell.replace('$', '')}" in result.output
+
+
+@pytest.mark.parametrize(("name", "value", "needle"), [
+    # the model raised KeyError: 'x' (a traceback)
+    ("TP_ALLREDUCE", "x", "holds 'x', which its list does not offer (auto or ring or one-shot"),
+    # 1,430 and 778 cells disagreed: the sheet's lookups show #N/A, the model guessed
+    ("DTYPE", "xx", "holds 'xx', which its list does not offer (Pick a dtype)"),
+    ("GPU_NAME", "nope", "holds 'nope', which its list does not offer (Pick a GPU"),
+    ("GPU_NAME", None, "is blank, which its list does not offer"),
+    # a generic line that named no cell ("cannot convert float NaN to integer")
+    ("ACT_DTYPE", "bad", "holds 'bad', which its list does not offer"),
+    ("OUT_DTYPE", 3, "holds 3, which its list does not offer"),
+    # the sheet echoes the typed spelling into its sentences ("36 Ring all-reduces")
+    ("TP_ALLREDUCE", "Ring", "holds 'Ring', which its list does not offer"),
+])
+def test_a_dropdown_holding_what_its_list_does_not_offer_is_named(built, tmp_path, name,
+                                                                  value, needle):
+    """A dropdown cell typed past its validation (a paste does that in Excel): one line naming
+    the cell and the list, exit 2, not a traceback or a wall of mismatches."""
+    plan, path = built
+    sheet, cell = plan.defined_names[name].split("!")
+    out = edit_cells(path, tmp_path / "odd.xlsx", {cell_of(plan.defined_names[name]): value})
+    result = run("check", str(out))
+    one_line_error(result, needle)
+    assert f"{sheet.strip(chr(39))}!{cell.replace('$', '')}" in result.output
+
+
+@pytest.mark.parametrize("value", ["auto", None, "x", 7])
+def test_micro_batches_auto_blank_text_or_a_count_check_clean(built, tmp_path, value):
+    """The micro-batch cell takes auto (or anything but a number: the sheet's ISNUMBER reads
+    it as auto) or a whole number; each checks clean against the model."""
+    plan, path = built
+    out = edit_cells(path, tmp_path / "m.xlsx",
+                     {cell_of(plan.defined_names["MICRO_BATCHES"]): value})
+    result = run("check", str(out))
+    assert result.exit_code == 0, result.output
+    assert "every formula cell agrees" in result.output
 
 
 def test_a_bug_in_the_model_is_not_a_user_error(built, monkeypatch):

@@ -1,5 +1,6 @@
 """Excel's number rules, shared by the evaluator, the reference model and the readers: what
-ISNUMBER and ISBLANK say of a value, ROUND, and comparisons near the last bit.
+ISNUMBER and ISBLANK say of a value, ROUND, comparisons near the last bit, and the text of
+a number that ``&`` writes.
 
 Excel calculates in IEEE doubles but compares and shows 15 significant digits (Microsoft,
 "Floating-point arithmetic may give inaccurate results in Excel",
@@ -209,7 +210,37 @@ __all__ = [
     "looks_blank",
     "lt",
     "number_mask",
+    "number_to_text",
     "round15",
     "round_to",
     "snap_sum",
 ]
+
+
+#: characters (sign aside) that Excel's number-to-text keeps in fixed form
+FIXED_WIDTH = 20
+
+
+def number_to_text(x: float) -> str:
+    """Excel's text of a number in ``&`` and text functions: 15 significant digits, fixed
+    notation while it fits in 20 characters, else scientific (``1.42857142857143E-06``).
+
+    The width rule reproduces published readings of Excel 16: 1E+19 -> "10000000000000000000",
+    1E+20 -> "1E+20", 1E-18 -> "0.000000000000000001", 1E-19 -> "1E-19".
+    """
+    if x == 0 or not math.isfinite(x):
+        return "0" if x == 0 else str(x)
+    mant, exp = f"{abs(x):.14e}".split("e")
+    e = int(exp)
+    digits = mant.replace(".", "").rstrip("0") or "0"
+    if e >= 0:
+        whole = (digits + "0" * max(0, e + 1 - len(digits)))[: e + 1]
+        frac = digits[e + 1 :]
+        fixed = whole + ("." + frac if frac else "")
+    else:
+        fixed = "0." + "0" * (-e - 1) + digits
+    sign = "-" if x < 0 else ""
+    if len(fixed) <= FIXED_WIDTH:
+        return sign + fixed
+    sci = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    return f"{sign}{sci}E{'+' if e >= 0 else '-'}{abs(e):02d}"

@@ -33,7 +33,6 @@ from .values import (
     STR,
     VALUE,
     ExcelError,
-    number_to_text,
     text_key,
 )
 from .vec import ErrAcc, Vec, array_vec, const, error_vec, finite_check, to_number
@@ -263,7 +262,7 @@ def binary(op: str, a: Vec, b: Vec, final: bool = False) -> Vec:
     return compare(op, a, b, acc)
 
 
-_fmt = np.frompyfunc(number_to_text, 1, 1)
+_fmt = np.frompyfunc(xn.number_to_text, 1, 1)
 
 
 def _num_text(num: np.ndarray) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""Excel value model: error values, kind codes and Excel's text rendering of numbers.
+"""Excel value model: error values and kind codes (Excel's text of a number is
+core.excel.number_to_text).
 
 Cells are stored column-wise as (kind, number, object) triples so that whole columns can be
 evaluated with NumPy; the kind codes below say how to read each triple.
@@ -6,7 +7,6 @@ evaluated with NumPy; the kind codes below say how to read each triple.
 
 from __future__ import annotations
 
-import math
 import re
 from datetime import date
 from functools import lru_cache
@@ -46,32 +46,6 @@ REF = ExcelError("#REF!")
 NUM_ERR = ExcelError("#NUM!")
 
 
-_FIXED_WIDTH = 20  # characters (sign aside) that Excel's number-to-text keeps in fixed form
-
-
-def number_to_text(x: float) -> str:
-    """Excel's text of a number in ``&`` and text functions: 15 significant digits, fixed
-    notation while it fits in 20 characters, else scientific (``1.42857142857143E-06``).
-
-    The width rule reproduces published readings of Excel 16: 1E+19 -> "10000000000000000000",
-    1E+20 -> "1E+20", 1E-18 -> "0.000000000000000001", 1E-19 -> "1E-19".
-    """
-    if x == 0 or not math.isfinite(x):
-        return "0" if x == 0 else str(x)
-    mant, exp = f"{abs(x):.14e}".split("e")
-    e = int(exp)
-    digits = mant.replace(".", "").rstrip("0") or "0"
-    if e >= 0:
-        whole = (digits + "0" * max(0, e + 1 - len(digits)))[: e + 1]
-        frac = digits[e + 1 :]
-        fixed = whole + ("." + frac if frac else "")
-    else:
-        fixed = "0." + "0" * (-e - 1) + digits
-    sign = "-" if x < 0 else ""
-    if len(fixed) <= _FIXED_WIDTH:
-        return sign + fixed
-    sci = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-    return f"{sign}{sci}E{'+' if e >= 0 else '-'}{abs(e):02d}"
 
 
 # Excel's documented sort order for text: symbols (in this order), then digits, then letters,

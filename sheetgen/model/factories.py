@@ -218,6 +218,17 @@ def ceil_div(name: str, num: str, den: str, label: str, unit: str = "",
                     fmt="int", doc=doc)
 
 
+def shape_text(name: str, label: str, *dims: str, doc: str = "") -> Quantity:
+    """The dimensions joined with "x" ("4096x8192"), each written as ``&`` writes a number
+    (xn.number_to_text: a typed 2.5 stays "2.5", as in every engine)."""
+    def reference(**a: Any) -> np.ndarray:
+        return np.asarray(["x".join(xn.number_to_text(float(v)) for v in row)
+                           for row in np.broadcast(*(a[d] for d in dims))], dtype=object)
+
+    return Quantity(name, label, "", '&"x"&'.join(f"{{{d}}}" for d in dims), reference,
+                    fmt="text", doc=doc)
+
+
 def first_of(name: str, column: str, label: str, unit: str, fmt: str = "ratio",
              doc: str = "") -> Quantity:
     """INDEX(column, 1): the first row's value (e.g. layer 1)."""

@@ -108,13 +108,8 @@ REFINED = rc.refined_roofline("", "m", "n", "compute_time", "memory_time",
                               flops_="flops", inner="k", bandwidth="attainable_bw")
 
 
-def _labels(m: Any, k: Any, n: Any) -> np.ndarray:
-    return np.asarray([f"{a:.0f}x{b:.0f}x{c:.0f}" for a, b, c in zip(m, k, n, strict=True)],
-                      dtype=object)
-
-
-LABEL = Quantity("shape_label", "chart label", "", '{m}&"x"&{k}&"x"&{n}', _labels, fmt="text",
-                 doc="m x k x n, used to label the chart's points.")
+LABEL = factories.shape_text("shape_label", "chart label", "m", "k", "n",
+                            doc="m x k x n, used to label the chart's points.")
 
 TABLE = Table(
     name="matmul",

@@ -215,11 +215,7 @@ CAL_TIME = rc.kernel_time("meas_cal_time", REFINED.time.name, K_LOOP.name, SPLIT
 CAL_ERROR = rf.relative_error("meas_cal_error", CAL_TIME.name, "meas_time", "refined error")
 ROOF_ABS = rf.absolute("meas_roof_abs", "meas_roof_error", "|roofline error|")
 CAL_ABS = rf.absolute("meas_cal_abs", "meas_cal_error", "|refined error|")
-LABEL = Quantity("meas_label", "chart label", "", '{meas_m}&"x"&{meas_k}&"x"&{meas_n}',
-                 lambda meas_m, meas_k, meas_n: np.asarray(
-                     [f"{a:.0f}x{b:.0f}x{c:.0f}" for a, b, c in zip(meas_m, meas_k, meas_n,
-                                                                   strict=True)], dtype=object),
-                 fmt="text")
+LABEL = rf.shape_text("meas_label", "chart label", "meas_m", "meas_k", "meas_n")
 
 TABLE = Table(
     name="measured", header_row=33, col=0,

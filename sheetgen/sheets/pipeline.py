@@ -69,17 +69,9 @@ IN_COLS = _by_type("in_cols", "input columns", "pipe_n", "pipe_k")
 OUT_COLS = _by_type("out_cols", "output columns", "pipe_k", "pipe_n")
 
 
-def _shape(name: str, label: str, rows: str, cols: str) -> Quantity:
-    return Quantity(
-        name, label, "", f'{{{rows}}}&"x"&{{{cols}}}',
-        lambda **a: np.asarray([f"{r:.0f}x{c:.0f}" for r, c in
-                                np.broadcast(a[rows], a[cols])], dtype=object),
-        fmt="text")
-
-
-IN_SHAPE = _shape("in_shape", "input", "pipe_m", "in_cols")
-WEIGHT_SHAPE = _shape("weight_shape", "weight", "in_cols", "out_cols")
-OUT_SHAPE = _shape("out_shape", "output", "pipe_m", "out_cols")
+IN_SHAPE = rf.shape_text("in_shape", "input", "pipe_m", "in_cols")
+WEIGHT_SHAPE = rf.shape_text("weight_shape", "weight", "in_cols", "out_cols")
+OUT_SHAPE = rf.shape_text("out_shape", "output", "pipe_m", "out_cols")
 LAYER_FLOPS = rf.flops("layer_flops", "pipe_m", "in_cols", "out_cols")
 # Each tensor in its operand's storage: input as A (ACT_BYTES), weight as B, output as C.
 IN_BYTES = rf.elements_bytes("in_bytes", "pipe_m", "in_cols", "input bytes",

@@ -21,7 +21,7 @@ import numpy as np
 from sheetgen import __version__
 from sheetgen.assemble import SheetLayout, sheet_specs
 from sheetgen.core import a1
-from sheetgen.core.excel import is_number
+from sheetgen.core.excel import is_number, number_to_text
 from sheetgen.errors import WorkbookError
 from sheetgen.files.untrusted import open_package
 from sheetgen.inputs.model_config import ModelConfig
@@ -33,7 +33,7 @@ from sheetgen.layout.planner import (
     plan_workbook,
 )
 from sheetgen.model.reference import Registry
-from sheetgen.model.vocabulary import Input, SheetSpec
+from sheetgen.model.vocabulary import Input, Quantity, SheetSpec
 
 #: (sheet, zero-based row, zero-based column) -> the cell's value: None (or "") when blank.
 CellReader = Callable[[str, int, int], Any]
@@ -264,22 +264,31 @@ def check_number_inputs(specs: Sequence[SheetSpec], values: Mapping[str, Any]) -
     error value, a boolean or a blank) or one outside the range its cell's validation allows:
     the sheet shows #VALUE! or nonsense there, and the model has nothing to compute with.
 
-    An input some formula tests with ISNUMBER or ISBLANK (an override left blank for the
-    preset's figure, "auto") is one the sheet handles in any form: the model does too.
+    An input every formula that reads it tests with ISNUMBER or ISBLANK (an override left
+    blank for the preset's figure, "auto") may hold anything but a number, which the sheet
+    handles: the model does too. (The Pipeline's m, which one sweep row tests but every layer
+    multiplies, is no such input.) A number there is used as typed, so it must be in range
+    like any other (0 micro-batches would divide by zero). A whole-number cell refuses a
+    fraction.
     """
     registry = Registry(specs)
     si = registry.from_cells({k: v for k, v in values.items() if is_number(v)})
-    tolerant = {name for q in registry.quantities() for name in q.dependencies()
-                if f"ISNUMBER({{{name}}})" in q.template or f"ISBLANK({{{name}}})" in q.template}
+    users: dict[str, list[Quantity]] = {}
+    for q in registry.quantities():
+        for name in q.dependencies():
+            users.setdefault(name, []).append(q)
+    tolerant = {name for name, qs in users.items()
+                if all(f"ISNUMBER({{{name}}})" in q.template
+                       or f"ISBLANK({{{name}}})" in q.template for q in qs)}
     where = input_addresses(specs, {t: 0 for t in registry.tables})
     for name, item in registry.items.items():
         rule = item.validation if isinstance(item, Input) else None
+        value = values.get(name)
         if rule is None or rule.kind not in _NUMERIC_RULES or name in registry.table_of \
-                or name in tolerant:
+                or (name in tolerant and not is_number(value)):
             continue
         sheet, row, col, _ = where[name]
         cell = f"{sheet}!{a1.cell(row, col)}"
-        value = values.get(name)
         if value is None:
             raise WorkbookError(f"{cell} ({item.label}) is blank; it needs a number "
                                 f"({rule.message})")
@@ -288,10 +297,33 @@ def check_number_inputs(specs: Sequence[SheetSpec], values: Mapping[str, Any]) -
                                 f"({rule.message})")
         low = -math.inf if rule.minimum is None else rule.minimum
         high = math.inf if rule.maximum is None else rule.maximum
-        if not (math.isfinite(si[name]) and low <= si[name] <= high):
-            raise WorkbookError(f"{cell} ({item.label}) holds {value!r}, outside what the "
-                                f"cell allows ({rule.message})")
+        whole = rule.kind != "whole_min" or float(si[name]).is_integer()
+        if not (math.isfinite(si[name]) and low <= si[name] <= high and whole):
+            raise WorkbookError(f"{cell} ({item.label}) holds {number_to_text(value)}, "
+                                f"outside what the cell allows ({rule.message})")
 
+
+def check_choice_inputs(specs: Sequence[SheetSpec], values: Mapping[str, Any]) -> None:
+    """Refuse, naming the cell, a dropdown holding what its list does not offer (a GPU the
+    GPU Specs sheet lacks, an all-reduce algorithm sheetgen does not know): its lookups show
+    #N/A and its branches pick by accident, and the model has nothing to compute with. The
+    spelling must be the list's own: the sheet's = ignores case, but it writes the typed text
+    into its sentences ("36 Ring all-reduces"), which the model would not."""
+    registry = Registry(specs)
+    where = input_addresses(specs, {t: 0 for t in registry.tables})
+    for name, item in registry.items.items():
+        rule = item.validation if isinstance(item, Input) else None
+        if rule is None or rule.kind not in ("list", "choices") or name in registry.table_of:
+            continue
+        offered = rule.choices if rule.kind == "choices" else tuple(
+            v for v in values.get(rule.source or "", ()) if isinstance(v, str) and v)
+        value = values.get(name)
+        if not (isinstance(value, str) and value in offered):
+            sheet, row, col, _ = where[name]
+            held = "is blank" if value is None else (
+                f"holds {number_to_text(value)}" if is_number(value) else f"holds {value!r}")
+            raise WorkbookError(f"{sheet}!{a1.cell(row, col)} ({item.label}) {held}, which "
+                                f"its list does not offer ({rule.message})")
 
 def replan(layout: SheetLayout, rows: Mapping[str, int], value_at: CellReader,
            column_at: ColumnReader | None = None,
@@ -299,13 +331,15 @@ def replan(layout: SheetLayout, rows: Mapping[str, int], value_at: CellReader,
     """The plan of a built workbook with the reference model run on its own input cells (so a
     flipped dropdown, typed shapes or an edited preset are modelled, not reported).
 
-    A user's file can hold anything in an input cell: the numeric ones are checked first
-    (`check_number_inputs`), and what the model raises on a value it rejects (ValueError)
-    becomes a WorkbookError. Any other exception is a bug in sheetgen and propagates.
+    A user's file can hold anything in an input cell: the numeric ones and the dropdowns are
+    checked first (`check_number_inputs`, `check_choice_inputs`), and what the model raises
+    on a value it rejects (ValueError) becomes a WorkbookError. Any other exception is a bug
+    in sheetgen and propagates.
     """
     specs = sheet_specs(layout)
     values = read_inputs(specs, rows, value_at, column_at)
     check_number_inputs(specs, values)
+    check_choice_inputs(specs, values)
     try:
         return plan_workbook(specs, values, metadata, from_cells=True)
     except ValueError as exc:

@@ -1,5 +1,5 @@
 """Text: CONCATENATE CONCAT TEXTJOIN TEXT LEFT RIGHT MID LEN TRIM UPPER LOWER VALUE N T
-EXACT REPT. Numbers become text as ``&`` writes them (values.number_to_text)."""
+EXACT REPT. Numbers become text as ``&`` writes them (core.excel.number_to_text)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ from typing import Any
 
 import numpy as np
 
+from sheetgen.core.excel import number_to_text
+
 from ..evaluator import Ctx, ev, to_text
 from ..parser import Node
-from ..values import BOOL, EMPTY, ERR, NUM, STR, VALUE, number_to_text, text_to_number
+from ..values import BOOL, EMPTY, ERR, NUM, STR, VALUE, text_to_number
 from ..vec import ErrAcc, Vec
 from .base import Unsupported, register, to_num
 

@@ -4,7 +4,8 @@ A sentence is declared once as parts (literal text, numbers, other text cells, a
 branches); `sentence` turns the parts into both the formula and the Python reference, so the
 two say the same words. Numbers keep three significant digits (two for percentages) but
 never lose whole digits: ROUND(x, MAX(0, d - 1 - floor(log10(|x| + 1E-12)))). A
-spreadsheet writes a ROUNDed number into text without trailing zeros; so does `number_text`.
+spreadsheet writes a ROUNDed number into text without trailing zeros; so does
+`core.excel.number_to_text`.
 """
 
 from __future__ import annotations
@@ -12,11 +13,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 from sheetgen.core import time_cells
-from sheetgen.core.excel import excel_round
+from sheetgen.core.excel import excel_round, number_to_text
 from sheetgen.model.vocabulary import Quantity
 
 Args = dict[str, Any]
@@ -57,16 +57,8 @@ def _digits(x: float, digits: int) -> int:
     return max(0, digits + 99 - math.trunc(math.log10(abs(x) + 1e-12) + 100))
 
 
-def number_text(x: float) -> str:
-    """How a spreadsheet writes a number into text (General format, no trailing zeros)."""
-    if x == 0:
-        return "0"
-    text = f"{x:.15g}"
-    return format(Decimal(text), "f") if "e" in text else text
-
-
 def rounded_text(x: float, digits: int = 3) -> str:
-    return number_text(excel_round(x, _digits(x, digits)))
+    return number_to_text(excel_round(x, _digits(x, digits)))
 
 
 def _formula(parts: Sequence[Part]) -> str:
