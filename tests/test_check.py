@@ -264,6 +264,48 @@ def test_a_dropdown_holding_what_its_list_does_not_offer_is_named(built, tmp_pat
     assert f"{sheet.strip(chr(39))}!{cell.replace('$', '')}" in result.output
 
 
+def _input_cell(plan, name, row=0):
+    """(sheet, "B9") of a named input cell, or of row `row` of an input column."""
+    for sheet in plan.sheets:
+        for c in sheet.cells:
+            if c.name == name:
+                return sheet.name, xl_rowcol_to_cell(c.row, c.col)
+        for t in sheet.tables:
+            for col in t.columns:
+                if col.name == name:
+                    return sheet.name, xl_rowcol_to_cell(t.first_row + row, col.col)
+    raise KeyError(name)
+
+
+@pytest.mark.parametrize(("name", "row", "value", "needle"), [
+    # a bandwidth divides: 0 was let through (ZeroDivisionError), and text went past the
+    # override's ISBLANK into the arithmetic (TypeError)
+    ("link_bw_override", 0, 0, "holds 0, outside what the cell allows"),
+    ("link_bw_override", 0, "abc", "holds 'abc', not a number"),
+    # What-if's scenario factors had no validation: text was a TypeError
+    ("k_scale", 3, "abc", "holds 'abc', not a number (A positive factor"),
+    ("m_scale", 1, 0, "holds 0, outside what the cell allows (A positive factor"),
+])
+def test_a_bad_override_or_factor_is_named(built, tmp_path, name, row, value, needle):
+    plan, path = built
+    sheet, cell = _input_cell(plan, name, row)
+    out = edit_cells(path, tmp_path / "odd.xlsx", {(sheet, cell): value})
+    result = run("check", str(out))
+    one_line_error(result, needle)
+    assert f"{sheet}!{cell}" in result.output
+
+
+def test_text_in_a_sweep_row_is_the_rows_hint_not_a_crash(built, tmp_path):
+    """The sweep's rows take text (their guard shows "type m or × input m"): the model read
+    it with isnan and raised TypeError."""
+    plan, path = built
+    out = edit_cells(path, tmp_path / "sweep.xlsx",
+                     {_input_cell(plan, "sweep_m_typed", 1): "abc"})
+    result = run("check", str(out))
+    assert result.exit_code == 0, result.output
+    assert "every formula cell agrees" in result.output
+
+
 @pytest.mark.parametrize("value", ["auto", None, "x", 7])
 def test_micro_batches_auto_blank_text_or_a_count_check_clean(built, tmp_path, value):
     """The micro-batch cell takes auto (or anything but a number: the sheet's ISNUMBER reads

@@ -5,8 +5,9 @@ Random edits recalculated in LibreOffice found four ways it did (each now a case
 test_check): 0 micro-batches (ZeroDivisionError), a blank Pipeline m (TypeError), an
 all-reduce algorithm not on the list (KeyError) and a storage dtype not on it (a line that
 named no cell). Here hypothesis types at random into the cells `replan` reads, as they sit in
-the written workbook (display units, text as typed), on the default workbook and on one with
-the Transformer sheet; `replan` is the step `check` runs before its evaluation.
+the written workbook (display units, text as typed), on the default workbook with the Practice
+sheet, one with the Measured sheet and one with the Transformer sheet; `replan` is the step
+`check` runs before its evaluation.
 """
 
 from __future__ import annotations
@@ -24,11 +25,16 @@ from sheetgen.inputs.model_config import load_bundled
 from sheetgen.layout.planner import WorkbookPlan
 from sheetgen.model.reference import Registry
 from sheetgen.model.vocabulary import Input
+from sheetgen.sheets.measured import MeasuredInputs
 from sheetgen.sheets.transformer.values import TransformerInputs
 from sheetgen.verify.readback import layout_from_metadata, replan
 
 CONFIGS = {
-    "default": {},
+    "default": {"practice": 4},
+    "measured": {"gpu": "H100 SXM", "measured": MeasuredInputs(
+        m=[1, 64, 4096], k=[4096, 8192, 4096], n=[4096, 8192, 4096], b=[1, 1, 2],
+        seconds=[9e-6, 4e-5, 3e-4], compute_efficiency=0.8, memory_efficiency=0.9,
+        launch_overhead=4e-6, sm_count=132, source="typed")},
     "transformer": {"gpu": "H100 SXM", "dtype": "fp8", "gpus": 1,
                     "transformer": TransformerInputs(load_bundled("llama-3.1-8b"), batch=8,
                                                      tp=2)},
@@ -37,7 +43,7 @@ CONFIGS = {
 
 @functools.cache
 def built(key: str) -> tuple[WorkbookPlan, dict[tuple[str, int, int], Any], tuple]:
-    """The plan, every input cell's value as the workbook holds it, and the scalar inputs
+    """The plan, every input cell's value as the workbook holds it, and the input cells
     (sheet, row, col, Input) hypothesis may type into."""
     plan = plan_build(BuildConfig(**CONFIGS[key]))
     cells: dict[tuple[str, int, int], Any] = {}
@@ -53,7 +59,15 @@ def built(key: str) -> tuple[WorkbookPlan, dict[tuple[str, int, int], Any], tupl
     items = Registry(plan_specs(plan)).items
     scalars = tuple((s.name, c.row, c.col, items[c.name]) for s in plan.sheets for c in s.cells
                     if c.role == "input" and isinstance(items.get(c.name), Input))
-    return plan, cells, scalars
+    # and every cell of the input columns whose cells validate what is typed (the shapes, the
+    # sweep's m, What-if's scales); the GPU Specs table and the Practice rows take anything a
+    # person types, and the helper columns (layer numbers, candidate M) are sheetgen's own
+    column = tuple((s.name, t.first_row + i, col.col, items[col.name]) for s in plan.sheets
+                   for t in s.tables for col in t.columns
+                   if col.is_input and isinstance(items.get(col.name), Input)
+                   and items[col.name].validation is not None
+                   for i in range(t.n_rows))
+    return plan, cells, scalars + column
 
 
 def plan_specs(plan: WorkbookPlan) -> list:
@@ -80,7 +94,7 @@ def typed(item: Input) -> st.SearchStrategy[Any]:
 
 
 @pytest.mark.parametrize("key", CONFIGS)
-@settings(max_examples=40, deadline=None, derandomize=True)
+@settings(max_examples=60, deadline=None, derandomize=True)
 @given(data=st.data())
 def test_typed_inputs_are_modelled_or_refused_in_one_line(key, data):
     plan, cells, scalars = built(key)

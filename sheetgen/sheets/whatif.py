@@ -52,9 +52,12 @@ SCENARIOS: list[tuple[str, float, float, float]] = [
 ]
 
 SCENARIO = Input("scenario", "scenario", fmt="text")
-M_SCALE = Input("m_scale", "m ×", fmt="ratio")
-K_SCALE = Input("k_scale", "k ×", fmt="ratio")
-N_SCALE = Input("n_scale", "n ×", fmt="ratio")
+#: a scenario's factor: positive (the scaled dimension divides the base row's figures)
+_FACTOR = Validation("decimal_range", minimum=1e-6, maximum=1e6,
+                     message="A positive factor (0.5 halves, 2 doubles)")
+M_SCALE = Input("m_scale", "m ×", fmt="ratio", validation=_FACTOR)
+K_SCALE = Input("k_scale", "k ×", fmt="ratio", validation=_FACTOR)
+N_SCALE = Input("n_scale", "n ×", fmt="ratio", validation=_FACTOR)
 
 
 def _scaled(name: str, base: str, scale: str) -> Quantity:

@@ -33,7 +33,7 @@ from sheetgen.layout.planner import (
     plan_workbook,
 )
 from sheetgen.model.reference import Registry
-from sheetgen.model.vocabulary import Input, Quantity, SheetSpec
+from sheetgen.model.vocabulary import Input, Quantity, SheetSpec, Validation
 
 #: (sheet, zero-based row, zero-based column) -> the cell's value: None (or "") when blank.
 CellReader = Callable[[str, int, int], Any]
@@ -260,47 +260,64 @@ _NUMERIC_RULES = ("whole_min", "decimal_range")
 
 
 def check_number_inputs(specs: Sequence[SheetSpec], values: Mapping[str, Any]) -> None:
-    """Refuse, naming the cell, a single-cell numeric input that holds no number (text, an
-    error value, a boolean or a blank) or one outside the range its cell's validation allows:
+    """Refuse, naming the cell, a numeric input (one cell, or a row of a table without a row
+    guard, such as What-if's scales) that holds no number (text, an error value, a boolean or
+    a blank) or one outside the range its cell's validation allows:
     the sheet shows #VALUE! or nonsense there, and the model has nothing to compute with.
 
-    An input every formula that reads it tests with ISNUMBER or ISBLANK (an override left
-    blank for the preset's figure, "auto") may hold anything but a number, which the sheet
-    handles: the model does too. (The Pipeline's m, which one sweep row tests but every layer
-    multiplies, is no such input.) A number there is used as typed, so it must be in range
-    like any other (0 micro-batches would divide by zero). A whole-number cell refuses a
-    fraction.
+    An input every formula that reads it tests with ISNUMBER ("auto") may hold anything but a
+    number, and one they test with ISBLANK (an override left blank for the preset's figure) a
+    blank: the sheet handles those, and the model does too; text in the latter goes through
+    ISBLANK into the arithmetic, so it is refused. (The Pipeline's m, which one sweep row
+    tests but every layer multiplies, is neither.) A number is used as typed, so it must be
+    in range like any other (0 micro-batches would divide by zero). A whole-number cell
+    refuses a fraction.
     """
     registry = Registry(specs)
-    si = registry.from_cells({k: v for k, v in values.items() if is_number(v)})
     users: dict[str, list[Quantity]] = {}
     for q in registry.quantities():
         for name in q.dependencies():
             users.setdefault(name, []).append(q)
-    tolerant = {name for name, qs in users.items()
-                if all(f"ISNUMBER({{{name}}})" in q.template
-                       or f"ISBLANK({{{name}}})" in q.template for q in qs)}
+    # ISNUMBER reads anything else as "not given"; ISBLANK only a blank (text goes through)
+    any_text = {name for name, qs in users.items()
+                if all(f"ISNUMBER({{{name}}})" in q.template for q in qs)}
+    blank_ok = any_text | {name for name, qs in users.items()
+                           if all(f"ISNUMBER({{{name}}})" in q.template
+                                  or f"ISBLANK({{{name}}})" in q.template for q in qs)}
     where = input_addresses(specs, {t: 0 for t in registry.tables})
     for name, item in registry.items.items():
         rule = item.validation if isinstance(item, Input) else None
-        value = values.get(name)
-        if rule is None or rule.kind not in _NUMERIC_RULES or name in registry.table_of \
-                or (name in tolerant and not is_number(value)):
+        if rule is None or rule.kind not in _NUMERIC_RULES:
             continue
         sheet, row, col, _ = where[name]
-        cell = f"{sheet}!{a1.cell(row, col)}"
-        if value is None:
-            raise WorkbookError(f"{cell} ({item.label}) is blank; it needs a number "
-                                f"({rule.message})")
-        if not is_number(value):
-            raise WorkbookError(f"{cell} ({item.label}) holds {value!r}, not a number "
-                                f"({rule.message})")
-        low = -math.inf if rule.minimum is None else rule.minimum
-        high = math.inf if rule.maximum is None else rule.maximum
-        whole = rule.kind != "whole_min" or float(si[name]).is_integer()
-        if not (math.isfinite(si[name]) and low <= si[name] <= high and whole):
-            raise WorkbookError(f"{cell} ({item.label}) holds {number_to_text(value)}, "
-                                f"outside what the cell allows ({rule.message})")
+        table = registry.table_of.get(name)
+        if table is None:
+            cells = [(row, values.get(name))]
+        elif table.guard is None:  # a guarded table's rows show its guard's marker instead
+            cells = [(row + i, v) for i, v in enumerate(values.get(name) or ())]
+        else:
+            continue
+        for r, value in cells:
+            if (name in any_text and not is_number(value)) or (name in blank_ok
+                                                                and value is None):
+                continue
+            _check_number(f"{sheet}!{a1.cell(r, col)} ({item.label})", rule, value,
+                          registry.from_cells({name: value})[name] if is_number(value)
+                          else None)
+
+
+def _check_number(cell: str, rule: Validation, value: Any, si: float | None) -> None:
+    """One numeric input cell against its rule (`si`: its value in SI, None if no number)."""
+    if value is None:
+        raise WorkbookError(f"{cell} is blank; it needs a number ({rule.message})")
+    if si is None:
+        raise WorkbookError(f"{cell} holds {value!r}, not a number ({rule.message})")
+    low = -math.inf if rule.minimum is None else rule.minimum
+    high = math.inf if rule.maximum is None else rule.maximum
+    whole = rule.kind != "whole_min" or float(si).is_integer()
+    if not (math.isfinite(si) and low <= si <= high and whole):
+        raise WorkbookError(f"{cell} holds {number_to_text(value)}, outside what the cell "
+                            f"allows ({rule.message})")
 
 
 def check_choice_inputs(specs: Sequence[SheetSpec], values: Mapping[str, Any]) -> None:

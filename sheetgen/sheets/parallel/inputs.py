@@ -54,6 +54,9 @@ TIME_UNIT = "ms"
 
 _POSITIVE = Validation("decimal_range", minimum=0, maximum=1e18,
                        message="Leave blank to use the preset; otherwise a positive number")
+#: a bandwidth divides: 0 B/s would make every hop and all-reduce #DIV/0!
+_BANDWIDTH = Validation("decimal_range", minimum=1, maximum=1e18,
+                        message="Leave blank to use the preset; otherwise at least 1 B/s")
 GPUS = Input("par_gpus", "GPUs (G)", "", fmt="int", defined_name="PAR_GPUS", validation=_COUNT,
              doc="Pipeline stages, or tensor-parallel ways.")
 MICRO = Input("micro_batches", "micro-batches (M)", "", fmt="int", defined_name="MICRO_BATCHES",
@@ -74,7 +77,7 @@ HOST_LAT_IN = Input("host_link_latency", "host link latency", "s", fmt="sci", ti
                     validation=_POSITIVE,
                     doc="Used when traffic goes over the host link (PCIe peer-to-peer).")
 LINK_BW_IN = Input("link_bw_override", "link bandwidth per direction (override)", "B/s",
-                   fmt="sci", validation=_POSITIVE,
+                   fmt="sci", validation=_BANDWIDTH,
                    doc="Blank: the link chosen above; a number wins over both.")
 LINK_LAT_IN = Input("link_latency_override", "link latency (override)", "s", fmt="sci",
                     time_unit="µs",

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from sheetgen.core.excel import is_number
+from sheetgen.core.excel import is_number, number_mask
 from sheetgen.model import factories as rf
 from sheetgen.model.vocabulary import Input, Quantity, Table, Validation
 from sheetgen.sheets.parallel import pp, tp
@@ -49,11 +49,18 @@ SW_CHECK = Quantity(
     'IF(ISNUMBER({sweep_times}),IF({sweep_times}>0,"ok","× must be positive"),'
     '"type m or × input m"))', _status, fmt="text",
     doc="Blank rows and bad entries show a hint instead of spreadsheet errors.")
+def _sw_m(sweep_m_typed: Any, sweep_times: Any, pipe_m: float) -> np.ndarray:
+    """The typed m where it is a number, else ceil(× · input m) (NaN where neither: text
+    typed in a row, which its guard shows as a hint)."""
+    typed, times = np.asarray(sweep_m_typed, dtype=object), np.asarray(sweep_times, dtype=object)
+    is_m, is_t = number_mask(typed), number_mask(times)
+    return np.where(is_m, np.where(is_m, typed, 0.0).astype(float),
+                    np.ceil(np.where(is_t, times, np.nan).astype(float) * pipe_m))
+
+
 SW_M = Quantity("sw_m", "m (rows)", "",
                 "IF(ISNUMBER({sweep_m_typed}),{sweep_m_typed},ROUNDUP({sweep_times}*{pipe_m},0))",
-                lambda sweep_m_typed, sweep_times, pipe_m: np.where(
-                    np.isnan(sweep_m_typed), np.ceil(sweep_times * pipe_m), sweep_m_typed),
-                fmt="int")
+                _sw_m, fmt="int")
 ROW = Input("sweep_row", "#", "", fmt="int", helper=True)
 
 
