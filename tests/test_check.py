@@ -285,6 +285,11 @@ def _input_cell(plan, name, row=0):
     # What-if's scenario factors had no validation: text was a TypeError
     ("k_scale", 3, "abc", "holds 'abc', not a number (A positive factor"),
     ("m_scale", 1, 0, "holds 0, outside what the cell allows (A positive factor"),
+    # the selected GPU's own figures (row 0, the A100 40GB SXM): a blank link bandwidth and
+    # text for the HBM's were a line naming no cell, 0 a ZeroDivisionError
+    ("spec_link_bw", 0, None, "is blank; it needs a number (A positive number)"),
+    ("spec_hbm_bw", 0, "1.5 TB/s", "holds '1.5 TB/s', not a number"),
+    ("spec_hbm_bw", 0, 0, "holds 0, outside what the cell allows"),
 ])
 def test_a_bad_override_or_factor_is_named(built, tmp_path, name, row, value, needle):
     plan, path = built
@@ -293,6 +298,17 @@ def test_a_bad_override_or_factor_is_named(built, tmp_path, name, row, value, ne
     result = run("check", str(out))
     one_line_error(result, needle)
     assert f"{sheet}!{cell}" in result.output
+
+
+def test_a_cleared_sm_count_reads_n_a_as_a_preset_without_one(built, tmp_path):
+    """The selected GPU's SM count cleared: the sheet shows n/a and waves stay off, as for a
+    preset that gives none (its INDEX read the blank as 0 and divided the waves by it, 188
+    cells the model disagreed with)."""
+    plan, path = built
+    out = edit_cells(path, tmp_path / "sms.xlsx", {_input_cell(plan, "spec_sms", 0): None})
+    result = run("check", str(out))
+    assert result.exit_code == 0, result.output
+    assert "every formula cell agrees" in result.output
 
 
 def test_text_in_a_sweep_row_is_the_rows_hint_not_a_crash(built, tmp_path):

@@ -17,7 +17,7 @@ import numpy as np
 from sheetgen.core.units import rate_unit
 from sheetgen.inputs import precision
 from sheetgen.inputs.presets import DTYPE_BYTES, DTYPES, Presets
-from sheetgen.model.vocabulary import Input, SheetSpec, Span, Table, Text
+from sheetgen.model.vocabulary import Input, SheetSpec, Span, Table, Text, Validation
 
 SHEET = "GPU Specs"
 MISSING = "n/a"  # a dtype the GPU lacks, or an SM count the preset left out: never zero
@@ -55,6 +55,11 @@ PEAK_COLUMNS = tuple(f"peak_{d}" for d in DTYPES)
 #: per-dtype measured matmul efficiencies (blank: the dtype uses the GPU's one efficiency)
 EFF_COLUMNS = tuple(f"eff_{d}" for d in DTYPES)
 
+#: a GPU's bandwidths and memory divide or bound everything: positive numbers; its link
+#: latency may be 0 (a check on every row, a user's own GPU's included)
+_RATE = Validation("decimal_range", minimum=1, maximum=1e18, message="A positive number")
+_LATENCY = Validation("decimal_range", minimum=0, maximum=1e18,
+                      message="A number, 0 or more")
 GPU_TABLE = Table(
     name="gpus",
     header_row=DTYPE_TABLE.header_row + max(len(DTYPES), len(precision.STORAGE_DTYPES)) + 3,
@@ -62,11 +67,14 @@ GPU_TABLE = Table(
     inputs=(
         Input("spec_name", "GPU", fmt="text"),
         *(Input(f"peak_{d}", f"{d} dense peak", rate_unit(d), fmt="sci") for d in DTYPES),
-        Input("spec_hbm_bw", "HBM bandwidth", "B/s", fmt="sci"),
-        Input("spec_memory", "GPU memory", "B", fmt="sci"),
-        Input("spec_link_bw", "GPU link bandwidth per direction", "B/s", fmt="sci"),
-        Input("spec_link_latency", "GPU link latency", "s", fmt="sci"),
-        Input("spec_host_bw", "host link (PCIe) bandwidth per direction", "B/s", fmt="sci"),
+        Input("spec_hbm_bw", "HBM bandwidth", "B/s", fmt="sci", validation=_RATE),
+        Input("spec_memory", "GPU memory", "B", fmt="sci", validation=_RATE),
+        Input("spec_link_bw", "GPU link bandwidth per direction", "B/s", fmt="sci",
+              validation=_RATE),
+        Input("spec_link_latency", "GPU link latency", "s", fmt="sci",
+              validation=_LATENCY),
+        Input("spec_host_bw", "host link (PCIe) bandwidth per direction", "B/s", fmt="sci",
+              validation=_RATE),
         Input("spec_meas_compute", "measured matmul efficiency", "fraction", fmt="fraction"),
         *(Input(f"eff_{d}", f"{d} matmul efficiency (blank: the one above)", "fraction",
                 fmt="fraction") for d in DTYPES),
@@ -257,6 +265,10 @@ def number(value: Any) -> float:
 
 
 def lookup(column: Any, names: Any, key: Any) -> float:
-    """INDEX(column, MATCH(key, names, 0)) as a number; NaN when key is absent."""
+    """INDEX(column, MATCH(key, names, 0)) as a number; NaN when key is absent. A blank cell
+    is 0, as a formula that is just INDEX of a blank cell shows it in every engine."""
     i = match(names, key)
-    return float("nan") if i is None else number(np.asarray(column, dtype=object).ravel()[i])
+    if i is None:
+        return float("nan")
+    value = np.asarray(column, dtype=object).ravel()[i]
+    return 0.0 if value is None else number(value)

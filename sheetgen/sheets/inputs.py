@@ -34,7 +34,7 @@ from sheetgen.model.vocabulary import (
     Text,
     Validation,
 )
-from sheetgen.sheets.gpu_specs import OFF, ON, lookup, match, number
+from sheetgen.sheets.gpu_specs import MISSING, OFF, ON, lookup, match, number
 
 SHEET = "Inputs"
 
@@ -391,16 +391,18 @@ SUGGEST_LINK = _gpu_lookup("suggest_link_eff", "measured link efficiency",
 
 
 def _sm_count(spec_sms: Any, spec_name: Any, gpu_name: Any) -> Any:
-    """The GPU's SM count, or the text its cell holds ("n/a": the preset gave none)."""
+    """The GPU's SM count, or MISSING ("n/a") where its cell holds no number: the preset
+    gave none, or the cell was cleared (a blank would read 0 and divide the waves by it)."""
     i = match(spec_name, gpu_name)
     if i is None:
         return float("nan")
     value = np.asarray(spec_sms, dtype=object).ravel()[i]
-    return value if is_number(value) or isinstance(value, str) else number(value)
+    return value if is_number(value) else MISSING
 
 
+_SMS_LOOKUP = "INDEX({spec_sms[]},MATCH({gpu_name},{spec_name[]},0))"
 SM_COUNT = Quantity(
-    "sm_count", "SMs (CUs)", "SMs", "INDEX({spec_sms[]},MATCH({gpu_name},{spec_name[]},0))",
+    "sm_count", "SMs (CUs)", "SMs", f'IF(ISNUMBER({_SMS_LOOKUP}),{_SMS_LOOKUP},"{MISSING}")',
     _sm_count, fmt="int", defined_name="SM_COUNT",
     doc="Streaming multiprocessors (AMD: compute units) tiles spread over; n/a when the "
         "preset gives none (then waves stay off).")
