@@ -22,17 +22,21 @@ from sheetgen.model.vocabulary import Input, SheetSpec, Span, Table, Text, Valid
 SHEET = "GPU Specs"
 MISSING = "n/a"  # a dtype the GPU lacks, or an SM count the preset left out: never zero
 
+#: what "auto" stores an operand in: one of the storage table's names, beside it
+_STORED = Validation("list", source="storage_name", message="A storage dtype (the table beside)")
 DTYPE_TABLE = Table(
     name="dtypes",
     header_row=3,
     col=0,
     inputs=(
         Input("dtype_name", "dtype", fmt="text"),
-        Input("dtype_bytes", "bytes per element", "B", fmt="int"),
+        Input("dtype_bytes", "bytes per element", "B", fmt="int",
+              validation=Validation("whole_min", minimum=1, maximum=16,
+                                    message="Bytes per element: a whole number, 1 or more")),
         # what "auto" stores each operand in for this compute dtype (sheetgen.inputs.precision)
-        Input("dtype_auto_act", "auto: A stored as", fmt="text"),
-        Input("dtype_auto_weight", "auto: B stored as", fmt="text"),
-        Input("dtype_auto_out", "auto: C stored as", fmt="text"),
+        Input("dtype_auto_act", "auto: A stored as", fmt="text", validation=_STORED),
+        Input("dtype_auto_weight", "auto: B stored as", fmt="text", validation=_STORED),
+        Input("dtype_auto_out", "auto: C stored as", fmt="text", validation=_STORED),
     ),
     columns=(),
     range_names={"dtype_name": "DTYPE_LIST", "dtype_bytes": "DTYPE_BYTES_LIST"},
@@ -44,7 +48,9 @@ STORAGE_TABLE = Table(
     col=len(DTYPE_TABLE.inputs) + 1,
     inputs=(
         Input("storage_name", "storage", fmt="text"),
-        Input("storage_bytes", "bytes per element", "B", fmt="general"),
+        Input("storage_bytes", "bytes per element", "B", fmt="general",
+              validation=Validation("decimal_range", minimum=0.0625, maximum=16,
+                                    message="Bytes per element, 0.0625 (half a bit) or more")),
         Input("storage_note", "counts", fmt="text"),
     ),
     columns=(),

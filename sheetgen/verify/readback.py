@@ -33,7 +33,7 @@ from sheetgen.layout.planner import (
     plan_workbook,
 )
 from sheetgen.model.reference import Registry
-from sheetgen.model.vocabulary import Input, Quantity, SheetSpec, Validation
+from sheetgen.model.vocabulary import Input, Quantity, SheetSpec, Table, Validation
 
 #: (sheet, zero-based row, zero-based column) -> the cell's value: None (or "") when blank.
 CellReader = Callable[[str, int, int], Any]
@@ -274,16 +274,7 @@ def check_number_inputs(specs: Sequence[SheetSpec], values: Mapping[str, Any]) -
     refuses a fraction.
     """
     registry = Registry(specs)
-    users: dict[str, list[Quantity]] = {}
-    for q in registry.quantities():
-        for name in q.dependencies():
-            users.setdefault(name, []).append(q)
-    # ISNUMBER reads anything else as "not given"; ISBLANK only a blank (text goes through)
-    any_text = {name for name, qs in users.items()
-                if all(f"ISNUMBER({{{name}}})" in q.template for q in qs)}
-    blank_ok = any_text | {name for name, qs in users.items()
-                           if all(f"ISNUMBER({{{name}}})" in q.template
-                                  or f"ISBLANK({{{name}}})" in q.template for q in qs)}
+    any_text, blank_ok = _tolerated(registry)
     where = input_addresses(specs, {t: 0 for t in registry.tables})
     for name, item in registry.items.items():
         rule = item.validation if isinstance(item, Input) else None
@@ -304,6 +295,21 @@ def check_number_inputs(specs: Sequence[SheetSpec], values: Mapping[str, Any]) -
             _check_number(f"{sheet}!{a1.cell(r, col)} ({item.label})", rule, value,
                           registry.from_cells({name: value})[name] if is_number(value)
                           else None)
+
+
+def _tolerated(registry: Registry) -> tuple[set[str], set[str]]:
+    """(inputs every formula reading them tests with ISNUMBER: anything but a number reads as
+    "not given"; those tested with ISNUMBER or ISBLANK: a blank does, text goes through)."""
+    users: dict[str, list[Quantity]] = {}
+    for q in registry.quantities():
+        for name in q.dependencies():
+            users.setdefault(name, []).append(q)
+    any_text = {name for name, qs in users.items()
+                if all(f"ISNUMBER({{{name}}})" in q.template for q in qs)}
+    blank_ok = any_text | {name for name, qs in users.items()
+                           if all(f"ISNUMBER({{{name}}})" in q.template
+                                  or f"ISBLANK({{{name}}})" in q.template for q in qs)}
+    return any_text, blank_ok
 
 
 def _check_number(cell: str, rule: Validation, value: Any, si: float | None) -> None:
@@ -328,19 +334,38 @@ def check_choice_inputs(specs: Sequence[SheetSpec], values: Mapping[str, Any]) -
     into its sentences ("36 Ring all-reduces"), which the model would not."""
     registry = Registry(specs)
     where = input_addresses(specs, {t: 0 for t in registry.tables})
+    _any_text, blank_ok = _tolerated(registry)
     for name, item in registry.items.items():
         rule = item.validation if isinstance(item, Input) else None
-        if rule is None or rule.kind not in ("list", "choices") or name in registry.table_of:
+        if rule is None or rule.kind not in ("list", "choices"):
+            continue
+        sheet, row, col, _ = where[name]
+        table = registry.table_of.get(name)
+        if table is None:
+            cells = [(row, values.get(name))]
+        elif table.guard is None:  # each row of the column (the dtype table's storages)
+            cells = [(row + i, v) for i, v in enumerate(values.get(name) or ())
+                     if i < _filled(values, table)]
+        else:
             continue
         offered = rule.choices if rule.kind == "choices" else tuple(
             v for v in values.get(rule.source or "", ()) if isinstance(v, str) and v)
-        value = values.get(name)
-        if not (isinstance(value, str) and value in offered):
-            sheet, row, col, _ = where[name]
-            held = "is blank" if value is None else (
-                f"holds {number_to_text(value)}" if is_number(value) else f"holds {value!r}")
-            raise WorkbookError(f"{sheet}!{a1.cell(row, col)} ({item.label}) {held}, which "
-                                f"its list does not offer ({rule.message})")
+        for r, value in cells:
+            if value is None and name in blank_ok:  # a Practice answer not given yet
+                continue
+            if not (isinstance(value, str) and value in offered):
+                held = "is blank" if value is None else (
+                    f"holds {number_to_text(value)}" if is_number(value)
+                    else f"holds {value!r}")
+                raise WorkbookError(f"{sheet}!{a1.cell(r, col)} ({item.label}) {held}, which "
+                                    f"its list does not offer ({rule.message})")
+
+
+def _filled(values: Mapping[str, Any], table: Table) -> int:
+    """Rows of a table in use: up to its first column's last non-blank cell (a row a user
+    adds below counts; the blank rows past it are free)."""
+    first = values.get(table.inputs[0].name) or ()
+    return max((i + 1 for i, v in enumerate(first) if v not in (None, "")), default=0)
 
 def replan(layout: SheetLayout, rows: Mapping[str, int], value_at: CellReader,
            column_at: ColumnReader | None = None,
