@@ -259,42 +259,48 @@ def read_inputs(specs: Sequence[SheetSpec], rows: Mapping[str, int], value_at: C
 _NUMERIC_RULES = ("whole_min", "decimal_range")
 
 
-def check_number_inputs(specs: Sequence[SheetSpec], values: Mapping[str, Any]) -> None:
-    """Refuse, naming the cell, a numeric input (one cell, or a row of a table without a row
-    guard, such as What-if's scales) that holds no number (text, an error value, a boolean or
-    a blank) or one outside the range its cell's validation allows:
-    the sheet shows #VALUE! or nonsense there, and the model has nothing to compute with.
+def check_inputs(specs: Sequence[SheetSpec], values: Mapping[str, Any]) -> None:
+    """Refuse, naming the cell, an input cell holding what its validation refuses (a paste
+    gets past it in Excel): the sheet shows #VALUE!, #N/A or nonsense there, and the model
+    has nothing to compute with. A cell on its own and each row in use of a table without a
+    row guard (What-if's scales, the GPU Specs tables) is checked; a guarded table's rows
+    show its guard's marker instead.
+
+    - A numeric cell must hold a number (not text, an error value, a boolean or a blank) in
+      the range its validation allows, whole where it asks for a whole number (0
+      micro-batches would divide by zero).
+    - A dropdown must hold what its list offers, in the list's own spelling: the sheet's =
+      ignores case, but it writes the typed text into its sentences ("36 Ring all-reduces"),
+      which the model would not.
 
     An input every formula that reads it tests with ISNUMBER ("auto") may hold anything but a
-    number, and one they test with ISBLANK (an override left blank for the preset's figure) a
-    blank: the sheet handles those, and the model does too; text in the latter goes through
-    ISBLANK into the arithmetic, so it is refused. (The Pipeline's m, which one sweep row
-    tests but every layer multiplies, is neither.) A number is used as typed, so it must be
-    in range like any other (0 micro-batches would divide by zero). A whole-number cell
-    refuses a fraction.
+    number, and one they test with ISBLANK (an override left blank for the preset's figure, a
+    Practice answer not given yet) a blank: the sheet handles those, and the model does too;
+    text in the latter goes through ISBLANK into the arithmetic, so it is refused. (The
+    Pipeline's m, which one sweep row tests but every layer multiplies, is neither.)
     """
     registry = Registry(specs)
-    any_text, blank_ok = _tolerated(registry)
     where = input_addresses(specs, {t: 0 for t in registry.tables})
+    any_text, blank_ok = _tolerated(registry)
     for name, item in registry.items.items():
         rule = item.validation if isinstance(item, Input) else None
-        if rule is None or rule.kind not in _NUMERIC_RULES:
+        table = registry.table_of.get(name)
+        if rule is None or (table is not None and table.guard is not None):
             continue
         sheet, row, col, _ = where[name]
-        table = registry.table_of.get(name)
-        if table is None:
-            cells = [(row, values.get(name))]
-        elif table.guard is None:  # a guarded table's rows show its guard's marker instead
-            cells = [(row + i, v) for i, v in enumerate(values.get(name) or ())]
-        else:
-            continue
+        cells = [(row, values.get(name))] if table is None else [
+            (row + i, v) for i, v in enumerate(values.get(name) or ())
+            if i < _filled(values, table)]
         for r, value in cells:
-            if (name in any_text and not is_number(value)) or (name in blank_ok
-                                                                and value is None):
+            if (value is None and name in blank_ok) or (name in any_text
+                                                        and not is_number(value)):
                 continue
-            _check_number(f"{sheet}!{a1.cell(r, col)} ({item.label})", rule, value,
-                          registry.from_cells({name: value})[name] if is_number(value)
-                          else None)
+            cell = f"{sheet}!{a1.cell(r, col)} ({item.label})"
+            if rule.kind in _NUMERIC_RULES:
+                _check_number(cell, rule, value, registry.from_cells({name: value})[name]
+                              if is_number(value) else None)
+            else:
+                _check_choice(cell, rule, value, values)
 
 
 def _tolerated(registry: Registry) -> tuple[set[str], set[str]]:
@@ -312,6 +318,13 @@ def _tolerated(registry: Registry) -> tuple[set[str], set[str]]:
     return any_text, blank_ok
 
 
+def _filled(values: Mapping[str, Any], table: Table) -> int:
+    """Rows of a table in use: up to its first column's last non-blank cell (a row a user
+    adds below counts; the blank rows past it are free)."""
+    first = values.get(table.inputs[0].name) or ()
+    return max((i + 1 for i, v in enumerate(first) if v not in (None, "")), default=0)
+
+
 def _check_number(cell: str, rule: Validation, value: Any, si: float | None) -> None:
     """One numeric input cell against its rule (`si`: its value in SI, None if no number)."""
     if value is None:
@@ -326,46 +339,16 @@ def _check_number(cell: str, rule: Validation, value: Any, si: float | None) -> 
                             f"allows ({rule.message})")
 
 
-def check_choice_inputs(specs: Sequence[SheetSpec], values: Mapping[str, Any]) -> None:
-    """Refuse, naming the cell, a dropdown holding what its list does not offer (a GPU the
-    GPU Specs sheet lacks, an all-reduce algorithm sheetgen does not know): its lookups show
-    #N/A and its branches pick by accident, and the model has nothing to compute with. The
-    spelling must be the list's own: the sheet's = ignores case, but it writes the typed text
-    into its sentences ("36 Ring all-reduces"), which the model would not."""
-    registry = Registry(specs)
-    where = input_addresses(specs, {t: 0 for t in registry.tables})
-    _any_text, blank_ok = _tolerated(registry)
-    for name, item in registry.items.items():
-        rule = item.validation if isinstance(item, Input) else None
-        if rule is None or rule.kind not in ("list", "choices"):
-            continue
-        sheet, row, col, _ = where[name]
-        table = registry.table_of.get(name)
-        if table is None:
-            cells = [(row, values.get(name))]
-        elif table.guard is None:  # each row of the column (the dtype table's storages)
-            cells = [(row + i, v) for i, v in enumerate(values.get(name) or ())
-                     if i < _filled(values, table)]
-        else:
-            continue
-        offered = rule.choices if rule.kind == "choices" else tuple(
-            v for v in values.get(rule.source or "", ()) if isinstance(v, str) and v)
-        for r, value in cells:
-            if value is None and name in blank_ok:  # a Practice answer not given yet
-                continue
-            if not (isinstance(value, str) and value in offered):
-                held = "is blank" if value is None else (
-                    f"holds {number_to_text(value)}" if is_number(value)
-                    else f"holds {value!r}")
-                raise WorkbookError(f"{sheet}!{a1.cell(r, col)} ({item.label}) {held}, which "
-                                    f"its list does not offer ({rule.message})")
+def _check_choice(cell: str, rule: Validation, value: Any, values: Mapping[str, Any]) -> None:
+    """One dropdown cell against its list (its choices, or the column it lists)."""
+    offered = rule.choices if rule.kind == "choices" else tuple(
+        v for v in values.get(rule.source or "", ()) if isinstance(v, str) and v)
+    if isinstance(value, str) and value in offered:
+        return
+    held = "is blank" if value is None else (
+        f"holds {number_to_text(value)}" if is_number(value) else f"holds {value!r}")
+    raise WorkbookError(f"{cell} {held}, which its list does not offer ({rule.message})")
 
-
-def _filled(values: Mapping[str, Any], table: Table) -> int:
-    """Rows of a table in use: up to its first column's last non-blank cell (a row a user
-    adds below counts; the blank rows past it are free)."""
-    first = values.get(table.inputs[0].name) or ()
-    return max((i + 1 for i, v in enumerate(first) if v not in (None, "")), default=0)
 
 def replan(layout: SheetLayout, rows: Mapping[str, int], value_at: CellReader,
            column_at: ColumnReader | None = None,
@@ -373,15 +356,14 @@ def replan(layout: SheetLayout, rows: Mapping[str, int], value_at: CellReader,
     """The plan of a built workbook with the reference model run on its own input cells (so a
     flipped dropdown, typed shapes or an edited preset are modelled, not reported).
 
-    A user's file can hold anything in an input cell: the numeric ones and the dropdowns are
-    checked first (`check_number_inputs`, `check_choice_inputs`), and what the model raises
-    on a value it rejects (ValueError) becomes a WorkbookError. Any other exception is a bug
+    A user's file can hold anything in an input cell: its validated cells are checked first
+    (`check_inputs`), and what the model raises on a value it rejects (ValueError) becomes a
+    WorkbookError. Any other exception is a bug
     in sheetgen and propagates.
     """
     specs = sheet_specs(layout)
     values = read_inputs(specs, rows, value_at, column_at)
-    check_number_inputs(specs, values)
-    check_choice_inputs(specs, values)
+    check_inputs(specs, values)
     try:
         return plan_workbook(specs, values, metadata, from_cells=True)
     except ValueError as exc:
